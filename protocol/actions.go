@@ -1,0 +1,186 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Action is one state action. Concrete types carry only their payload; the
+// "type" discriminator comes from ActionType and is added when encoding.
+type Action interface {
+	ActionType() string
+}
+
+// actionTypes maps a type discriminator to a constructor of its payload.
+// It is filled by init functions and read-only afterwards.
+var actionTypes = map[string]func() Action{}
+
+func register(fs ...func() Action) {
+	for _, f := range fs {
+		actionTypes[f().ActionType()] = f
+	}
+}
+
+// UnknownAction is an action whose type this build does not know. It keeps
+// its raw JSON so it re-encodes unchanged; reducers treat it as a no-op.
+type UnknownAction struct {
+	Type string
+	Raw  json.RawMessage
+}
+
+func (a UnknownAction) ActionType() string { return a.Type }
+
+// DecodeAction decodes a StateAction from JSON. Unknown types decode into
+// UnknownAction; a missing or non-string type is an error.
+func DecodeAction(data []byte) (Action, error) {
+	var head struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("action: %w", err)
+	}
+	if head.Type == nil || *head.Type == "" {
+		return nil, fmt.Errorf("action: missing type")
+	}
+	mk, ok := actionTypes[*head.Type]
+	if !ok {
+		return UnknownAction{Type: *head.Type, Raw: append(json.RawMessage(nil), data...)}, nil
+	}
+	a := mk()
+	if err := json.Unmarshal(data, a); err != nil {
+		return nil, fmt.Errorf("action %s: %w", *head.Type, err)
+	}
+	// Constructors return pointers so Unmarshal can fill them; hand out values.
+	return deref(a), nil
+}
+
+// EncodeAction encodes an action with its "type" discriminator first.
+func EncodeAction(a Action) ([]byte, error) {
+	if u, ok := a.(UnknownAction); ok {
+		return u.Raw, nil
+	}
+	body, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	typ, _ := json.Marshal(a.ActionType())
+	var b bytes.Buffer
+	b.WriteString(`{"type":`)
+	b.Write(typ)
+	if len(body) > 2 {
+		b.WriteByte(',')
+		b.Write(body[1:])
+	} else {
+		b.WriteByte('}')
+	}
+	return b.Bytes(), nil
+}
+
+// StateAction wraps an Action so it can sit in a struct field and encode
+// with its discriminator.
+type StateAction struct{ Action }
+
+func (s StateAction) MarshalJSON() ([]byte, error) {
+	if s.Action == nil {
+		return []byte("null"), nil
+	}
+	return EncodeAction(s.Action)
+}
+
+func (s *StateAction) UnmarshalJSON(data []byte) error {
+	a, err := DecodeAction(data)
+	if err != nil {
+		return err
+	}
+	s.Action = a
+	return nil
+}
+
+// ActionOrigin identifies the client dispatch an envelope echoes.
+type ActionOrigin struct {
+	ClientID  string `json:"clientId"`
+	ClientSeq int64  `json:"clientSeq"`
+}
+
+// ActionEnvelope is the params of an "action" notification.
+type ActionEnvelope struct {
+	Channel         string        `json:"channel"`
+	Action          StateAction   `json:"action"`
+	ServerSeq       int64         `json:"serverSeq"`
+	Origin          *ActionOrigin `json:"origin,omitempty"`
+	RejectionReason string        `json:"rejectionReason,omitempty"`
+}
+
+// Changeset channel actions.
+
+type ChangesetStatusChanged struct {
+	Status string     `json:"status"`
+	Error  *ErrorInfo `json:"error,omitempty"`
+}
+
+type ChangesetFileSet struct {
+	File ChangesetFile `json:"file"`
+}
+
+type ChangesetFileRemoved struct {
+	FileID string `json:"fileId"`
+}
+
+type ChangesetFilesReviewChanged struct {
+	Files    []string `json:"files"`
+	Reviewed bool     `json:"reviewed"`
+}
+
+// ChangesetContentChanged replaces the file list. Operations nil means
+// "keep"; non-nil (even empty) replaces. Error is only sent to 0.6/0.7
+// clients and only applied by their reducer (see reducer.Env).
+type ChangesetContentChanged struct {
+	Files      []ChangesetFile      `json:"files"`
+	Operations []ChangesetOperation `json:"operations,omitzero"`
+	Error      *ErrorInfo           `json:"error,omitempty"`
+}
+
+// MarshalJSON writes files as [] rather than null.
+func (a ChangesetContentChanged) MarshalJSON() ([]byte, error) {
+	type plain ChangesetContentChanged
+	if a.Files == nil {
+		a.Files = []ChangesetFile{}
+	}
+	return json.Marshal(plain(a))
+}
+
+// ChangesetOperationsChanged sets the operations; nil clears them.
+type ChangesetOperationsChanged struct {
+	Operations []ChangesetOperation `json:"operations,omitzero"`
+}
+
+type ChangesetOperationStatusChanged struct {
+	OperationID string     `json:"operationId"`
+	Status      string     `json:"status"`
+	Error       *ErrorInfo `json:"error,omitempty"`
+}
+
+type ChangesetCleared struct{}
+
+func (ChangesetStatusChanged) ActionType() string          { return "changeset/statusChanged" }
+func (ChangesetFileSet) ActionType() string                { return "changeset/fileSet" }
+func (ChangesetFileRemoved) ActionType() string            { return "changeset/fileRemoved" }
+func (ChangesetFilesReviewChanged) ActionType() string     { return "changeset/filesReviewChanged" }
+func (ChangesetContentChanged) ActionType() string         { return "changeset/contentChanged" }
+func (ChangesetOperationsChanged) ActionType() string      { return "changeset/operationsChanged" }
+func (ChangesetOperationStatusChanged) ActionType() string { return "changeset/operationStatusChanged" }
+func (ChangesetCleared) ActionType() string                { return "changeset/cleared" }
+
+func init() {
+	register(
+		func() Action { return &ChangesetStatusChanged{} },
+		func() Action { return &ChangesetFileSet{} },
+		func() Action { return &ChangesetFileRemoved{} },
+		func() Action { return &ChangesetFilesReviewChanged{} },
+		func() Action { return &ChangesetContentChanged{} },
+		func() Action { return &ChangesetOperationsChanged{} },
+		func() Action { return &ChangesetOperationStatusChanged{} },
+		func() Action { return &ChangesetCleared{} },
+	)
+}

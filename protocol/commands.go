@@ -1,0 +1,173 @@
+package protocol
+
+import "encoding/json"
+
+// Method names.
+const (
+	MethodInitialize               = "initialize"
+	MethodPing                     = "ping"
+	MethodSubscribe                = "subscribe"
+	MethodUnsubscribe              = "unsubscribe"
+	MethodDispatchAction           = "dispatchAction"
+	MethodReconnect                = "reconnect"
+	MethodListSessions             = "listSessions"
+	MethodCreateSession            = "createSession"
+	MethodDisposeSession           = "disposeSession"
+	MethodResourceRead             = "resourceRead"
+	MethodInvokeChangesetOperation = "invokeChangesetOperation"
+
+	NotifyAction                = "action"
+	NotifySessionAdded          = "root/sessionAdded"
+	NotifySessionRemoved        = "root/sessionRemoved"
+	NotifySessionSummaryChanged = "root/sessionSummaryChanged"
+)
+
+// BaseParams is embedded by every command's params.
+type BaseParams struct {
+	Channel string `json:"channel"`
+	Meta    Object `json:"_meta,omitzero"`
+}
+
+type ClientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Title   string `json:"title,omitempty"`
+}
+
+type InitializeParams struct {
+	BaseParams
+	ProtocolVersions     []string    `json:"protocolVersions"`
+	ClientID             string      `json:"clientId"`
+	ClientInfo           *ClientInfo `json:"clientInfo,omitempty"`
+	InitialSubscriptions []string    `json:"initialSubscriptions,omitzero"`
+	Locale               string      `json:"locale,omitempty"`
+}
+
+type ServerInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+type InitializeResult struct {
+	ProtocolVersion  string      `json:"protocolVersion"`
+	ServerSeq        int64       `json:"serverSeq"`
+	Snapshots        []Snapshot  `json:"snapshots"`
+	ServerInfo       *ServerInfo `json:"serverInfo,omitempty"`
+	DefaultDirectory string      `json:"defaultDirectory,omitempty"`
+}
+
+// Snapshot is a channel's state at FromSeq. State is one of RootState,
+// SessionState, ChatState or ChangesetState.
+type Snapshot struct {
+	Resource string `json:"resource"`
+	State    any    `json:"state"`
+	FromSeq  int64  `json:"fromSeq"`
+}
+
+type SubscribeParams struct {
+	BaseParams
+	Delivery json.RawMessage `json:"delivery,omitempty"`
+	View     json.RawMessage `json:"view,omitempty"`
+}
+
+type SubscribeResult struct {
+	Snapshot *Snapshot `json:"snapshot,omitempty"`
+}
+
+type UnsubscribeParams struct {
+	Channel string `json:"channel"`
+}
+
+type DispatchActionParams struct {
+	Channel   string      `json:"channel"`
+	ClientSeq int64       `json:"clientSeq"`
+	Action    StateAction `json:"action"`
+}
+
+type ReconnectParams struct {
+	BaseParams
+	ClientID          string   `json:"clientId"`
+	LastSeenServerSeq int64    `json:"lastSeenServerSeq"`
+	Subscriptions     []string `json:"subscriptions"`
+}
+
+// Reconnect result types.
+const (
+	ReconnectReplay   = "replay"
+	ReconnectSnapshot = "snapshot"
+)
+
+// ReconnectResult is either a replay (Actions, Missing) or a snapshot
+// (Snapshots, Missing).
+type ReconnectResult struct {
+	Type      string           `json:"type"`
+	Actions   []ActionEnvelope `json:"actions,omitzero"`
+	Snapshots []Snapshot       `json:"snapshots,omitzero"`
+	Missing   []string         `json:"missing"`
+}
+
+type ListSessionsParams struct {
+	BaseParams
+	Limit  *int   `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type ListSessionsResult struct {
+	Items      []SessionSummary `json:"items"`
+	NextCursor string           `json:"nextCursor,omitempty"`
+}
+
+type CreateSessionParams struct {
+	BaseParams
+	Provider           string   `json:"provider,omitempty"`
+	WorkingDirectories []string `json:"workingDirectories,omitzero"`
+	Config             Object   `json:"config,omitzero"`
+}
+
+type DisposeSessionParams struct {
+	BaseParams
+}
+
+type ResourceReadParams struct {
+	BaseParams
+	URI      string `json:"uri"`
+	Encoding string `json:"encoding,omitempty"`
+}
+
+type ResourceReadResult struct {
+	Data        string `json:"data"`
+	Encoding    string `json:"encoding"`
+	ContentType string `json:"contentType,omitempty"`
+}
+
+type InvokeChangesetOperationParams struct {
+	BaseParams
+	OperationID string                    `json:"operationId"`
+	Target      *ChangesetOperationTarget `json:"target,omitempty"`
+}
+
+type FollowUp struct {
+	Content  ContentRef `json:"content"`
+	External bool       `json:"external,omitempty"`
+}
+
+type InvokeChangesetOperationResult struct {
+	Message  json.RawMessage `json:"message,omitempty"`
+	FollowUp *FollowUp       `json:"followUp,omitempty"`
+}
+
+type SessionAddedParams struct {
+	Channel string         `json:"channel"`
+	Summary SessionSummary `json:"summary"`
+}
+
+type SessionRemovedParams struct {
+	Channel string `json:"channel"`
+	Session string `json:"session"`
+}
+
+type SessionSummaryChangedParams struct {
+	Channel string `json:"channel"`
+	Session string `json:"session"`
+	Changes Object `json:"changes"`
+}

@@ -1,0 +1,37 @@
+package protocol
+
+import "strings"
+
+// URI schemes of AHP channels.
+const (
+	RootURI         = "ahp-root://"
+	SessionScheme   = "ahp-session:"
+	ChatScheme      = "ahp-chat:"
+	ChangesetScheme = "ahp-changeset:"
+)
+
+// ChannelKind classifies a channel URI by its scheme.
+type ChannelKind int
+
+const (
+	ChannelUnknown ChannelKind = iota
+	ChannelRoot
+	ChannelSession
+	ChannelChat
+	ChannelChangeset
+)
+
+// KindOf returns the kind of channel a URI names.
+func KindOf(uri string) ChannelKind {
+	switch {
+	case uri == RootURI:
+		return ChannelRoot
+	case strings.HasPrefix(uri, SessionScheme):
+		return ChannelSession
+	case strings.HasPrefix(uri, ChatScheme):
+		return ChannelChat
+	case strings.HasPrefix(uri, ChangesetScheme):
+		return ChannelChangeset
+	}
+	return ChannelUnknown
+}
