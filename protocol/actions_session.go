@@ -27,12 +27,17 @@ type SessionWorkingDirectoryRemoved struct {
 	Directory string `json:"directory"`
 }
 
+// SessionChatAdded upserts a chat into SessionState.chats, keyed by
+// Summary.Resource.
 type SessionChatAdded struct {
-	Chat ChatSummary `json:"chat"`
+	Summary ChatSummary `json:"summary"`
 }
 
+// SessionChatUpdated merges Changes (a partial ChatSummary) into the chat
+// whose resource is Chat. A null value in Changes clears that field.
 type SessionChatUpdated struct {
-	Chat ChatSummary `json:"chat"`
+	Chat    string `json:"chat"`
+	Changes Object `json:"changes"`
 }
 
 type SessionChatRemoved struct {

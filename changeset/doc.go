@@ -1,0 +1,26 @@
+// Package changeset is the pure diff engine of changesetd.
+//
+// It owns the step from facts ("path P: old bytes and mode, new bytes and
+// mode") to what the changeset channel publishes about that path:
+//
+//   - line diffs with git semantics (LF ends a line, CR is content, a final
+//     line without a newline is a line), computed with the Myers
+//     implementation of github.com/sergi/go-diff under a per-file time
+//     budget, and with the anchored diff of
+//     github.com/rogpeppe/go-internal/diff when that budget runs out;
+//   - git's post-processing of a line diff: sliding change groups (xdiff's
+//     change compaction, including the indent heuristic), hunking with
+//     3 lines of context and merging hunks at most 6 lines apart;
+//   - git-compatible patch text ("diff --git" sections with full OIDs,
+//     mode, new/deleted, rename and binary headers, path quoting);
+//   - added/removed counts: git numstat semantics on Result, and the AIR
+//     diff statistics contract (_meta.jetbrains.air.diffStats) through
+//     Result.DiffStats and Result.AIRMeta;
+//   - blob OIDs, binary detection and rename pairing.
+//
+// The package does no I/O: no git, no filesystem, no goroutines and no
+// logging. Its only use of the clock is measuring a Myers run against
+// Options.Budget. It imports the protocol package, the standard library
+// and the two pure diff libraries above, and nothing else; in particular
+// never os, os/exec, net, sync, log/slog, go-git or fsnotify.
+package changeset

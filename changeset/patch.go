@@ -1,0 +1,333 @@
+package changeset
+
+import (
+	"strconv"
+	"strings"
+)
+
+// change is one run of changed lines: a[i1:i1+n1] replaced by b[i2:i2+n2].
+type change struct{ i1, i2, n1, n2 int }
+
+// script lists the changes of d in order.
+func script(d lineDiff) []change {
+	var cs []change
+	i, j := 0, 0
+	for i < d.a.n() || j < d.b.n() {
+		if d.a.changed(i) || d.b.changed(j) {
+			c := change{i1: i, i2: j}
+			for d.a.changed(i) {
+				i++
+			}
+			for d.b.changed(j) {
+				j++
+			}
+			c.n1, c.n2 = i-c.i1, j-c.i2
+			cs = append(cs, c)
+			continue
+		}
+		i++
+		j++
+	}
+	return cs
+}
+
+// buildHunks groups the changes into hunks as git's xdl_emit_diff does:
+// changes at most 2*context lines apart share a hunk.
+func buildHunks(a, b []string, d lineDiff, opt Options) []Hunk {
+	cs := script(d)
+	ctx := opt.context()
+	var hunks []Hunk
+	funcPrev := -1
+	var funcLine string
+	for k := 0; k < len(cs); {
+		first := cs[k]
+		last := k
+		for last+1 < len(cs) && cs[last+1].i1-(cs[last].i1+cs[last].n1) <= 2*ctx {
+			last++
+		}
+		lc := cs[last]
+		s1 := max(first.i1-ctx, 0)
+		s2 := max(first.i2-ctx, 0)
+		e1 := min(lc.i1+lc.n1+ctx, len(a))
+		e2 := min(lc.i2+lc.n2+ctx, len(b))
+		if !opt.NoFuncNames {
+			if l, text, ok := findFuncLine(a, s1-1, funcPrev); ok {
+				_ = l
+				funcLine = text
+			}
+			funcPrev = s1 - 1
+		}
+		h := Hunk{OldLines: e1 - s1, NewLines: e2 - s2, OldStart: s1, NewStart: s2, Section: funcLine}
+		if h.OldLines > 0 {
+			h.OldStart++
+		}
+		if h.NewLines > 0 {
+			h.NewStart++
+		}
+		h.Lines = make([]Line, 0, (e1-s1)+(e2-s2))
+		for j := s2; j < first.i2; j++ {
+			h.Lines = append(h.Lines, mkLine(' ', b[j]))
+		}
+		for c := k; c <= last; c++ {
+			ch := cs[c]
+			if c > k {
+				prev := cs[c-1]
+				for j := prev.i2 + prev.n2; j < ch.i2; j++ {
+					h.Lines = append(h.Lines, mkLine(' ', b[j]))
+				}
+			}
+			for i := ch.i1; i < ch.i1+ch.n1; i++ {
+				h.Lines = append(h.Lines, mkLine('-', a[i]))
+			}
+			for j := ch.i2; j < ch.i2+ch.n2; j++ {
+				h.Lines = append(h.Lines, mkLine('+', b[j]))
+			}
+		}
+		for j := lc.i2 + lc.n2; j < e2; j++ {
+			h.Lines = append(h.Lines, mkLine(' ', b[j]))
+		}
+		hunks = append(hunks, h)
+		k = last + 1
+	}
+	return hunks
+}
+
+func mkLine(op byte, l string) Line {
+	if strings.HasSuffix(l, "\n") {
+		return Line{Op: op, Text: l[:len(l)-1]}
+	}
+	return Line{Op: op, Text: l, NoEOL: true}
+}
+
+// findFuncLine is git's default funcname search: walking back from start
+// (exclusive limit), the first line that begins with an ASCII letter, '_'
+// or '$', cut to 80 bytes and stripped of trailing whitespace.
+func findFuncLine(a []string, start, limit int) (int, string, bool) {
+	for l := start; l > limit && l >= 0 && l < len(a); l-- {
+		s := a[l]
+		if s == "" {
+			continue
+		}
+		c := s[0]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '$') {
+			continue
+		}
+		s = s[:min(len(s), 80)]
+		for len(s) > 0 && gitSpace(s[len(s)-1]) {
+			s = s[:len(s)-1]
+		}
+		return l, s, true
+	}
+	return -1, "", false
+}
+
+// hunkHeader formats "@@ -s,n +s,n @@ section" without the LF, leaving
+// out ",1" and keeping the line under git's 128-byte buffer.
+func hunkHeader(h Hunk) string {
+	var sb strings.Builder
+	sb.WriteString("@@ -")
+	writeRange(&sb, h.OldStart, h.OldLines)
+	sb.WriteString(" +")
+	writeRange(&sb, h.NewStart, h.NewLines)
+	sb.WriteString(" @@")
+	if h.Section != "" {
+		sb.WriteByte(' ')
+		room := 128 - sb.Len() - 1
+		sb.WriteString(h.Section[:min(len(h.Section), room)])
+	}
+	return sb.String()
+}
+
+func writeRange(sb *strings.Builder, start, n int) {
+	sb.WriteString(strconv.Itoa(start))
+	if n != 1 {
+		sb.WriteByte(',')
+		sb.WriteString(strconv.Itoa(n))
+	}
+}
+
+const noNewline = "\\ No newline at end of file\n"
+
+// writeHunks renders the ---/+++ lines and the hunks.
+func writeHunks(r *Result, opt Options) string {
+	if len(r.Hunks) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	a, b := "/dev/null", "/dev/null"
+	if r.Old != nil {
+		a = quoteTwo("a/", r.Old.Path, opt)
+	}
+	if r.New != nil {
+		b = quoteTwo("b/", r.New.Path, opt)
+	}
+	sb.WriteString("--- " + a + tabIfSpace(a) + "\n")
+	sb.WriteString("+++ " + b + tabIfSpace(b) + "\n")
+	for _, h := range r.Hunks {
+		sb.WriteString(hunkHeader(h))
+		sb.WriteByte('\n')
+		for _, l := range h.Lines {
+			sb.WriteByte(l.Op)
+			sb.WriteString(l.Text)
+			sb.WriteByte('\n')
+			if l.NoEOL {
+				sb.WriteString(noNewline)
+			}
+		}
+	}
+	return sb.String()
+}
+
+func tabIfSpace(s string) string {
+	if strings.IndexByte(s, ' ') >= 0 {
+		return "\t"
+	}
+	return ""
+}
+
+// writeHeader renders the "diff --git" line and the extended header lines
+// in git's order.
+func writeHeader(r *Result, opt Options) string {
+	old, new := r.Old, r.New
+	if old == nil && new == nil {
+		return ""
+	}
+	na, nb := "", ""
+	if old != nil {
+		na = old.Path
+	}
+	if new != nil {
+		nb = new.Path
+	}
+	if na == "" {
+		na = nb
+	}
+	if nb == "" {
+		nb = na
+	}
+	if old != nil && new != nil && na == nb && old.mode() == new.mode() && old.oid() == new.oid() {
+		return "" // nothing changed
+	}
+	var sb strings.Builder
+	sb.WriteString("diff --git " + quoteTwo("a/", na, opt) + " " + quoteTwo("b/", nb, opt) + "\n")
+	switch {
+	case old == nil:
+		sb.WriteString("new file mode " + modeString(new.mode()) + "\n")
+	case new == nil:
+		sb.WriteString("deleted file mode " + modeString(old.mode()) + "\n")
+	default:
+		if old.mode() != new.mode() {
+			sb.WriteString("old mode " + modeString(old.mode()) + "\n")
+			sb.WriteString("new mode " + modeString(new.mode()) + "\n")
+		}
+		if old.Path != new.Path {
+			sb.WriteString("similarity index " + strconv.Itoa(r.Similarity) + "%\n")
+			sb.WriteString("rename from " + quoteName(old.Path, opt) + "\n")
+			sb.WriteString("rename to " + quoteName(new.Path, opt) + "\n")
+		}
+	}
+	var oa, ob string
+	switch {
+	case old == nil:
+		ob = new.oid()
+		oa = zeroOID(ob)
+	case new == nil:
+		oa = old.oid()
+		ob = zeroOID(oa)
+	default:
+		oa, ob = old.oid(), new.oid()
+	}
+	if oa != ob {
+		sb.WriteString("index " + oa + ".." + ob)
+		if old != nil && new != nil && old.mode() == new.mode() {
+			sb.WriteString(" " + modeString(old.mode()))
+		}
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+func binaryLine(old, new *Side, opt Options) string {
+	a, b := "/dev/null", "/dev/null"
+	if old != nil {
+		a = quoteTwo("a/", old.Path, opt)
+	}
+	if new != nil {
+		b = quoteTwo("b/", new.Path, opt)
+	}
+	return "Binary files " + a + " and " + b + " differ\n"
+}
+
+func modeString(m uint32) string {
+	s := strconv.FormatUint(uint64(m), 8)
+	for len(s) < 6 {
+		s = "0" + s
+	}
+	return s
+}
+
+// quoteTwo is git's quote_two: prefix and name, double-quoted together
+// when the name needs quoting. One leading '/' of the name is dropped.
+func quoteTwo(prefix, name string, opt Options) string {
+	name = strings.TrimPrefix(name, "/")
+	if !needsQuote(name, opt) {
+		return prefix + name
+	}
+	return `"` + prefix + cQuote(name, opt) + `"`
+}
+
+// quoteName is git's quote_c_style of a bare name.
+func quoteName(name string, opt Options) string {
+	if !needsQuote(name, opt) {
+		return name
+	}
+	return `"` + cQuote(name, opt) + `"`
+}
+
+func needsQuote(name string, opt Options) bool {
+	for i := 0; i < len(name); i++ {
+		if quoteByte(name[i], opt) {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteByte(c byte, opt Options) bool {
+	return c < 0x20 || c == '"' || c == '\\' || c == 0x7f || (c >= 0x80 && opt.QuoteNonASCII)
+}
+
+func cQuote(name string, opt Options) string {
+	var sb strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !quoteByte(c, opt) {
+			sb.WriteByte(c)
+			continue
+		}
+		sb.WriteByte('\\')
+		switch c {
+		case '\a':
+			sb.WriteByte('a')
+		case '\b':
+			sb.WriteByte('b')
+		case '\t':
+			sb.WriteByte('t')
+		case '\n':
+			sb.WriteByte('n')
+		case '\v':
+			sb.WriteByte('v')
+		case '\f':
+			sb.WriteByte('f')
+		case '\r':
+			sb.WriteByte('r')
+		case '"', '\\':
+			sb.WriteByte(c)
+		default:
+			sb.WriteByte('0' + c>>6)
+			sb.WriteByte('0' + (c>>3)&7)
+			sb.WriteByte('0' + c&7)
+		}
+	}
+	return sb.String()
+}

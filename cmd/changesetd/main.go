@@ -1,0 +1,298 @@
+// Command changesetd serves the changeset channel of the Agent Host
+// Protocol over WebSocket: live, reviewable changesets of git working
+// trees for IDE review panels.
+//
+//	changesetd serve [flags] [DIR...]
+//	changesetd version
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/server"
+	"github.com/changesetd/changesetd/session"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `changesetd serves live git changesets to AHP clients over WebSocket.
+
+Usage:
+  changesetd serve [flags] [DIR...]   run the daemon; each DIR becomes a session
+  changesetd version                  print the version
+
+Run "changesetd serve -h" for the flags.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "changesetd %s\n", version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "changesetd: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// serveArgs are the flags of "changesetd serve".
+type serveArgs struct {
+	listen       string
+	token        string
+	tokenFile    string
+	stateDir     string
+	allowOrigins stringList
+	logFormat    string
+	logLevel     string
+	replayBuffer int
+	maxFrame     int64
+	sendQueue    int
+	dirs         []string
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
+	var a serveArgs
+	fs := flag.NewFlagSet("changesetd serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&a.listen, "listen", "127.0.0.1:7878", "address to listen on; anything but loopback requires care (see README)")
+	fs.StringVar(&a.token, "token", "", "token clients must present (default: generated and stored in the state dir)")
+	fs.StringVar(&a.tokenFile, "token-file", "", "read the token from this file")
+	fs.StringVar(&a.stateDir, "state-dir", defaultStateDir(), "directory for the token and daemon state")
+	fs.Var(&a.allowOrigins, "allow-origin", "browser origin allowed to connect, e.g. https://ide.example (repeatable)")
+	fs.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.IntVar(&a.replayBuffer, "replay-buffer", session.DefaultReplayBuffer, "actions kept per channel for reconnect replay")
+	fs.Int64Var(&a.maxFrame, "max-frame", server.DefaultMaxFrameBytes, "largest accepted WebSocket message in bytes")
+	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow client is disconnected")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: changesetd serve [flags] [DIR...]\n\nEach DIR becomes a session whose id is stable for its absolute path.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	a.dirs = fs.Args()
+	if a.token != "" && a.tokenFile != "" {
+		return nil, errors.New("use either --token or --token-file, not both")
+	}
+	return &a, nil
+}
+
+func defaultStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "changesetd")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "changesetd")
+	}
+	return filepath.Join(os.TempDir(), "changesetd")
+}
+
+func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a, err := parseServe(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		return 2
+	}
+	log, err := newLogger(a.logFormat, a.logLevel, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		return 2
+	}
+	if err := os.MkdirAll(a.stateDir, 0o700); err != nil {
+		fmt.Fprintf(stderr, "changesetd: state dir: %v\n", err)
+		return 1
+	}
+	_ = os.Chmod(a.stateDir, 0o700)
+	token, err := loadToken(a)
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		return 1
+	}
+
+	ln, err := net.Listen("tcp", a.listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd: listen: %v\n", err)
+		return 1
+	}
+	if host, _, _ := net.SplitHostPort(a.listen); !isLoopback(host) {
+		log.Warn("listening beyond loopback: anyone who can reach this address and has the token can read these working trees", "listen", a.listen)
+	}
+
+	m := session.NewManager(session.Options{
+		Logger:        log,
+		ReplayBuffer:  a.replayBuffer,
+		OpenWorkspace: openWorkspace(log),
+		Version:       version,
+	})
+	srv := server.New(server.Config{
+		Token:         token,
+		AllowOrigins:  a.allowOrigins,
+		MaxFrameBytes: a.maxFrame,
+		SendQueue:     a.sendQueue,
+		Version:       version,
+	}, m, log)
+
+	for _, d := range a.dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			fmt.Fprintf(stderr, "changesetd: %s: %v\n", d, err)
+			return 1
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		_, err = m.Create(session.CreateParams{URI: protocol.SessionScheme + "/" + stableID(abs), WorkingDirectories: []string{session.FileURI(abs)}})
+		if err != nil {
+			fmt.Fprintf(stderr, "changesetd: %s: %v\n", d, err)
+			return 1
+		}
+	}
+
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+
+	addr := ln.Addr().String()
+	url := fmt.Sprintf("ws://%s/ahp?token=%s", addr, token)
+	if err := writeDaemonInfo(a.stateDir, addr); err != nil {
+		log.Warn("cannot record the daemon address in the state dir", "err", err)
+	}
+	log.Info("serving", "listen", addr, "sessions", len(a.dirs), "stateDir", a.stateDir)
+	fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\n", version, url)
+
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		log.Error("server stopped", "err", err)
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("connections did not close in time", "err", err)
+	}
+	_ = hs.Shutdown(sctx)
+	m.Close()
+	_ = os.Remove(filepath.Join(a.stateDir, "daemon.json"))
+	log.Info("stopped")
+	return 0
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loadToken returns the token from the flags, or the one stored in the
+// state dir, generating and storing it (0600) on first use.
+func loadToken(a *serveArgs) (string, error) {
+	switch {
+	case a.token != "":
+		return a.token, nil
+	case a.tokenFile != "":
+		b, err := os.ReadFile(a.tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return "", fmt.Errorf("--token-file %s is empty", a.tokenFile)
+		}
+		return t, nil
+	}
+	path := filepath.Join(a.stateDir, "token")
+	if b, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			_ = os.Chmod(path, 0o600)
+			return t, nil
+		}
+	}
+	var buf [24]byte
+	if _, err := rand.Read(buf[:]); err != nil {
+		return "", err
+	}
+	t := hex.EncodeToString(buf[:])
+	if err := os.WriteFile(path, []byte(t+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("store token: %w", err)
+	}
+	return t, nil
+}
+
+// writeDaemonInfo records where the daemon listens, for local tools.
+func writeDaemonInfo(stateDir, addr string) error {
+	path := filepath.Join(stateDir, "daemon.json")
+	tmp := path + ".tmp"
+	body := fmt.Sprintf("{\"listen\":%q,\"pid\":%d}\n", addr, os.Getpid())
+	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// stableID derives a session id from a directory's absolute path, so a
+// restart finds the same session. It is shaped like a UUID.
+func stableID(abs string) string {
+	h := sha256.Sum256([]byte(abs))
+	x := hex.EncodeToString(h[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}

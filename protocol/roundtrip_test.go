@@ -1,0 +1,228 @@
+package protocol_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// The upstream AHP fixtures, copied unmodified (provenance in their
+// SOURCE.md). The fixtures directory is a sibling of the module.
+const (
+	roundTripDir = "../testdata/ahp-fixtures/round-trips"
+	reducersDir  = "../testdata/ahp-fixtures/reducers"
+)
+
+// roundTrip is one fixture: decode Input as Type, re-encode, and expect a
+// JSON value deeply equal to one of AcceptableOutputs.
+type roundTrip struct {
+	Name              string            `json:"name"`
+	Type              string            `json:"type"`
+	Input             json.RawMessage   `json:"input"`
+	AcceptableOutputs []json.RawMessage `json:"acceptableOutputs"`
+}
+
+// roundTripTypes maps a fixture's type name to a function that decodes
+// input into that Go type and encodes it again.
+var roundTripTypes = map[string]func([]byte) ([]byte, error){
+	"ActionEnvelope":           reencode[protocol.ActionEnvelope],
+	"StateAction":              reencode[protocol.StateAction],
+	"SessionSummary":           reencode[protocol.SessionSummary],
+	"SessionAddedParams":       reencode[protocol.SessionAddedParams],
+	"Changeset":                reencode[protocol.Changeset],
+	"ChangesetOperationTarget": reencode[protocol.ChangesetOperationTarget],
+	"JsonRpcMessage":           reencodeRPC,
+}
+
+func TestRoundTrips(t *testing.T) {
+	entries, err := os.ReadDir(roundTripDir)
+	if err != nil {
+		t.Fatalf("read fixtures: %v", err)
+	}
+	n := 0
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		n++
+		t.Run(e.Name(), func(t *testing.T) { runRoundTrip(t, e.Name()) })
+	}
+	if n == 0 {
+		t.Fatalf("no fixtures in %s", roundTripDir)
+	}
+}
+
+func runRoundTrip(t *testing.T, name string) {
+	data, err := os.ReadFile(filepath.Join(roundTripDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rt roundTrip
+	if err := json.Unmarshal(data, &rt); err != nil {
+		t.Fatalf("decode fixture: %v", err)
+	}
+	codec, ok := roundTripTypes[rt.Type]
+	if !ok {
+		t.Fatalf("no Go type for %q", rt.Type)
+	}
+	got, err := codec(rt.Input)
+	if err != nil {
+		t.Fatalf("%s: %v", rt.Type, err)
+	}
+	for _, want := range rt.AcceptableOutputs {
+		if sameJSON(got, want) {
+			return
+		}
+	}
+	t.Errorf("%s: re-encoded %s\nwant one of %s", rt.Name, got, rt.AcceptableOutputs)
+}
+
+// TestFixtureActionsRoundTrip decodes every action of every reducer
+// fixture with DecodeAction and re-encodes it with EncodeAction. The result
+// must match the input once null-valued keys are dropped (fixtures write an
+// absent optional field as null; the encoder omits it), so each typed
+// action keeps every wire field.
+func TestFixtureActionsRoundTrip(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(reducersDir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in %s (%v)", reducersDir, err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx struct {
+			Actions []json.RawMessage `json:"actions"`
+		}
+		if err := json.Unmarshal(data, &fx); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for i, raw := range fx.Actions {
+			a, err := protocol.DecodeAction(raw)
+			if err != nil {
+				t.Errorf("%s action %d: %v", filepath.Base(file), i, err)
+				continue
+			}
+			got, err := protocol.EncodeAction(a)
+			if err != nil {
+				t.Errorf("%s action %d: encode: %v", filepath.Base(file), i, err)
+				continue
+			}
+			if !sameJSON(dropNullKeys(got), dropNullKeys(raw)) {
+				t.Errorf("%s action %d (%T):\ngot  %s\nwant %s", filepath.Base(file), i, a, got, raw)
+			}
+		}
+	}
+}
+
+// dropNullKeys re-encodes a document without its null-valued object keys.
+func dropNullKeys(data []byte) []byte {
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return data
+	}
+	out, _ := json.Marshal(withoutNulls(v))
+	return out
+}
+
+func withoutNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if e != nil {
+				out[k] = withoutNulls(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = withoutNulls(e)
+		}
+		return out
+	}
+	return v
+}
+
+// reencode decodes data into a T and encodes it again.
+func reencode[T any](data []byte) ([]byte, error) {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// sameJSON compares two documents as generic JSON values. Unlike the
+// reducer fixtures, null is significant here: an absent optional field
+// must stay absent.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// JSON-RPC 2.0 framing, mirrored locally: the protocol package does not
+// model the envelope, the transport library does.
+
+type rpcRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+type rpcNotification struct {
+	JSONRPC string          `json:"jsonrpc"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+type rpcSuccess struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+}
+
+type rpcErrorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   rpcError        `json:"error"`
+}
+
+type rpcError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// reencodeRPC picks the JSON-RPC variant by which members are present, as
+// a receiver must, and re-encodes it.
+func reencodeRPC(data []byte) ([]byte, error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return nil, err
+	}
+	has := func(k string) bool { _, ok := keys[k]; return ok }
+	switch {
+	case has("method") && has("id"):
+		return reencode[rpcRequest](data)
+	case has("method"):
+		return reencode[rpcNotification](data)
+	case has("error"):
+		return reencode[rpcErrorResponse](data)
+	case has("result"):
+		return reencode[rpcSuccess](data)
+	}
+	return nil, fmt.Errorf("not a JSON-RPC message: %s", data)
+}

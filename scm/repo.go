@@ -1,0 +1,575 @@
+package scm
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ErrOutsideWorktree is wrapped by errors for paths that are absolute,
+// contain "..", pass through a symlinked directory, or point into .git.
+var ErrOutsideWorktree = errors.New("scm: path outside the worktree")
+
+// ErrNoBaseBranch is returned by DefaultBaseBranch when neither origin/HEAD
+// nor a main or master branch exists.
+var ErrNoBaseBranch = errors.New("scm: no default base branch")
+
+// emptyBlob is the id of the empty blob, which git stores for smudged and
+// intent-to-add entries.
+var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+
+// Repo is one git working tree. It is safe for concurrent use: every method
+// takes mu, and the *git.Repository never leaves the Repo.
+type Repo struct {
+	root      string // absolute worktree root
+	gitDir    string // per-worktree git dir (HEAD, index)
+	commonDir string // objects, refs, config, info/
+
+	mu sync.Mutex
+	// repo is the go-git handle. r.mu must be held.
+	repo *git.Repository
+	// idx is the decoded index, reloaded when the index file's stat changes.
+	idx *indexSnapshot
+	// trees caches flattened trees by tree id (HEAD's and merge bases').
+	trees map[plumbing.Hash]*flatTree
+	// cache is the stat cache: path -> stat and blob id from our last hash.
+	cache map[string]cacheEntry
+}
+
+// Open finds the worktree containing dir (which may be any directory inside
+// it) and opens its repository.
+func Open(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = resolved
+	}
+	root := ""
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			root = d
+			break
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			break
+		}
+		d = p
+	}
+	if root == "" {
+		return nil, fmt.Errorf("scm: open %s: %w", dir, git.ErrRepositoryNotExists)
+	}
+	gitDir, err := resolveGitDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
+	}
+	commonDir := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		commonDir = filepath.Clean(c)
+	}
+	cfg := loadConfig(commonDir, gitDir)
+	if f := cfg.string("extensions", "", "objectformat"); f != "" && !strings.EqualFold(f, "sha1") {
+		return nil, fmt.Errorf("scm: open %s: object format %s is not supported", dir, f)
+	}
+	repo, err := git.PlainOpenWithOptions(root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
+	}
+	return &Repo{
+		root:      root,
+		gitDir:    gitDir,
+		commonDir: commonDir,
+		repo:      repo,
+		trees:     make(map[plumbing.Hash]*flatTree),
+		cache:     make(map[string]cacheEntry),
+	}, nil
+}
+
+// resolveGitDir returns root/.git, or the directory a "gitdir:" file names.
+func resolveGitDir(root string) (string, error) {
+	p := filepath.Join(root, ".git")
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() {
+		return p, nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	line := strings.TrimSpace(string(b))
+	if !strings.HasPrefix(line, "gitdir:") {
+		return "", fmt.Errorf("%s: not a gitdir file", p)
+	}
+	g := strings.TrimSpace(strings.TrimPrefix(line, "gitdir:"))
+	if !filepath.IsAbs(g) {
+		g = filepath.Join(root, g)
+	}
+	return filepath.Clean(g), nil
+}
+
+// Root returns the absolute worktree root.
+func (r *Repo) Root() string { return r.root }
+
+// GitDir returns the per-worktree git directory, where HEAD and index live
+// (for a linked worktree, .git/worktrees/<name> in the main repository).
+func (r *Repo) GitDir() string { return r.gitDir }
+
+// CommonDir returns the git directory holding objects, refs and config; it
+// equals GitDir except in linked worktrees.
+func (r *Repo) CommonDir() string { return r.commonDir }
+
+// IsIgnored reports whether path (slash-separated, relative to the root) is
+// ignored by .gitignore files, info/exclude or core.excludesFile, either
+// itself or through an ignored parent directory. Paths inside .git count as
+// ignored. It says nothing about whether path is tracked.
+func (r *Repo) IsIgnored(p string, isDir bool) bool {
+	rel, err := cleanRel(p)
+	if err != nil {
+		return errors.Is(err, errInGitDir)
+	}
+	if rel == "" {
+		return false
+	}
+	s := newSettings(loadConfig(r.commonDir, r.gitDir))
+	return newRules(r.root, r.commonDir, &s).pathIgnored(rel, isDir)
+}
+
+var errInGitDir = fmt.Errorf("%w: inside .git", ErrOutsideWorktree)
+
+// cleanRel validates a worktree-relative path and returns it slash-separated
+// and clean ("" for the root).
+func cleanRel(p string) (string, error) {
+	p = filepath.ToSlash(p)
+	if path.IsAbs(p) || filepath.IsAbs(p) || filepath.VolumeName(p) != "" {
+		return "", fmt.Errorf("%w: %s is absolute", ErrOutsideWorktree, p)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return "", fmt.Errorf("%w: %s", ErrOutsideWorktree, p)
+		}
+		if strings.EqualFold(c, ".git") {
+			return "", fmt.Errorf("%w: %s", errInGitDir, p)
+		}
+	}
+	c := path.Clean(p)
+	if c == "." {
+		c = ""
+	}
+	return c, nil
+}
+
+// ReadBlob returns the content of a blob from the object store.
+func (r *Repo) ReadBlob(oid string) ([]byte, error) {
+	h, err := parseOID(oid)
+	if err != nil {
+		return nil, fmt.Errorf("scm: read blob %s: %w", oid, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, err := r.readBlobLocked(h)
+	if err != nil {
+		return nil, fmt.Errorf("scm: read blob %s: %w", oid, err)
+	}
+	return b, nil
+}
+
+// readBlobLocked reads a blob. r.mu must be held.
+func (r *Repo) readBlobLocked(h plumbing.Hash) ([]byte, error) {
+	blob, err := r.repo.BlobObject(h)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+func parseOID(oid string) (plumbing.Hash, error) {
+	if len(oid) != 2*len(plumbing.ZeroHash) {
+		return plumbing.ZeroHash, fmt.Errorf("not a full object id")
+	}
+	if _, err := hex.DecodeString(oid); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("not a hex object id")
+	}
+	return plumbing.NewHash(oid), nil
+}
+
+// ReadWorktree returns the working-tree content of path and its git mode:
+// a symlink's content is its target, a submodule's is its checked-out
+// commit id. The bytes are as on disk (see ReadWorktreeCanonical for what
+// git would store). Paths that are absolute, contain "..", lead through a
+// symlinked directory or into .git are refused with an error wrapping
+// ErrOutsideWorktree.
+func (r *Repo) ReadWorktree(p string) ([]byte, uint32, error) {
+	rel, fi, err := r.lstatInside(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	r.mu.Lock()
+	s := newSettings(loadConfig(r.commonDir, r.gitDir))
+	var ie *idxEntry
+	if r.idx != nil {
+		ie = r.idx.m[rel]
+	}
+	r.mu.Unlock()
+	abs := filepath.Join(r.root, filepath.FromSlash(rel))
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t, err := os.Readlink(abs)
+		if err != nil {
+			return nil, 0, fmt.Errorf("scm: read worktree %s: %w", rel, err)
+		}
+		return []byte(t), uint32(filemode.Symlink), nil
+	case fi.IsDir():
+		if h, ok := resolveNestedHead(abs); ok {
+			return []byte(h.String()), uint32(filemode.Submodule), nil
+		}
+		return nil, 0, fmt.Errorf("scm: read worktree %s: is a directory", rel)
+	case fi.Mode().IsRegular():
+		root, err := os.OpenRoot(r.root)
+		if err != nil {
+			return nil, 0, fmt.Errorf("scm: read worktree %s: %w", rel, err)
+		}
+		defer root.Close()
+		b, err := root.ReadFile(filepath.FromSlash(rel))
+		if err != nil {
+			return nil, 0, fmt.Errorf("scm: read worktree %s: %w", rel, err)
+		}
+		return b, uint32(workMode(&s, statOf(fi), ie)), nil
+	}
+	return nil, 0, fmt.Errorf("scm: read worktree %s: not a regular file", rel)
+}
+
+// ReadWorktreeCanonical is ReadWorktree with git's clean conversion applied
+// to regular files (CRLF normalisation under core.autocrlf or text/eol
+// attributes, filter=lfs): the bytes git would store for the file, which is
+// what to diff against a HEAD blob. Warnings name clean steps that could not
+// be applied; the content is then raw.
+func (r *Repo) ReadWorktreeCanonical(p string) (content []byte, mode uint32, warnings []string, err error) {
+	b, mode, err := r.ReadWorktree(p)
+	if err != nil || (mode != uint32(filemode.Regular) && mode != uint32(filemode.Executable)) {
+		return b, mode, nil, err
+	}
+	rel, _ := cleanRel(p)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := newSettings(loadConfig(r.commonDir, r.gitDir))
+	ru := newRules(r.root, r.commonDir, &s)
+	plan := planFor(ru.attrs(rel), &s)
+	if plan.unsupported != "" {
+		return b, mode, []string{fmt.Sprintf("%s: %s not applied", rel, plan.unsupported)}, nil
+	}
+	var ie *idxEntry
+	if r.idx != nil {
+		ie = r.idx.m[rel]
+	}
+	return r.cleanLocked(b, plan, ie), mode, nil, nil
+}
+
+// lstatInside validates p and lstats it, refusing any symlinked parent.
+func (r *Repo) lstatInside(p string) (string, fs.FileInfo, error) {
+	rel, err := cleanRel(p)
+	if err != nil {
+		return "", nil, fmt.Errorf("scm: read worktree %s: %w", p, err)
+	}
+	if rel == "" {
+		return "", nil, fmt.Errorf("scm: read worktree %s: is the root", p)
+	}
+	parts := strings.Split(rel, "/")
+	cur := r.root
+	for _, c := range parts[:len(parts)-1] {
+		cur = filepath.Join(cur, c)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return "", nil, fmt.Errorf("scm: read worktree %s: %w", rel, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return "", nil, fmt.Errorf("scm: read worktree %s: %w: %s is a symlink", rel, ErrOutsideWorktree, c)
+		}
+		if !fi.IsDir() {
+			return "", nil, fmt.Errorf("scm: read worktree %s: %s is not a directory", rel, c)
+		}
+	}
+	fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(rel)))
+	if err != nil {
+		return "", nil, fmt.Errorf("scm: read worktree %s: %w", rel, err)
+	}
+	return rel, fi, nil
+}
+
+// DefaultBaseBranch returns the branch a "branch" changeset compares with:
+// the target of origin/HEAD (as "origin/<name>"), else main, else master
+// (local first, then origin's).
+func (r *Repo) DefaultBaseBranch() (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ref, err := r.repo.Reference("refs/remotes/origin/HEAD", false); err == nil && ref.Type() == plumbing.SymbolicReference {
+		t := ref.Target()
+		if _, err := r.repo.Reference(t, true); err == nil && t.IsRemote() {
+			return strings.TrimPrefix(t.String(), "refs/remotes/"), nil
+		}
+	}
+	for _, b := range []string{"main", "master"} {
+		for _, cand := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(b), plumbing.NewRemoteReferenceName("origin", b)} {
+			if _, err := r.repo.Reference(cand, true); err == nil {
+				return cand.Short(), nil
+			}
+		}
+	}
+	return "", ErrNoBaseBranch
+}
+
+// headState is HEAD resolved: the commit (zero when unborn) and branch.
+type headState struct {
+	commit plumbing.Hash
+	branch string
+}
+
+// headLocked resolves HEAD. r.mu must be held.
+func (r *Repo) headLocked() (headState, error) {
+	var hs headState
+	ref, err := r.repo.Reference(plumbing.HEAD, false)
+	if err != nil {
+		return hs, fmt.Errorf("scm: read HEAD: %w", err)
+	}
+	if ref.Type() == plumbing.HashReference {
+		hs.commit = ref.Hash()
+		return hs, nil
+	}
+	if ref.Target().IsBranch() {
+		hs.branch = ref.Target().Short()
+	}
+	res, err := r.repo.Reference(ref.Target(), true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return hs, nil // unborn branch
+	}
+	if err != nil {
+		return hs, fmt.Errorf("scm: resolve HEAD: %w", err)
+	}
+	hs.commit = res.Hash()
+	return hs, nil
+}
+
+// flatTree is a tree flattened to path -> entry (gitlinks included, not
+// descended), with paths sorted bytewise.
+type flatTree struct {
+	paths []string
+	m     map[string]treeEntry
+}
+
+type treeEntry struct {
+	mode filemode.FileMode
+	hash plumbing.Hash
+}
+
+var emptyTree = &flatTree{m: map[string]treeEntry{}}
+
+// under returns the sorted paths equal to scope or below it ("" = all).
+func under(sorted []string, scope string) []string {
+	if scope == "" {
+		return sorted
+	}
+	var out []string
+	if i := sort.SearchStrings(sorted, scope); i < len(sorted) && sorted[i] == scope {
+		out = append(out, scope)
+	}
+	prefix := scope + "/"
+	i := sort.SearchStrings(sorted, prefix)
+	j := i
+	for j < len(sorted) && strings.HasPrefix(sorted[j], prefix) {
+		j++
+	}
+	return append(out, sorted[i:j]...)
+}
+
+// treeLocked returns the flattened tree of commit c (the empty tree for the
+// zero hash). r.mu must be held.
+func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, error) {
+	if c.IsZero() {
+		return emptyTree, nil
+	}
+	commit, err := r.repo.CommitObject(c)
+	if err != nil {
+		return nil, fmt.Errorf("scm: read commit %s: %w", c, err)
+	}
+	if t, ok := r.trees[commit.TreeHash]; ok {
+		return t, nil
+	}
+	ft := &flatTree{m: make(map[string]treeEntry)}
+	if err := r.flatten(ctx, commit.TreeHash, "", ft); err != nil {
+		return nil, fmt.Errorf("scm: read tree %s: %w", commit.TreeHash, err)
+	}
+	sort.Strings(ft.paths)
+	// A handful of trees is enough: HEAD's, plus a merge base or two.
+	if len(r.trees) >= 4 {
+		clear(r.trees)
+	}
+	r.trees[commit.TreeHash] = ft
+	return ft, nil
+}
+
+func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *flatTree) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t, err := object.GetTree(r.repo.Storer, h)
+	if err != nil {
+		return err
+	}
+	for _, e := range t.Entries {
+		p := e.Name
+		if prefix != "" {
+			p = prefix + "/" + e.Name
+		}
+		if e.Mode == filemode.Dir {
+			if err := r.flatten(ctx, e.Hash, p, ft); err != nil {
+				return err
+			}
+			continue
+		}
+		ft.paths = append(ft.paths, p)
+		ft.m[p] = treeEntry{mode: e.Mode, hash: e.Hash}
+	}
+	return nil
+}
+
+// indexSnapshot is the decoded index.
+type indexSnapshot struct {
+	stat  fileStat // of the index file when read
+	names []string // sorted, one per path
+	m     map[string]*idxEntry
+	mtime int64 // index file mtime (ns): the racy-git boundary
+}
+
+type idxEntry struct {
+	e *index.Entry
+	// conflict: only stages 1-3 exist for this path.
+	conflict bool
+}
+
+// indexLocked returns the index, re-decoding it when the file changed.
+// r.mu must be held.
+func (r *Repo) indexLocked() (*indexSnapshot, error) {
+	f, err := os.Open(filepath.Join(r.gitDir, "index"))
+	if errors.Is(err, fs.ErrNotExist) {
+		r.idx = &indexSnapshot{m: map[string]*idxEntry{}}
+		return r.idx, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scm: read index: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("scm: read index: %w", err)
+	}
+	st := statOf(fi)
+	if r.idx != nil && r.idx.stat == st {
+		return r.idx, nil
+	}
+	var idx index.Index
+	if err := index.NewDecoder(bufio.NewReaderSize(f, 1<<16)).Decode(&idx); err != nil {
+		return nil, fmt.Errorf("scm: decode index: %w", err)
+	}
+	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.Entries))}
+	for _, e := range idx.Entries {
+		if prev, ok := snap.m[e.Name]; ok {
+			if e.Stage == index.Merged {
+				prev.e, prev.conflict = e, false
+			}
+			continue
+		}
+		snap.m[e.Name] = &idxEntry{e: e, conflict: e.Stage != index.Merged}
+		snap.names = append(snap.names, e.Name)
+	}
+	sort.Strings(snap.names)
+	r.idx = snap
+	return snap, nil
+}
+
+// resolveNestedHead returns the commit checked out in the repository at dir
+// (a submodule or nested repository), reading its HEAD and refs directly.
+func resolveNestedHead(dir string) (plumbing.Hash, bool) {
+	gitDir, err := resolveGitDir(dir)
+	if err != nil {
+		return plumbing.ZeroHash, false
+	}
+	commonDir := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		commonDir = c
+	}
+	ref := "HEAD"
+	for range 5 {
+		var b []byte
+		var err error
+		if ref == "HEAD" {
+			b, err = os.ReadFile(filepath.Join(gitDir, "HEAD"))
+		} else {
+			b, err = os.ReadFile(filepath.Join(commonDir, filepath.FromSlash(ref)))
+		}
+		if err != nil {
+			if ref == "HEAD" {
+				return plumbing.ZeroHash, false
+			}
+			return packedRef(commonDir, ref)
+		}
+		v := strings.TrimSpace(string(b))
+		if t, ok := strings.CutPrefix(v, "ref:"); ok {
+			ref = strings.TrimSpace(t)
+			continue
+		}
+		if plumbing.IsHash(v) {
+			return plumbing.NewHash(v), true
+		}
+		return plumbing.ZeroHash, false
+	}
+	return plumbing.ZeroHash, false
+}
+
+func packedRef(commonDir, ref string) (plumbing.Hash, bool) {
+	f, err := os.Open(filepath.Join(commonDir, "packed-refs"))
+	if err != nil {
+		return plumbing.ZeroHash, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if h, name, ok := strings.Cut(line, " "); ok && name == ref && plumbing.IsHash(h) {
+			return plumbing.NewHash(h), true
+		}
+	}
+	return plumbing.ZeroHash, false
+}

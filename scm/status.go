@@ -1,0 +1,817 @@
+package scm
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// ChangeKind classifies a Change.
+type ChangeKind int
+
+const (
+	Modified    ChangeKind = iota + 1 // content or executable bit differs
+	Added                             // absent at the base: untracked, or staged new
+	Deleted                           // absent in the working tree
+	TypeChanged                       // file, symlink and submodule swapped
+)
+
+func (k ChangeKind) String() string {
+	switch k {
+	case Modified:
+		return "M"
+	case Added:
+		return "A"
+	case Deleted:
+		return "D"
+	case TypeChanged:
+		return "T"
+	}
+	return fmt.Sprintf("ChangeKind(%d)", int(k))
+}
+
+// FileState is one side of a Change.
+type FileState struct {
+	Path string
+	Mode uint32 // git mode: 0100644, 0100755, 0120000 or 0160000
+	// OID is the hex blob id (commit id for submodules); "" when unknown or
+	// not hashed (untracked files that are new at the base are not hashed;
+	// see HashWorktree).
+	OID  string
+	Size int64 // blob size at the base; size on disk in the working tree
+}
+
+// Change is one path whose working-tree state differs from the base.
+type Change struct {
+	Path      string // slash-separated, relative to the root
+	Kind      ChangeKind
+	Head      *FileState // nil when absent at the base
+	Work      *FileState // nil when absent in the working tree
+	Untracked bool       // the working-tree side is not in the index
+	Submodule bool       // either side is a gitlink (or an untracked nested repository)
+}
+
+// Status is a full scan.
+type Status struct {
+	Changes  []Change // sorted by path
+	Warnings []string // clean steps that could not be applied, and the like
+	HeadOID  string   // "" on an unborn branch
+	Branch   string   // short name; "" when HEAD is detached
+	// BaseOID is the commit whose tree was the base: HEAD, or the merge
+	// base for StatusAgainst; "" for the empty tree.
+	BaseOID string
+}
+
+// maxWarnings caps Status.Warnings; a repo full of filtered files would
+// otherwise produce one line per file.
+const maxWarnings = 20
+
+// racySlack widens the racy window of our own cache. File timestamps come
+// from the kernel's coarse clock, which lags time.Now by up to a tick (4 ms
+// at HZ=250, 10 ms at HZ=100), so a write just after we read a file can
+// carry a timestamp slightly before our read started.
+const racySlack = 100 * time.Millisecond
+
+// cacheEntry is what we learnt by hashing a file.
+type cacheEntry struct {
+	st   fileStat
+	plan string        // cleanPlan.key() the hash was made under
+	base plumbing.Hash // index blob, when the plan consulted it
+	oid  plumbing.Hash
+}
+
+// Status compares the HEAD tree (the empty tree on an unborn branch) with
+// the working tree: staged and unstaged changes together, plus untracked
+// files listed one by one.
+func (r *Repo) Status(ctx context.Context) (*Status, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hs, err := r.headLocked()
+	if err != nil {
+		return nil, err
+	}
+	return r.statusLocked(ctx, hs, hs.commit)
+}
+
+// StatusAgainst is Status with the base set to the merge base of baseRev
+// (a branch such as "main" or "origin/main", or any revision) and HEAD.
+func (r *Repo) StatusAgainst(ctx context.Context, baseRev string) (*Status, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hs, err := r.headLocked()
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.repo.ResolveRevision(plumbing.Revision(baseRev))
+	if err != nil {
+		return nil, fmt.Errorf("scm: resolve %s: %w", baseRev, err)
+	}
+	if hs.commit.IsZero() {
+		return nil, fmt.Errorf("scm: merge base of %s and HEAD: HEAD has no commits", baseRev)
+	}
+	base, err := r.mergeBaseLocked(*h, hs.commit)
+	if err != nil {
+		return nil, fmt.Errorf("scm: merge base of %s and HEAD: %w", baseRev, err)
+	}
+	return r.statusLocked(ctx, hs, base)
+}
+
+func (r *Repo) mergeBaseLocked(a, b plumbing.Hash) (plumbing.Hash, error) {
+	if a == b {
+		return a, nil
+	}
+	ca, err := r.repo.CommitObject(a)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	cb, err := r.repo.CommitObject(b)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	bases, err := ca.MergeBase(cb)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if len(bases) == 0 {
+		return plumbing.ZeroHash, fmt.Errorf("no common ancestor")
+	}
+	// Criss-cross histories have several; pick deterministically.
+	sort.Slice(bases, func(i, j int) bool { return bases[i].Hash.String() < bases[j].Hash.String() })
+	return bases[0].Hash, nil
+}
+
+func (r *Repo) statusLocked(ctx context.Context, hs headState, baseCommit plumbing.Hash) (*Status, error) {
+	base, err := r.treeLocked(ctx, baseCommit)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.newScan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := s.run([]string{""}, base)
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{Changes: changes, Warnings: s.warnings(), Branch: hs.branch}
+	if !hs.commit.IsZero() {
+		st.HeadOID = hs.commit.String()
+	}
+	if !baseCommit.IsZero() {
+		st.BaseOID = baseCommit.String()
+	}
+	return st, nil
+}
+
+// StatusPaths re-checks only paths (files or directories, relative to the
+// root; "" or "." is the whole tree) against HEAD and returns the current
+// changes at or below them, sorted; an empty result means clean. The stat
+// cache from earlier scans is reused, so only files whose stat changed are
+// hashed. Warnings are dropped; Status reports them.
+func (r *Repo) StatusPaths(ctx context.Context, paths []string) ([]Change, error) {
+	scopes := make([]string, 0, len(paths))
+	for _, p := range paths {
+		rel, err := cleanRel(p)
+		if err != nil {
+			return nil, fmt.Errorf("scm: status %s: %w", p, err)
+		}
+		scopes = append(scopes, rel)
+	}
+	if len(scopes) == 0 {
+		return nil, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hs, err := r.headLocked()
+	if err != nil {
+		return nil, err
+	}
+	base, err := r.treeLocked(ctx, hs.commit)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.newScan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.run(scopes, base)
+}
+
+// HashWorktree returns the blob id git would store for the working-tree
+// file at path (clean filters applied), using and filling the stat cache.
+func (r *Repo) HashWorktree(ctx context.Context, p string) (string, error) {
+	rel, fi, err := r.lstatInside(p)
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, err := r.newScan(ctx)
+	if err != nil {
+		return "", err
+	}
+	st := statOf(fi)
+	ie := s.idx.m[rel]
+	mode := workMode(&s.set, st, ie)
+	if mode == 0 {
+		return "", fmt.Errorf("scm: hash %s: not a file or symlink", rel)
+	}
+	h, ok, err := s.hash(rel, st, mode, ie)
+	if err != nil {
+		return "", fmt.Errorf("scm: hash %s: %w", rel, err)
+	}
+	if !ok {
+		return "", fmt.Errorf("scm: hash %s: %s", rel, strings.Join(s.warns, "; "))
+	}
+	return h.String(), nil
+}
+
+// scan is one status computation. It runs with r.mu held.
+type scan struct {
+	r     *Repo
+	ctx   context.Context
+	set   settings
+	rules *rules
+	idx   *indexSnapshot
+
+	work    map[string]*workFile
+	visited map[string]bool // directories fully listed by the walk
+	dirOK   map[string]bool // directories known to be real (not symlinks)
+	warns   []string
+	nwarn   int
+}
+
+// workFile is a path present in the working tree.
+type workFile struct {
+	mode      filemode.FileMode
+	oid       plumbing.Hash // zero: not hashed
+	known     bool          // oid is meaningful
+	size      int64
+	untracked bool
+	submodule bool
+	st        fileStat
+}
+
+func (r *Repo) newScan(ctx context.Context) (*scan, error) {
+	idx, err := r.indexLocked()
+	if err != nil {
+		return nil, err
+	}
+	set := newSettings(loadConfig(r.commonDir, r.gitDir))
+	return &scan{
+		r:       r,
+		ctx:     ctx,
+		set:     set,
+		rules:   newRules(r.root, r.commonDir, &set),
+		idx:     idx,
+		work:    make(map[string]*workFile),
+		visited: make(map[string]bool),
+		dirOK:   map[string]bool{"": true},
+	}, nil
+}
+
+func (s *scan) warn(format string, args ...any) {
+	s.nwarn++
+	if len(s.warns) < maxWarnings {
+		s.warns = append(s.warns, fmt.Sprintf(format, args...))
+	}
+}
+
+func (s *scan) warnings() []string {
+	if s.nwarn > len(s.warns) {
+		return append(s.warns, fmt.Sprintf("and %d more warnings", s.nwarn-len(s.warns)))
+	}
+	return s.warns
+}
+
+func (s *scan) abs(rel string) string { return filepath.Join(s.r.root, filepath.FromSlash(rel)) }
+
+// normScopes drops scopes covered by another and lifts scopes inside a
+// submodule to the submodule itself.
+func (s *scan) normScopes(scopes []string) []string {
+	for i, sc := range scopes {
+		parts := splitPath(sc)
+		for j := 1; j < len(parts); j++ {
+			pre := strings.Join(parts[:j], "/")
+			if ie := s.idx.m[pre]; ie != nil && ie.e.Mode == filemode.Submodule {
+				scopes[i] = pre
+				break
+			}
+		}
+	}
+	sort.Strings(scopes)
+	var out []string
+	for _, sc := range scopes {
+		if len(out) > 0 {
+			last := out[len(out)-1]
+			if last == "" || sc == last || strings.HasPrefix(sc, last+"/") {
+				continue
+			}
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// run scans scopes and returns the changes against base below them.
+func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
+	scopes = s.normScopes(scopes)
+	for _, sc := range scopes {
+		if err := s.scanScope(sc); err != nil {
+			return nil, err
+		}
+	}
+	// Index entries the walk did not meet: skip-worktree entries, files in
+	// ignored or nested-repository directories, and deletions.
+	for _, sc := range scopes {
+		for _, name := range under(s.idx.names, sc) {
+			if _, ok := s.work[name]; ok {
+				continue
+			}
+			if err := s.checkUnseen(name, s.idx.m[name]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var cands []string
+	seen := make(map[string]bool)
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			cands = append(cands, p)
+		}
+	}
+	for _, sc := range scopes {
+		for _, p := range under(base.paths, sc) {
+			add(p)
+		}
+		for _, p := range under(s.idx.names, sc) {
+			add(p)
+		}
+	}
+	for p := range s.work {
+		add(p)
+	}
+	sort.Strings(cands)
+	var out []Change
+	for _, p := range cands {
+		if err := s.ctx.Err(); err != nil {
+			return nil, err
+		}
+		c, ok, err := s.compare(p, base)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// scanScope fills s.work for the worktree at or below sc.
+func (s *scan) scanScope(sc string) error {
+	if sc == "" {
+		return s.walkDir("")
+	}
+	parent := parentDir(sc)
+	if !s.realDir(parent) {
+		return nil // below a symlink or a file: nothing there is in the worktree
+	}
+	fi, err := os.Lstat(s.abs(sc))
+	if err != nil {
+		return nil
+	}
+	ie := s.idx.m[sc]
+	switch {
+	case fi.IsDir():
+		if ie != nil && ie.e.Mode == filemode.Submodule {
+			return s.checkGitlink(sc, ie, fi)
+		}
+		if s.rules.pathIgnored(sc, true) {
+			return nil
+		}
+		return s.walkDir(sc)
+	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
+		if ie != nil {
+			return s.checkTracked(sc, ie, statOf(fi))
+		}
+		if !s.rules.pathIgnored(sc, false) {
+			s.addUntracked(sc, statOf(fi))
+		}
+	}
+	return nil
+}
+
+// realDir reports whether rel is a directory reached without symlinks.
+func (s *scan) realDir(rel string) bool {
+	if ok, known := s.dirOK[rel]; known {
+		return ok
+	}
+	ok := s.realDir(parentDir(rel))
+	if ok {
+		fi, err := os.Lstat(s.abs(rel))
+		ok = err == nil && fi.IsDir()
+	}
+	s.dirOK[rel] = ok
+	return ok
+}
+
+// walkDir lists rel and everything below it that is not ignored.
+func (s *scan) walkDir(rel string) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(s.abs(rel))
+	if err != nil {
+		return nil // vanished or unreadable: its files count as absent
+	}
+	var hasIgnore, hasAttrs, hasGit bool
+	for _, e := range ents {
+		switch e.Name() {
+		case ".gitignore":
+			hasIgnore = true
+		case ".gitattributes":
+			hasAttrs = true
+		case ".git":
+			hasGit = true
+		}
+	}
+	if hasGit && rel != "" {
+		s.addNested(rel)
+		return nil
+	}
+	s.visited[rel] = true
+	s.dirOK[rel] = true
+	pats := s.rules.ignorePatterns(rel, &hasIgnore)
+	s.rules.attrPatterns(rel, &hasAttrs)
+	for _, e := range ents {
+		name := e.Name()
+		if name == ".git" {
+			continue
+		}
+		p := name
+		if rel != "" {
+			p = rel + "/" + name
+		}
+		t := e.Type()
+		ie := s.idx.m[p]
+		switch {
+		case t.IsDir():
+			if ie != nil && ie.e.Mode == filemode.Submodule {
+				fi, err := e.Info()
+				if err != nil {
+					continue
+				}
+				if err := s.checkGitlink(p, ie, fi); err != nil {
+					return err
+				}
+				continue
+			}
+			if ignored(pats, p, true) {
+				continue
+			}
+			if err := s.walkDir(p); err != nil {
+				return err
+			}
+		case t.IsRegular() || t&fs.ModeSymlink != 0:
+			if ie == nil && ignored(pats, p, false) {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			if ie != nil {
+				if err := s.checkTracked(p, ie, statOf(fi)); err != nil {
+					return err
+				}
+			} else {
+				s.addUntracked(p, statOf(fi))
+			}
+		}
+	}
+	return nil
+}
+
+// checkUnseen decides an index entry the walk did not reach.
+func (s *scan) checkUnseen(name string, ie *idxEntry) error {
+	if ie.e.SkipWorktree {
+		s.work[name] = &workFile{mode: ie.e.Mode, oid: ie.e.Hash, known: true, size: int64(ie.e.Size), submodule: ie.e.Mode == filemode.Submodule}
+		return nil
+	}
+	parent := parentDir(name)
+	if s.visited[parent] || !s.realDir(parent) {
+		return nil // listed without it, or behind a symlink: absent
+	}
+	fi, err := os.Lstat(s.abs(name))
+	if err != nil {
+		return nil
+	}
+	switch {
+	case fi.IsDir():
+		if ie.e.Mode == filemode.Submodule {
+			return s.checkGitlink(name, ie, fi)
+		}
+	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
+		return s.checkTracked(name, ie, statOf(fi))
+	}
+	return nil
+}
+
+// workMode is the git mode of a working-tree file (0 if it is neither a
+// regular file nor a symlink), honouring core.fileMode and core.symlinks.
+func workMode(set *settings, st fileStat, ie *idxEntry) filemode.FileMode {
+	switch {
+	case st.mode&fs.ModeSymlink != 0:
+		return filemode.Symlink
+	case st.mode.IsRegular():
+		if ie != nil && ie.e.Mode == filemode.Symlink && !set.symlinks {
+			return filemode.Symlink
+		}
+		if !set.fileMode {
+			if ie != nil && ie.e.Mode == filemode.Executable {
+				return filemode.Executable
+			}
+			return filemode.Regular
+		}
+		if st.mode&0o100 != 0 {
+			return filemode.Executable
+		}
+		return filemode.Regular
+	}
+	return 0
+}
+
+// statMatches is git's ce_match_stat_basic for the fields we compare.
+func (s *scan) statMatches(ie *idxEntry, st fileStat) bool {
+	e := ie.e
+	full := s.set.checkStat && st.sys
+	if e.ModifiedAt.Unix() != floorDiv(st.mtime, 1e9) {
+		return false
+	}
+	if full && int64(e.ModifiedAt.Nanosecond()) != floorMod(st.mtime, 1e9) {
+		return false
+	}
+	if s.set.trustCtime && st.sys {
+		if e.CreatedAt.Unix() != floorDiv(st.ctime, 1e9) {
+			return false
+		}
+		if full && int64(e.CreatedAt.Nanosecond()) != floorMod(st.ctime, 1e9) {
+			return false
+		}
+	}
+	if e.Size != uint32(st.size) {
+		return false
+	}
+	if full && (e.Inode != uint32(st.ino) || e.UID != st.uid || e.GID != st.gid) {
+		return false
+	}
+	return true
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}
+
+func floorMod(a, b int64) int64 {
+	m := a % b
+	if m < 0 {
+		m += b
+	}
+	return m
+}
+
+// racy is git's is_racy_timestamp: an entry not older than the index file
+// may have changed after it was recorded, within the same timestamp tick.
+func (s *scan) racy(ie *idxEntry) bool {
+	return s.idx.mtime != 0 && ie.e.ModifiedAt.UnixNano() >= s.idx.mtime
+}
+
+func (s *scan) checkTracked(p string, ie *idxEntry, st fileStat) error {
+	if ie.e.SkipWorktree {
+		return s.checkUnseen(p, ie)
+	}
+	mode := workMode(&s.set, st, ie)
+	if mode == 0 {
+		return nil
+	}
+	size := st.size
+	if !ie.conflict && mode == ie.e.Mode && s.statMatches(ie, st) && !s.racy(ie) &&
+		!(ie.e.Size == 0 && ie.e.Hash != emptyBlob) { // size 0 may be a smudged racy entry
+		s.work[p] = &workFile{mode: mode, oid: ie.e.Hash, known: true, size: size, st: st}
+		return nil
+	}
+	h, ok, err := s.hash(p, st, mode, ie)
+	if err != nil {
+		return err
+	}
+	s.work[p] = &workFile{mode: mode, oid: h, known: ok, size: size, st: st}
+	return nil
+}
+
+func (s *scan) checkGitlink(p string, ie *idxEntry, fi fs.FileInfo) error {
+	if !fi.IsDir() {
+		return s.checkTracked(p, ie, statOf(fi))
+	}
+	w := &workFile{mode: filemode.Submodule, known: true, submodule: true}
+	if h, ok := resolveNestedHead(s.abs(p)); ok {
+		w.oid = h
+	} else {
+		// Not initialised (empty directory): git reports no change.
+		w.oid = ie.e.Hash
+	}
+	s.work[p] = w
+	return nil
+}
+
+func (s *scan) addUntracked(p string, st fileStat) {
+	mode := workMode(&s.set, st, nil)
+	if mode == 0 {
+		return
+	}
+	s.work[p] = &workFile{mode: mode, size: st.size, untracked: true, st: st}
+}
+
+// addNested records an untracked nested repository (git shows "dir/").
+// Entries tracked below it are still checked one by one.
+func (s *scan) addNested(rel string) {
+	if len(under(s.idx.names, rel)) > 0 {
+		return
+	}
+	if s.rules.pathIgnored(rel, true) {
+		return
+	}
+	w := &workFile{mode: filemode.Submodule, untracked: true, submodule: true}
+	if h, ok := resolveNestedHead(s.abs(rel)); ok {
+		w.oid, w.known = h, true
+	}
+	s.work[rel] = w
+}
+
+// hash returns the blob id git would store for the file at p, using the
+// stat cache. ok is false when a clean step cannot be applied and there is
+// no index entry to fall back on.
+func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry) (plumbing.Hash, bool, error) {
+	var plan cleanPlan
+	if mode != filemode.Symlink {
+		plan = planFor(s.rules.attrs(p), &s.set)
+	}
+	var baseHash plumbing.Hash
+	if plan.crlf == crlfAuto && ie != nil && !ie.conflict {
+		baseHash = ie.e.Hash
+	}
+	key := plan.key()
+	if c, ok := s.r.cache[p]; ok && c.st == st && c.plan == key && c.base == baseHash {
+		return c.oid, true, nil
+	}
+	if plan.unsupported != "" {
+		if ie != nil && !ie.conflict {
+			s.warn("%s: %s not applied; showing the index state", p, plan.unsupported)
+			return ie.e.Hash, true, nil
+		}
+		s.warn("%s: %s not applied; content id unknown", p, plan.unsupported)
+		return plumbing.ZeroHash, false, nil
+	}
+	if err := s.ctx.Err(); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	start := time.Now()
+	var h plumbing.Hash
+	var err error
+	abs := s.abs(p)
+	switch {
+	case mode == filemode.Symlink && st.mode&fs.ModeSymlink != 0:
+		var t string
+		t, err = os.Readlink(abs)
+		h = plumbing.ComputeHash(plumbing.BlobObject, []byte(t))
+	case plan.identity():
+		h, err = hashFileStream(abs)
+	default:
+		var b []byte
+		b, err = os.ReadFile(abs)
+		if err == nil {
+			h = plumbing.ComputeHash(plumbing.BlobObject, s.r.cleanLocked(b, plan, ie))
+		}
+	}
+	if err != nil {
+		// The file changed under us (gone, replaced by a directory...):
+		// report it without an id; the next scan sees the new state.
+		return plumbing.ZeroHash, false, nil
+	}
+	if cut := start.Add(-racySlack).UnixNano(); st.mtime < cut && (!st.sys || st.ctime < cut) {
+		s.r.cache[p] = cacheEntry{st: st, plan: key, base: baseHash, oid: h}
+	} else {
+		delete(s.r.cache, p)
+	}
+	return h, true, nil
+}
+
+// cleanLocked applies plan to b. r.mu must be held.
+func (r *Repo) cleanLocked(b []byte, plan cleanPlan, ie *idxEntry) []byte {
+	if plan.lfs {
+		b = cleanLFS(b)
+	}
+	return cleanCRLF(b, plan.crlf, func() bool {
+		if ie == nil || ie.conflict {
+			return false
+		}
+		blob, err := r.readBlobLocked(ie.e.Hash)
+		return err == nil && hasCRLFText(blob)
+	})
+}
+
+func hashFileStream(abs string) (plumbing.Hash, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if !fi.Mode().IsRegular() {
+		return plumbing.ZeroHash, fmt.Errorf("%s: not a regular file", abs)
+	}
+	hs := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
+	n, err := io.Copy(hs, io.LimitReader(f, fi.Size()))
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if n != fi.Size() {
+		return plumbing.ZeroHash, fmt.Errorf("%s: changed while reading", abs)
+	}
+	return hs.Sum(), nil
+}
+
+func modeKind(m filemode.FileMode) int {
+	switch m {
+	case filemode.Symlink:
+		return 1
+	case filemode.Submodule:
+		return 2
+	}
+	return 0
+}
+
+// compare builds the change at p, if any.
+func (s *scan) compare(p string, base *flatTree) (Change, bool, error) {
+	c := Change{Path: p}
+	he, inHead := base.m[p]
+	w := s.work[p]
+	if w != nil && w.untracked && inHead && !w.known && w.mode != filemode.Submodule {
+		// Removed from the index but still on disk: compare the content.
+		h, ok, err := s.hash(p, w.st, w.mode, nil)
+		if err != nil {
+			return c, false, err
+		}
+		w.oid, w.known = h, ok
+	}
+	switch {
+	case !inHead && w == nil:
+		return c, false, nil
+	case !inHead:
+		c.Kind = Added
+	case w == nil:
+		c.Kind = Deleted
+	case he.mode == w.mode && w.known && he.hash == w.oid:
+		return c, false, nil
+	case modeKind(he.mode) != modeKind(w.mode):
+		c.Kind = TypeChanged
+	default:
+		c.Kind = Modified
+	}
+	if inHead {
+		fsz := int64(0)
+		if he.mode != filemode.Submodule {
+			if n, err := s.r.repo.Storer.EncodedObjectSize(he.hash); err == nil {
+				fsz = n
+			}
+		}
+		c.Head = &FileState{Path: p, Mode: uint32(he.mode), OID: he.hash.String(), Size: fsz}
+		c.Submodule = he.mode == filemode.Submodule
+	}
+	if w != nil {
+		c.Work = &FileState{Path: p, Mode: uint32(w.mode), Size: w.size}
+		if w.known {
+			c.Work.OID = w.oid.String()
+		}
+		c.Untracked = w.untracked
+		c.Submodule = c.Submodule || w.submodule
+	}
+	return c, true, nil
+}

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/changesetd/changesetd/session"
+)
+
+// Config configures a Server. Zero fields take the defaults below.
+type Config struct {
+	Token         string   // required on every upgrade
+	AllowOrigins  []string // extra allowed browser origins, e.g. "https://ide.example"
+	MaxFrameBytes int64    // largest accepted message
+	SendQueue     int      // frames queued per connection before it is dropped as too slow
+	MaxConns      int      // concurrent connections
+	MaxSubs       int      // subscriptions per connection
+	ReadTimeout   time.Duration
+	WriteTimeout  time.Duration
+	PingInterval  time.Duration
+	Version       string
+}
+
+// Defaults. A changeset snapshot of a large working tree is the biggest
+// thing a client sends back to us only in pathological cases; requests are
+// small, so 4 MiB leaves room for bulk review toggles of tens of
+// thousands of ids while bounding memory per connection.
+const (
+	DefaultMaxFrameBytes = 4 << 20
+	DefaultSendQueue     = 4096
+	DefaultMaxConns      = 256
+	DefaultMaxSubs       = 1024
+	DefaultReadTimeout   = 90 * time.Second // > 2 ping intervals: a live peer always answers pings
+	DefaultWriteTimeout  = 10 * time.Second
+	DefaultPingInterval  = 30 * time.Second
+)
+
+func (c *Config) setDefaults() {
+	if c.MaxFrameBytes <= 0 {
+		c.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.SendQueue <= 0 {
+		c.SendQueue = DefaultSendQueue
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxSubs <= 0 {
+		c.MaxSubs = DefaultMaxSubs
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = DefaultPingInterval
+	}
+}
+
+// Server serves AHP over WebSocket at /ahp.
+type Server struct {
+	cfg Config
+	m   *session.Manager
+	log *slog.Logger
+	up  websocket.Upgrader
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	versions map[string]string // clientId -> negotiated version, for reconnect
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// New returns a Server over m.
+func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
+	cfg.setDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, m: m, log: log.With("component", "server"), conns: map[*conn]struct{}{}, versions: map[string]string{}}
+	s.up = websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		CheckOrigin:      s.checkOrigin,
+	}
+	return s
+}
+
+// ServeHTTP routes /ahp and /healthz.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/healthz":
+		w.Header().Set("Content-Type", "application/json")
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]any{"status": "ok", "connections": n, "serverSeq": s.m.Seq()})
+	case "/ahp":
+		s.serveAHP(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
+	if !s.checkHost(r) {
+		s.log.Warn("refused upgrade: Host is not this server", "host", r.Host, "remote", r.RemoteAddr)
+		http.Error(w, "forbidden: Host header does not name this server", http.StatusForbidden)
+		return
+	}
+	if !s.checkToken(r) {
+		s.log.Warn("refused upgrade: missing or wrong token", "remote", r.RemoteAddr)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="changesetd"`)
+		http.Error(w, "unauthorized: pass the token as Authorization: Bearer <token> or ?token=<token>", http.StatusUnauthorized)
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "server is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if len(s.conns) >= s.cfg.MaxConns {
+		s.mu.Unlock()
+		http.Error(w, fmt.Sprintf("too many connections (limit %d)", s.cfg.MaxConns), http.StatusServiceUnavailable)
+		return
+	}
+	s.mu.Unlock()
+	ws, err := s.up.Upgrade(w, r, nil)
+	if err != nil {
+		s.log.Warn("upgrade failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	c := newConn(s, ws, r.RemoteAddr)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.stream.closeWith(websocket.CloseGoingAway, "server is shutting down")
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		c.run()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+}
+
+// checkToken accepts the token as a bearer header or a query parameter,
+// compared in constant time.
+func (s *Server) checkToken(r *http.Request) bool {
+	if s.cfg.Token == "" {
+		return false
+	}
+	got := r.URL.Query().Get("token")
+	if h := r.Header.Get("Authorization"); h != "" {
+		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
+			got = t
+		}
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+// checkOrigin admits non-browser clients (no Origin), loopback pages and
+// configured origins; other browser pages are refused (cross-site
+// WebSocket hijacking).
+func (s *Server) checkOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if slices.Contains(s.cfg.AllowOrigins, origin) || slices.Contains(s.cfg.AllowOrigins, "*") {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	ok := isLoopbackHost(u.Hostname())
+	if !ok {
+		s.log.Warn("refused upgrade: Origin not allowed", "origin", origin, "remote", r.RemoteAddr)
+	}
+	return ok
+}
+
+// checkHost refuses requests whose Host names something other than a
+// loopback name or an address of this machine (DNS rebinding).
+func (s *Server) checkHost(r *http.Request) bool {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if isLoopbackHost(host) {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return true // a literal address cannot be rebound
+	}
+	for _, o := range s.cfg.AllowOrigins {
+		if u, err := url.Parse(o); err == nil && u.Hostname() == host {
+			return true
+		}
+	}
+	return false
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// Shutdown closes every connection with a close frame and waits for them,
+// or until ctx is done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.stream.closeWith(websocket.CloseGoingAway, "server is shutting down")
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Server) rememberVersion(clientID, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.versions[clientID] = version
+}
+
+func (s *Server) versionOf(clientID string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.versions[clientID]
+	return v, ok
+}

@@ -1,0 +1,343 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// closeMsg asks the writer to send a close frame and stop.
+type closeMsg struct {
+	code   int
+	reason string
+}
+
+// outMsg is one queued frame, or a close request.
+type outMsg struct {
+	data  []byte
+	close *closeMsg
+}
+
+// stream adapts a WebSocket connection to jsonrpc2.ObjectStream. Writes
+// never block: they go to a bounded queue drained by one writer goroutine.
+// Reads validate each frame and answer malformed ones directly, so the
+// JSON-RPC library only ever sees well-formed messages.
+type stream struct {
+	ws       *websocket.Conn
+	maxFrame int64
+	cfg      *Config
+	onClose  func(code int, reason string) // called once, from the goroutine that decided to close
+
+	queue chan outMsg
+
+	mu        sync.Mutex
+	held      int      // hold depth; while > 0 writes go to heldBuf
+	heldBuf   [][]byte // frames written while held
+	closing   bool
+	closeOnce sync.Once
+	done      chan struct{} // closed when the writer exits
+}
+
+func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stream {
+	s := &stream{
+		ws:       ws,
+		maxFrame: cfg.MaxFrameBytes,
+		cfg:      cfg,
+		onClose:  onClose,
+		queue:    make(chan outMsg, cfg.SendQueue),
+		done:     make(chan struct{}),
+	}
+	go s.writeLoop()
+	return s
+}
+
+// WriteObject encodes obj and queues it. A full queue means the peer is
+// not reading: the connection is closed with a reason rather than
+// silently dropping the frame.
+func (s *stream) WriteObject(obj any) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("server: encode frame: %w", err)
+	}
+	return s.write(data)
+}
+
+func (s *stream) write(data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return io.ErrClosedPipe
+	}
+	if s.held > 0 {
+		s.heldBuf = append(s.heldBuf, data)
+		if len(s.heldBuf) > cap(s.queue) {
+			s.overflowLocked()
+			return io.ErrClosedPipe
+		}
+		return nil
+	}
+	return s.enqueueLocked(data)
+}
+
+func (s *stream) enqueueLocked(data []byte) error {
+	select {
+	case s.queue <- outMsg{data: data}:
+		return nil
+	default:
+		s.overflowLocked()
+		return io.ErrClosedPipe
+	}
+}
+
+func (s *stream) overflowLocked() {
+	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", cap(s.queue))
+	s.closeLocked(websocket.ClosePolicyViolation, reason)
+}
+
+// hold diverts writes into a side buffer until release; it lets a reply
+// that gathers several channels precede every action queued meanwhile.
+func (s *stream) hold() {
+	s.mu.Lock()
+	s.held++
+	s.mu.Unlock()
+}
+
+// release queues first and then everything written while held.
+func (s *stream) release(first []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held--
+	if s.closing {
+		return
+	}
+	if s.held > 0 {
+		// An outer hold is still open: keep order behind it.
+		s.heldBuf = append([][]byte{first}, s.heldBuf...)
+		return
+	}
+	buf := s.heldBuf
+	s.heldBuf = nil
+	if first != nil && s.enqueueLocked(first) != nil {
+		return
+	}
+	for _, b := range buf {
+		if s.enqueueLocked(b) != nil {
+			return
+		}
+	}
+}
+
+// closeWith sends a close frame after everything already queued.
+func (s *stream) closeWith(code int, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeLocked(code, reason)
+}
+
+func (s *stream) closeLocked(code int, reason string) {
+	if s.closing {
+		return
+	}
+	s.closing = true
+	cm := &closeMsg{code: code, reason: reason}
+	select {
+	case s.queue <- outMsg{close: cm}:
+	default:
+		// The queue is full: the writer closes as soon as it sees the
+		// flag, without sending what is queued.
+		go func() { s.queue <- outMsg{close: cm} }()
+	}
+	s.closeOnce.Do(func() {
+		if s.onClose != nil {
+			go s.onClose(code, reason)
+		}
+	})
+}
+
+// Close implements io.Closer for jsonrpc2: a normal close.
+func (s *stream) Close() error {
+	s.closeWith(websocket.CloseNormalClosure, "")
+	select {
+	case <-s.done:
+	case <-time.After(s.cfg.WriteTimeout):
+		s.ws.Close()
+	}
+	return nil
+}
+
+func (s *stream) writeLoop() {
+	defer close(s.done)
+	defer s.ws.Close()
+	ping := time.NewTicker(s.cfg.PingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case m := <-s.queue:
+			if m.close != nil {
+				msg := websocket.FormatCloseMessage(m.close.code, truncateReason(m.close.reason))
+				_ = s.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(s.cfg.WriteTimeout))
+				return
+			}
+			s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+			if err := s.ws.WriteMessage(websocket.TextMessage, m.data); err != nil {
+				s.closeWith(websocket.CloseAbnormalClosure, "write failed")
+				return
+			}
+		case <-ping.C:
+			if err := s.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.cfg.WriteTimeout)); err != nil {
+				s.closeWith(websocket.CloseAbnormalClosure, "ping failed")
+				return
+			}
+		}
+	}
+}
+
+// truncateReason keeps a close reason within the 123 bytes a close frame
+// allows.
+func truncateReason(r string) string {
+	if len(r) > 120 {
+		return r[:120]
+	}
+	return r
+}
+
+// ReadObject reads the next well-formed JSON-RPC message into v. Frames
+// that are not are answered here with the matching JSON-RPC error and
+// skipped; the connection stays up.
+func (s *stream) ReadObject(v any) error {
+	for {
+		data, err := s.readFrame()
+		if err != nil {
+			return err
+		}
+		if data == nil {
+			continue
+		}
+		if rpcErr, id := validate(data); rpcErr != nil {
+			if id != nil {
+				s.writeError(id, rpcErr)
+			}
+			continue
+		}
+		return json.Unmarshal(data, v)
+	}
+}
+
+// readFrame returns one text frame, nil for a frame that was answered
+// already, or an error that ends the connection.
+func (s *stream) readFrame() ([]byte, error) {
+	s.ws.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
+	typ, r, err := s.ws.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(r, s.maxFrame+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > s.maxFrame {
+		reason := fmt.Sprintf("message larger than %d bytes", s.maxFrame)
+		s.writeError(json.RawMessage("null"), &protocol.Error{Code: protocol.CodeInvalidRequest, Message: reason})
+		s.closeWith(websocket.CloseMessageTooBig, reason)
+		return nil, errors.New(reason)
+	}
+	if typ != websocket.TextMessage {
+		s.writeError(json.RawMessage("null"), &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "binary frames are not accepted: send one JSON-RPC message per text frame"})
+		return nil, nil
+	}
+	return data, nil
+}
+
+// writeError queues an error response with a raw id.
+func (s *stream) writeError(id json.RawMessage, e *protocol.Error) {
+	resp := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *protocol.Error `json:"error"`
+	}{"2.0", id, e}
+	_ = s.WriteObject(resp)
+}
+
+// validate checks a frame against JSON-RPC 2.0 and the subset the
+// jsonrpc2 library can represent. It returns the error to answer and the
+// raw id to answer it with (nil: do not answer, e.g. a bad notification).
+func validate(data []byte) (*protocol.Error, json.RawMessage) {
+	null := json.RawMessage("null")
+	trimmed := bytes.TrimSpace(data)
+	if !json.Valid(trimmed) {
+		return &protocol.Error{Code: protocol.CodeParseError, Message: "parse error: the frame is not valid JSON"}, null
+	}
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "batch requests are not supported: send one message per frame"}, null
+	case len(trimmed) == 0 || trimmed[0] != '{':
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: a JSON-RPC message must be a JSON object"}, null
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &m); err != nil {
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: " + err.Error()}, null
+	}
+	rawID, hasID := m["id"]
+	id := null
+	idOK := true
+	if hasID {
+		idOK = validID(rawID)
+		if idOK || isScalar(rawID) {
+			id = rawID
+		}
+	}
+	if string(m["jsonrpc"]) != `"2.0"` {
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: "jsonrpc" must be "2.0"`}, id
+	}
+	method, hasMethod := m["method"]
+	if !hasMethod {
+		if _, ok := m["result"]; ok && hasID {
+			return nil, nil // a response; the library ignores unknown ones
+		}
+		if _, ok := m["error"]; ok && hasID {
+			return nil, nil
+		}
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: "method" is missing`}, id
+	}
+	var name string
+	if err := json.Unmarshal(method, &name); err != nil || name == "" {
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: "method" must be a non-empty string`}, id
+	}
+	if hasID && !idOK {
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: id must be a string or a non-negative integer"}, id
+	}
+	if p, ok := m["params"]; ok {
+		if t := bytes.TrimSpace(p); len(t) == 0 || (t[0] != '{' && t[0] != '[' && string(t) != "null") {
+			if !hasID {
+				return &protocol.Error{}, nil
+			}
+			return &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("invalid params for %s: params must be an object", name)}, id
+		}
+	}
+	return nil, nil
+}
+
+// validID reports whether raw is an id the jsonrpc2 library accepts: a
+// string or an integer in uint64 range. A null id is not.
+func validID(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	if len(t) > 0 && t[0] == '"' {
+		return true
+	}
+	_, err := strconv.ParseUint(string(t), 10, 64)
+	return err == nil
+}
+
+func isScalar(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] != '{' && t[0] != '['
+}

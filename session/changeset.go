@@ -1,0 +1,505 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/uritemplate"
+)
+
+// csChannel is one subscribed changeset of a session. It is owned by the
+// session actor.
+type csChannel struct {
+	uri   string
+	ref   uritemplate.Ref
+	ch    *channel
+	state protocol.ChangesetState
+
+	loaded    bool     // a full result has been published
+	active    bool     // someone is subscribed: watchers run
+	stops     []func() // watcher stop functions
+	computing bool
+	gen       int // bumped on deactivate so late results are dropped
+	// pending work gathered while computing.
+	pendingAll   bool
+	pendingPaths map[int][]string // by workspace index
+	// where each published file came from, by file id.
+	origin map[string]fileOrigin
+}
+
+type fileOrigin struct {
+	ws   int
+	path string // current path (new side, or old side when deleted)
+	old  string // old path for renames
+}
+
+func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Ref, lastSeen int64, done func(Attachment, error)) {
+	if !s.do(func() {
+		if s.disposed {
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", uri))
+			return
+		}
+		if err := s.checkRef(ref); err != nil {
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: %v", uri, err))
+			return
+		}
+		cs := s.changesets[uri]
+		if cs == nil {
+			cs = &csChannel{
+				uri:    uri,
+				ref:    ref,
+				ch:     newChannel(uri, s.m.opts.ReplayBuffer),
+				state:  protocol.ChangesetState{Status: protocol.StatusComputing, Files: []protocol.ChangesetFile{}},
+				origin: map[string]fileOrigin{},
+			}
+			s.changesets[uri] = cs
+		}
+		legacy := protocol.IsLegacy(sub.Version())
+		s.m.attach(cs.ch, sub, lastSeen, func() any { return cs.snapshot(legacy) }, done)
+		if !cs.active && s.workspaces != nil {
+			cs.activate(s)
+		}
+	}) {
+		done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", uri))
+	}
+}
+
+// checkRef reports whether the session can serve a changeset reference.
+func (s *Session) checkRef(ref uritemplate.Ref) error {
+	switch ref.Kind {
+	case protocol.KindUncommitted, protocol.KindBranch, protocol.KindSession:
+		return nil
+	case protocol.KindTurn:
+		return fmt.Errorf("turn %q does not exist in session %s", ref.Vars["turnId"], s.uri)
+	case protocol.KindCompareTurns:
+		return fmt.Errorf("turn %q does not exist in session %s", ref.Vars["originalTurnId"], s.uri)
+	}
+	return fmt.Errorf("changeset kind %q is not offered by session %s", ref.Kind, s.uri)
+}
+
+func (cs *csChannel) snapshot(legacy bool) protocol.ChangesetState {
+	st := cs.state.Clone()
+	if legacy && st.Status == protocol.StatusRecomputing {
+		st.Status = protocol.StatusComputing
+	}
+	return st
+}
+
+func (s *Session) detachChangeset(sub Subscriber, uri string) {
+	cs := s.changesets[uri]
+	if cs == nil {
+		return
+	}
+	s.m.detachChannel(cs.ch, sub)
+	s.m.commitMu.Lock()
+	idle := len(cs.ch.subs) == 0
+	s.m.commitMu.Unlock()
+	if idle {
+		cs.deactivate()
+	}
+}
+
+// activate starts watching and computing. s is the owning session.
+func (cs *csChannel) activate(s *Session) {
+	cs.active = true
+	for i, e := range s.workspaces {
+		if e.ws == nil {
+			continue
+		}
+		stop, err := e.ws.Watch(func(paths []string, all bool) {
+			s.do(func() { cs.changed(s, i, paths, all) })
+		})
+		if err != nil {
+			s.log.Warn("cannot watch working directory; changes show on the next refresh", "dir", e.dir, "err", err)
+			continue
+		}
+		cs.stops = append(cs.stops, stop)
+	}
+	cs.pendingAll = true
+	cs.refresh(s)
+}
+
+func (cs *csChannel) deactivate() {
+	cs.active = false
+	cs.gen++
+	cs.computing = false
+	for _, stop := range cs.stops {
+		stop()
+	}
+	cs.stops = nil
+}
+
+// close ends the channel for good when its session is disposed.
+func (cs *csChannel) close(s *Session) {
+	cs.deactivate()
+	cs.commit(s, protocol.ChangesetCleared{}, nil)
+	s.m.commitMu.Lock()
+	clear(cs.ch.subs)
+	s.m.commitMu.Unlock()
+}
+
+// changed records watcher hints and schedules a refresh.
+func (cs *csChannel) changed(s *Session, ws int, paths []string, all bool) {
+	if !cs.active || s.disposed {
+		return
+	}
+	if all {
+		cs.pendingAll = true
+	} else {
+		if cs.pendingPaths == nil {
+			cs.pendingPaths = map[int][]string{}
+		}
+		cs.pendingPaths[ws] = append(cs.pendingPaths[ws], paths...)
+	}
+	cs.refresh(s)
+}
+
+// commit reduces a on the changeset state and publishes it.
+func (cs *csChannel) commit(s *Session, a protocol.Action, origin *protocol.ActionOrigin) {
+	next, out := reducer.ApplyChangeset(cs.state, a, reducer.Env{})
+	if out == reducer.Applied {
+		cs.state = next
+	}
+	stateErr := cs.state.Error
+	s.m.publish(cs.ch, a, origin, func(version string, env protocol.ActionEnvelope) protocol.ActionEnvelope {
+		if !protocol.IsLegacy(version) {
+			return env
+		}
+		switch a := env.Action.Action.(type) {
+		case protocol.ChangesetStatusChanged:
+			if a.Status == protocol.StatusRecomputing {
+				a.Status = protocol.StatusComputing
+				env.Action = protocol.StateAction{Action: a}
+			}
+		case protocol.ChangesetContentChanged:
+			// 0.6/0.7 reducers replace error from contentChanged.
+			a.Error = stateErr
+			env.Action = protocol.StateAction{Action: a}
+		}
+		return env
+	})
+}
+
+// query returns what to ask a workspace for.
+func (cs *csChannel) query(e *workspaceEntry) Query {
+	switch cs.ref.Kind {
+	case protocol.KindBranch:
+		return Query{Kind: protocol.KindBranch}
+	case protocol.KindSession:
+		if e.startAt == "" {
+			return Query{Kind: protocol.KindUncommitted}
+		}
+		return Query{Kind: protocol.KindBranch, Base: e.startAt}
+	}
+	return Query{Kind: protocol.KindUncommitted}
+}
+
+type wsResult struct {
+	ws    int
+	all   bool
+	paths []string
+	list  *ChangeList
+	err   error
+}
+
+// refresh starts a computation unless one is running; pending hints are
+// picked up when it finishes.
+func (cs *csChannel) refresh(s *Session) {
+	if cs.computing || (!cs.pendingAll && len(cs.pendingPaths) == 0) {
+		return
+	}
+	cs.computing = true
+	all, byWS := cs.pendingAll || !cs.loaded, cs.pendingPaths
+	cs.pendingAll, cs.pendingPaths = false, nil
+	if cs.loaded && cs.state.Status != protocol.StatusRecomputing {
+		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
+	}
+	type job struct {
+		ws    int
+		ws2   Workspace
+		q     Query
+		paths []string
+	}
+	var jobs []job
+	for i, e := range s.workspaces {
+		if e.ws == nil {
+			continue
+		}
+		q := cs.query(e)
+		if all {
+			jobs = append(jobs, job{ws: i, ws2: e.ws, q: q})
+			continue
+		}
+		if p := byWS[i]; len(p) > 0 {
+			q.Paths = compactPaths(p)
+			jobs = append(jobs, job{ws: i, ws2: e.ws, q: q, paths: q.Paths})
+		}
+	}
+	gen := cs.gen
+	ctx := s.m.ctx
+	go func() {
+		results := make([]wsResult, 0, len(jobs))
+		for _, j := range jobs {
+			list, err := j.ws2.Changes(ctx, j.q)
+			results = append(results, wsResult{ws: j.ws, all: all, paths: j.paths, list: list, err: err})
+		}
+		s.do(func() {
+			if gen != cs.gen || s.disposed {
+				return
+			}
+			cs.computing = false
+			cs.apply(s, all, results)
+			cs.refresh(s)
+		})
+	}()
+}
+
+// compactPaths sorts, dedupes and drops paths under another listed path.
+func compactPaths(paths []string) []string {
+	p := slices.Clone(paths)
+	slices.Sort(p)
+	p = slices.Compact(p)
+	out := p[:0]
+	for _, x := range p {
+		if len(out) > 0 && (out[len(out)-1] == "" || strings.HasPrefix(x, out[len(out)-1]+"/")) {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// apply turns computed changes into actions.
+func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
+	var failure *protocol.ErrorInfo
+	for _, e := range s.workspaces {
+		if e.ws == nil && failure == nil {
+			failure = &protocol.ErrorInfo{ErrorType: "WorkspaceUnavailable", Message: fmt.Sprintf("%s: %v", e.dir, e.err)}
+		}
+	}
+	for _, r := range results {
+		if r.err != nil {
+			failure = &protocol.ErrorInfo{ErrorType: "ComputeFailed", Message: fmt.Sprintf("%s: %v", s.workspaces[r.ws].dir, r.err)}
+		}
+	}
+	if all {
+		var files []protocol.ChangesetFile
+		origin := map[string]fileOrigin{}
+		for _, r := range results {
+			if r.err != nil {
+				continue
+			}
+			for _, fc := range r.list.Files {
+				f, o := s.fileOf(r.ws, fc, cs)
+				files = append(files, f)
+				origin[f.ID] = o
+			}
+		}
+		cs.origin = origin
+		if files == nil {
+			files = []protocol.ChangesetFile{}
+		}
+		cs.commit(s, protocol.ChangesetContentChanged{Files: files}, nil)
+		cs.loaded = true
+	} else {
+		for _, r := range results {
+			if r.err != nil {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, fc := range r.list.Files {
+				f, o := s.fileOf(r.ws, fc, cs)
+				seen[f.ID] = true
+				cs.origin[f.ID] = o
+				if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
+					cs.commit(s, protocol.ChangesetFileSet{File: f}, nil)
+				}
+			}
+			for _, f := range slices.Clone(cs.state.Files) {
+				o, ok := cs.origin[f.ID]
+				if !ok || o.ws != r.ws || seen[f.ID] || !underAny(o, r.paths) {
+					continue
+				}
+				delete(cs.origin, f.ID)
+				cs.commit(s, protocol.ChangesetFileRemoved{FileID: f.ID}, nil)
+			}
+		}
+	}
+	if failure != nil {
+		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusError, Error: failure}, nil)
+	} else {
+		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusReady}, nil)
+	}
+	if cs.ref.Kind == protocol.KindUncommitted {
+		s.m.notifyRoot(protocol.NotifySessionSummaryChanged, protocol.SessionSummaryChangedParams{
+			Channel: protocol.RootURI, Session: s.uri, Changes: protocol.Object{"changes": s.changes()},
+		})
+	}
+}
+
+func underAny(o fileOrigin, paths []string) bool {
+	for _, p := range paths {
+		for _, x := range []string{o.path, o.old} {
+			if x != "" && (x == p || strings.HasPrefix(x, p+"/")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (cs *csChannel) find(id string) *protocol.ChangesetFile {
+	for i := range cs.state.Files {
+		if cs.state.Files[i].ID == id {
+			return &cs.state.Files[i]
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether republishing f would change nothing.
+func sameFile(a, b protocol.ChangesetFile) bool {
+	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed()
+}
+
+// contentKey identifies the content pair a review applies to.
+func contentKey(f protocol.ChangesetFile) string {
+	var b, a string
+	if f.Edit.Before != nil {
+		b = f.Edit.Before.URI + "@" + f.Edit.Before.Content.Nonce
+	}
+	if f.Edit.After != nil {
+		a = f.Edit.After.URI + "@" + f.Edit.After.Content.Nonce
+	}
+	return b + "\x00" + a
+}
+
+// fileOf builds the wire form of a file change. A reviewed flag carries
+// over only while the content pair is unchanged.
+func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.ChangesetFile, fileOrigin) {
+	root := s.workspaces[ws].dir
+	side := func(sd *Side) *protocol.FileEditSide {
+		uri := FileURI(filepath.Join(root, filepath.FromSlash(sd.Path)))
+		content := protocol.ContentRef{URI: BlobURI(s.id, sd.OID), SizeHint: protocol.Ptr(sd.Size), Nonce: sd.OID}
+		if sd.Live {
+			content.URI = uri
+		}
+		if sd.Mode == 0o120000 {
+			content.ContentType = "inode/symlink"
+		}
+		return &protocol.FileEditSide{URI: uri, Content: content}
+	}
+	f := protocol.ChangesetFile{Edit: protocol.FileEdit{}, Meta: fc.Meta}
+	o := fileOrigin{ws: ws, path: fc.Path()}
+	if fc.Old != nil {
+		f.Edit.Before = side(fc.Old)
+		f.ID = f.Edit.Before.URI
+	}
+	if fc.New != nil {
+		f.Edit.After = side(fc.New)
+		f.ID = f.Edit.After.URI
+	}
+	if fc.Old != nil && fc.New != nil && fc.Old.Path != fc.New.Path {
+		o.old = fc.Old.Path
+	}
+	if !fc.Binary && fc.Precise {
+		f.Edit.Diff = &protocol.FileEditDiffStats{Added: protocol.Ptr(fc.Added), Removed: protocol.Ptr(fc.Removed)}
+	}
+	if prev := cs.find(f.ID); prev != nil && prev.Reviewed != nil && contentKey(*prev) == contentKey(f) {
+		r := *prev.Reviewed
+		f.Reviewed = &r
+	}
+	return f, o
+}
+
+// BlobURI is the content URI of a stored object of a session.
+func BlobURI(sessionID, oid string) string {
+	return protocol.SessionScheme + "/" + path.Join(sessionID, "blob", oid)
+}
+
+// changes sums the uncommitted changeset for the session summary, or nil
+// when it has not been computed.
+func (s *Session) changes() *protocol.ChangesSummary {
+	for _, cs := range s.changesets {
+		if cs.ref.Kind != protocol.KindUncommitted || !cs.loaded {
+			continue
+		}
+		var add, del int
+		for _, f := range cs.state.Files {
+			if d := f.Edit.Diff; d != nil {
+				if d.Added != nil {
+					add += *d.Added
+				}
+				if d.Removed != nil {
+					del += *d.Removed
+				}
+			}
+		}
+		return &protocol.ChangesSummary{Additions: protocol.Ptr(add), Deletions: protocol.Ptr(del), Files: protocol.Ptr(len(cs.state.Files))}
+	}
+	return nil
+}
+
+func (s *Session) dispatchChangeset(sub Subscriber, uri string, a protocol.Action, origin *protocol.ActionOrigin) {
+	cs := s.changesets[uri]
+	if cs == nil || s.disposed {
+		return // no such channel: dropped, as the protocol requires
+	}
+	rv, ok := a.(protocol.ChangesetFilesReviewChanged)
+	if !ok {
+		s.m.reject(sub, uri, a, origin, fmt.Sprintf("%s is not client-dispatchable; only changeset/filesReviewChanged is", a.ActionType()))
+		return
+	}
+	if !s.hasReview(cs.ref.Kind) {
+		s.m.reject(sub, uri, a, origin, fmt.Sprintf("the %s changeset does not offer review", cs.ref.Kind))
+		return
+	}
+	if len(rv.Files) == 0 {
+		s.m.reject(sub, uri, a, origin, "files is empty: name at least one file id")
+		return
+	}
+	for _, id := range rv.Files {
+		if id == "" {
+			s.m.reject(sub, uri, a, origin, "files contains an empty file id")
+			return
+		}
+	}
+	cs.commit(s, a, origin)
+}
+
+func (s *Session) hasReview(kind string) bool {
+	for _, c := range s.state.Changesets {
+		if c.ChangeKind == kind {
+			return c.HasReview()
+		}
+	}
+	return false
+}
+
+// ReadBlob returns a stored object of one of the session's workspaces.
+func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
+	wss, err := call(ctx, s, func() ([]Workspace, error) {
+		var out []Workspace
+		for _, e := range s.workspaces {
+			if e.ws != nil {
+				out = append(out, e.ws)
+			}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, ws := range wss {
+		if b, err := ws.ReadBlob(oid); err == nil {
+			return b, nil
+		}
+	}
+	return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead: object %s not found in session %s", oid, s.uri)
+}

@@ -1,0 +1,60 @@
+package session
+
+import (
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// Subscriber receives envelopes and notifications for the channels it is
+// subscribed to. Implementations must not block: a subscriber that cannot
+// keep up closes itself and is then removed by Manager.Detach.
+type Subscriber interface {
+	// ClientID is the identity from initialize, used in origins.
+	ClientID() string
+	// Version is the negotiated protocol version, used to gate wire deltas.
+	Version() string
+	// Send delivers an action envelope.
+	Send(env protocol.ActionEnvelope)
+	// Notify delivers a protocol notification such as root/sessionAdded.
+	Notify(method string, params any)
+}
+
+// channel is the sequencing and fan-out part of one channel. Its owner
+// (the Manager for root, a Session actor otherwise) keeps the typed state.
+// All fields are guarded by Manager.commitMu.
+type channel struct {
+	uri string
+
+	ring    []protocol.ActionEnvelope // oldest first, at most ringCap
+	ringCap int
+	evicted int64 // highest serverSeq dropped from the ring; replay after it only
+	subs    map[Subscriber]struct{}
+}
+
+func newChannel(uri string, ringCap int) *channel {
+	return &channel{uri: uri, ringCap: ringCap, subs: map[Subscriber]struct{}{}}
+}
+
+// appendLocked records env for replay. m.commitMu must be held.
+func (c *channel) appendLocked(env protocol.ActionEnvelope) {
+	if len(c.ring) == c.ringCap {
+		c.evicted = c.ring[0].ServerSeq
+		copy(c.ring, c.ring[1:])
+		c.ring = c.ring[:len(c.ring)-1]
+	}
+	c.ring = append(c.ring, env)
+}
+
+// replayLocked returns the envelopes after lastSeen, or false when some of
+// them have been evicted. m.commitMu must be held.
+func (c *channel) replayLocked(lastSeen int64) ([]protocol.ActionEnvelope, bool) {
+	if lastSeen < c.evicted {
+		return nil, false
+	}
+	var out []protocol.ActionEnvelope
+	for _, env := range c.ring {
+		if env.ServerSeq > lastSeen {
+			out = append(out, env)
+		}
+	}
+	return out, true
+}

@@ -1,0 +1,394 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/uritemplate"
+)
+
+// Provider is the agent provider name this host publishes.
+const Provider = "changesetd"
+
+// DefaultReplayBuffer is the number of envelopes kept per channel for
+// reconnect replay. 1024 covers a few minutes of a busy changeset; older
+// gaps fall back to a snapshot, which is always correct, just larger.
+const DefaultReplayBuffer = 1024
+
+// Options configure a Manager. The zero value is usable.
+type Options struct {
+	Logger        *slog.Logger
+	ReplayBuffer  int                                 // per channel; 0 = DefaultReplayBuffer
+	OpenWorkspace func(dir string) (Workspace, error) // nil: sessions have no changeset data
+	Now           func() time.Time                    // nil = time.Now
+	Version       string                              // server version for serverInfo
+}
+
+// Manager owns the root channel and every session.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+	ctx  context.Context
+	stop context.CancelFunc
+
+	// commitMu orders every commit, snapshot registration and root
+	// notification; see the package doc.
+	commitMu  sync.Mutex
+	seq       int64
+	root      *channel
+	rootState protocol.RootState
+
+	mu       sync.Mutex
+	sessions map[string]*Session // by session URI
+	wg       sync.WaitGroup
+}
+
+// NewManager returns a Manager with no sessions.
+func NewManager(opts Options) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ReplayBuffer <= 0 {
+		opts.ReplayBuffer = DefaultReplayBuffer
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	m := &Manager{
+		opts:     opts,
+		log:      opts.Logger.With("component", "session"),
+		ctx:      ctx,
+		stop:     stop,
+		root:     newChannel(protocol.RootURI, opts.ReplayBuffer),
+		sessions: map[string]*Session{},
+	}
+	m.rootState = protocol.RootState{
+		Agents: []protocol.AgentInfo{{
+			Provider:    Provider,
+			DisplayName: "Changes",
+			Description: "Live changesets of the session's working directories",
+			Models:      []protocol.Object{},
+		}},
+		ActiveSessions: protocol.Ptr(0),
+	}
+	return m
+}
+
+// Seq returns the current global serverSeq.
+func (m *Manager) Seq() int64 {
+	m.commitMu.Lock()
+	defer m.commitMu.Unlock()
+	return m.seq
+}
+
+// publish assigns the next serverSeq to an action on c, records it for
+// replay and fans it out. adapt, if non-nil, rewrites the envelope for
+// subscribers of older protocol versions.
+func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.ActionOrigin, adapt func(version string, env protocol.ActionEnvelope) protocol.ActionEnvelope) protocol.ActionEnvelope {
+	m.commitMu.Lock()
+	defer m.commitMu.Unlock()
+	m.seq++
+	env := protocol.ActionEnvelope{Channel: c.uri, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin}
+	c.appendLocked(env)
+	for sub := range c.subs {
+		e := env
+		if adapt != nil {
+			e = adapt(sub.Version(), env)
+		}
+		sub.Send(e)
+	}
+	return env
+}
+
+// reject sends a rejection envelope to the dispatching subscriber only. It
+// consumes no serverSeq and is not replayed; serverSeq carries the current
+// value so cursors do not move backwards.
+func (m *Manager) reject(sub Subscriber, channelURI string, a protocol.Action, origin *protocol.ActionOrigin, reason string) {
+	m.commitMu.Lock()
+	defer m.commitMu.Unlock()
+	sub.Send(protocol.ActionEnvelope{Channel: channelURI, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin, RejectionReason: reason})
+}
+
+// Attachment is the result of attaching a subscriber to a channel.
+type Attachment struct {
+	Snapshot protocol.Snapshot
+	// Replay holds the envelopes after the requested cursor; CanReplay is
+	// false when some were evicted from the replay buffer.
+	Replay    []protocol.ActionEnvelope
+	CanReplay bool
+}
+
+// attach registers sub on c and calls done with a snapshot taken at the
+// registration point, all under commitMu, so no action falls between the
+// snapshot and the live stream. state must return a copy that is safe to
+// encode on another goroutine. done must not block.
+func (m *Manager) attach(c *channel, sub Subscriber, lastSeen int64, state func() any, done func(Attachment, error)) {
+	m.commitMu.Lock()
+	defer m.commitMu.Unlock()
+	var at Attachment
+	if lastSeen >= 0 {
+		at.Replay, at.CanReplay = c.replayLocked(lastSeen)
+	}
+	at.Snapshot = protocol.Snapshot{Resource: c.uri, State: state(), FromSeq: m.seq}
+	c.subs[sub] = struct{}{}
+	done(at, nil)
+}
+
+func (m *Manager) detachChannel(c *channel, sub Subscriber) {
+	m.commitMu.Lock()
+	defer m.commitMu.Unlock()
+	delete(c.subs, sub)
+}
+
+// notifyRoot sends a protocol notification to root subscribers.
+func (m *Manager) notifyRoot(method string, params any) {
+	m.commitMu.Lock()
+	defer m.commitMu.Unlock()
+	for sub := range m.root.subs {
+		sub.Notify(method, params)
+	}
+}
+
+// Attach subscribes sub to the channel uri, or re-attaches it with replay
+// after lastSeen when lastSeen >= 0. done is called exactly once, on the
+// channel owner's goroutine, with the registration already in effect; it
+// must not block. Unknown channels fail with a protocol error.
+func (m *Manager) Attach(sub Subscriber, uri string, lastSeen int64, done func(Attachment, error)) {
+	switch protocol.KindOf(uri) {
+	case protocol.ChannelRoot:
+		m.attach(m.root, sub, lastSeen, func() any { return m.rootSnapshotLocked() }, done)
+	case protocol.ChannelSession:
+		s, ok := m.Session(uri)
+		if !ok {
+			done(Attachment{}, fmt.Errorf("subscribe %s: %w", uri, protocol.Errorf(protocol.CodeSessionNotFound, "session %s does not exist", uri)))
+			return
+		}
+		s.attachSession(sub, lastSeen, done)
+	case protocol.ChannelChangeset:
+		ref, err := uritemplate.ParseChangesetURI(uri)
+		if err != nil {
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: %v", uri, err))
+			return
+		}
+		s, ok := m.Session(protocol.SessionScheme + "/" + ref.SessionID)
+		if !ok {
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session %s does not exist", uri, ref.SessionID))
+			return
+		}
+		s.attachChangeset(sub, uri, ref, lastSeen, done)
+	default:
+		done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: unknown channel (this server serves ahp-root://, ahp-session: and ahp-changeset: channels)", uri))
+	}
+}
+
+// Detach removes sub from the channel uri; unknown channels are ignored.
+func (m *Manager) Detach(sub Subscriber, uri string) {
+	switch protocol.KindOf(uri) {
+	case protocol.ChannelRoot:
+		m.detachChannel(m.root, sub)
+	case protocol.ChannelSession:
+		if s, ok := m.Session(uri); ok {
+			s.do(func() { m.detachChannel(s.ch, sub) })
+		}
+	case protocol.ChannelChangeset:
+		if ref, err := uritemplate.ParseChangesetURI(uri); err == nil {
+			if s, ok := m.Session(protocol.SessionScheme + "/" + ref.SessionID); ok {
+				s.do(func() { s.detachChangeset(sub, uri) })
+			}
+		}
+	}
+}
+
+// Dispatch applies a client-dispatched action. Actions on channels that do
+// not exist are dropped silently, as the protocol requires; invalid ones
+// are rejected to the sender.
+func (m *Manager) Dispatch(sub Subscriber, channelURI string, clientSeq int64, a protocol.Action) {
+	origin := &protocol.ActionOrigin{ClientID: sub.ClientID(), ClientSeq: clientSeq}
+	switch protocol.KindOf(channelURI) {
+	case protocol.ChannelSession:
+		if s, ok := m.Session(channelURI); ok {
+			s.do(func() { s.dispatchSession(sub, a, origin) })
+		}
+	case protocol.ChannelChangeset:
+		ref, err := uritemplate.ParseChangesetURI(channelURI)
+		if err != nil {
+			return
+		}
+		if s, ok := m.Session(protocol.SessionScheme + "/" + ref.SessionID); ok {
+			s.do(func() { s.dispatchChangeset(sub, channelURI, a, origin) })
+		}
+	case protocol.ChannelRoot:
+		m.reject(sub, channelURI, a, origin, fmt.Sprintf("%s cannot be dispatched on the root channel of this server", a.ActionType()))
+	}
+}
+
+func (m *Manager) rootSnapshotLocked() protocol.RootState {
+	st := m.rootState
+	st.Agents = slices.Clone(st.Agents)
+	return st
+}
+
+// RootState returns a copy of the root state.
+func (m *Manager) RootState() protocol.RootState {
+	m.commitMu.Lock()
+	defer m.commitMu.Unlock()
+	return m.rootSnapshotLocked()
+}
+
+// Session returns the session with the given URI.
+func (m *Manager) Session(uri string) (*Session, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[uri]
+	return s, ok
+}
+
+var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
+
+// CreateParams describe a new session.
+type CreateParams struct {
+	URI                string   // ahp-session:/<id>
+	Provider           string   // empty or Provider
+	WorkingDirectories []string // file:// URIs of existing directories
+	Title              string
+}
+
+// Create starts a session actor. The session starts in lifecycle
+// "creating", opens its workspaces asynchronously and then becomes ready.
+func (m *Manager) Create(p CreateParams) (*Session, error) {
+	id, ok := strings.CutPrefix(p.URI, protocol.SessionScheme+"/")
+	if !ok || !sessionIDPattern.MatchString(id) {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "createSession: channel %q must be ahp-session:/<id> with an id of letters, digits and ._~-", p.URI)
+	}
+	if p.Provider != "" && p.Provider != Provider {
+		return nil, protocol.Errorf(protocol.CodeProviderNotFound, "createSession: provider %q is not offered; this server offers %q", p.Provider, Provider)
+	}
+	dirs := make([]string, 0, len(p.WorkingDirectories))
+	for _, d := range p.WorkingDirectories {
+		path, err := DirFromURI(d)
+		if err != nil {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "createSession: %v", err)
+		}
+		dirs = append(dirs, path)
+	}
+	m.mu.Lock()
+	if m.ctx.Err() != nil {
+		m.mu.Unlock()
+		return nil, protocol.Errorf(protocol.CodeInternalError, "createSession: server is shutting down")
+	}
+	if _, exists := m.sessions[p.URI]; exists {
+		m.mu.Unlock()
+		return nil, protocol.Errorf(protocol.CodeSessionAlreadyExists, "createSession: session %s already exists", p.URI)
+	}
+	s := newSession(m, id, p.URI, dirs, p.Title)
+	m.sessions[p.URI] = s
+	n := len(m.sessions)
+	m.mu.Unlock()
+
+	m.commitMu.Lock()
+	m.rootState.ActiveSessions = protocol.Ptr(n)
+	m.commitMu.Unlock()
+	s.start()
+	return s, nil
+}
+
+// Dispose tears a session down: every changeset subscriber gets
+// changeset/cleared, subscriptions are dropped and root subscribers get
+// root/sessionRemoved.
+func (m *Manager) Dispose(uri string) error {
+	m.mu.Lock()
+	s, ok := m.sessions[uri]
+	if ok {
+		delete(m.sessions, uri)
+	}
+	n := len(m.sessions)
+	m.mu.Unlock()
+	if !ok {
+		return protocol.Errorf(protocol.CodeSessionNotFound, "disposeSession: session %s does not exist", uri)
+	}
+	s.dispose()
+	m.commitMu.Lock()
+	m.rootState.ActiveSessions = protocol.Ptr(n)
+	m.commitMu.Unlock()
+	m.notifyRoot(protocol.NotifySessionRemoved, protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: uri})
+	return nil
+}
+
+// List returns the summaries of all sessions, newest-modified first.
+func (m *Manager) List(ctx context.Context) ([]protocol.SessionSummary, error) {
+	m.mu.Lock()
+	all := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	out := make([]protocol.SessionSummary, 0, len(all))
+	for _, s := range all {
+		sum, err := s.Summary(ctx)
+		if errors.Is(err, ErrClosed) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sum)
+	}
+	slices.SortFunc(out, func(a, b protocol.SessionSummary) int {
+		if c := strings.Compare(b.ModifiedAt, a.ModifiedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Resource, b.Resource)
+	})
+	return out, nil
+}
+
+// Close disposes every session and waits for their actors to stop.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.stop()
+	all := m.sessions
+	m.sessions = map[string]*Session{}
+	m.mu.Unlock()
+	for _, s := range all {
+		s.dispose()
+	}
+	m.wg.Wait()
+}
+
+// DirFromURI turns a file:// URI into a clean absolute directory path that
+// exists.
+func DirFromURI(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Path == "" {
+		return "", fmt.Errorf("working directory %q is not a file:// URI", uri)
+	}
+	path := filepath.Clean(filepath.FromSlash(u.Path))
+	if !filepath.IsAbs(path) {
+		return "", fmt.Errorf("working directory %q is not absolute", uri)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("working directory %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("working directory %s is not a directory", path)
+	}
+	return path, nil
+}
+
+// FileURI returns the file:// URI of an absolute path.
+func FileURI(path string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+}

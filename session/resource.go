@@ -1,0 +1,138 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/uritemplate"
+)
+
+var blobURIPattern = regexp.MustCompile(`^ahp-session:/([A-Za-z0-9._~-]+)/blob/([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// ReadResource reads the content a ContentRef points at: a stored object
+// of a session, or a file inside one of a session's working directories.
+// Anything else is NotFound; a file outside every session's directories,
+// including through a symbolic link, is PermissionDenied.
+func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]byte, error) {
+	if sm := blobURIPattern.FindStringSubmatch(uri); sm != nil {
+		s, ok := m.Session(protocol.SessionScheme + "/" + sm[1])
+		if !ok {
+			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: session %s does not exist", uri, sm[1])
+		}
+		return s.ReadBlob(ctx, sm[2])
+	}
+	if strings.HasPrefix(uri, "file:") {
+		return m.readFile(uri, limit)
+	}
+	return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: not a content URI of this server", uri)
+}
+
+func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
+	path, err := pathFromFileURI(uri)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: file does not exist", uri)
+	}
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+	}
+	if !m.insideSessionDirs(real) {
+		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: outside every session's working directories", uri)
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: not a regular file", uri)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: file is larger than %d bytes", uri, limit)
+	}
+	return data, nil
+}
+
+// insideSessionDirs reports whether real (a symlink-free absolute path)
+// lies inside a working directory of some session.
+func (m *Manager) insideSessionDirs(real string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.sessions {
+		for _, d := range s.dirs {
+			if Contains(d, real) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Contains reports whether path lies inside dir once both are resolved.
+// dir's symbolic links are resolved; path must already be.
+func Contains(dir, path string) bool {
+	rd, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(rd, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func pathFromFileURI(uri string) (string, error) {
+	rest, ok := strings.CutPrefix(uri, "file://")
+	if !ok {
+		return "", fmt.Errorf("not a file:// URI")
+	}
+	if i := strings.IndexByte(rest, '/'); i != 0 {
+		if i < 0 || (rest[:i] != "localhost") {
+			return "", fmt.Errorf("file URI with a host")
+		}
+		rest = rest[i:]
+	}
+	p, err := url.PathUnescape(rest)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Clean(filepath.FromSlash(p)), nil
+}
+
+// Invoke runs a changeset operation. Until a changeset offers operations
+// every invocation names one that does not exist.
+func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
+	ref, err := uritemplate.ParseChangesetURI(p.Channel)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: %v", p.Channel, err)
+	}
+	s, ok := m.Session(protocol.SessionScheme + "/" + ref.SessionID)
+	if !ok {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: session %s does not exist", p.Channel, ref.SessionID)
+	}
+	return call(ctx, s, func() (*protocol.InvokeChangesetOperationResult, error) {
+		cs := s.changesets[p.Channel]
+		if cs == nil {
+			if err := s.checkRef(ref); err != nil {
+				return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: %v", p.Channel, err)
+			}
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: operation %q is not offered by %s (subscribe to see its operations)", p.OperationID, p.Channel)
+		}
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: operation %q is not offered by %s", p.OperationID, p.Channel)
+	})
+}

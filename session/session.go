@@ -1,0 +1,311 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/uritemplate"
+)
+
+// ErrClosed is returned for work posted to a disposed session.
+var ErrClosed = errors.New("session: closed")
+
+// Session is the actor of one ahp-session: channel and its changesets.
+// Every field below mb is owned by the actor goroutine.
+type Session struct {
+	m   *Manager
+	id  string
+	uri string
+	log *slog.Logger
+	mb  *mailbox
+
+	dirs       []string
+	createdAt  time.Time
+	modifiedAt time.Time
+	state      protocol.SessionState
+	ch         *channel
+	workspaces []*workspaceEntry
+	changesets map[string]*csChannel // by changeset URI
+	templates  map[string]*uritemplate.Template
+	disposed   bool
+}
+
+// workspaceEntry is one working directory and what opening it gave.
+type workspaceEntry struct {
+	dir     string
+	ws      Workspace // nil when it could not be opened
+	err     error
+	startAt string // HEAD when the session started, the base of the session changeset
+}
+
+func newSession(m *Manager, id, uri string, dirs []string, title string) *Session {
+	now := m.opts.Now()
+	if title == "" {
+		title = "Changes"
+		if len(dirs) > 0 {
+			title = filepath.Base(dirs[0])
+		}
+	}
+	wd := make([]string, len(dirs))
+	for i, d := range dirs {
+		wd[i] = FileURI(d)
+	}
+	s := &Session{
+		m:          m,
+		id:         id,
+		uri:        uri,
+		log:        m.log.With("session", uri),
+		mb:         newMailbox(),
+		dirs:       dirs,
+		createdAt:  now,
+		modifiedAt: now,
+		ch:         newChannel(uri, m.opts.ReplayBuffer),
+		changesets: map[string]*csChannel{},
+		templates:  uritemplate.SessionChangesetTemplates(id),
+	}
+	s.state = protocol.SessionState{
+		Provider:           Provider,
+		Title:              title,
+		Status:             protocol.SessionIdle,
+		Lifecycle:          protocol.LifecycleCreating,
+		ActiveClients:      []protocol.Object{},
+		Chats:              []protocol.ChatSummary{},
+		WorkingDirectories: wd,
+	}
+	return s
+}
+
+// ID returns the session id (the path of its URI).
+func (s *Session) ID() string { return s.id }
+
+// URI returns the session URI.
+func (s *Session) URI() string { return s.uri }
+
+// Dirs returns the session's working directories.
+func (s *Session) Dirs() []string { return slices.Clone(s.dirs) }
+
+// do posts f to the actor.
+func (s *Session) do(f func()) bool { return s.mb.post(f) }
+
+// call runs f on the actor and waits for it or ctx.
+func call[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	if !s.do(func() {
+		v, err := f()
+		ch <- result{v, err}
+	}) {
+		var zero T
+		return zero, ErrClosed
+	}
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+func (s *Session) start() {
+	s.m.wg.Add(1)
+	go func() {
+		defer s.m.wg.Done()
+		s.mb.run()
+	}()
+	// Opening repositories reads the index and HEAD: do it off the actor.
+	go func() {
+		entries := make([]*workspaceEntry, len(s.dirs))
+		for i, d := range s.dirs {
+			e := &workspaceEntry{dir: d}
+			if s.m.opts.OpenWorkspace != nil {
+				e.ws, e.err = s.m.opts.OpenWorkspace(d)
+				if e.err == nil {
+					e.startAt = headOf(e.ws)
+				}
+			} else {
+				e.err = errors.New("no changeset engine configured")
+			}
+			if e.err != nil {
+				s.log.Warn("working directory has no changeset data", "dir", d, "err", e.err)
+			}
+			entries[i] = e
+		}
+		s.do(func() { s.ready(entries) })
+	}()
+}
+
+// headOf returns the workspace's HEAD commit, if it has one.
+func headOf(ws Workspace) string {
+	if h, ok := ws.(interface{ Head() string }); ok {
+		return h.Head()
+	}
+	return ""
+}
+
+func (s *Session) ready(entries []*workspaceEntry) {
+	if s.disposed {
+		return
+	}
+	s.workspaces = entries
+	// Changesets subscribed while the session was starting begin now.
+	for _, cs := range s.changesets {
+		s.m.commitMu.Lock()
+		n := len(cs.ch.subs)
+		s.m.commitMu.Unlock()
+		if n > 0 && !cs.active {
+			cs.activate(s)
+		}
+	}
+	s.commitSession(protocol.SessionChangesetsChanged{Changesets: s.catalogue()}, nil)
+	s.commitSession(protocol.SessionReady{}, nil)
+	sum := s.summary()
+	s.m.notifyRoot(protocol.NotifySessionAdded, protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: sum})
+}
+
+// catalogue lists the changesets this session publishes.
+func (s *Session) catalogue() []protocol.Changeset {
+	review := &protocol.ChangesetCapabilities{Review: &struct{}{}}
+	entry := func(kind, label, desc string) protocol.Changeset {
+		return protocol.Changeset{Label: label, URITemplate: s.templates[kind].String(), Description: desc, ChangeKind: kind, Capabilities: review}
+	}
+	return []protocol.Changeset{
+		entry(protocol.KindUncommitted, "Uncommitted Changes", "Working tree and index against HEAD"),
+		entry(protocol.KindBranch, "Branch Changes", "Working tree against the merge base with the default branch"),
+		entry(protocol.KindSession, "Session Changes", "Everything changed since the session started"),
+		entry(protocol.KindTurn, "Turn Changes", "What one turn changed"),
+		entry(protocol.KindCompareTurns, "Compare Turns", "Differences between the ends of two turns"),
+	}
+}
+
+// commitSession reduces a on the session state and publishes it.
+func (s *Session) commitSession(a protocol.Action, origin *protocol.ActionOrigin) {
+	next, out := reducer.ApplySession(s.state, a, reducer.Env{})
+	if out == reducer.Applied {
+		s.state = next
+		s.modifiedAt = s.m.opts.Now()
+	}
+	s.m.publish(s.ch, a, origin, adaptSessionEnvelope)
+}
+
+func adaptSessionEnvelope(version string, env protocol.ActionEnvelope) protocol.ActionEnvelope {
+	return env // session actions keep their shape; lifecycle strings are set by the client's reducer
+}
+
+func (s *Session) snapshotFor(version string) protocol.SessionState {
+	st := cloneSessionState(s.state)
+	if protocol.IsLegacy(version) && st.Lifecycle == protocol.LifecycleFailed {
+		st.Lifecycle = protocol.LifecycleCreationFailed
+	}
+	return st
+}
+
+func cloneSessionState(st protocol.SessionState) protocol.SessionState {
+	c := st
+	c.ActiveClients = slices.Clone(st.ActiveClients)
+	c.Chats = slices.Clone(st.Chats)
+	c.WorkingDirectories = slices.Clone(st.WorkingDirectories)
+	c.Changesets = slices.Clone(st.Changesets)
+	c.Customizations = slices.Clone(st.Customizations)
+	c.InputNeeded = slices.Clone(st.InputNeeded)
+	c.ServerTools = slices.Clone(st.ServerTools)
+	return c
+}
+
+func (s *Session) attachSession(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
+	if !s.do(func() {
+		s.m.attach(s.ch, sub, lastSeen, func() any { return s.snapshotFor(sub.Version()) }, done)
+	}) {
+		done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.uri))
+	}
+}
+
+// clientSessionActions are the session actions a client may dispatch and
+// this host applies.
+var clientSessionActions = map[string]bool{
+	"session/titleChanged":            true,
+	"session/isReadChanged":           true,
+	"session/isArchivedChanged":       true,
+	"session/configChanged":           true,
+	"session/customizationToggled":    true,
+	"session/activeClientSet":         true,
+	"session/activeClientRemoved":     true,
+	"session/mcpServerStartRequested": true,
+	"session/mcpServerStopRequested":  true,
+}
+
+func (s *Session) dispatchSession(sub Subscriber, a protocol.Action, origin *protocol.ActionOrigin) {
+	if s.disposed {
+		return
+	}
+	switch t := a.ActionType(); {
+	case t == "session/workingDirectorySet" || t == "session/workingDirectoryRemoved":
+		s.m.reject(sub, s.uri, a, origin, "working directories are fixed when a session is created on this server")
+		return
+	case !clientSessionActions[t]:
+		s.m.reject(sub, s.uri, a, origin, fmt.Sprintf("%s is not a client-dispatchable session action", t))
+		return
+	}
+	s.commitSession(a, origin)
+	if a.ActionType() == "session/titleChanged" {
+		s.m.notifyRoot(protocol.NotifySessionSummaryChanged, protocol.SessionSummaryChangedParams{
+			Channel: protocol.RootURI, Session: s.uri, Changes: protocol.Object{"title": s.state.Title, "modifiedAt": formatTime(s.modifiedAt)},
+		})
+	}
+}
+
+// Summary returns the session's catalogue entry.
+func (s *Session) Summary(ctx context.Context) (protocol.SessionSummary, error) {
+	return call(ctx, s, func() (protocol.SessionSummary, error) { return s.summary(), nil })
+}
+
+func (s *Session) summary() protocol.SessionSummary {
+	sum := protocol.SessionSummary{
+		Resource:           s.uri,
+		Provider:           s.state.Provider,
+		Title:              s.state.Title,
+		Status:             s.state.Status,
+		WorkingDirectories: slices.Clone(s.state.WorkingDirectories),
+		CreatedAt:          formatTime(s.createdAt),
+		ModifiedAt:         formatTime(s.modifiedAt),
+	}
+	if c := s.changes(); c != nil {
+		sum.Changes = c
+	}
+	return sum
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// dispose clears every changeset for its subscribers, drops all
+// subscriptions and stops the actor. It waits for the actor to finish.
+func (s *Session) dispose() {
+	done := make(chan struct{})
+	if !s.do(func() {
+		defer close(done)
+		if s.disposed {
+			return
+		}
+		s.disposed = true
+		for _, cs := range s.changesets {
+			cs.close(s)
+		}
+		s.m.commitMu.Lock()
+		clear(s.ch.subs)
+		s.m.commitMu.Unlock()
+	}) {
+		return
+	}
+	<-done
+	s.mb.close()
+}

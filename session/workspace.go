@@ -1,0 +1,70 @@
+package session
+
+import (
+	"context"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// Workspace is one working directory of a session as the changeset
+// channels see it. The daemon implements it over package scm; tests may use
+// the same implementation on a temporary repository.
+type Workspace interface {
+	// Root is the absolute directory.
+	Root() string
+	// Changes computes the file changes of a changeset kind (uncommitted
+	// or branch). With Paths set, only changes under those relative paths
+	// are returned and the caller treats every other known file under them
+	// as clean.
+	Changes(ctx context.Context, q Query) (*ChangeList, error)
+	// ReadBlob returns the content of a stored object named by a
+	// Side.OID of a non-live side.
+	ReadBlob(oid string) ([]byte, error)
+	// Watch reports paths that may have changed, relative to Root; all is
+	// set when everything must be rechecked. stop ends the watch.
+	Watch(onChange func(paths []string, all bool)) (stop func(), err error)
+}
+
+// Query selects what Changes computes.
+type Query struct {
+	Kind  string   // protocol.KindUncommitted or protocol.KindBranch
+	Base  string   // for KindBranch: the base branch; empty = the default
+	Paths []string // nil = everything
+}
+
+// ChangeList is the result of Changes.
+type ChangeList struct {
+	Files []FileChange
+	// Meta is merged into the changeset's file-independent metadata, e.g.
+	// warnings about attributes the engine cannot apply, or the watcher
+	// mode.
+	Meta protocol.Object
+}
+
+// Side is one side of a file change.
+type Side struct {
+	Path string // slash-separated, relative to the workspace root
+	OID  string // git blob id
+	Mode uint32 // git mode
+	Size int64
+	Live bool // the content is the working-tree file, not a stored object
+}
+
+// FileChange is one changed file with its diff data, computed by the
+// workspace implementation with package changeset.
+type FileChange struct {
+	Old, New       *Side // nil when absent on that side
+	Binary         bool
+	Precise        bool // counts are exact; false for degraded diffs
+	Added, Removed int
+	// Meta is the file's _meta (diff statistics extension, patch).
+	Meta protocol.Object
+}
+
+// Path is the file's current path, or its old path when deleted.
+func (c FileChange) Path() string {
+	if c.New != nil {
+		return c.New.Path
+	}
+	return c.Old.Path
+}
