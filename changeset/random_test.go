@@ -84,7 +84,7 @@ func TestGitCompatRandom(t *testing.T) {
 		fmt.Sscanf(l, "%d\t%d\t%s", &a, &d, &p)
 		nums[p] = [2]int{a, d}
 	}
-	exact, changed := 0, 0
+	exact, changed, sameCounts := 0, 0, 0
 	var all strings.Builder
 	for i := range old {
 		r := Compare(sideOf(old[i]), sideOf(new[i]), Options{})
@@ -100,15 +100,15 @@ func TestGitCompatRandom(t *testing.T) {
 		}
 		if r.Patch == sections[p] {
 			exact++
-		} else if r.Added == g[0] && testing.Verbose() {
-			t.Logf("same counts, different patch:\n%s\n%s", r.Patch, sections[p])
+		} else if r.Added == g[0] {
+			sameCounts++
 		}
 		if got, err := Apply(old[i].contentBytes(), r.Hunks); err != nil || string(got) != new[i].content {
 			t.Errorf("%s: Apply: %v", p, err)
 		}
 	}
 	checkApply(t, repo, t1, t2, all.String(), false)
-	t.Logf("%d of %d changed files byte-identical to git's patch", exact, changed)
+	t.Logf("%d of %d changed files byte-identical to git's patch; %d more with git's counts but another equally minimal alignment", exact, changed, sameCounts)
 	if exact*10 < changed*8 {
 		t.Errorf("only %d of %d patches match git byte for byte", exact, changed)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"go.uber.org/goleak"
 )
 
@@ -239,4 +240,14 @@ func status(t testing.TB, r *Repo) *Status {
 		t.Fatal(err)
 	}
 	return st
+}
+
+func execGit(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	return cmd
+}
+
+func blobID(content string) string {
+	return plumbing.ComputeHash(plumbing.BlobObject, []byte(content)).String()
 }

@@ -50,6 +50,8 @@ type Repo struct {
 	trees map[plumbing.Hash]*flatTree
 	// cache is the stat cache: path -> stat and blob id from our last hash.
 	cache map[string]cacheEntry
+	// hashes counts files read and hashed (cache misses), for tests.
+	hashes int
 }
 
 // Open finds the worktree containing dir (which may be any directory inside

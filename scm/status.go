@@ -690,6 +690,7 @@ func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry)
 		return plumbing.ZeroHash, false, err
 	}
 	start := time.Now()
+	s.r.hashes++
 	var h plumbing.Hash
 	var err error
 	abs := s.abs(p)

@@ -232,12 +232,16 @@ func New(opts Options, onBatch func(Batch)) (*Watcher, error) {
 		pend:     newPending(opts.maxQueued),
 	}
 
+	remote := ""
+	if !opts.TrustRemoteFS {
+		remote = remoteFSName(root)
+	}
 	switch {
 	case opts.ForcePoll:
 		w.log.Info("fswatch: polling", "reason", "forced by options")
 		w.startPoll("polling forced by options")
-	case !opts.TrustRemoteFS && remoteFSName(root) != "":
-		w.fallback(fmt.Sprintf("root is on a %s file system, where changes made elsewhere produce no inotify events", remoteFSName(root)), false)
+	case remote != "":
+		w.fallback(fmt.Sprintf("root is on a %s file system, where changes made elsewhere produce no inotify events", remote), false)
 	default:
 		if reason := w.startNotify(); reason != "" {
 			w.fallback(reason, false)

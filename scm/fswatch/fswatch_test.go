@@ -560,3 +560,29 @@ func TestCloseTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDirRename moves a directory within the tree: the old name and the
+// files under the new name are reported, and later writes under the new name
+// are reported under that name (not the stale old one).
+func TestDirRename(t *testing.T) {
+	bothModes(t, func(t *testing.T, poll bool) {
+		root := t.TempDir()
+		write(t, filepath.Join(root, "a", "sub", "f"), "x")
+		_, r := start(t, Options{Root: root, ForcePoll: poll, PollInterval: 20 * time.Millisecond})
+
+		m := r.mark()
+		if err := os.Rename(filepath.Join(root, "a"), filepath.Join(root, "b")); err != nil {
+			t.Fatal(err)
+		}
+		r.waitPaths(t, m, "a", "b/sub/f")
+
+		m = r.mark()
+		write(t, filepath.Join(root, "b", "sub", "g"), "y")
+		bs := r.waitPaths(t, m, "b/sub/g")
+		for _, b := range bs {
+			if slices.Contains(b.Paths, "a/sub/g") {
+				t.Errorf("write reported under the old directory name: %+v", b)
+			}
+		}
+	})
+}

@@ -1,0 +1,202 @@
+package test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/changesetd/changesetd/test/fake"
+)
+
+// binary is the daemon built once for the whole package.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "changesetd-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "changesetd")
+	args := []string{"build", "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../cmd/changesetd")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build daemon:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// daemon is a running changesetd process.
+type daemon struct {
+	t        *testing.T
+	cmd      *exec.Cmd
+	URL      string // ws://host:port/ahp?token=...
+	Addr     string
+	Token    string
+	StateDir string
+	stderr   *lockedWriter
+	exited   chan error
+}
+
+// startDaemon runs "changesetd serve" on a free loopback port with a fresh
+// state dir, plus args, and waits for its ready line.
+func startDaemon(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	d := &daemon{t: t, StateDir: t.TempDir(), stderr: &lockedWriter{b: &strings.Builder{}}, exited: make(chan error, 1)}
+	full := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", d.StateDir, "--log-level", "debug"}, args...)
+	d.cmd = exec.Command(binary, full...)
+	d.cmd.Stderr = d.stderr
+	out, err := d.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	go func() { d.exited <- d.cmd.Wait() }()
+	timeout := time.After(30 * time.Second)
+	for d.URL == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("daemon exited before ready; stderr:\n%s", d.stderr)
+			}
+			if u, ok := strings.CutPrefix(l, "connect: "); ok {
+				d.URL = u
+			}
+		case <-timeout:
+			t.Fatalf("daemon not ready in 30s; stderr:\n%s", d.stderr)
+		}
+	}
+	rest := strings.TrimPrefix(d.URL, "ws://")
+	d.Addr = rest[:strings.Index(rest, "/")]
+	d.Token = d.URL[strings.Index(d.URL, "token=")+len("token="):]
+	t.Cleanup(func() {
+		d.stop()
+		if t.Failed() {
+			t.Logf("daemon stderr:\n%s", d.stderr)
+		}
+	})
+	return d
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (d *daemon) stop() error {
+	if d.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.exited:
+		d.exited <- err
+		return err
+	case <-time.After(20 * time.Second):
+		_ = d.cmd.Process.Kill()
+		d.t.Errorf("daemon did not stop within 20s of SIGTERM")
+		return fmt.Errorf("killed")
+	}
+}
+
+// dial connects a client and closes it at cleanup.
+func (d *daemon) dial(t *testing.T) *fake.Client {
+	t.Helper()
+	c, _, err := fake.Dial(ctx(t), d.URL, nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// client dials and initializes with clientID.
+func (d *daemon) client(t *testing.T, clientID string) *fake.Client {
+	t.Helper()
+	c := d.dial(t)
+	if _, err := c.Initialize(ctx(t), clientID, nil); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+// ctx is a per-call deadline generous enough for a loaded CI machine.
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func httpGet(t *testing.T, url string, h http.Header) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// gitRepo creates a repository with committed files.
+func gitRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	git(t, dir, "init", "-q", "-b", "main")
+	for name, content := range files {
+		writeFile(t, dir, name, content)
+	}
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "initial")
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "core.autocrlf=false", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
