@@ -78,7 +78,8 @@ func diffLines(a, b []string, budget time.Duration) lineDiff {
 	case p == ea || p == eb:
 		d.a.markAll(p, ea)
 		d.b.markAll(p, eb)
-	case len(intern) > maxRuneID || ea-p > anchoredOnlyLines || eb-p > anchoredOnlyLines:
+	case len(intern) > maxRuneID || ea-p > anchoredOnlyLines || eb-p > anchoredOnlyLines ||
+		repetitionWork(d.a.ids[p:ea], d.b.ids[p:eb]) > maxRepetitionWork:
 		d.anchored(p, ea, eb)
 	default:
 		if !d.myers(p, ea, eb, budget) {
@@ -88,6 +89,27 @@ func diffLines(a, b []string, budget time.Duration) lineDiff {
 	compact(d.a, d.b)
 	compact(d.b, d.a)
 	return d
+}
+
+// maxRepetitionWork bounds repetitionWork for the Myers path. go-diff's
+// substring test (runesIndex) and its half-match seed search run before
+// its deadline is ever checked and are quadratic on repetitive input:
+// their cost is at most (occurrences of the most frequent line) × (lines).
+// 50,000 copies of one line took 2.7 s; at this bound the worst case stays
+// within about the 100 ms budget, while a 10,000-line source file with 15%
+// blank lines scores about 6e7.
+const maxRepetitionWork = 5e8
+
+func repetitionWork(a, b []int32) int {
+	count := make(map[int32]int)
+	most := 0
+	for _, ids := range [][]int32{a, b} {
+		for _, id := range ids {
+			count[id]++
+			most = max(most, count[id])
+		}
+	}
+	return most * (len(a) + len(b))
 }
 
 // myers runs go-diff's Myers on a[p:ea] and b[p:eb]. It reports false

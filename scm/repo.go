@@ -471,6 +471,11 @@ type indexSnapshot struct {
 	mtime int64 // index file mtime (ns): the racy-git boundary
 }
 
+// stageMerged is the stage of an ordinary entry as the decoder returns it
+// (the on-disk stage bits, 0). go-git's index.Merged constant is 1, which
+// is the "ancestor" stage of a conflict, so it is not used here.
+const stageMerged index.Stage = 0
+
 type idxEntry struct {
 	e *index.Entry
 	// conflict: only stages 1-3 exist for this path.
@@ -504,12 +509,12 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.Entries))}
 	for _, e := range idx.Entries {
 		if prev, ok := snap.m[e.Name]; ok {
-			if e.Stage == index.Merged {
+			if e.Stage == stageMerged {
 				prev.e, prev.conflict = e, false
 			}
 			continue
 		}
-		snap.m[e.Name] = &idxEntry{e: e, conflict: e.Stage != index.Merged}
+		snap.m[e.Name] = &idxEntry{e: e, conflict: e.Stage != stageMerged}
 		snap.names = append(snap.names, e.Name)
 	}
 	sort.Strings(snap.names)

@@ -362,9 +362,15 @@ func TestSameSizeEditRestoredMtime(t *testing.T) {
 	writeFile(t, dir, "a.txt", "ALPHA\n") // same size
 	must(t, os.Chtimes(filepath.Join(dir, "a.txt"), old, old))
 	st := status(t, r)
-	checkAgainstGit(t, dir, st, "")
+	// Not compared with git status here: git compares ctime nanoseconds
+	// only when built with USE_NSEC (not the default on Linux), so it
+	// misses this edit when it lands in the same second as "git add".
+	// The truth is the content: hash-object must differ from HEAD.
 	if len(st.Changes) != 1 || st.Changes[0].Path != "a.txt" || st.Changes[0].Kind != Modified {
 		t.Fatalf("same-size edit with restored mtime missed: %v", ourView(st.Changes))
+	}
+	if want := strings.TrimSpace(gitRun(t, dir, "hash-object", "a.txt")); st.Changes[0].Work.OID != want {
+		t.Errorf("work oid %s, want %s", st.Changes[0].Work.OID, want)
 	}
 
 	// The same through our own stat cache: b.txt is hashed once (its
@@ -392,9 +398,8 @@ func TestSameSizeEditRestoredMtime(t *testing.T) {
 	writeFile(t, dir, "b.txt", "BRAVO\n")
 	must(t, os.Chtimes(bp, older, older))
 	st = status(t, r)
-	checkAgainstGit(t, dir, st, "")
-	if len(st.Changes) != 2 {
-		t.Errorf("cached same-size edit missed: %v", ourView(st.Changes))
+	if v := ourView(st.Changes); len(v) != 2 || v[1] != "M b.txt" {
+		t.Errorf("cached same-size edit missed: %v", v)
 	}
 }
 
@@ -411,7 +416,6 @@ func TestAutoCRLF(t *testing.T) {
 	gitRun(t, dir, "commit", "-q", "-m", "crlf")
 	// A blob that already holds CRLF (committed before autocrlf was on) is
 	// left alone by git's safer autocrlf rule.
-	gitRun(t, dir, "-c", "core.autocrlf=false", "-c", "core.attributesFile=/dev/null", "add", "--renormalize", ".")
 	writeFile(t, dir, "had-crlf.txt", "p\r\nq\r\n")
 	gitRun(t, dir, "-c", "core.autocrlf=false", "add", "had-crlf.txt")
 	gitRun(t, dir, "-c", "core.autocrlf=false", "commit", "-q", "-m", "crlf blob")
@@ -661,7 +665,11 @@ func TestIsIgnored(t *testing.T) {
 			t.Errorf("IsIgnored(%q, %v) = %v", tc.path, tc.isDir, got)
 		}
 		// Cross-check with git where the path exists in spirit.
-		_, err := runGit(dir, "check-ignore", "-q", "--no-index", tc.path)
+		gp := tc.path
+		if tc.isDir {
+			gp += "/"
+		}
+		_, err := runGit(dir, "check-ignore", "-q", "--no-index", gp)
 		if gitSays := err == nil; gitSays != tc.want && !strings.HasPrefix(tc.path, ".git/") {
 			t.Errorf("git check-ignore %q = %v, test expects %v", tc.path, gitSays, tc.want)
 		}

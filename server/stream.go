@@ -327,14 +327,14 @@ func validate(data []byte) (*protocol.Error, json.RawMessage) {
 }
 
 // validID reports whether raw is an id the jsonrpc2 library accepts: a
-// string or an integer in uint64 range. A null id is not.
+// string or a non-negative integer in int64 range. A null id is not.
 func validID(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] == '"' {
 		return true
 	}
-	_, err := strconv.ParseUint(string(t), 10, 64)
-	return err == nil
+	n, err := strconv.ParseInt(string(t), 10, 64)
+	return err == nil && n >= 0
 }
 
 func isScalar(raw json.RawMessage) bool {
