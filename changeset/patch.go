@@ -51,8 +51,7 @@ func buildHunks(a, b []string, d lineDiff, opt Options) []Hunk {
 		e1 := min(lc.i1+lc.n1+ctx, len(a))
 		e2 := min(lc.i2+lc.n2+ctx, len(b))
 		if !opt.NoFuncNames {
-			if l, text, ok := findFuncLine(a, s1-1, funcPrev); ok {
-				_ = l
+			if text, ok := findFuncLine(a, s1-1, funcPrev); ok {
 				funcLine = text
 			}
 			funcPrev = s1 - 1
@@ -102,7 +101,7 @@ func mkLine(op byte, l string) Line {
 // findFuncLine is git's default funcname search: walking back from start
 // (exclusive limit), the first line that begins with an ASCII letter, '_'
 // or '$', cut to 80 bytes and stripped of trailing whitespace.
-func findFuncLine(a []string, start, limit int) (int, string, bool) {
+func findFuncLine(a []string, start, limit int) (string, bool) {
 	for l := start; l > limit && l >= 0 && l < len(a); l-- {
 		s := a[l]
 		if s == "" {
@@ -116,9 +115,9 @@ func findFuncLine(a []string, start, limit int) (int, string, bool) {
 		for len(s) > 0 && gitSpace(s[len(s)-1]) {
 			s = s[:len(s)-1]
 		}
-		return l, s, true
+		return s, true
 	}
-	return -1, "", false
+	return "", false
 }
 
 // hunkHeader formats "@@ -s,n +s,n @@ section" without the LF, leaving

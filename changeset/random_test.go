@@ -115,3 +115,37 @@ func TestGitCompatRandom(t *testing.T) {
 }
 
 func (f fileSpec) contentBytes() []byte { return []byte(f.content) }
+
+// TestGitCompatBlockInsertions inserts blocks into code-like text with
+// many repeated lines ("}", blank, "\t}"), where a block can slide and
+// git places it with its indent heuristic. A pure insertion has a single
+// minimal alignment up to sliding, so every patch must equal git's.
+func TestGitCompatBlockInsertions(t *testing.T) {
+	repo := newGitRepo(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var old, new []fileSpec
+	for i := range 300 {
+		a := randomText(rng, 10+rng.IntN(50)) + "\n"
+		lines := splitLines(a)
+		k := rng.IntN(len(lines) + 1)
+		ins := randomText(rng, 2+rng.IntN(5)) + "\n"
+		b := strings.Join(lines[:k], "") + ins + strings.Join(lines[k:], "")
+		if i%2 == 1 {
+			a, b = b, a // and as many block deletions
+		}
+		p := fmt.Sprintf("h%03d.txt", i)
+		old = append(old, fileSpec{path: p, content: a})
+		new = append(new, fileSpec{path: p, content: b})
+	}
+	t1, t2 := repo.tree(old), repo.tree(new)
+	sections := map[string]string{}
+	for _, sec := range strings.Split(repo.diff(false, []string{"--no-renames"}, t1, t2), "diff --git ")[1:] {
+		sections[sec[2:strings.IndexByte(sec, ' ')]] = "diff --git " + sec
+	}
+	for i := range old {
+		r := Compare(sideOf(old[i]), sideOf(new[i]), Options{})
+		if want := sections[old[i].path]; r.Patch != want {
+			t.Errorf("%s differs from git\n--- ours\n%s--- git\n%s", old[i].path, r.Patch, want)
+		}
+	}
+}

@@ -691,9 +691,6 @@ func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry)
 	}
 	start := time.Now()
 	s.r.hashes++
-	if os.Getenv("SCMDBG") != "" {
-		fmt.Println("hash", p, st.mtime, st.ctime, start.UnixNano(), ie != nil && s.statMatches(ie, st), ie != nil && s.racy(ie), s.idx.mtime)
-	}
 	var h plumbing.Hash
 	var err error
 	abs := s.abs(p)

@@ -22,3 +22,7 @@ func (w *lockedWriter) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+func (w *lockedWriter) contains(sub string) bool {
+	return strings.Contains(w.String(), sub)
+}

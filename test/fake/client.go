@@ -49,6 +49,8 @@ type Client struct {
 	stray       []Message // responses whose id matched no pending call
 	changed     chan struct{}
 	closed      bool
+	stalled     bool
+	unstall     chan struct{}
 	closeCode   int
 	closeReason string
 	done        chan struct{}
@@ -61,7 +63,7 @@ func Dial(ctx context.Context, url string, h http.Header) (*Client, *http.Respon
 	if err != nil {
 		return nil, resp, err
 	}
-	c := &Client{ws: ws, pending: map[string]chan Message{}, changed: make(chan struct{}), done: make(chan struct{})}
+	c := &Client{ws: ws, pending: map[string]chan Message{}, changed: make(chan struct{}), done: make(chan struct{}), unstall: make(chan struct{})}
 	ws.SetCloseHandler(func(code int, text string) error {
 		c.mu.Lock()
 		c.closeCode, c.closeReason = code, text
@@ -75,6 +77,13 @@ func Dial(ctx context.Context, url string, h http.Header) (*Client, *http.Respon
 func (c *Client) readLoop() {
 	defer close(c.done)
 	for {
+		c.mu.Lock()
+		stalled := c.stalled
+		c.mu.Unlock()
+		if stalled {
+			<-c.unstall
+			return
+		}
 		_, data, err := c.ws.ReadMessage()
 		c.mu.Lock()
 		if err != nil {
@@ -110,12 +119,26 @@ func (c *Client) signalLocked() {
 	c.changed = make(chan struct{})
 }
 
+// StopReading stops consuming frames, as a client that hangs would; the
+// server's writes then back up.
+func (c *Client) StopReading() {
+	c.mu.Lock()
+	c.stalled = true
+	c.mu.Unlock()
+}
+
 // Close closes the connection.
 func (c *Client) Close() error {
 	c.writeMu.Lock()
 	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 	c.writeMu.Unlock()
 	err := c.ws.Close()
+	c.mu.Lock()
+	if c.stalled {
+		c.stalled = false
+		close(c.unstall)
+	}
+	c.mu.Unlock()
 	<-c.done
 	return err
 }
