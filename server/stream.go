@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -45,7 +44,18 @@ type stream struct {
 	closing   bool
 	closeOnce sync.Once
 	done      chan struct{} // closed when the writer exits
+	readOnce  sync.Once
+	readDone  chan struct{} // closed when reading has ended
 }
+
+// closeGrace is how long the writer waits, after sending a close frame,
+// for the peer's close before dropping the TCP connection. Closing at once
+// would reset the connection and could destroy the close frame in flight.
+const closeGrace = 2 * time.Second
+
+// maxDrain bounds how much of an oversized frame is read and discarded so
+// that the close frame reaches the peer instead of a TCP reset.
+const maxDrain = 64 << 20
 
 func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stream {
 	s := &stream{
@@ -55,6 +65,7 @@ func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stre
 		onClose:  onClose,
 		queue:    make(chan outMsg, cfg.SendQueue),
 		done:     make(chan struct{}),
+		readDone: make(chan struct{}),
 	}
 	go s.writeLoop()
 	return s
@@ -136,6 +147,12 @@ func (s *stream) release(first []byte) {
 	}
 }
 
+func (s *stream) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
 // closeWith sends a close frame after everything already queued.
 func (s *stream) closeWith(code int, reason string) {
 	s.mu.Lock()
@@ -185,6 +202,10 @@ func (s *stream) writeLoop() {
 			if m.close != nil {
 				msg := websocket.FormatCloseMessage(m.close.code, truncateReason(m.close.reason))
 				_ = s.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(s.cfg.WriteTimeout))
+				select {
+				case <-s.readDone:
+				case <-time.After(closeGrace):
+				}
 				return
 			}
 			s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
@@ -217,10 +238,11 @@ func (s *stream) ReadObject(v any) error {
 	for {
 		data, err := s.readFrame()
 		if err != nil {
+			s.readOnce.Do(func() { close(s.readDone) })
 			return err
 		}
-		if data == nil {
-			continue
+		if data == nil || s.isClosing() {
+			continue // after our close frame, only the peer's close matters
 		}
 		if rpcErr, id := validate(data); rpcErr != nil {
 			if id != nil {
@@ -248,7 +270,9 @@ func (s *stream) readFrame() ([]byte, error) {
 		reason := fmt.Sprintf("message larger than %d bytes", s.maxFrame)
 		s.writeError(json.RawMessage("null"), &protocol.Error{Code: protocol.CodeInvalidRequest, Message: reason})
 		s.closeWith(websocket.CloseMessageTooBig, reason)
-		return nil, errors.New(reason)
+		s.ws.SetReadDeadline(time.Now().Add(closeGrace))
+		_, _ = io.Copy(io.Discard, io.LimitReader(r, maxDrain))
+		return nil, nil
 	}
 	if typ != websocket.TextMessage {
 		s.writeError(json.RawMessage("null"), &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "binary frames are not accepted: send one JSON-RPC message per text frame"})

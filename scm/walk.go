@@ -1,0 +1,175 @@
+package scm
+
+import (
+	"io/fs"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// dirListing is what a walker learnt about one directory: its files with
+// their lstat data and the subdirectories to descend into. Listing runs in
+// parallel; applying listings (index comparison, hashing, the stat cache)
+// runs on the scanning goroutine.
+type dirListing struct {
+	rel    string
+	ok     bool // listed (false: vanished or unreadable)
+	nested bool // contains .git: an untracked nested repository
+	items  []dirItem
+}
+
+type dirItem struct {
+	path   string
+	ie     *idxEntry // nil when untracked
+	st     fileStat
+	gitDir bool // a directory recorded as a gitlink in the index
+}
+
+// maxWalkers bounds parallel directory listing. lstat on a warm dentry
+// cache is CPU-bound kernel work, so more walkers than CPUs only adds
+// contention; git's preload-index uses up to 20 threads for the same job.
+const maxWalkers = 16
+
+// walk lists rel and every non-ignored directory below it, in parallel,
+// and applies the listings.
+func (s *scan) walk(rel string) error {
+	workers := min(max(runtime.GOMAXPROCS(0), 1), maxWalkers)
+	var (
+		mu       sync.Mutex
+		listings []*dirListing
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, workers)
+	)
+	var visit func(dir string)
+	visit = func(dir string) {
+		defer wg.Done()
+		if s.ctx.Err() != nil {
+			return
+		}
+		sem <- struct{}{}
+		l, subdirs := s.listDir(dir)
+		<-sem
+		mu.Lock()
+		listings = append(listings, l)
+		mu.Unlock()
+		for _, sd := range subdirs {
+			wg.Add(1)
+			go visit(sd)
+		}
+	}
+	wg.Add(1)
+	visit(rel)
+	wg.Wait()
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	for _, l := range listings {
+		if err := s.apply(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listDir reads one directory. It is called concurrently: it only reads
+// s.idx and goes through s.rules, which locks.
+func (s *scan) listDir(rel string) (*dirListing, []string) {
+	l := &dirListing{rel: rel}
+	abs := s.abs(rel)
+	f, err := os.Open(abs)
+	if err != nil {
+		return l, nil
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return l, nil
+	}
+	var hasIgnore, hasAttrs bool
+	for _, e := range ents {
+		switch e.Name() {
+		case ".gitignore":
+			hasIgnore = true
+		case ".gitattributes":
+			hasAttrs = true
+		case ".git":
+			if rel != "" {
+				l.nested = true
+				return l, nil
+			}
+		}
+	}
+	l.ok = true
+	pats := s.rules.ignorePatterns(rel, &hasIgnore)
+	s.rules.attrPatterns(rel, &hasAttrs)
+	st := newStatter(f, abs)
+	var subdirs []string
+	for _, e := range ents {
+		name := e.Name()
+		if name == ".git" {
+			continue
+		}
+		p := name
+		if rel != "" {
+			p = rel + "/" + name
+		}
+		t := e.Type()
+		ie := s.idx.m[p]
+		switch {
+		case t.IsDir():
+			if ie != nil && ie.e.Mode == filemode.Submodule {
+				l.items = append(l.items, dirItem{path: p, ie: ie, gitDir: true})
+				continue
+			}
+			if ignored(pats, p, true) {
+				continue
+			}
+			subdirs = append(subdirs, p)
+		case t.IsRegular() || t&fs.ModeSymlink != 0:
+			if ie == nil && ignored(pats, p, false) {
+				continue
+			}
+			fst, err := st.lstat(name)
+			if err != nil {
+				continue // vanished since the listing
+			}
+			if fst.mode.IsDir() {
+				// Replaced by a directory since the listing; rare enough
+				// to leave to the next scan rather than recurse here.
+				continue
+			}
+			l.items = append(l.items, dirItem{path: p, ie: ie, st: fst})
+		}
+	}
+	return l, subdirs
+}
+
+// apply folds a listing into the scan. It runs on the scanning goroutine.
+func (s *scan) apply(l *dirListing) error {
+	if l.nested {
+		s.addNested(l.rel)
+		return nil
+	}
+	if !l.ok {
+		return nil
+	}
+	s.visited[l.rel] = true
+	s.dirOK[l.rel] = true
+	for _, it := range l.items {
+		var err error
+		switch {
+		case it.gitDir:
+			err = s.checkGitlink(it.path, it.ie, true, fileStat{})
+		case it.ie != nil:
+			err = s.checkTracked(it.path, it.ie, it.st)
+		default:
+			s.addUntracked(it.path, it.st)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
