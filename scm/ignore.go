@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitattributes"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -16,6 +17,9 @@ import (
 // reading them afresh keeps edits to .gitignore immediately effective.
 type rules struct {
 	root string
+
+	// mu guards everything below: directory listings run in parallel.
+	mu sync.Mutex
 	// base ignore patterns (core.excludesFile, then info/exclude), lowest
 	// priority first.
 	baseIgnore []gitignore.Pattern
@@ -124,6 +128,13 @@ func parentDir(p string) string {
 // nil, says whether dir has a .gitignore (saving an open when the caller has
 // just listed the directory).
 func (r *rules) ignorePatterns(dir string, hasFile *bool) []gitignore.Pattern {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ignorePatternsLocked(dir, hasFile)
+}
+
+// ignorePatternsLocked is ignorePatterns. r.mu must be held.
+func (r *rules) ignorePatternsLocked(dir string, hasFile *bool) []gitignore.Pattern {
 	if ps, ok := r.dirIgnore[dir]; ok {
 		return ps
 	}
@@ -131,7 +142,7 @@ func (r *rules) ignorePatterns(dir string, hasFile *bool) []gitignore.Pattern {
 	if dir == "" {
 		parent = r.baseIgnore
 	} else {
-		parent = r.ignorePatterns(parentDir(dir), nil)
+		parent = r.ignorePatternsLocked(parentDir(dir), nil)
 	}
 	ps := parent
 	if hasFile == nil || *hasFile {
@@ -165,6 +176,8 @@ func ignored(ps []gitignore.Pattern, p string, isDir bool) bool {
 
 // pathIgnored reports whether p or any of its parent directories is ignored.
 func (r *rules) pathIgnored(p string, isDir bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	parts := splitPath(p)
 	dir := ""
 	for i, name := range parts {
@@ -173,7 +186,7 @@ func (r *rules) pathIgnored(p string, isDir bool) bool {
 			child = dir + "/" + name
 		}
 		last := i == len(parts)-1
-		if ignored(r.ignorePatterns(dir, nil), child, isDir || !last) {
+		if ignored(r.ignorePatternsLocked(dir, nil), child, isDir || !last) {
 			return true
 		}
 		dir = child
@@ -184,12 +197,19 @@ func (r *rules) pathIgnored(p string, isDir bool) bool {
 // attrPatterns returns the per-directory attribute stack for dir (root
 // first), loading .gitattributes files as needed.
 func (r *rules) attrPatterns(dir string, hasFile *bool) []gitattributes.MatchAttribute {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.attrPatternsLocked(dir, hasFile)
+}
+
+// attrPatternsLocked is attrPatterns. r.mu must be held.
+func (r *rules) attrPatternsLocked(dir string, hasFile *bool) []gitattributes.MatchAttribute {
 	if ps, ok := r.dirAttrs[dir]; ok {
 		return ps
 	}
 	var parent []gitattributes.MatchAttribute
 	if dir != "" {
-		parent = r.attrPatterns(parentDir(dir), nil)
+		parent = r.attrPatternsLocked(parentDir(dir), nil)
 	}
 	ps := parent
 	if hasFile == nil || *hasFile {
@@ -222,10 +242,12 @@ var wantAttrs = map[string]bool{"text": true, "crlf": true, "eol": true, "filter
 // attrs resolves the attributes of file p: the highest-priority source that
 // mentions an attribute decides it, and set macros expand in place.
 func (r *rules) attrs(p string) fileAttrs {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var fa fileAttrs
 	if !r.anyAttrs {
 		// Cheap check: loading the directory stacks may discover files.
-		r.attrPatterns(parentDir(p), nil)
+		r.attrPatternsLocked(parentDir(p), nil)
 		if !r.anyAttrs {
 			return fa
 		}
@@ -292,7 +314,7 @@ func (r *rules) attrs(p string) fileAttrs {
 		}
 	}
 	visit(r.highAttrs)
-	visit(r.attrPatterns(parentDir(p), nil))
+	visit(r.attrPatternsLocked(parentDir(p), nil))
 	visit(r.lowAttrs)
 	return fa
 }

@@ -381,7 +381,7 @@ func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
 // scanScope fills s.work for the worktree at or below sc.
 func (s *scan) scanScope(sc string) error {
 	if sc == "" {
-		return s.walkDir("")
+		return s.walk("")
 	}
 	parent := parentDir(sc)
 	if !s.realDir(parent) {
@@ -395,12 +395,12 @@ func (s *scan) scanScope(sc string) error {
 	switch {
 	case fi.IsDir():
 		if ie != nil && ie.e.Mode == filemode.Submodule {
-			return s.checkGitlink(sc, ie, fi)
+			return s.checkGitlink(sc, ie, true, fileStat{})
 		}
 		if s.rules.pathIgnored(sc, true) {
 			return nil
 		}
-		return s.walkDir(sc)
+		return s.walk(sc)
 	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
 		if ie != nil {
 			return s.checkTracked(sc, ie, statOf(fi))
@@ -426,83 +426,6 @@ func (s *scan) realDir(rel string) bool {
 	return ok
 }
 
-// walkDir lists rel and everything below it that is not ignored.
-func (s *scan) walkDir(rel string) error {
-	if err := s.ctx.Err(); err != nil {
-		return err
-	}
-	ents, err := os.ReadDir(s.abs(rel))
-	if err != nil {
-		return nil // vanished or unreadable: its files count as absent
-	}
-	var hasIgnore, hasAttrs, hasGit bool
-	for _, e := range ents {
-		switch e.Name() {
-		case ".gitignore":
-			hasIgnore = true
-		case ".gitattributes":
-			hasAttrs = true
-		case ".git":
-			hasGit = true
-		}
-	}
-	if hasGit && rel != "" {
-		s.addNested(rel)
-		return nil
-	}
-	s.visited[rel] = true
-	s.dirOK[rel] = true
-	pats := s.rules.ignorePatterns(rel, &hasIgnore)
-	s.rules.attrPatterns(rel, &hasAttrs)
-	for _, e := range ents {
-		name := e.Name()
-		if name == ".git" {
-			continue
-		}
-		p := name
-		if rel != "" {
-			p = rel + "/" + name
-		}
-		t := e.Type()
-		ie := s.idx.m[p]
-		switch {
-		case t.IsDir():
-			if ie != nil && ie.e.Mode == filemode.Submodule {
-				fi, err := e.Info()
-				if err != nil {
-					continue
-				}
-				if err := s.checkGitlink(p, ie, fi); err != nil {
-					return err
-				}
-				continue
-			}
-			if ignored(pats, p, true) {
-				continue
-			}
-			if err := s.walkDir(p); err != nil {
-				return err
-			}
-		case t.IsRegular() || t&fs.ModeSymlink != 0:
-			if ie == nil && ignored(pats, p, false) {
-				continue
-			}
-			fi, err := e.Info()
-			if err != nil {
-				continue
-			}
-			if ie != nil {
-				if err := s.checkTracked(p, ie, statOf(fi)); err != nil {
-					return err
-				}
-			} else {
-				s.addUntracked(p, statOf(fi))
-			}
-		}
-	}
-	return nil
-}
-
 // checkUnseen decides an index entry the walk did not reach.
 func (s *scan) checkUnseen(name string, ie *idxEntry) error {
 	if ie.e.SkipWorktree {
@@ -520,7 +443,7 @@ func (s *scan) checkUnseen(name string, ie *idxEntry) error {
 	switch {
 	case fi.IsDir():
 		if ie.e.Mode == filemode.Submodule {
-			return s.checkGitlink(name, ie, fi)
+			return s.checkGitlink(name, ie, true, fileStat{})
 		}
 	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
 		return s.checkTracked(name, ie, statOf(fi))
@@ -623,9 +546,11 @@ func (s *scan) checkTracked(p string, ie *idxEntry, st fileStat) error {
 	return nil
 }
 
-func (s *scan) checkGitlink(p string, ie *idxEntry, fi fs.FileInfo) error {
-	if !fi.IsDir() {
-		return s.checkTracked(p, ie, statOf(fi))
+// checkGitlink decides a gitlink entry whose path is a directory (isDir)
+// or a file or symlink with stat st.
+func (s *scan) checkGitlink(p string, ie *idxEntry, isDir bool, st fileStat) error {
+	if !isDir {
+		return s.checkTracked(p, ie, st)
 	}
 	w := &workFile{mode: filemode.Submodule, known: true, submodule: true}
 	if h, ok := resolveNestedHead(s.abs(p)); ok {
