@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -243,11 +244,12 @@ type scan struct {
 	rules *rules
 	idx   *indexSnapshot
 
-	work    map[string]*workFile
-	visited map[string]bool // directories fully listed by the walk
-	dirOK   map[string]bool // directories known to be real (not symlinks)
-	warns   []string
-	nwarn   int
+	work      map[string]*workFile
+	untracked []string        // paths in work that are not in the index
+	visited   map[string]bool // directories fully listed by the walk
+	dirOK     map[string]bool // directories known to be real (not symlinks)
+	warns     []string
+	nwarn     int
 }
 
 // workFile is a path present in the working tree.
@@ -273,7 +275,7 @@ func (r *Repo) newScan(ctx context.Context) (*scan, error) {
 		set:     set,
 		rules:   newRules(r.root, r.commonDir, &set),
 		idx:     idx,
-		work:    make(map[string]*workFile),
+		work:    make(map[string]*workFile, len(idx.names)+16),
 		visited: make(map[string]bool),
 		dirOK:   map[string]bool{"": true},
 	}, nil
@@ -343,25 +345,16 @@ func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
 		}
 	}
 	var cands []string
-	seen := make(map[string]bool)
-	add := func(p string) {
-		if !seen[p] {
-			seen[p] = true
-			cands = append(cands, p)
-		}
-	}
 	for _, sc := range scopes {
-		for _, p := range under(base.paths, sc) {
-			add(p)
-		}
-		for _, p := range under(s.idx.names, sc) {
-			add(p)
-		}
+		cands = mergeSorted(cands, mergeSorted(under(base.paths, sc), under(s.idx.names, sc)))
 	}
-	for p := range s.work {
-		add(p)
+	sort.Strings(s.untracked)
+	cands = mergeSorted(cands, s.untracked)
+	if len(scopes) > 1 {
+		// Scopes are disjoint but their ranges interleave ("a.b" < "a/").
+		sort.Strings(cands)
+		cands = slices.Compact(cands)
 	}
-	sort.Strings(cands)
 	var out []Change
 	for _, p := range cands {
 		if err := s.ctx.Err(); err != nil {
@@ -569,6 +562,7 @@ func (s *scan) addUntracked(p string, st fileStat) {
 		return
 	}
 	s.work[p] = &workFile{mode: mode, size: st.size, untracked: true, st: st}
+	s.untracked = append(s.untracked, p)
 }
 
 // addNested records an untracked nested repository (git shows "dir/").
@@ -585,6 +579,7 @@ func (s *scan) addNested(rel string) {
 		w.oid, w.known = h, true
 	}
 	s.work[rel] = w
+	s.untracked = append(s.untracked, rel)
 }
 
 // hash returns the blob id git would store for the file at p, using the
@@ -682,6 +677,34 @@ func hashFileStream(abs string) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("%s: changed while reading", abs)
 	}
 	return hs.Sum(), nil
+}
+
+// mergeSorted merges two sorted, duplicate-free lists into one.
+func mergeSorted(a, b []string) []string {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]string, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 func modeKind(m filemode.FileMode) int {

@@ -74,6 +74,9 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 func (s *Session) checkRef(ref uritemplate.Ref) error {
 	switch ref.Kind {
 	case protocol.KindUncommitted, protocol.KindBranch, protocol.KindSession:
+		if s.workspaces != nil && !s.hasGit() {
+			return fmt.Errorf("changeset %s needs a git repository; no working directory of session %s is one", ref.Kind, s.uri)
+		}
 		return nil
 	case protocol.KindTurn:
 		return fmt.Errorf("turn %q does not exist in session %s", ref.Vars["turnId"], s.uri)

@@ -179,13 +179,29 @@ func (s *Session) catalogue() []protocol.Changeset {
 	entry := func(kind, label, desc string) protocol.Changeset {
 		return protocol.Changeset{Label: label, URITemplate: s.templates[kind].String(), Description: desc, ChangeKind: kind, Capabilities: review}
 	}
-	return []protocol.Changeset{
-		entry(protocol.KindUncommitted, "Uncommitted Changes", "Working tree and index against HEAD"),
-		entry(protocol.KindBranch, "Branch Changes", "Working tree against the merge base with the default branch"),
-		entry(protocol.KindSession, "Session Changes", "Everything changed since the session started"),
+	var out []protocol.Changeset
+	if s.hasGit() {
+		out = append(out,
+			entry(protocol.KindUncommitted, "Uncommitted Changes", "Working tree and index against HEAD"),
+			entry(protocol.KindBranch, "Branch Changes", "Working tree against the merge base with the default branch"),
+			entry(protocol.KindSession, "Session Changes", "Everything changed since the session started"),
+		)
+	}
+	return append(out,
 		entry(protocol.KindTurn, "Turn Changes", "What one turn changed"),
 		entry(protocol.KindCompareTurns, "Compare Turns", "Differences between the ends of two turns"),
+	)
+}
+
+// hasGit reports whether any working directory is a git repository; the
+// git-only changesets are offered only then.
+func (s *Session) hasGit() bool {
+	for _, e := range s.workspaces {
+		if e.ws != nil {
+			return true
+		}
 	}
+	return false
 }
 
 // commitSession reduces a on the session state and publishes it.

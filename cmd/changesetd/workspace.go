@@ -184,9 +184,11 @@ func (w *workspace) newSide(c scm.Change) (*changeset.Side, error) {
 	return s, nil
 }
 
-// fileChange converts a diff result into the session's fact type.
+// fileChange converts a diff result into the session's fact type. Counts
+// follow the AIR rules and are left out when they cannot be exact.
 func fileChange(r changeset.Result) session.FileChange {
-	fc := session.FileChange{Binary: r.Binary, Precise: r.Precise, Added: r.Added, Removed: r.Removed}
+	added, removed, ok := r.Counts()
+	fc := session.FileChange{Binary: r.Binary, Precise: ok, Added: added, Removed: removed}
 	side := func(s *changeset.Side, live bool) *session.Side {
 		if s == nil {
 			return nil
@@ -202,17 +204,68 @@ func fileChange(r changeset.Result) session.FileChange {
 		return &session.Side{Path: s.Path, OID: oid, Mode: mode, Size: int64(len(s.Content)), Live: live}
 	}
 	fc.Old, fc.New = side(r.Old, false), side(r.New, true)
+	fc.Meta = FileMeta(r, fc)
+	return fc
+}
+
+// FileMeta builds a file's _meta: the AIR statistics where they are exact,
+// and ours: operation, file type, blob ids and the patch.
+func FileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	meta := protocol.Object{}
 	for k, v := range r.AIRMeta() {
 		meta[k] = v
 	}
-	own := protocol.Object{"kind": string(r.Kind())}
+	own := protocol.Object{"operation": operation(r.Kind()), "fileType": fileType(r, fc)}
+	if fc.Old != nil {
+		own["oldBlob"] = fc.Old.OID
+		own["oldMode"] = fmt.Sprintf("%06o", fc.Old.Mode)
+	}
+	if fc.New != nil {
+		own["newBlob"] = fc.New.OID
+		own["newMode"] = fmt.Sprintf("%06o", fc.New.Mode)
+	}
+	if r.Similarity > 0 && r.Kind() == changeset.Renamed {
+		own["similarity"] = r.Similarity
+	}
 	if r.Patch != "" {
 		own["patch"] = r.Patch
 	}
+	if r.PatchOmitted {
+		own["patchOmitted"] = true
+	}
+	if r.TooLarge {
+		own["tooLarge"] = true
+	}
 	meta["changesetd"] = own
-	fc.Meta = meta
-	return fc
+	return meta
+}
+
+func operation(k changeset.Kind) string {
+	switch k {
+	case changeset.Created:
+		return "add"
+	case changeset.Deleted:
+		return "delete"
+	case changeset.Renamed:
+		return "move"
+	}
+	return "modify"
+}
+
+func fileType(r changeset.Result, fc session.FileChange) string {
+	s := fc.New
+	if s == nil {
+		s = fc.Old
+	}
+	switch {
+	case s.Mode == changeset.ModeGitlink:
+		return "submodule"
+	case s.Mode == changeset.ModeSymlink:
+		return "symlink"
+	case r.Binary:
+		return "binary"
+	}
+	return "text"
 }
 
 // Watch starts a recursive watcher on the working tree and the git files
