@@ -3,9 +3,7 @@ package scm
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +104,4 @@ func BenchmarkStatusPaths(b *testing.B) {
 			b.Fatalf("%v %d", err, len(got))
 		}
 	}
-	_ = os.Getpid
-	_ = filepath.Join
 }
