@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -73,6 +74,7 @@ func (c *conn) dropAll() {
 	subs := c.subs
 	c.subs = map[string]struct{}{}
 	c.mu.Unlock()
+	metrics.Subscriptions.Sub(float64(len(subs)))
 	for uri := range subs {
 		c.srv.m.Detach(c, uri)
 	}

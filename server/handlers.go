@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
 )
@@ -149,8 +150,12 @@ func (c *conn) attachAll(uris []string, lastSeen int64) ([]attachResult, error) 
 func (c *conn) reserveSub(uri string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.subs[uri]; !ok && len(c.subs) >= c.srv.cfg.MaxSubs {
+	_, ok := c.subs[uri]
+	if !ok && len(c.subs) >= c.srv.cfg.MaxSubs {
 		return protocol.Errorf(protocol.CodeInvalidRequest, "subscribe %s: this connection already has %d subscriptions (the limit)", uri, c.srv.cfg.MaxSubs)
+	}
+	if !ok {
+		metrics.Subscriptions.Inc()
 	}
 	c.subs[uri] = struct{}{}
 	return nil
@@ -159,6 +164,9 @@ func (c *conn) reserveSub(uri string) error {
 func (c *conn) releaseSub(uri string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, ok := c.subs[uri]; ok {
+		metrics.Subscriptions.Dec()
+	}
 	delete(c.subs, uri)
 }
 

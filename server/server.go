@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/session"
 )
 
@@ -108,6 +110,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		n := len(s.conns)
 		s.mu.Unlock()
 		json.NewEncoder(w).Encode(map[string]any{"status": "ok", "connections": n, "serverSeq": s.m.Seq()})
+	case "/metrics":
+		promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	case "/ahp":
 		s.serveAHP(w, r)
 	default:
@@ -154,8 +158,10 @@ func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
+	metrics.Connections.Inc()
 	go func() {
 		defer s.wg.Done()
+		defer metrics.Connections.Dec()
 		c.run()
 		s.mu.Lock()
 		delete(s.conns, c)

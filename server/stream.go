@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -110,6 +111,7 @@ func (s *stream) enqueueLocked(data []byte) error {
 }
 
 func (s *stream) overflowLocked() {
+	metrics.SlowClients.Inc()
 	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", cap(s.queue))
 	s.closeLocked(websocket.ClosePolicyViolation, reason)
 }

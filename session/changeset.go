@@ -21,9 +21,9 @@ type csChannel struct {
 	ch    *channel
 	state protocol.ChangesetState
 
-	loaded    bool     // a full result has been published
-	active    bool     // someone is subscribed: watchers run
-	stops     []func() // watcher stop functions
+	loaded    bool            // a full result has been published
+	active    bool            // someone is subscribed: watchers run
+	watchers  map[int]Watcher // by workspace index
 	computing bool
 	gen       int // bumped on deactivate so late results are dropped
 	// pending work gathered while computing.
@@ -115,14 +115,20 @@ func (cs *csChannel) activate(s *Session) {
 		if e.ws == nil {
 			continue
 		}
-		stop, err := e.ws.Watch(func(paths []string, all bool) {
+		w, err := e.ws.Watch(func(paths []string, all bool) {
 			s.do(func() { cs.changed(s, i, paths, all) })
 		})
 		if err != nil {
 			s.log.Warn("cannot watch working directory; changes show on the next refresh", "dir", e.dir, "err", err)
+			s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = "none", err.Error() })
 			continue
 		}
-		cs.stops = append(cs.stops, stop)
+		if cs.watchers == nil {
+			cs.watchers = map[int]Watcher{}
+		}
+		cs.watchers[i] = w
+		mode, reason := w.Mode()
+		s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
 	}
 	cs.pendingAll = true
 	cs.refresh(s)
@@ -132,10 +138,10 @@ func (cs *csChannel) deactivate() {
 	cs.active = false
 	cs.gen++
 	cs.computing = false
-	for _, stop := range cs.stops {
-		stop()
+	for _, w := range cs.watchers {
+		w.Stop()
 	}
-	cs.stops = nil
+	cs.watchers = nil
 }
 
 // close ends the channel for good when its session is disposed.
@@ -151,6 +157,10 @@ func (cs *csChannel) close(s *Session) {
 func (cs *csChannel) changed(s *Session, ws int, paths []string, all bool) {
 	if !cs.active || s.disposed {
 		return
+	}
+	if w := cs.watchers[ws]; w != nil {
+		mode, reason := w.Mode()
+		s.setWorkspaceInfo(ws, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
 	}
 	if all {
 		cs.pendingAll = true
@@ -289,6 +299,11 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 	for _, r := range results {
 		if r.err != nil {
 			failure = &protocol.ErrorInfo{ErrorType: "ComputeFailed", Message: fmt.Sprintf("%s: %v", s.workspaces[r.ws].dir, r.err)}
+			continue
+		}
+		if r.all {
+			warnings := r.list.Warnings
+			s.setWorkspaceInfo(r.ws, func(wi *workspaceInfo) { wi.Warnings = warnings })
 		}
 	}
 	if all {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/uritemplate"
 )
@@ -100,6 +101,7 @@ func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.Action
 	m.commitMu.Lock()
 	defer m.commitMu.Unlock()
 	m.seq++
+	metrics.Actions.WithLabelValues(a.ActionType()).Inc()
 	env := protocol.ActionEnvelope{Channel: c.uri, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin}
 	c.appendLocked(env)
 	for sub := range c.subs {
@@ -116,6 +118,7 @@ func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.Action
 // consumes no serverSeq and is not replayed; serverSeq carries the current
 // value so cursors do not move backwards.
 func (m *Manager) reject(sub Subscriber, channelURI string, a protocol.Action, origin *protocol.ActionOrigin, reason string) {
+	metrics.Rejected.Inc()
 	m.commitMu.Lock()
 	defer m.commitMu.Unlock()
 	sub.Send(protocol.ActionEnvelope{Channel: channelURI, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin, RejectionReason: reason})

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,7 @@ type Session struct {
 	changesets map[string]*csChannel // by changeset URI
 	templates  map[string]*uritemplate.Template
 	disposed   bool
+	info       []workspaceInfo // published on the session _meta
 }
 
 // workspaceEntry is one working directory and what opening it gave.
@@ -168,6 +170,9 @@ func (s *Session) ready(entries []*workspaceEntry) {
 		}
 	}
 	s.commitSession(protocol.SessionChangesetsChanged{Changesets: s.catalogue()}, nil)
+	if len(entries) > 0 {
+		s.setWorkspaceInfo(0, func(*workspaceInfo) {})
+	}
 	s.commitSession(protocol.SessionReady{}, nil)
 	sum := s.summary()
 	s.m.notifyRoot(protocol.NotifySessionAdded, protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: sum})
@@ -324,4 +329,48 @@ func (s *Session) dispose() {
 	}
 	<-done
 	s.mb.close()
+}
+
+// workspaceInfo is what the session's _meta says about one working
+// directory: whether it is a git repository, how it is watched and what
+// the engine could not apply.
+type workspaceInfo struct {
+	Dir           string   `json:"dir"`
+	Git           bool     `json:"git"`
+	Error         string   `json:"error,omitempty"`
+	Watcher       string   `json:"watcher,omitempty"`
+	WatcherReason string   `json:"watcherReason,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
+}
+
+// setWorkspaceInfo updates one workspace's entry and republishes the
+// session _meta when it changed.
+func (s *Session) setWorkspaceInfo(i int, f func(*workspaceInfo)) {
+	if s.info == nil {
+		s.info = make([]workspaceInfo, len(s.workspaces))
+		for j, e := range s.workspaces {
+			s.info[j] = workspaceInfo{Dir: FileURI(e.dir), Git: e.ws != nil}
+			if e.err != nil {
+				s.info[j].Error = e.err.Error()
+			}
+		}
+	}
+	before := fmt.Sprint(s.info[i])
+	f(&s.info[i])
+	if fmt.Sprint(s.info[i]) == before && s.state.Meta != nil {
+		return
+	}
+	s.publishMeta()
+}
+
+func (s *Session) publishMeta() {
+	raw, _ := json.Marshal(s.info)
+	var list []any
+	_ = json.Unmarshal(raw, &list)
+	meta := protocol.Object{}
+	for k, v := range s.state.Meta {
+		meta[k] = v
+	}
+	meta["changesetd"] = protocol.Object{"workspaces": list}
+	s.commitSession(protocol.SessionMetaChanged{Meta: meta}, nil)
 }

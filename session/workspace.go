@@ -21,8 +21,16 @@ type Workspace interface {
 	// Side.OID of a non-live side.
 	ReadBlob(oid string) ([]byte, error)
 	// Watch reports paths that may have changed, relative to Root; all is
-	// set when everything must be rechecked. stop ends the watch.
-	Watch(onChange func(paths []string, all bool)) (stop func(), err error)
+	// set when everything must be rechecked.
+	Watch(onChange func(paths []string, all bool)) (Watcher, error)
+}
+
+// Watcher is a running watch of a workspace.
+type Watcher interface {
+	// Mode says how changes are noticed ("fsnotify" or "poll") and, when
+	// polling, why.
+	Mode() (mode, reason string)
+	Stop()
 }
 
 // Query selects what Changes computes.
@@ -35,10 +43,9 @@ type Query struct {
 // ChangeList is the result of Changes.
 type ChangeList struct {
 	Files []FileChange
-	// Meta is merged into the changeset's file-independent metadata, e.g.
-	// warnings about attributes the engine cannot apply, or the watcher
-	// mode.
-	Meta protocol.Object
+	// Warnings name what the engine could not apply exactly (a filter
+	// it cannot run, say); they are published on the session's _meta.
+	Warnings []string
 }
 
 // Side is one side of a file change.

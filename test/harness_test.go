@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	touchSources()
 	binary = filepath.Join(dir, "changesetd")
 	args := []string{"build", "-o", binary}
 	if raceEnabled {

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/changesetd/changesetd/changeset"
+	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/scm"
 	"github.com/changesetd/changesetd/scm/fswatch"
@@ -51,6 +53,11 @@ func (w *workspace) ReadBlob(oid string) ([]byte, error) { return w.repo.ReadBlo
 
 // Changes computes the changes of q and diffs every changed file.
 func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+	scope := "full"
+	if q.Paths != nil {
+		scope = "paths"
+	}
+	defer func(start time.Time) { metrics.Scans.WithLabelValues(scope).Observe(time.Since(start).Seconds()) }(time.Now())
 	var (
 		changes  []scm.Change
 		warnings []string
@@ -91,10 +98,7 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		return nil, fmt.Errorf("changeset kind %q is not computed from git", q.Kind)
 	}
 
-	list := &session.ChangeList{}
-	if len(warnings) > 0 {
-		list.Meta = protocol.Object{"changesetd": protocol.Object{"warnings": warnings}}
-	}
+	list := &session.ChangeList{Warnings: warnings}
 	var deleted, added []*changeset.Side
 	var pairs [][2]*changeset.Side
 	for _, c := range changes {
@@ -129,7 +133,11 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		list.Files = append(list.Files, fileChange(changeset.Compare(p[0], p[1], changeset.Options{})))
+		start := time.Now()
+		r := changeset.Compare(p[0], p[1], changeset.Options{})
+		metrics.DiffSeconds.Observe(time.Since(start).Seconds())
+		metrics.FilesDiffed.Inc()
+		list.Files = append(list.Files, fileChange(r))
 	}
 	slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
 	return list, nil
@@ -270,7 +278,7 @@ func fileType(r changeset.Result, fc session.FileChange) string {
 
 // Watch starts a recursive watcher on the working tree and the git files
 // whose change moves the base (HEAD, index, refs).
-func (w *workspace) Watch(onChange func(paths []string, all bool)) (func(), error) {
+func (w *workspace) Watch(onChange func(paths []string, all bool)) (session.Watcher, error) {
 	gd := w.repo.GitDir()
 	extra := []string{filepath.Join(gd, "HEAD"), filepath.Join(gd, "index"), filepath.Join(gd, "packed-refs"), filepath.Join(gd, "refs", "heads")}
 	fw, err := fswatch.New(fswatch.Options{
@@ -290,5 +298,23 @@ func (w *workspace) Watch(onChange func(paths []string, all bool)) (func(), erro
 	if err != nil {
 		return nil, err
 	}
-	return func() { fw.Close() }, nil
+	mode := string(fw.Mode())
+	metrics.WatcherMode.WithLabelValues(mode).Inc()
+	if fw.Mode() != fswatch.ModeFsnotify {
+		w.log.Warn("watching by polling", "reason", fw.ModeReason())
+	}
+	return &watch{fw: fw, mode: mode}, nil
+}
+
+// watch adapts a fswatch.Watcher to session.Watcher.
+type watch struct {
+	fw   *fswatch.Watcher
+	mode string
+}
+
+func (w *watch) Mode() (string, string) { return string(w.fw.Mode()), w.fw.ModeReason() }
+
+func (w *watch) Stop() {
+	w.fw.Close()
+	metrics.WatcherMode.WithLabelValues(w.mode).Dec()
 }

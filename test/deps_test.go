@@ -1,0 +1,26 @@
+package test
+
+// The daemon binary is built by TestMain, which go test's result cache
+// cannot see. Importing the packages it is made of, and reading the
+// command's own sources (see touchSources), puts them in the cache key so
+// a change to the daemon re-runs these tests.
+import (
+	"os"
+	"path/filepath"
+
+	_ "github.com/changesetd/changesetd/changeset"
+	_ "github.com/changesetd/changesetd/metrics"
+	_ "github.com/changesetd/changesetd/scm"
+	_ "github.com/changesetd/changesetd/scm/fswatch"
+	_ "github.com/changesetd/changesetd/server"
+	_ "github.com/changesetd/changesetd/session"
+)
+
+func touchSources() {
+	files, _ := filepath.Glob(filepath.Join("..", "cmd", "changesetd", "*.go"))
+	for _, f := range files {
+		if b, err := os.Open(f); err == nil {
+			b.Close()
+		}
+	}
+}
