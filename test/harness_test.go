@@ -25,7 +25,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	touchSources()
 	binary = filepath.Join(dir, "changesetd")
 	args := []string{"build", "-o", binary}
 	if raceEnabled {
@@ -58,6 +57,7 @@ type daemon struct {
 // state dir, plus args, and waits for its ready line.
 func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Helper()
+	touchSources() // inside a test, where go test records opened files
 	d := &daemon{t: t, StateDir: t.TempDir(), stderr: &lockedWriter{b: &strings.Builder{}}, exited: make(chan error, 1)}
 	full := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", d.StateDir, "--log-level", "debug"}, args...)
 	d.cmd = exec.Command(binary, full...)
