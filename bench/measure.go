@@ -1,0 +1,504 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/changesetd/changesetd/changeset"
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/test/fake"
+	"github.com/changesetd/changesetd/uritemplate"
+)
+
+// ---- git reference timings ----
+
+// timeGit runs git once and returns its wall time, peak RSS (KiB) and
+// stdout. Exit status 1 counts as success when ok1 is set (diff --no-index).
+func timeGit(dir string, ok1 bool, args ...string) (time.Duration, int64, string, error) {
+	cmd := gitCmd(dir, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	var ee *exec.ExitError
+	if err != nil && !(ok1 && errors.As(err, &ee) && ee.ExitCode() == 1) {
+		return 0, 0, "", fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return d, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, out.String(), nil
+}
+
+type gitTimes struct {
+	status, diffPlusOthers []time.Duration
+	diffRSS                []int64
+	numstat                map[string][2]int // path -> added, removed
+	others                 int
+}
+
+// measureGit times git status and git diff HEAD --numstat + git ls-files
+// --others on the repo, after one warm-up run that also refreshes the index.
+func measureGit(r *repo, runs int) (*gitTimes, error) {
+	g := &gitTimes{}
+	if _, _, _, err := timeGit(r.dir, false, "status", "--porcelain"); err != nil {
+		return nil, err
+	}
+	for range runs {
+		d, _, _, err := timeGit(r.dir, false, "status", "--porcelain")
+		if err != nil {
+			return nil, err
+		}
+		g.status = append(g.status, d)
+		d1, rss, numstat, err := timeGit(r.dir, false, "diff", "HEAD", "--numstat")
+		if err != nil {
+			return nil, err
+		}
+		d2, _, others, err := timeGit(r.dir, false, "ls-files", "--others", "--exclude-standard")
+		if err != nil {
+			return nil, err
+		}
+		g.diffPlusOthers = append(g.diffPlusOthers, d1+d2)
+		g.diffRSS = append(g.diffRSS, rss)
+		g.numstat = parseNumstat(numstat)
+		g.others = len(strings.Fields(others))
+	}
+	if len(g.numstat) != len(r.modified) || g.others != len(r.untracked) {
+		return nil, fmt.Errorf("git sees %d modified and %d untracked files, want %d and %d", len(g.numstat), g.others, len(r.modified), len(r.untracked))
+	}
+	return g, nil
+}
+
+func parseNumstat(s string) map[string][2]int {
+	m := map[string][2]int{}
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		f := strings.SplitN(l, "\t", 3)
+		if len(f) != 3 {
+			continue
+		}
+		a, _ := strconv.Atoi(f[0])
+		d, _ := strconv.Atoi(f[1])
+		m[f[2]] = [2]int{a, d}
+	}
+	return m
+}
+
+// ---- the daemon ----
+
+type daemon struct {
+	cmd       *exec.Cmd
+	url       string
+	stderr    string // log file
+	started   time.Time
+	exited    chan error
+	client    *fake.Client
+	sessionID string
+}
+
+// startDaemon runs "changesetd serve" on repo with a fresh state dir and
+// waits for its connect line.
+func startDaemon(bin, repoDir, work, logLevel string, n int) (*daemon, error) {
+	state := filepath.Join(work, fmt.Sprintf("state%d", n))
+	d := &daemon{stderr: filepath.Join(work, fmt.Sprintf("daemon%d.stderr", n)), exited: make(chan error, 1)}
+	logf, err := os.Create(d.stderr)
+	if err != nil {
+		return nil, err
+	}
+	d.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", logLevel, repoDir)
+	d.cmd.Stderr = logf
+	out, err := d.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	d.started = time.Now()
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	logf.Close() // the child has its own copy
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "connect: "); ok {
+				urls <- u
+			}
+		}
+	}()
+	go func() { d.exited <- d.cmd.Wait() }()
+	select {
+	case d.url = <-urls:
+		return d, nil
+	case err := <-d.exited:
+		return nil, fmt.Errorf("daemon exited before its connect line (%v); stderr in %s:\n%s", err, d.stderr, tail(d.stderr))
+	case <-time.After(60 * time.Second):
+		d.kill()
+		return nil, fmt.Errorf("no connect line from the daemon in 60s; stderr in %s", d.stderr)
+	}
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+func (d *daemon) kill() {
+	if d.client != nil {
+		d.client.Close()
+	}
+	_ = d.cmd.Process.Kill()
+	<-d.exited
+}
+
+// stop closes the client, sends SIGTERM and expects a clean exit.
+func (d *daemon) stop() error {
+	if d.client != nil {
+		d.client.Close()
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.exited:
+		if err != nil {
+			return fmt.Errorf("daemon exit after SIGTERM: %v; stderr in %s", err, d.stderr)
+		}
+		return nil
+	case <-time.After(20 * time.Second):
+		d.kill()
+		return fmt.Errorf("daemon did not stop within 20s of SIGTERM; stderr in %s", d.stderr)
+	}
+}
+
+// peakRSS reads VmHWM (KiB) from /proc.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// ---- a changeset mirror, as a client keeps it ----
+
+type mirror struct {
+	c    *fake.Client
+	uri  string
+	st   protocol.ChangesetState
+	seen int   // notifications consumed
+	last int64 // serverSeq of the last applied envelope
+}
+
+// wait applies new envelopes in arrival order until done holds; done sees
+// each new envelope after it is applied, then (env nil) the current state.
+func (m *mirror) wait(ctx context.Context, what string, done func(env *fake.Envelope, st *protocol.ChangesetState) bool) error {
+	var bad error
+	err := m.c.Wait(ctx, what, func() bool {
+		notes := m.c.Notes()
+		for ; m.seen < len(notes); m.seen++ {
+			n := notes[m.seen]
+			if n.Method != protocol.NotifyAction {
+				continue
+			}
+			var e fake.Envelope
+			if err := json.Unmarshal(n.Params, &e); err != nil {
+				bad = fmt.Errorf("undecodable action: %v: %.300s", err, n.Params)
+				return true
+			}
+			if e.Channel != m.uri || e.RejectionReason != "" || e.ServerSeq <= m.last {
+				continue
+			}
+			m.last = e.ServerSeq
+			m.st, _ = reducer.ApplyChangeset(m.st, e.Action.Action, reducer.Env{})
+			if done(&e, &m.st) {
+				m.seen++
+				return true
+			}
+		}
+		return done(nil, &m.st)
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return fmt.Errorf("%w (changeset status %q, %d files)", err, m.st.Status, len(m.st.Files))
+	}
+	return nil
+}
+
+// subscribe subscribes to uri; it returns the raw snapshot state and fromSeq.
+func subscribe(ctx context.Context, c *fake.Client, uri string) (json.RawMessage, int64, error) {
+	var res struct {
+		Snapshot struct {
+			State   json.RawMessage `json:"state"`
+			FromSeq int64           `json:"fromSeq"`
+		} `json:"snapshot"`
+	}
+	err := c.Call(ctx, protocol.MethodSubscribe, map[string]any{"channel": uri}, &res)
+	return res.Snapshot.State, res.Snapshot.FromSeq, err
+}
+
+type coldResult struct {
+	subscribeToReady time.Duration // subscribe request -> ready with every file
+	startToReady     time.Duration // process start -> ready
+	rss              int64         // VmHWM, KiB
+	files            []protocol.ChangesetFile
+}
+
+// coldRun connects to a fresh daemon, subscribes to the uncommitted
+// changeset and waits until it is ready with every expected file.
+func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, error) {
+	var res coldResult
+	c, _, err := fake.Dial(ctx, d.url, nil)
+	if err != nil {
+		return nil, res, fmt.Errorf("dial: %v", err)
+	}
+	d.client = c
+	if _, err := c.Initialize(ctx, "bench", nil); err != nil {
+		return nil, res, fmt.Errorf("initialize: %v", err)
+	}
+	var list protocol.ListSessionsResult
+	if err := c.Call(ctx, protocol.MethodListSessions, map[string]any{"channel": protocol.RootURI}, &list); err != nil {
+		return nil, res, fmt.Errorf("listSessions: %v", err)
+	}
+	if len(list.Items) != 1 {
+		return nil, res, fmt.Errorf("listSessions: %d sessions, want 1", len(list.Items))
+	}
+	tmpl, err := uncommittedTemplate(ctx, c, list.Items[0].Resource)
+	if err != nil {
+		return nil, res, err
+	}
+	t, err := uritemplate.Parse(tmpl)
+	if err != nil {
+		return nil, res, fmt.Errorf("catalogue template %q: %v", tmpl, err)
+	}
+	uri, err := t.Expand(nil)
+	if err != nil {
+		return nil, res, err
+	}
+
+	want := map[string]bool{}
+	for _, p := range r.expected() {
+		want["file://"+r.dir+"/"+p] = false
+	}
+	start := time.Now()
+	raw, from, err := subscribe(ctx, c, uri)
+	if err != nil {
+		return nil, res, fmt.Errorf("subscribe %s: %v", uri, err)
+	}
+	m := &mirror{c: c, uri: uri, last: from}
+	if err := json.Unmarshal(raw, &m.st); err != nil {
+		return nil, res, fmt.Errorf("changeset snapshot: %v", err)
+	}
+	err = m.wait(ctx, fmt.Sprintf("uncommitted changeset ready with %d files", len(want)), func(_ *fake.Envelope, st *protocol.ChangesetState) bool {
+		if st.Status != protocol.StatusReady || len(st.Files) < len(want) {
+			return false
+		}
+		n := 0
+		for _, f := range st.Files {
+			if _, ok := want[f.ID]; ok {
+				n++
+			}
+		}
+		return n == len(want)
+	})
+	if err != nil {
+		return nil, res, err
+	}
+	res.subscribeToReady = time.Since(start)
+	res.startToReady = time.Since(d.started)
+	res.files = m.st.Files
+	if res.rss, err = peakRSS(d.cmd.Process.Pid); err != nil {
+		return nil, res, err
+	}
+	return m, res, nil
+}
+
+// uncommittedTemplate subscribes to the session and returns the URI
+// template of its uncommitted changeset, waiting for the catalogue.
+func uncommittedTemplate(ctx context.Context, c *fake.Client, sessionURI string) (string, error) {
+	raw, from, err := subscribe(ctx, c, sessionURI)
+	if err != nil {
+		return "", fmt.Errorf("subscribe %s: %v", sessionURI, err)
+	}
+	var st protocol.SessionState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return "", fmt.Errorf("session snapshot: %v", err)
+	}
+	cats := st.Changesets
+	if st.Lifecycle != protocol.LifecycleReady {
+		err := c.Wait(ctx, "session catalogue", func() bool {
+			for _, e := range c.Envelopes(sessionURI) {
+				if a, ok := e.Action.Action.(protocol.SessionChangesetsChanged); ok && e.ServerSeq > from {
+					cats = a.Changesets
+					return true
+				}
+			}
+			return false
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	for _, cs := range cats {
+		if cs.ChangeKind == "uncommitted" {
+			return cs.URITemplate, nil
+		}
+	}
+	return "", fmt.Errorf("session catalogue has no uncommitted changeset: %+v", cats)
+}
+
+// checkStats compares the daemon's per-file counts with git's numstat; it
+// returns how many modified files agree exactly.
+func checkStats(r *repo, files []protocol.ChangesetFile, numstat map[string][2]int) (agree int, diffs []string) {
+	for _, f := range files {
+		rel := strings.TrimPrefix(f.ID, "file://"+r.dir+"/")
+		g, ok := numstat[rel]
+		if !ok {
+			continue
+		}
+		if f.Edit.Diff != nil && f.Edit.Diff.Added != nil && f.Edit.Diff.Removed != nil &&
+			*f.Edit.Diff.Added == g[0] && *f.Edit.Diff.Removed == g[1] {
+			agree++
+		} else if len(diffs) < 5 {
+			diffs = append(diffs, fmt.Sprintf("%s: ours %+v, git +%d -%d", rel, f.Edit.Diff, g[0], g[1]))
+		}
+	}
+	return agree, diffs
+}
+
+// measureSaves rewrites one tracked file n times and times each save until
+// the fileSet carrying the new blob arrives.
+func measureSaves(ctx context.Context, m *mirror, r *repo, n int) ([]time.Duration, error) {
+	path := filepath.Join(r.dir, filepath.FromSlash(r.saveFile))
+	id := "file://" + r.dir + "/" + r.saveFile
+	base, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	for i := range n {
+		content := append(bytes.Clone(base), fmt.Sprintf("// save %d at %d\n", i, time.Now().UnixNano())...)
+		oid, err := hashObject(r.dir, content)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			return nil, err
+		}
+		var got time.Duration
+		err = m.wait(ctx, fmt.Sprintf("fileSet for save %d of %s", i, r.saveFile), func(e *fake.Envelope, _ *protocol.ChangesetState) bool {
+			if e == nil {
+				return false
+			}
+			if fs, ok := e.Action.Action.(protocol.ChangesetFileSet); ok && fs.File.ID == id &&
+				fs.File.Edit.After != nil && fs.File.Edit.After.Content.Nonce == oid {
+				got = time.Since(start)
+				return true
+			}
+			return false
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got)
+		// Let the refresh finish and the watcher settle before the next save.
+		if err := m.wait(ctx, "ready after save", func(_ *fake.Envelope, st *protocol.ChangesetState) bool { return st.Status == protocol.StatusReady }); err != nil {
+			return nil, err
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	return out, nil
+}
+
+func hashObject(dir string, content []byte) (string, error) {
+	cmd := gitCmd(dir, "hash-object", "--stdin")
+	cmd.Stdin = bytes.NewReader(content)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git hash-object: %v", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// ---- one large file ----
+
+type bigResult struct {
+	ours, git          []time.Duration
+	allocs, allocBytes uint64 // per Compare
+	oursStat, gitStat  [2]int
+	fallback, precise  bool
+}
+
+// measureBigDiff diffs an n-line file against a copy with 1% of its line
+// positions changed (half replaced, a quarter deleted, a quarter inserted).
+func measureBigDiff(work string, n, runs int) (*bigResult, error) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	old := codeFile(rng, "big", n)
+	var edited []string
+	for _, l := range old {
+		if rng.IntN(100) != 0 {
+			edited = append(edited, l)
+			continue
+		}
+		switch rng.IntN(4) {
+		case 0, 1:
+			edited = append(edited, fmt.Sprintf("\tx ^= %d // changed", rng.IntN(1e6)))
+		case 2: // deleted
+		default:
+			edited = append(edited, fmt.Sprintf("\tx |= %d // inserted", rng.IntN(1e6)), l)
+		}
+	}
+	a, b := joinLines(old), joinLines(edited)
+	pa, pb := filepath.Join(work, "big.old.go"), filepath.Join(work, "big.new.go")
+	if err := os.WriteFile(pa, a, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(pb, b, 0o644); err != nil {
+		return nil, err
+	}
+	res := &bigResult{}
+	cmp := func() changeset.Result {
+		return changeset.Compare(&changeset.Side{Path: "big.go", Content: a}, &changeset.Side{Path: "big.go", Content: b}, changeset.Options{})
+	}
+	cmp() // warm-up
+	for range runs {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		start := time.Now()
+		r := cmp()
+		res.ours = append(res.ours, time.Since(start))
+		runtime.ReadMemStats(&m1)
+		res.allocs, res.allocBytes = m1.Mallocs-m0.Mallocs, m1.TotalAlloc-m0.TotalAlloc
+		res.oursStat, res.fallback, res.precise = [2]int{r.Added, r.Removed}, r.Fallback, r.Precise
+
+		d, _, out, err := timeGit(work, true, "diff", "--no-index", "--numstat", pa, pb)
+		if err != nil {
+			return nil, err
+		}
+		res.git = append(res.git, d)
+		for _, v := range parseNumstat(out) {
+			res.gitStat = v
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,214 @@
+// Package store is the daemon's durable state: sessions, their turns and
+// snapshot trees, and review flags, in one bbolt file under the state dir.
+//
+// Every write is one bbolt transaction, which is fsynced before it returns,
+// so a record is either entirely there after a crash (kill -9 or power
+// loss) or not at all. Callers acknowledge a turn boundary to an agent only
+// after its record is written; the snapshot objects it names are written
+// (and synced) before that.
+//
+// Values are JSON so the file stays inspectable and old records decode
+// after fields are added. The package imports bbolt and the standard
+// library only.
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bucketSessions = []byte("sessions")
+	bucketTurns    = []byte("turns")   // nested: one bucket per session id, keyed by turn seq
+	bucketReviews  = []byte("reviews") // changeset URI -> map[file id]content key
+)
+
+// ErrLocked is returned by Open when another process holds the database.
+var ErrLocked = errors.New("store: the state dir is in use by another changesetd")
+
+// DB is the open state database. It is safe for concurrent use.
+type DB struct{ bolt *bolt.DB }
+
+// Open opens (creating if needed) the database at path.
+func Open(path string) (*DB, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketSessions, bucketTurns, bucketReviews} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: init %s: %w", path, err)
+	}
+	return &DB{bolt: db}, nil
+}
+
+// Close closes the database.
+func (d *DB) Close() error { return d.bolt.Close() }
+
+// Workspace is one working directory of a session and its baseline.
+type Workspace struct {
+	Dir      string `json:"dir"`
+	Baseline string `json:"baseline,omitempty"` // snapshot tree at session start
+	Head     string `json:"head,omitempty"`     // HEAD commit at session start
+}
+
+// Session is a persisted session.
+type Session struct {
+	ID         string      `json:"id"`
+	URI        string      `json:"uri"`
+	Title      string      `json:"title,omitempty"`
+	CreatedAt  time.Time   `json:"createdAt"`
+	Workspaces []Workspace `json:"workspaces"`
+}
+
+// Turn is a persisted turn. Start and End hold one snapshot tree per
+// workspace, in the session's workspace order.
+type Turn struct {
+	Seq       uint64    `json:"seq"`
+	ID        string    `json:"id"`
+	Message   string    `json:"message,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	EndedAt   time.Time `json:"endedAt,omitzero"`
+	Start     []string  `json:"start"`
+	End       []string  `json:"end,omitempty"`
+}
+
+// PutSession writes a session record.
+func (d *DB) PutSession(s Session) error {
+	v, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).Put([]byte(s.ID), v)
+	})
+}
+
+// DeleteSession removes a session with its turns and the reviews of its
+// changesets (those whose URI names the session).
+func (d *DB) DeleteSession(id string, changesetPrefix string) error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketSessions).Delete([]byte(id)); err != nil {
+			return err
+		}
+		turns := tx.Bucket(bucketTurns)
+		if turns.Bucket([]byte(id)) != nil {
+			if err := turns.DeleteBucket([]byte(id)); err != nil {
+				return err
+			}
+		}
+		if changesetPrefix == "" {
+			return nil
+		}
+		c := tx.Bucket(bucketReviews).Cursor()
+		p := []byte(changesetPrefix)
+		for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == changesetPrefix; k, _ = c.Next() {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Sessions lists every session.
+func (d *DB) Sessions() ([]Session, error) {
+	var out []Session
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			var s Session
+			if err := json.Unmarshal(v, &s); err != nil {
+				return fmt.Errorf("store: session %s: %w", k, err)
+			}
+			out = append(out, s)
+			return nil
+		})
+	})
+	return out, err
+}
+
+func seqKey(seq uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], seq)
+	return k[:]
+}
+
+// PutTurn writes (or rewrites) a turn of a session.
+func (d *DB) PutTurn(sessionID string, t Turn) error {
+	v, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		b, err := tx.Bucket(bucketTurns).CreateBucketIfNotExists([]byte(sessionID))
+		if err != nil {
+			return err
+		}
+		return b.Put(seqKey(t.Seq), v)
+	})
+}
+
+// Turns lists a session's turns in order.
+func (d *DB) Turns(sessionID string) ([]Turn, error) {
+	var out []Turn
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTurns).Bucket([]byte(sessionID))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var t Turn
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("store: turn %x of %s: %w", k, sessionID, err)
+			}
+			out = append(out, t)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// PutReviews replaces the review flags of a changeset: file id -> the
+// content key the file was reviewed at.
+func (d *DB) PutReviews(changesetURI string, reviews map[string]string) error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketReviews)
+		if len(reviews) == 0 {
+			return b.Delete([]byte(changesetURI))
+		}
+		v, err := json.Marshal(reviews)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(changesetURI), v)
+	})
+}
+
+// Reviews returns the review flags of a changeset.
+func (d *DB) Reviews(changesetURI string) (map[string]string, error) {
+	out := map[string]string{}
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketReviews).Get([]byte(changesetURI))
+		if v == nil {
+			return nil
+		}
+		return json.Unmarshal(v, &out)
+	})
+	return out, err
+}
