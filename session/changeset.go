@@ -31,6 +31,10 @@ type csChannel struct {
 	pendingPaths map[int][]string // by workspace index
 	// where each published file came from, by file id.
 	origin map[string]fileOrigin
+	// reviews maps a file id to the content key it was reviewed at. A
+	// file is shown reviewed only while its content has that key, so an
+	// edit clears the flag and undoing the edit brings it back.
+	reviews map[string]string
 }
 
 type fileOrigin struct {
@@ -58,6 +62,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 				state:  protocol.ChangesetState{Status: protocol.StatusComputing, Files: []protocol.ChangesetFile{}},
 				origin: map[string]fileOrigin{},
 			}
+			cs.reviews = s.m.loadReviews(uri)
 			s.changesets[uri] = cs
 		}
 		legacy := protocol.IsLegacy(sub.Version())
@@ -429,9 +434,10 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 	if !fc.Binary && fc.Precise {
 		f.Edit.Diff = &protocol.FileEditDiffStats{Added: protocol.Ptr(fc.Added), Removed: protocol.Ptr(fc.Removed)}
 	}
-	if prev := cs.find(f.ID); prev != nil && prev.Reviewed != nil && contentKey(*prev) == contentKey(f) {
-		r := *prev.Reviewed
-		f.Reviewed = &r
+	if key, ok := cs.reviews[f.ID]; ok && key == contentKey(f) {
+		f.Reviewed = protocol.Ptr(true)
+	} else if prev := cs.find(f.ID); prev != nil && prev.Reviewed != nil && !*prev.Reviewed && contentKey(*prev) == contentKey(f) {
+		f.Reviewed = protocol.Ptr(false) // an explicit "not reviewed" stays while nothing changed
 	}
 	return f, o
 }
@@ -488,6 +494,25 @@ func (s *Session) dispatchChangeset(sub Subscriber, uri string, a protocol.Actio
 			return
 		}
 	}
+	next := make(map[string]string, len(cs.reviews)+len(rv.Files))
+	for k, v := range cs.reviews {
+		next[k] = v
+	}
+	for _, id := range rv.Files {
+		if !rv.Reviewed {
+			delete(next, id)
+		} else if f := cs.find(id); f != nil {
+			next[id] = contentKey(*f)
+		}
+	}
+	// One durable write for the whole batch, before the echo: a client
+	// that saw the echo never loses the flag to a crash.
+	if err := s.m.saveReviews(uri, next); err != nil {
+		s.log.Error("cannot save review state", "changeset", uri, "err", err)
+		s.m.reject(sub, uri, a, origin, "the review state could not be saved: "+err.Error())
+		return
+	}
+	cs.reviews = next
 	cs.commit(s, a, origin)
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/store"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
@@ -34,6 +35,7 @@ type Options struct {
 	OpenWorkspace func(dir string) (Workspace, error) // nil: sessions have no changeset data
 	Now           func() time.Time                    // nil = time.Now
 	Version       string                              // server version for serverInfo
+	Store         *store.DB                           // nil: nothing persists
 }
 
 // Manager owns the root channel and every session.
@@ -394,4 +396,23 @@ func DirFromURI(uri string) (string, error) {
 // FileURI returns the file:// URI of an absolute path.
 func FileURI(path string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+}
+
+func (m *Manager) loadReviews(uri string) map[string]string {
+	if m.opts.Store == nil {
+		return map[string]string{}
+	}
+	r, err := m.opts.Store.Reviews(uri)
+	if err != nil {
+		m.log.Error("cannot load review state", "changeset", uri, "err", err)
+		return map[string]string{}
+	}
+	return r
+}
+
+func (m *Manager) saveReviews(uri string, r map[string]string) error {
+	if m.opts.Store == nil {
+		return nil
+	}
+	return m.opts.Store.PutReviews(uri, r)
 }

@@ -57,8 +57,15 @@ type daemon struct {
 // state dir, plus args, and waits for its ready line.
 func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Helper()
+	return startDaemonIn(t, t.TempDir(), args...)
+}
+
+// startDaemonIn is startDaemon with a given state dir, to restart a
+// daemon on the state a previous one left.
+func startDaemonIn(t *testing.T, stateDir string, args ...string) *daemon {
+	t.Helper()
 	touchSources() // inside a test, where go test records opened files
-	d := &daemon{t: t, StateDir: t.TempDir(), stderr: &lockedWriter{b: &strings.Builder{}}, exited: make(chan error, 1)}
+	d := &daemon{t: t, StateDir: stateDir, stderr: &lockedWriter{b: &strings.Builder{}}, exited: make(chan error, 1)}
 	full := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", d.StateDir, "--log-level", "debug"}, args...)
 	d.cmd = exec.Command(binary, full...)
 	d.cmd.Stderr = d.stderr

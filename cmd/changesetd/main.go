@@ -28,6 +28,7 @@ import (
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/server"
 	"github.com/changesetd/changesetd/session"
+	"github.com/changesetd/changesetd/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -175,7 +176,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Warn("listening beyond loopback: anyone who can reach this address and has the token can read these working trees", "listen", a.listen)
 	}
 
+	db, err := store.Open(filepath.Join(a.stateDir, "state.db"))
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		return 1
+	}
+	defer db.Close()
+
 	m := session.NewManager(session.Options{
+		Store:         db,
 		Logger:        log,
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: openWorkspace(log),
