@@ -112,6 +112,21 @@ type ActionEnvelope struct {
 	RejectionReason string        `json:"rejectionReason,omitempty"`
 }
 
+// UnmarshalJSON rejects an envelope without an action: it could not be
+// applied, and would re-encode as "action":null.
+func (e *ActionEnvelope) UnmarshalJSON(data []byte) error {
+	type plain ActionEnvelope
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if p.Action.Action == nil {
+		return fmt.Errorf("action envelope: action is missing")
+	}
+	*e = ActionEnvelope(p)
+	return nil
+}
+
 // Changeset channel actions.
 
 type ChangesetStatusChanged struct {
