@@ -16,6 +16,10 @@ const (
 	MethodResourceRead             = "resourceRead"
 	MethodInvokeChangesetOperation = "invokeChangesetOperation"
 
+	// Implementation-defined commands, under AHP's reserved x- prefix.
+	MethodTurnStart = "x-changesetd/turnStart"
+	MethodTurnEnd   = "x-changesetd/turnEnd"
+
 	NotifyAction                = "action"
 	NotifySessionAdded          = "root/sessionAdded"
 	NotifySessionRemoved        = "root/sessionRemoved"
@@ -170,4 +174,19 @@ type SessionSummaryChangedParams struct {
 	Channel string `json:"channel"`
 	Session string `json:"session"`
 	Changes Object `json:"changes"`
+}
+
+// TurnStartParams are the params of x-changesetd/turnStart; Channel is the
+// session URI.
+type TurnStartParams struct {
+	BaseParams
+	TurnID  string `json:"turnId,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// TurnEndParams are the params of x-changesetd/turnEnd; an empty TurnID
+// ends whichever turn is running.
+type TurnEndParams struct {
+	BaseParams
+	TurnID string `json:"turnId,omitempty"`
 }

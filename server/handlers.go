@@ -57,6 +57,10 @@ func (c *conn) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request
 		c.resourceRead(req)
 	case protocol.MethodInvokeChangesetOperation:
 		c.invokeOperation(req)
+	case protocol.MethodTurnStart:
+		c.turnStart(req)
+	case protocol.MethodTurnEnd:
+		c.turnEnd(req)
 	default:
 		c.reply(req, nil, protocol.Errorf(protocol.CodeMethodNotFound, "method %q is not supported by this server", req.Method))
 	}
@@ -384,5 +388,29 @@ func (c *conn) invokeOperation(req *jsonrpc2.Request) {
 	go func() {
 		res, err := c.srv.m.Invoke(c.ctx, p)
 		c.reply(req, res, err)
+	}()
+}
+
+func (c *conn) turnStart(req *jsonrpc2.Request) {
+	var p protocol.TurnStartParams
+	if err := decode(req, &p); err != nil {
+		c.reply(req, nil, err)
+		return
+	}
+	go func() {
+		info, err := c.srv.m.TurnStart(c.ctx, p.Channel, p.TurnID, p.Message)
+		c.reply(req, info, err)
+	}()
+}
+
+func (c *conn) turnEnd(req *jsonrpc2.Request) {
+	var p protocol.TurnEndParams
+	if err := decode(req, &p); err != nil {
+		c.reply(req, nil, err)
+		return
+	}
+	go func() {
+		info, err := c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
+		c.reply(req, info, err)
 	}()
 }

@@ -84,9 +84,22 @@ func (s *Session) checkRef(ref uritemplate.Ref) error {
 		}
 		return nil
 	case protocol.KindTurn:
-		return fmt.Errorf("turn %q does not exist in session %s", ref.Vars["turnId"], s.uri)
+		if s.turnByID(ref.Vars["turnId"]) == nil {
+			return fmt.Errorf("turn %q does not exist in session %s%s", ref.Vars["turnId"], s.uri, s.knownTurns())
+		}
+		return nil
 	case protocol.KindCompareTurns:
-		return fmt.Errorf("turn %q does not exist in session %s", ref.Vars["originalTurnId"], s.uri)
+		if _, err := s.endpoint(ref.Vars["modifiedTurnId"], 0); err != nil {
+			return err
+		}
+		from, err := s.endpoint(ref.Vars["originalTurnId"], 0)
+		if err != nil {
+			return err
+		}
+		if from == "" {
+			return fmt.Errorf("turn %q is still running: use it as the modified side, or compare once it has ended", ref.Vars["originalTurnId"])
+		}
+		return nil
 	}
 	return fmt.Errorf("changeset kind %q is not offered by session %s", ref.Kind, s.uri)
 }
@@ -116,6 +129,18 @@ func (s *Session) detachChangeset(sub Subscriber, uri string) {
 // activate starts watching and computing. s is the owning session.
 func (cs *csChannel) activate(s *Session) {
 	cs.active = true
+	cs.startWatching(s)
+	cs.pendingAll = true
+	cs.refresh(s)
+}
+
+// startWatching watches the working trees when the changeset's new side is
+// live.
+func (cs *csChannel) startWatching(s *Session) {
+	if !cs.live(s) || cs.watchers != nil {
+		return
+	}
+	cs.watchers = map[int]Watcher{}
 	for i, e := range s.workspaces {
 		if e.ws == nil {
 			continue
@@ -128,25 +153,24 @@ func (cs *csChannel) activate(s *Session) {
 			s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = "none", err.Error() })
 			continue
 		}
-		if cs.watchers == nil {
-			cs.watchers = map[int]Watcher{}
-		}
 		cs.watchers[i] = w
 		mode, reason := w.Mode()
 		s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
 	}
-	cs.pendingAll = true
-	cs.refresh(s)
+}
+
+func (cs *csChannel) stopWatching() {
+	for _, w := range cs.watchers {
+		w.Stop()
+	}
+	cs.watchers = nil
 }
 
 func (cs *csChannel) deactivate() {
 	cs.active = false
 	cs.gen++
 	cs.computing = false
-	for _, w := range cs.watchers {
-		w.Stop()
-	}
-	cs.watchers = nil
+	cs.stopWatching()
 }
 
 // close ends the channel for good when its session is disposed.
@@ -204,18 +228,36 @@ func (cs *csChannel) commit(s *Session, a protocol.Action, origin *protocol.Acti
 	})
 }
 
-// query returns what to ask a workspace for.
-func (cs *csChannel) query(e *workspaceEntry) Query {
+// query returns what to ask workspace i for.
+func (cs *csChannel) query(s *Session, i int) Query {
 	switch cs.ref.Kind {
 	case protocol.KindBranch:
 		return Query{Kind: protocol.KindBranch}
 	case protocol.KindSession:
-		if e.startAt == "" {
-			return Query{Kind: protocol.KindUncommitted}
-		}
-		return Query{Kind: protocol.KindBranch, Base: e.startAt}
+		return Query{Kind: QueryTrees, From: s.baselineOf(i)}
+	case protocol.KindTurn:
+		t := s.turnByID(cs.ref.Vars["turnId"])
+		return Query{Kind: QueryTrees, From: t.start[i], To: t.endOf(i)}
+	case protocol.KindCompareTurns:
+		from, _ := s.endpoint(cs.ref.Vars["originalTurnId"], i)
+		to, _ := s.endpoint(cs.ref.Vars["modifiedTurnId"], i)
+		return Query{Kind: QueryTrees, From: from, To: to}
 	}
 	return Query{Kind: protocol.KindUncommitted}
+}
+
+// live reports whether the changeset's new side is the working tree, so it
+// must be watched; snapshot-to-snapshot changesets never change.
+func (cs *csChannel) live(s *Session) bool {
+	switch cs.ref.Kind {
+	case protocol.KindTurn:
+		t := s.turnByID(cs.ref.Vars["turnId"])
+		return t == nil || t.running()
+	case protocol.KindCompareTurns:
+		to, _ := s.endpoint(cs.ref.Vars["modifiedTurnId"], 0)
+		return to == ""
+	}
+	return true
 }
 
 type wsResult struct {
@@ -249,7 +291,7 @@ func (cs *csChannel) refresh(s *Session) {
 		if e.ws == nil {
 			continue
 		}
-		q := cs.query(e)
+		q := cs.query(s, i)
 		if all {
 			jobs = append(jobs, job{ws: i, ws2: e.ws, q: q})
 			continue

@@ -181,6 +181,13 @@ func (m *Manager) Attach(sub Subscriber, uri string, lastSeen int64, done func(A
 			return
 		}
 		s.attachSession(sub, lastSeen, done)
+	case protocol.ChannelChat:
+		s, ok := m.Session(protocol.SessionScheme + "/" + strings.TrimPrefix(uri, protocol.ChatScheme+"/"))
+		if !ok {
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; each session has one, ahp-chat:/<session id>", uri))
+			return
+		}
+		s.attachChat(sub, lastSeen, done)
 	case protocol.ChannelChangeset:
 		ref, err := uritemplate.ParseChangesetURI(uri)
 		if err != nil {
@@ -206,6 +213,10 @@ func (m *Manager) Detach(sub Subscriber, uri string) {
 	case protocol.ChannelSession:
 		if s, ok := m.Session(uri); ok {
 			s.do(func() { m.detachChannel(s.ch, sub) })
+		}
+	case protocol.ChannelChat:
+		if s, ok := m.Session(protocol.SessionScheme + "/" + strings.TrimPrefix(uri, protocol.ChatScheme+"/")); ok {
+			s.do(func() { m.detachChannel(s.chatCh, sub) })
 		}
 	case protocol.ChannelChangeset:
 		if ref, err := uritemplate.ParseChangesetURI(uri); err == nil {
@@ -297,7 +308,7 @@ func (m *Manager) Create(p CreateParams) (*Session, error) {
 		m.mu.Unlock()
 		return nil, protocol.Errorf(protocol.CodeSessionAlreadyExists, "createSession: session %s already exists", p.URI)
 	}
-	s := newSession(m, id, p.URI, dirs, p.Title)
+	s := newSession(m, id, p.URI, dirs, p.Title, m.opts.Now())
 	m.sessions[p.URI] = s
 	n := len(m.sessions)
 	m.mu.Unlock()
@@ -324,6 +335,11 @@ func (m *Manager) Dispose(uri string) error {
 		return protocol.Errorf(protocol.CodeSessionNotFound, "disposeSession: session %s does not exist", uri)
 	}
 	s.dispose()
+	if db := m.opts.Store; db != nil {
+		if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
+			m.log.Error("cannot delete the session record", "session", uri, "err", err)
+		}
+	}
 	m.commitMu.Lock()
 	m.rootState.ActiveSessions = protocol.Ptr(n)
 	m.commitMu.Unlock()
@@ -415,4 +431,30 @@ func (m *Manager) saveReviews(uri string, r map[string]string) error {
 		return nil
 	}
 	return m.opts.Store.PutReviews(uri, r)
+}
+
+// Restore recreates a session from its stored record and turns, keeping
+// its id, working directories, baseline and turns.
+func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, error) {
+	dirs := make([]string, len(rec.Workspaces))
+	for i, w := range rec.Workspaces {
+		dirs[i] = w.Dir
+	}
+	m.mu.Lock()
+	if _, exists := m.sessions[rec.URI]; exists {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("restore %s: already exists", rec.URI)
+	}
+	s := newSession(m, rec.ID, rec.URI, dirs, rec.Title, rec.CreatedAt)
+	s.restored = &rec
+	s.restoreTurns(turns)
+	s.state.Chats = []protocol.ChatSummary{s.chatSummary()}
+	m.sessions[rec.URI] = s
+	n := len(m.sessions)
+	m.mu.Unlock()
+	m.commitMu.Lock()
+	m.rootState.ActiveSessions = protocol.Ptr(n)
+	m.commitMu.Unlock()
+	s.start()
+	return s, nil
 }

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/store"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
@@ -37,18 +39,30 @@ type Session struct {
 	templates  map[string]*uritemplate.Template
 	disposed   bool
 	info       []workspaceInfo // published on the session _meta
+
+	// Turns. baseline holds the snapshot tree of each workspace when the
+	// session started; turns are in start order, the last one possibly
+	// running.
+	baseline []string
+	turns    []*turn
+	chat     protocol.ChatState
+	chatCh   *channel
+	restored *store.Session // the record this session was restored from
+
+	// boundaryMu serialises turn boundaries; it is held while snapshotting,
+	// outside the actor, so the actor keeps serving.
+	boundaryMu sync.Mutex
 }
 
 // workspaceEntry is one working directory and what opening it gave.
 type workspaceEntry struct {
-	dir     string
-	ws      Workspace // nil when it could not be opened
-	err     error
-	startAt string // HEAD when the session started, the base of the session changeset
+	dir string
+	ws  Workspace // nil when it could not be opened
+	err error
 }
 
-func newSession(m *Manager, id, uri string, dirs []string, title string) *Session {
-	now := m.opts.Now()
+func newSession(m *Manager, id, uri string, dirs []string, title string, createdAt time.Time) *Session {
+	now := createdAt
 	if title == "" {
 		title = "Changes"
 		if len(dirs) > 0 {
@@ -71,15 +85,18 @@ func newSession(m *Manager, id, uri string, dirs []string, title string) *Sessio
 		ch:         newChannel(uri, m.opts.ReplayBuffer),
 		changesets: map[string]*csChannel{},
 		templates:  uritemplate.SessionChangesetTemplates(id),
+		chatCh:     newChannel(protocol.ChatScheme+"/"+id, m.opts.ReplayBuffer),
 	}
+	s.chat = protocol.ChatState{Resource: s.chatURI(), Title: "Agent turns", Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Turns: []protocol.Turn{}}
 	s.state = protocol.SessionState{
 		Provider:           Provider,
 		Title:              title,
 		Status:             protocol.SessionIdle,
 		Lifecycle:          protocol.LifecycleCreating,
 		ActiveClients:      []protocol.Object{},
-		Chats:              []protocol.ChatSummary{},
 		WorkingDirectories: wd,
+		Chats:              []protocol.ChatSummary{s.chatSummary()},
+		DefaultChat:        s.chatURI(),
 	}
 	return s
 }
@@ -132,9 +149,6 @@ func (s *Session) start() {
 			e := &workspaceEntry{dir: d}
 			if s.m.opts.OpenWorkspace != nil {
 				e.ws, e.err = s.m.opts.OpenWorkspace(d)
-				if e.err == nil {
-					e.startAt = headOf(e.ws)
-				}
 			} else {
 				e.err = errors.New("no changeset engine configured")
 			}
@@ -143,23 +157,52 @@ func (s *Session) start() {
 			}
 			entries[i] = e
 		}
-		s.do(func() { s.ready(entries) })
+		baseline := s.takeBaseline(entries)
+		s.do(func() { s.ready(entries, baseline) })
 	}()
 }
 
-// headOf returns the workspace's HEAD commit, if it has one.
-func headOf(ws Workspace) string {
-	if h, ok := ws.(interface{ Head() string }); ok {
-		return h.Head()
+// takeBaseline returns the stored baseline of a restored session, or
+// snapshots every git workspace now and records the session.
+func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
+	baseline := make([]string, len(entries))
+	if r := s.restored; r != nil {
+		for i := range entries {
+			if i < len(r.Workspaces) {
+				baseline[i] = r.Workspaces[i].Baseline
+			}
+		}
+		return baseline
 	}
-	return ""
+	for i, e := range entries {
+		if e.ws == nil {
+			continue
+		}
+		t, err := e.ws.Snapshot(s.m.ctx)
+		if err != nil {
+			s.log.Error("cannot snapshot the session baseline", "dir", e.dir, "err", err)
+			continue
+		}
+		baseline[i] = t
+	}
+	rec := store.Session{ID: s.id, URI: s.uri, Title: s.state.Title, CreatedAt: s.createdAt}
+	for i, e := range entries {
+		rec.Workspaces = append(rec.Workspaces, store.Workspace{Dir: e.dir, Baseline: baseline[i]})
+	}
+	if db := s.m.opts.Store; db != nil {
+		if err := db.PutSession(rec); err != nil {
+			s.log.Error("cannot record the session; it will not survive a restart", "err", err)
+		}
+	}
+	return baseline
 }
 
-func (s *Session) ready(entries []*workspaceEntry) {
+func (s *Session) ready(entries []*workspaceEntry, baseline []string) {
 	if s.disposed {
 		return
 	}
 	s.workspaces = entries
+	s.baseline = baseline
 	// Changesets subscribed while the session was starting begin now.
 	for _, cs := range s.changesets {
 		s.m.commitMu.Lock()
@@ -323,6 +366,7 @@ func (s *Session) dispose() {
 		}
 		s.m.commitMu.Lock()
 		clear(s.ch.subs)
+		clear(s.chatCh.subs)
 		s.m.commitMu.Unlock()
 	}) {
 		return

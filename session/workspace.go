@@ -23,6 +23,9 @@ type Workspace interface {
 	// Watch reports paths that may have changed, relative to Root; all is
 	// set when everything must be rechecked.
 	Watch(onChange func(paths []string, all bool)) (Watcher, error)
+	// Snapshot records the working tree as it is now — every change that
+	// completed before the call — and returns the snapshot's tree id.
+	Snapshot(ctx context.Context) (string, error)
 }
 
 // Watcher is a running watch of a workspace.
@@ -35,10 +38,16 @@ type Watcher interface {
 
 // Query selects what Changes computes.
 type Query struct {
-	Kind  string   // protocol.KindUncommitted or protocol.KindBranch
+	Kind  string   // protocol.KindUncommitted, protocol.KindBranch or QueryTrees
 	Base  string   // for KindBranch: the base branch; empty = the default
+	From  string   // for QueryTrees: the snapshot tree of the old side
+	To    string   // for QueryTrees: the snapshot tree of the new side; "" = the live working tree
 	Paths []string // nil = everything
 }
+
+// QueryTrees asks for the changes between two snapshots, or a snapshot and
+// the live working tree.
+const QueryTrees = "trees"
 
 // ChangeList is the result of Changes.
 type ChangeList struct {

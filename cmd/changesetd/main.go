@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/scm/snapstore"
 	"github.com/changesetd/changesetd/server"
 	"github.com/changesetd/changesetd/session"
 	"github.com/changesetd/changesetd/store"
@@ -45,6 +46,7 @@ const usage = `changesetd serves live git changesets to AHP clients over WebSock
 
 Usage:
   changesetd serve [flags] [DIR...]   run the daemon; each DIR becomes a session
+  changesetd turn start|end [flags]   mark an agent turn boundary on the running daemon
   changesetd version                  print the version
 
 Run "changesetd serve -h" for the flags.
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "turn":
+		return turnCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "changesetd %s\n", version)
 		return 0
@@ -183,11 +187,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer db.Close()
 
+	snaps, err := snapstore.Open(filepath.Join(a.stateDir, "snapshots.git"))
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		return 1
+	}
+	defer snaps.Close()
+
 	m := session.NewManager(session.Options{
 		Store:         db,
 		Logger:        log,
 		ReplayBuffer:  a.replayBuffer,
-		OpenWorkspace: openWorkspace(log),
+		OpenWorkspace: openWorkspace(log, snaps),
 		Version:       version,
 	})
 	srv := server.New(server.Config{
@@ -198,6 +209,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Version:       version,
 	}, m, log)
 
+	restored, err := restoreSessions(db, m, snaps, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		return 1
+	}
 	for _, d := range a.dirs {
 		abs, err := filepath.Abs(d)
 		if err != nil {
@@ -207,7 +223,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
 		}
-		_, err = m.Create(session.CreateParams{URI: protocol.SessionScheme + "/" + stableID(abs), WorkingDirectories: []string{session.FileURI(abs)}})
+		uri := protocol.SessionScheme + "/" + stableID(abs)
+		if restored[uri] {
+			continue
+		}
+		_, err = m.Create(session.CreateParams{URI: uri, WorkingDirectories: []string{session.FileURI(abs)}})
 		if err != nil {
 			fmt.Fprintf(stderr, "changesetd: %s: %v\n", d, err)
 			return 1
@@ -304,4 +324,45 @@ func stableID(abs string) string {
 	h := sha256.Sum256([]byte(abs))
 	x := hex.EncodeToString(h[:16])
 	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// restoreSessions brings back every stored session with its baseline and
+// turns, then drops snapshot objects no stored session refers to.
+func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, log *slog.Logger) (map[string]bool, error) {
+	recs, err := db.Sessions()
+	if err != nil {
+		return nil, err
+	}
+	restored := map[string]bool{}
+	var keep []string
+	for _, rec := range recs {
+		turns, err := db.Turns(rec.ID)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := m.Restore(rec, turns); err != nil {
+			log.Error("cannot restore session", "session", rec.URI, "err", err)
+			continue
+		}
+		restored[rec.URI] = true
+		for _, w := range rec.Workspaces {
+			keep = append(keep, w.Baseline)
+		}
+		for _, t := range turns {
+			keep = append(keep, t.Start...)
+			keep = append(keep, t.End...)
+		}
+	}
+	log.Info("restored sessions", "count", len(restored))
+	go func() {
+		// Objects written in the last hour are spared by the store, so a
+		// session created meanwhile is safe.
+		n, err := snaps.GC(context.Background(), keep)
+		if err != nil {
+			log.Warn("snapshot garbage collection failed", "err", err)
+		} else if n > 0 {
+			log.Info("removed unreferenced snapshot objects", "count", n)
+		}
+	}()
+	return restored, nil
 }

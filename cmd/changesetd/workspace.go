@@ -14,42 +14,89 @@ import (
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/scm"
 	"github.com/changesetd/changesetd/scm/fswatch"
+	"github.com/changesetd/changesetd/scm/snapstore"
 	"github.com/changesetd/changesetd/session"
 )
 
 // workspace adapts a scm.Repo, the file watcher and the diff engine to
 // session.Workspace.
 type workspace struct {
-	repo *scm.Repo
-	log  *slog.Logger
-	head string
+	repo  *scm.Repo
+	snaps *snapstore.Store
+	log   *slog.Logger
 }
 
 var _ session.Workspace = (*workspace)(nil)
 
-func openWorkspace(log *slog.Logger) func(dir string) (session.Workspace, error) {
+func openWorkspace(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.Workspace, error) {
 	return func(dir string) (session.Workspace, error) {
 		repo, err := scm.Open(dir)
 		if err != nil {
 			return nil, err
 		}
-		w := &workspace{repo: repo, log: log.With("component", "workspace", "root", repo.Root())}
-		// The first scan fills the stat cache and tells the session base.
-		st, err := repo.Status(context.Background())
-		if err != nil {
+		// Snapshots reference the project's objects instead of copying them.
+		if err := snaps.AddAlternate(filepath.Join(repo.CommonDir(), "objects")); err != nil {
 			return nil, err
 		}
-		w.head = st.HeadOID
+		w := &workspace{repo: repo, snaps: snaps, log: log.With("component", "workspace", "root", repo.Root())}
+		// The first scan fills the stat cache.
+		if _, err := repo.Status(context.Background()); err != nil {
+			return nil, err
+		}
 		return w, nil
 	}
 }
 
 func (w *workspace) Root() string { return w.repo.Root() }
 
-// Head is the HEAD commit when the workspace was opened.
-func (w *workspace) Head() string { return w.head }
+// ReadBlob reads an object of the project or of a snapshot.
+func (w *workspace) ReadBlob(oid string) ([]byte, error) {
+	if b, err := w.repo.ReadBlob(oid); err == nil {
+		return b, nil
+	}
+	return w.snaps.ReadBlob(oid)
+}
 
-func (w *workspace) ReadBlob(oid string) ([]byte, error) { return w.repo.ReadBlob(oid) }
+// maxSnapshotFile bounds the files a snapshot stores; a bigger changed file
+// keeps its committed version in the snapshot and a warning is logged.
+const maxSnapshotFile = 64 << 20
+
+// Snapshot records the working tree: HEAD's tree with every changed file
+// overlaid. Only changed files are read (the status uses the stat cache),
+// and unchanged directories are shared with HEAD's tree.
+func (w *workspace) Snapshot(ctx context.Context) (string, error) {
+	_, head, err := w.repo.HeadTree()
+	if err != nil {
+		return "", err
+	}
+	st, err := w.repo.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	changes := make([]snapstore.Change, 0, len(st.Changes))
+	for _, c := range st.Changes {
+		if c.Work == nil {
+			changes = append(changes, snapstore.Change{Path: c.Path, Delete: true})
+			continue
+		}
+		if c.Work.Mode == changeset.ModeGitlink {
+			changes = append(changes, snapstore.Change{Path: c.Path, Mode: c.Work.Mode, OID: c.Work.OID})
+			continue
+		}
+		if c.Work.Size > maxSnapshotFile {
+			w.log.Warn("file too large for a snapshot; its committed version is kept", "path", c.Path, "size", c.Work.Size)
+			continue
+		}
+		b, mode, _, err := w.repo.ReadWorktreeCanonical(c.Path)
+		if err != nil {
+			// Gone since the status: record it as absent.
+			changes = append(changes, snapstore.Change{Path: c.Path, Delete: true})
+			continue
+		}
+		changes = append(changes, snapstore.Change{Path: c.Path, Mode: mode, Content: b})
+	}
+	return w.snaps.Overlay(ctx, head, changes)
+}
 
 // Changes computes the changes of q and diffs every changed file.
 func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
@@ -77,6 +124,8 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 			}
 			changes, warnings = st.Changes, st.Warnings
 		}
+	case session.QueryTrees:
+		return w.between(ctx, q)
 	case protocol.KindBranch:
 		base := q.Base
 		if base == "" {
@@ -98,9 +147,7 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		return nil, fmt.Errorf("changeset kind %q is not computed from git", q.Kind)
 	}
 
-	list := &session.ChangeList{Warnings: warnings}
-	var deleted, added []*changeset.Side
-	var pairs [][2]*changeset.Side
+	sides := make([][2]*changeset.Side, 0, len(changes))
 	for _, c := range changes {
 		old, err := w.oldSide(c)
 		if err != nil {
@@ -110,6 +157,24 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		if err != nil {
 			return nil, err
 		}
+		sides = append(sides, [2]*changeset.Side{old, cur})
+	}
+	list, err := w.diffAll(ctx, sides, func(*changeset.Side) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	list.Warnings = warnings
+	return list, nil
+}
+
+// diffAll pairs renames among the sides and diffs every pair. live tells
+// whether a new side is the working-tree file.
+func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, live func(*changeset.Side) bool) (*session.ChangeList, error) {
+	list := &session.ChangeList{}
+	var deleted, added []*changeset.Side
+	var pairs [][2]*changeset.Side
+	for _, sd := range sides {
+		old, cur := sd[0], sd[1]
 		switch {
 		case old == nil && cur == nil:
 			continue
@@ -137,7 +202,11 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		r := changeset.Compare(p[0], p[1], changeset.Options{})
 		metrics.DiffSeconds.Observe(time.Since(start).Seconds())
 		metrics.FilesDiffed.Inc()
-		list.Files = append(list.Files, fileChange(r))
+		fc := fileChange(r)
+		if fc.New != nil {
+			fc.New.Live = live(p[1])
+		}
+		list.Files = append(list.Files, fc)
 	}
 	slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
 	return list, nil
@@ -317,4 +386,125 @@ func (w *watch) Mode() (string, string) { return string(w.fw.Mode()), w.fw.ModeR
 func (w *watch) Stop() {
 	w.fw.Close()
 	metrics.WatcherMode.WithLabelValues(w.mode).Dec()
+}
+
+// between diffs snapshot tree q.From against q.To, or against the live
+// working tree when q.To is "".
+func (w *workspace) between(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+	if q.To != "" {
+		diffs, err := w.snaps.DiffTrees(ctx, q.From, q.To)
+		if err != nil {
+			return nil, err
+		}
+		sides := make([][2]*changeset.Side, 0, len(diffs))
+		for _, d := range diffs {
+			if q.Paths != nil && !under(d.Path, q.Paths) {
+				continue
+			}
+			old, err := w.storedSide(d.Old)
+			if err != nil {
+				return nil, err
+			}
+			cur, err := w.storedSide(d.New)
+			if err != nil {
+				return nil, err
+			}
+			sides = append(sides, [2]*changeset.Side{old, cur})
+		}
+		return w.diffAll(ctx, sides, func(*changeset.Side) bool { return false })
+	}
+
+	// Live: the working tree is HEAD plus the status changes. Candidates are
+	// the paths where the snapshot differs from HEAD and the changed paths.
+	_, head, err := w.repo.HeadTree()
+	if err != nil {
+		return nil, err
+	}
+	var changes []scm.Change
+	var warnings []string
+	if q.Paths != nil {
+		changes, err = w.repo.StatusPaths(ctx, q.Paths)
+	} else {
+		var st *scm.Status
+		st, err = w.repo.Status(ctx)
+		if st != nil {
+			changes, warnings = st.Changes, st.Warnings
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	dirty := make(map[string]scm.Change, len(changes))
+	for _, c := range changes {
+		dirty[c.Path] = c
+	}
+	base, err := w.snaps.DiffTrees(ctx, q.From, head)
+	if err != nil {
+		return nil, err
+	}
+	candidates := map[string]bool{}
+	for _, d := range base {
+		if q.Paths == nil || under(d.Path, q.Paths) {
+			candidates[d.Path] = true
+		}
+	}
+	for p := range dirty {
+		candidates[p] = true
+	}
+	sides := make([][2]*changeset.Side, 0, len(candidates))
+	for p := range candidates {
+		oldEntry, err := w.snaps.Lookup(ctx, q.From, p)
+		if err != nil {
+			return nil, err
+		}
+		old, err := w.storedSide(oldEntry)
+		if err != nil {
+			return nil, err
+		}
+		var cur *changeset.Side
+		if c, ok := dirty[p]; ok {
+			if cur, err = w.newSide(c); err != nil {
+				return nil, err
+			}
+		} else {
+			e, err := w.snaps.Lookup(ctx, head, p)
+			if err != nil {
+				return nil, err
+			}
+			if cur, err = w.storedSide(e); err != nil {
+				return nil, err
+			}
+		}
+		if old != nil && cur != nil && old.OID == cur.OID && old.Mode == cur.Mode {
+			continue
+		}
+		if old == nil && cur == nil {
+			continue
+		}
+		sides = append(sides, [2]*changeset.Side{old, cur})
+	}
+	list, err := w.diffAll(ctx, sides, func(*changeset.Side) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	list.Warnings = warnings
+	return list, nil
+}
+
+// storedSide loads a side from the object store; nil for an absent entry.
+func (w *workspace) storedSide(e *snapstore.Entry) (*changeset.Side, error) {
+	if e == nil {
+		return nil, nil
+	}
+	s := &changeset.Side{Path: e.Path, Mode: e.Mode, OID: e.OID}
+	if e.Mode == changeset.ModeGitlink {
+		s.Content = []byte(e.OID)
+		return s, nil
+	}
+	b, err := w.ReadBlob(e.OID)
+	if err != nil {
+		return nil, fmt.Errorf("read %s (%s): %w", e.Path, e.OID, err)
+	}
+	s.Content = b
+	return s, nil
 }

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session"
+)
+
+const turnUsage = `Usage:
+  changesetd turn start [--dir DIR | --session URI] [--message TEXT] [--id ID]
+  changesetd turn end   [--dir DIR | --session URI] [--id ID]
+
+Marks an agent turn boundary on the running daemon, which snapshots the
+session's working directories. The daemon is found through the state dir
+(its address and token). With --dir (default: the current directory) the
+session is the one whose working directory contains DIR; if there is none,
+one is created for DIR. "start" prints the new turn id, "end" the ended one.
+`
+
+// turnCmd implements "changesetd turn start|end".
+func turnCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "start" && args[0] != "end") {
+		fmt.Fprint(stderr, turnUsage)
+		return 2
+	}
+	edge := args[0]
+	fs := flag.NewFlagSet("changesetd turn "+edge, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".", "a directory inside the session's working directory")
+	sessionURI := fs.String("session", "", "the session URI (instead of --dir)")
+	message := fs.String("message", "", "what the turn is about (start only)")
+	id := fs.String("id", "", "the turn id (start: chosen by the daemon when empty; end: the running turn when empty)")
+	stateDir := fs.String("state-dir", defaultStateDir(), "the daemon's state dir")
+	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
+	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	c, err := dialDaemon(ctx, *stateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
+		return 1
+	}
+	defer c.close()
+	uri := *sessionURI
+	if uri == "" {
+		if uri, err = c.sessionFor(ctx, *dir); err != nil {
+			fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
+			return 1
+		}
+	}
+	var info session.TurnInfo
+	for {
+		if edge == "start" {
+			err = c.call(ctx, protocol.MethodTurnStart, protocol.TurnStartParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: *id, Message: *message}, &info)
+		} else {
+			err = c.call(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: *id}, &info)
+		}
+		// A session created a moment ago may still be starting.
+		var re *rpcError
+		if errors.As(err, &re) && re.Code == protocol.CodeInvalidRequest && strings.Contains(re.Message, "still starting") {
+			select {
+			case <-time.After(100 * time.Millisecond):
+				continue
+			case <-ctx.Done():
+			}
+		}
+		break
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
+		return 1
+	}
+	fmt.Fprintln(stdout, info.ID)
+	return 0
+}
+
+// client is a minimal synchronous AHP client for the CLI.
+type client struct {
+	ws   *websocket.Conn
+	next int
+}
+
+type rpcError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+// dialDaemon connects to the daemon recorded in stateDir and initializes.
+func dialDaemon(ctx context.Context, stateDir string) (*client, error) {
+	raw, err := os.ReadFile(filepath.Join(stateDir, "daemon.json"))
+	if err != nil {
+		return nil, fmt.Errorf("no running daemon found in %s (is \"changesetd serve\" running with this --state-dir?): %w", stateDir, err)
+	}
+	var info struct {
+		Listen string `json:"listen"`
+	}
+	if err := json.Unmarshal(raw, &info); err != nil {
+		return nil, fmt.Errorf("%s/daemon.json: %w", stateDir, err)
+	}
+	token, err := os.ReadFile(filepath.Join(stateDir, "token"))
+	if err != nil {
+		return nil, fmt.Errorf("read token: %w", err)
+	}
+	h := http.Header{"Authorization": {"Bearer " + strings.TrimSpace(string(token))}}
+	ws, _, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+info.Listen+"/ahp", h)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the daemon at %s: %w", info.Listen, err)
+	}
+	c := &client{ws: ws}
+	host, _ := os.Hostname()
+	err = c.call(ctx, protocol.MethodInitialize, protocol.InitializeParams{
+		BaseParams:       protocol.BaseParams{Channel: protocol.RootURI},
+		ProtocolVersions: []string{"1.0.0"},
+		ClientID:         fmt.Sprintf("changesetd-cli-%s-%d", host, os.Getpid()),
+		ClientInfo:       &protocol.ClientInfo{Name: "changesetd", Version: version},
+	}, nil)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *client) close() {
+	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	c.ws.Close()
+}
+
+// call sends a request and waits for its response, skipping notifications.
+func (c *client) call(ctx context.Context, method string, params, out any) error {
+	c.next++
+	id := c.next
+	if dl, ok := ctx.Deadline(); ok {
+		c.ws.SetReadDeadline(dl)
+		c.ws.SetWriteDeadline(dl)
+	}
+	if err := c.ws.WriteJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+		return err
+	}
+	for {
+		var m struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *rpcError       `json:"error"`
+		}
+		if err := c.ws.ReadJSON(&m); err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		if m.ID == nil || *m.ID != id {
+			continue
+		}
+		if m.Error != nil {
+			return m.Error
+		}
+		if out != nil {
+			return json.Unmarshal(m.Result, out)
+		}
+		return nil
+	}
+}
+
+// sessionFor finds the session whose working directory contains dir, or
+// creates one for dir.
+func (c *client) sessionFor(ctx context.Context, dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	var list protocol.ListSessionsResult
+	if err := c.call(ctx, protocol.MethodListSessions, protocol.ListSessionsParams{BaseParams: protocol.BaseParams{Channel: protocol.RootURI}}, &list); err != nil {
+		return "", err
+	}
+	best, bestLen := "", -1
+	for _, s := range list.Items {
+		for _, wd := range s.WorkingDirectories {
+			p, err := session.DirFromURI(wd)
+			if err != nil {
+				continue
+			}
+			if (abs == p || strings.HasPrefix(abs, p+string(filepath.Separator))) && len(p) > bestLen {
+				best, bestLen = s.Resource, len(p)
+			}
+		}
+	}
+	if best != "" {
+		return best, nil
+	}
+	uri := protocol.SessionScheme + "/" + stableID(abs)
+	err = c.call(ctx, protocol.MethodCreateSession, protocol.CreateSessionParams{
+		BaseParams: protocol.BaseParams{Channel: uri}, WorkingDirectories: []string{session.FileURI(abs)},
+	}, nil)
+	var re *rpcError
+	if errors.As(err, &re) && re.Code == protocol.CodeSessionAlreadyExists {
+		err = nil
+	}
+	return uri, err
+}

@@ -1,0 +1,368 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/changesetd/changesetd/metrics"
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/store"
+)
+
+// BaselineTurnID names the session's starting point in compare-turns
+// templates: compare/baseline/<turn> is everything up to the end of <turn>.
+const BaselineTurnID = "baseline"
+
+// turn is one agent turn: snapshots of every workspace at its start and,
+// once it ended, at its end. The slices are indexed like
+// Session.workspaces.
+type turn struct {
+	seq       uint64
+	id        string
+	message   string
+	startedAt time.Time
+	endedAt   time.Time
+	start     []string
+	end       []string
+}
+
+func (t *turn) running() bool { return t.end == nil }
+
+// endOf is the tree of workspace i at the turn's end, or "" (the live
+// working tree) while it runs.
+func (t *turn) endOf(i int) string {
+	if t.end == nil || i >= len(t.end) {
+		return ""
+	}
+	return t.end[i]
+}
+
+func (t *turn) record() store.Turn {
+	return store.Turn{Seq: t.seq, ID: t.id, Message: t.message, StartedAt: t.startedAt, EndedAt: t.endedAt, Start: t.start, End: t.end}
+}
+
+func (s *Session) turnByID(id string) *turn {
+	for _, t := range s.turns {
+		if t.id == id {
+			return t
+		}
+	}
+	return nil
+}
+
+func (s *Session) activeTurn() *turn {
+	if n := len(s.turns); n > 0 && s.turns[n-1].running() {
+		return s.turns[n-1]
+	}
+	return nil
+}
+
+func (s *Session) baselineOf(i int) string {
+	if i < len(s.baseline) {
+		return s.baseline[i]
+	}
+	return ""
+}
+
+// endpoint resolves a compare-turns id to the tree of workspace i: the
+// baseline, a turn's end, or "" for a running turn (the live tree).
+func (s *Session) endpoint(id string, i int) (string, error) {
+	if id == BaselineTurnID {
+		return s.baselineOf(i), nil
+	}
+	t := s.turnByID(id)
+	if t == nil {
+		return "", fmt.Errorf("turn %q does not exist in session %s%s", id, s.uri, s.knownTurns())
+	}
+	return t.endOf(i), nil
+}
+
+// knownTurns lists the turn ids for error messages.
+func (s *Session) knownTurns() string {
+	if len(s.turns) == 0 {
+		return " (it has no turns yet)"
+	}
+	ids := make([]string, 0, len(s.turns))
+	for _, t := range s.turns {
+		ids = append(ids, strconv.Quote(t.id))
+	}
+	if len(ids) > 10 {
+		ids = append(ids[:10], "…")
+	}
+	return " (known: " + strings.Join(ids, ", ") + ", and " + strconv.Quote(BaselineTurnID) + " in compare-turns)"
+}
+
+// chatURI is the session's chat, which lists its turns.
+func (s *Session) chatURI() string { return protocol.ChatScheme + "/" + s.id }
+
+// TurnInfo is what a turn boundary reports back.
+type TurnInfo struct {
+	ID       string `json:"turnId"`
+	Duration int64  `json:"duration,omitempty"` // ms, at the end
+}
+
+var turnIDPattern = sessionIDPattern
+
+// TurnStart snapshots every working directory and starts a turn. A turn
+// still running is ended first, at the same moment. The turn is durable
+// before TurnStart returns.
+func (m *Manager) TurnStart(ctx context.Context, sessionURI, turnID, message string) (TurnInfo, error) {
+	s, ok := m.Session(sessionURI)
+	if !ok {
+		return TurnInfo{}, protocol.Errorf(protocol.CodeSessionNotFound, "turnStart: session %s does not exist", sessionURI)
+	}
+	if turnID != "" && (!turnIDPattern.MatchString(turnID) || turnID == BaselineTurnID) {
+		return TurnInfo{}, protocol.Errorf(protocol.CodeInvalidParams, "turnStart: turn id %q must be 1-128 letters, digits or ._~- and not %q", turnID, BaselineTurnID)
+	}
+	s.boundaryMu.Lock()
+	defer s.boundaryMu.Unlock()
+	type prep struct {
+		wss    []Workspace
+		seq    uint64
+		active *turn
+	}
+	p, err := call(ctx, s, func() (prep, error) {
+		if s.workspaces == nil {
+			return prep{}, protocol.Errorf(protocol.CodeInvalidRequest, "turnStart: session %s is still starting", sessionURI)
+		}
+		if turnID != "" && s.turnByID(turnID) != nil {
+			return prep{}, protocol.Errorf(protocol.CodeInvalidParams, "turnStart: turn %q already exists in session %s", turnID, sessionURI)
+		}
+		var seq uint64 = 1
+		if n := len(s.turns); n > 0 {
+			seq = s.turns[n-1].seq + 1
+		}
+		return prep{wss: s.workspaceList(), seq: seq, active: s.activeTurn()}, nil
+	})
+	if err != nil {
+		return TurnInfo{}, err
+	}
+	if !s.hasGitIn(p.wss) {
+		return TurnInfo{}, protocol.Errorf(protocol.CodeInvalidRequest, "turnStart: no working directory of session %s is a git repository; turns need one", sessionURI)
+	}
+	start := time.Now()
+	trees, err := snapshotAll(ctx, p.wss)
+	if err != nil {
+		return TurnInfo{}, fmt.Errorf("turnStart: snapshot: %w", err)
+	}
+	now := m.opts.Now()
+	if p.active != nil {
+		if _, err := s.finishTurn(ctx, p.active, trees, now); err != nil {
+			return TurnInfo{}, err
+		}
+	}
+	if turnID == "" {
+		turnID = "turn-" + strconv.FormatUint(p.seq, 10)
+		for s.hasTurnID(ctx, turnID) {
+			turnID += "x"
+		}
+	}
+	t := &turn{seq: p.seq, id: turnID, message: message, startedAt: now, start: trees}
+	if err := m.saveTurn(s.id, t); err != nil {
+		return TurnInfo{}, fmt.Errorf("turnStart: %w", err)
+	}
+	metrics.TurnBoundaries.WithLabelValues("start").Observe(time.Since(start).Seconds())
+	if _, err := call(ctx, s, func() (struct{}, error) { s.applyTurnStart(t); return struct{}{}, nil }); err != nil {
+		return TurnInfo{}, err
+	}
+	return TurnInfo{ID: t.id}, nil
+}
+
+func (s *Session) hasTurnID(ctx context.Context, id string) bool {
+	ok, _ := call(ctx, s, func() (bool, error) { return s.turnByID(id) != nil, nil })
+	return ok
+}
+
+// TurnEnd snapshots every working directory and ends the running turn
+// (which must be turnID when it is given). The end is durable before
+// TurnEnd returns.
+func (m *Manager) TurnEnd(ctx context.Context, sessionURI, turnID string) (TurnInfo, error) {
+	s, ok := m.Session(sessionURI)
+	if !ok {
+		return TurnInfo{}, protocol.Errorf(protocol.CodeSessionNotFound, "turnEnd: session %s does not exist", sessionURI)
+	}
+	s.boundaryMu.Lock()
+	defer s.boundaryMu.Unlock()
+	type prep struct {
+		wss    []Workspace
+		active *turn
+	}
+	p, err := call(ctx, s, func() (prep, error) {
+		a := s.activeTurn()
+		switch {
+		case a == nil && turnID != "" && s.turnByID(turnID) != nil:
+			return prep{}, protocol.Errorf(protocol.CodeInvalidParams, "turnEnd: turn %q has already ended", turnID)
+		case a == nil:
+			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: no turn is running in session %s", sessionURI)
+		case turnID != "" && a.id != turnID:
+			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: turn %q is not running in session %s (running: %q)", turnID, sessionURI, a.id)
+		}
+		return prep{wss: s.workspaceList(), active: a}, nil
+	})
+	if err != nil {
+		return TurnInfo{}, err
+	}
+	start := time.Now()
+	trees, err := snapshotAll(ctx, p.wss)
+	if err != nil {
+		return TurnInfo{}, fmt.Errorf("turnEnd: snapshot: %w", err)
+	}
+	info, err := s.finishTurn(ctx, p.active, trees, m.opts.Now())
+	metrics.TurnBoundaries.WithLabelValues("end").Observe(time.Since(start).Seconds())
+	return info, err
+}
+
+// finishTurn records the end of t and applies it. s.boundaryMu must be held.
+func (s *Session) finishTurn(ctx context.Context, t *turn, trees []string, now time.Time) (TurnInfo, error) {
+	ended := *t
+	ended.end, ended.endedAt = trees, now
+	if err := s.m.saveTurn(s.id, &ended); err != nil {
+		return TurnInfo{}, fmt.Errorf("turnEnd: %w", err)
+	}
+	dur := max(now.Sub(t.startedAt).Milliseconds(), 0)
+	_, err := call(ctx, s, func() (struct{}, error) {
+		s.applyTurnEnd(t.id, trees, now, dur)
+		return struct{}{}, nil
+	})
+	return TurnInfo{ID: t.id, Duration: dur}, err
+}
+
+func (m *Manager) saveTurn(sessionID string, t *turn) error {
+	if m.opts.Store == nil {
+		return nil
+	}
+	return m.opts.Store.PutTurn(sessionID, t.record())
+}
+
+// snapshotAll snapshots each workspace; nil entries (not git) get "".
+func snapshotAll(ctx context.Context, wss []Workspace) ([]string, error) {
+	trees := make([]string, len(wss))
+	for i, ws := range wss {
+		if ws == nil {
+			continue
+		}
+		t, err := ws.Snapshot(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ws.Root(), err)
+		}
+		trees[i] = t
+	}
+	return trees, nil
+}
+
+func (s *Session) workspaceList() []Workspace {
+	out := make([]Workspace, len(s.workspaces))
+	for i, e := range s.workspaces {
+		out[i] = e.ws
+	}
+	return out
+}
+
+func (s *Session) hasGitIn(wss []Workspace) bool {
+	return slices.ContainsFunc(wss, func(w Workspace) bool { return w != nil })
+}
+
+// applyTurnStart publishes a new running turn. On the actor.
+func (s *Session) applyTurnStart(t *turn) {
+	s.turns = append(s.turns, t)
+	s.commitChat(protocol.ChatTurnStarted{
+		TurnID:    t.id,
+		StartedAt: formatTime(t.startedAt),
+		Message:   protocol.Message{Text: t.message, Origin: protocol.MessageOrigin{Kind: protocol.MessageUser}},
+	})
+	s.chatSummaryChanged()
+}
+
+// applyTurnEnd publishes the end of the running turn and moves every
+// changeset that showed it live onto its end snapshot. On the actor.
+func (s *Session) applyTurnEnd(id string, trees []string, now time.Time, dur int64) {
+	t := s.turnByID(id)
+	if t == nil || !t.running() {
+		return
+	}
+	t.end, t.endedAt = trees, now
+	s.commitChat(protocol.ChatTurnComplete{TurnID: id, Duration: dur})
+	s.chatSummaryChanged()
+	for _, cs := range s.changesets {
+		if cs.ref.Kind != protocol.KindTurn && cs.ref.Kind != protocol.KindCompareTurns {
+			continue
+		}
+		if !cs.live(s) {
+			cs.stopWatching()
+		}
+		if cs.active {
+			cs.pendingAll = true
+			cs.refresh(s)
+		}
+	}
+}
+
+// commitChat reduces a on the chat state and publishes it.
+func (s *Session) commitChat(a protocol.Action) {
+	next, out := reducerApplyChat(s.chat, a)
+	if out {
+		s.chat = next
+		s.modifiedAt = s.m.opts.Now()
+	}
+	s.m.publish(s.chatCh, a, nil, nil)
+}
+
+// chatSummary is the session's entry for its chat.
+func (s *Session) chatSummary() protocol.ChatSummary {
+	return protocol.ChatSummary{Resource: s.chatURI(), Title: s.chat.Title, Status: s.chat.Status, ModifiedAt: s.chat.ModifiedAt}
+}
+
+func (s *Session) chatSummaryChanged() {
+	s.commitSession(protocol.SessionChatUpdated{Chat: s.chatURI(), Changes: protocol.Object{"status": s.chat.Status, "modifiedAt": s.chat.ModifiedAt}}, nil)
+}
+
+func (s *Session) attachChat(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
+	if !s.do(func() {
+		if s.disposed {
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", s.chatURI()))
+			return
+		}
+		s.m.attach(s.chatCh, sub, lastSeen, func() any { return cloneChat(s.chat) }, done)
+	}) {
+		done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", s.chatURI()))
+	}
+}
+
+func cloneChat(c protocol.ChatState) protocol.ChatState {
+	out := c
+	out.Turns = slices.Clone(c.Turns)
+	if c.ActiveTurn != nil {
+		a := *c.ActiveTurn
+		out.ActiveTurn = &a
+	}
+	return out
+}
+
+// restoreTurns rebuilds turns and the chat from stored records.
+func (s *Session) restoreTurns(recs []store.Turn) {
+	for _, r := range recs {
+		t := &turn{seq: r.Seq, id: r.ID, message: r.Message, startedAt: r.StartedAt, endedAt: r.EndedAt, start: r.Start, end: r.End}
+		if len(t.end) == 0 {
+			t.end = nil
+		}
+		s.turns = append(s.turns, t)
+		s.chat, _ = reducerApplyChat(s.chat, protocol.ChatTurnStarted{
+			TurnID: t.id, StartedAt: formatTime(t.startedAt),
+			Message: protocol.Message{Text: t.message, Origin: protocol.MessageOrigin{Kind: protocol.MessageUser}},
+		})
+		if !t.running() {
+			s.chat, _ = reducerApplyChat(s.chat, protocol.ChatTurnComplete{TurnID: t.id, Duration: max(t.endedAt.Sub(t.startedAt).Milliseconds(), 0)})
+		}
+	}
+}
+
+// reducerApplyChat applies a chat action with 1.0 semantics.
+func reducerApplyChat(c protocol.ChatState, a protocol.Action) (protocol.ChatState, bool) {
+	next, out := reducer.ApplyChat(c, a, reducer.Env{})
+	return next, out == reducer.Applied
+}

@@ -1,0 +1,708 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Wire types: just the fields the load program looks at.
+
+// inbound is one JSON-RPC message from the daemon. Params is kept raw and
+// decoded a second time only for action notifications.
+type inbound struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *rpcError       `json:"error"`
+}
+
+type rpcError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return fmt.Sprintf("rpc error %d: %s", e.Code, e.Message) }
+
+// envelope is an action envelope; the action itself is decoded only as far
+// as its type (and, for the driver, separately in full).
+type envelope struct {
+	Channel   string `json:"channel"`
+	ServerSeq int64  `json:"serverSeq"`
+	Origin    *struct {
+		ClientID  string `json:"clientId"`
+		ClientSeq int64  `json:"clientSeq"`
+	} `json:"origin"`
+	RejectionReason string          `json:"rejectionReason"`
+	Action          json.RawMessage `json:"action"`
+}
+
+type snapshot struct {
+	Resource string          `json:"resource"`
+	State    json.RawMessage `json:"state"`
+	FromSeq  int64           `json:"fromSeq"`
+}
+
+type reconnectResult struct {
+	Type      string     `json:"type"`
+	Actions   []envelope `json:"actions"`
+	Snapshots []snapshot `json:"snapshots"`
+	Missing   []string   `json:"missing"`
+}
+
+const notifyAction = "action"
+
+// wsConn is a WebSocket with a synchronous JSON-RPC call helper. Only one
+// goroutine reads; writes are serialized by writeMu.
+type wsConn struct {
+	ws      *websocket.Conn
+	writeMu sync.Mutex
+	nextID  int64
+	buf     bytes.Buffer
+}
+
+func dialWS(url string) (*wsConn, error) {
+	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second}
+	ws, resp, err := d.Dial(url, nil)
+	if err != nil {
+		if resp != nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			return nil, fmt.Errorf("dial: %w (HTTP %d: %s)", err, resp.StatusCode, bytes.TrimSpace(body))
+		}
+		return nil, fmt.Errorf("dial: %w", err)
+	}
+	return &wsConn{ws: ws}, nil
+}
+
+func (c *wsConn) send(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return c.ws.WriteMessage(websocket.TextMessage, data)
+}
+
+// read returns the next message. The returned bytes are only valid until
+// the next read.
+func (c *wsConn) read() ([]byte, error) {
+	_, r, err := c.ws.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	c.buf.Reset()
+	if _, err := c.buf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return c.buf.Bytes(), nil
+}
+
+// call sends a request and reads until its response; notifications read
+// meanwhile go to onNote. It must run on the connection's reading
+// goroutine.
+func (c *wsConn) call(method string, params any, out any, onNote func(*inbound)) error {
+	c.nextID++
+	id := c.nextID
+	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	c.ws.SetReadDeadline(time.Now().Add(60 * time.Second))
+	defer c.ws.SetReadDeadline(time.Time{})
+	want := strconv.FormatInt(id, 10)
+	for {
+		data, err := c.read()
+		if err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		var m inbound
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("%s: bad frame: %w", method, err)
+		}
+		if m.Method != "" {
+			if onNote != nil {
+				onNote(&m)
+			}
+			continue
+		}
+		if string(m.ID) != want {
+			continue
+		}
+		if m.Error != nil {
+			return fmt.Errorf("%s: %w", method, m.Error)
+		}
+		if out != nil {
+			return json.Unmarshal(m.Result, out)
+		}
+		return nil
+	}
+}
+
+func (c *wsConn) initialize(clientID string) error {
+	return c.call("initialize", map[string]any{
+		"channel": "ahp-root://", "protocolVersions": []string{"1.0.0"}, "clientId": clientID,
+	}, nil, nil)
+}
+
+func (c *wsConn) subscribe(uri string, onNote func(*inbound)) (snapshot, error) {
+	var res struct {
+		Snapshot snapshot `json:"snapshot"`
+	}
+	err := c.call("subscribe", map[string]any{"channel": uri}, &res, onNote)
+	return res.Snapshot, err
+}
+
+// closeNormally sends a close frame; the reader then sees the daemon's
+// close and ends. The TCP connection is dropped after grace in any case.
+func (c *wsConn) closeNormally(grace time.Duration) {
+	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	time.AfterFunc(grace, func() { c.ws.Close() })
+}
+
+// gap is a range (from, to] of serverSeqs a snapshot stood in for.
+type gap struct{ from, to int64 }
+
+// subscriber is one load client. Everything below mu is owned by the
+// client's goroutine while it runs and read by main after it exits.
+type subscriber struct {
+	r        *loadRun
+	idx      int
+	clientID string
+
+	mu      sync.Mutex
+	conn    *wsConn // current connection, nil between connections
+	planned atomic.Bool
+	active  atomic.Bool // connected and subscribed
+	seen    atomic.Int64
+
+	start      int64   // fromSeq of the first subscription
+	received   []int64 // serverSeqs applied, ascending
+	gaps       []gap   // ranges covered by a snapshot instead of actions
+	dupes      int64
+	outOfOrder int64
+	rejected   int64
+	otherChan  int64
+	latencies  []int32 // µs, live review echoes of the driver's dispatches
+	replays    int64
+	snapshots  int64
+	failures   int64 // reconnects that failed and were retried
+}
+
+// connect opens a connection: initialize+subscribe the first time, a
+// reconnect afterwards. On success s.conn is set and s.active is true.
+func (s *subscriber) connect(first bool) error {
+	c, err := dialWS(s.r.url)
+	if err != nil {
+		return err
+	}
+	if first {
+		if err := c.initialize(s.clientID); err != nil {
+			c.ws.Close()
+			return err
+		}
+		snap, err := c.subscribe(s.r.uri, func(m *inbound) { s.note(m, time.Now(), true) })
+		if err != nil {
+			c.ws.Close()
+			return err
+		}
+		s.start = snap.FromSeq
+		s.seen.Store(max(s.seen.Load(), snap.FromSeq))
+	} else {
+		var res reconnectResult
+		err := c.call("reconnect", map[string]any{
+			"channel": "ahp-root://", "clientId": s.clientID, "lastSeenServerSeq": s.seen.Load(),
+			"subscriptions": []string{s.r.uri},
+		}, &res, func(m *inbound) { s.note(m, time.Now(), true) })
+		if err != nil {
+			c.ws.Close()
+			return err
+		}
+		if len(res.Missing) > 0 {
+			c.ws.Close()
+			return fmt.Errorf("reconnect: subscriptions missing: %v", res.Missing)
+		}
+		switch res.Type {
+		case "replay":
+			s.replays++
+			s.r.reconnReplay.Add(1)
+			for i := range res.Actions {
+				s.deliver(&res.Actions[i], time.Time{}, false)
+			}
+		case "snapshot":
+			s.snapshots++
+			s.r.reconnSnapshot.Add(1)
+			for _, sn := range res.Snapshots {
+				if sn.Resource != s.r.uri {
+					continue
+				}
+				if last := s.seen.Load(); sn.FromSeq > last {
+					s.gaps = append(s.gaps, gap{last, sn.FromSeq})
+					s.seen.Store(sn.FromSeq)
+				}
+			}
+		default:
+			c.ws.Close()
+			return fmt.Errorf("reconnect: unknown result type %q", res.Type)
+		}
+	}
+	s.mu.Lock()
+	s.conn = c
+	s.mu.Unlock()
+	s.active.Store(true)
+	s.r.connected.Add(1)
+	return nil
+}
+
+// run serves the client until the load run stops: read, and after every
+// disconnect (planned or not) reconnect with the last seen serverSeq.
+func (s *subscriber) run(done func()) {
+	defer done()
+	for {
+		err := s.readLoop()
+		s.r.connected.Add(-1)
+		s.active.Store(false)
+		s.mu.Lock()
+		s.conn = nil
+		s.mu.Unlock()
+		if s.r.stopping.Load() {
+			return
+		}
+		if !s.planned.Swap(false) {
+			s.r.unexpectedClose(s.clientID, err)
+		} else {
+			// Stay away a little so that the replay has something in it.
+			time.Sleep(time.Duration(rand.Int64N(int64(2*s.r.cfg.churnPause) + 1)))
+		}
+		for {
+			if s.r.stopping.Load() {
+				return
+			}
+			err := s.connect(false)
+			if err == nil {
+				break
+			}
+			s.failures++
+			s.r.reconnFailed.Add(1)
+			s.r.event("%s: reconnect failed: %v", s.clientID, err)
+			time.Sleep(500 * time.Millisecond)
+		}
+		if s.r.stopping.Load() {
+			s.closeNow() // closeAll may have run while this connected
+		}
+	}
+}
+
+func (s *subscriber) readLoop() error {
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	for {
+		data, err := c.read()
+		if err != nil {
+			c.ws.Close()
+			return err
+		}
+		now := time.Now()
+		var m inbound
+		if json.Unmarshal(data, &m) != nil {
+			continue
+		}
+		if m.Method != "" {
+			s.note(&m, now, true)
+		}
+	}
+}
+
+// disconnect starts a planned disconnect; false if the client is not
+// connected right now.
+func (s *subscriber) disconnect() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil || !s.active.Load() || s.planned.Load() {
+		return false
+	}
+	s.planned.Store(true)
+	s.conn.closeNormally(5 * time.Second)
+	return true
+}
+
+// closeNow drops the connection at the end of the run.
+func (s *subscriber) closeNow() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn != nil {
+		s.conn.closeNormally(2 * time.Second)
+	}
+}
+
+func (s *subscriber) note(m *inbound, now time.Time, live bool) {
+	if m.Method != notifyAction {
+		return
+	}
+	var env envelope
+	if json.Unmarshal(m.Params, &env) != nil {
+		return
+	}
+	s.deliver(&env, now, live)
+}
+
+// deliver applies one envelope: in order, once, on the subscribed channel.
+func (s *subscriber) deliver(env *envelope, now time.Time, live bool) {
+	if env.Channel != s.r.uri {
+		s.otherChan++
+		return
+	}
+	if env.RejectionReason != "" {
+		s.rejected++
+		return
+	}
+	last := s.seen.Load()
+	if env.ServerSeq <= last {
+		if _, found := searchInt64(s.received, env.ServerSeq); found {
+			s.dupes++
+			s.r.event("%s: duplicate serverSeq %d (last %d, live=%v)", s.clientID, env.ServerSeq, last, live)
+		} else {
+			s.outOfOrder++
+			s.r.event("%s: out-of-order serverSeq %d after %d (live=%v)", s.clientID, env.ServerSeq, last, live)
+		}
+		return
+	}
+	s.received = append(s.received, env.ServerSeq)
+	s.seen.Store(env.ServerSeq)
+	if !live {
+		s.r.replayed.Add(1)
+		return
+	}
+	s.r.live.Add(1)
+	if o := env.Origin; o != nil && o.ClientID == s.r.driverID {
+		if sent := s.r.sentAt(o.ClientSeq); sent > 0 {
+			us := (now.Sub(s.r.t0) - time.Duration(sent)) / time.Microsecond
+			s.latencies = append(s.latencies, int32(min(us, 1<<31-1)))
+		}
+	}
+}
+
+// searchInt64 is a binary search in an ascending slice.
+func searchInt64(xs []int64, x int64) (int, bool) {
+	lo, hi := 0, len(xs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if xs[m] < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(xs) && xs[lo] == x
+}
+
+// driver is the dedicated client that dispatches review toggles. It also
+// subscribes, and what it receives is the reference stream.
+type driver struct {
+	r    *loadRun
+	conn *wsConn
+
+	mu       sync.Mutex
+	files    []string // file ids in the changeset
+	status   string
+	ref      []int64 // serverSeqs received, ascending
+	types    map[string]int64
+	echoes   int64 // own dispatches echoed back
+	rejected int64
+	disorder int64 // envelopes not in ascending order
+	changed  chan struct{}
+	closed   error
+}
+
+func newDriver(r *loadRun) (*driver, error) {
+	c, err := dialWS(r.url)
+	if err != nil {
+		return nil, err
+	}
+	d := &driver{r: r, conn: c, types: map[string]int64{}, changed: make(chan struct{})}
+	if err := c.initialize(r.driverID); err != nil {
+		return nil, err
+	}
+	var sessions struct {
+		Items []struct {
+			Resource string `json:"resource"`
+		} `json:"items"`
+	}
+	if err := c.call("listSessions", map[string]any{"channel": "ahp-root://"}, &sessions, nil); err != nil {
+		return nil, err
+	}
+	if len(sessions.Items) != 1 {
+		return nil, fmt.Errorf("listSessions: %d sessions, want 1", len(sessions.Items))
+	}
+	id, ok := cutPrefix(sessions.Items[0].Resource, "ahp-session:/")
+	if !ok {
+		return nil, fmt.Errorf("listSessions: unexpected session resource %q", sessions.Items[0].Resource)
+	}
+	r.uri = "ahp-changeset:/" + id + "/changeset/uncommitted"
+	snap, err := c.subscribe(r.uri, nil)
+	if err != nil {
+		return nil, err
+	}
+	var st struct {
+		Status string `json:"status"`
+		Files  []struct {
+			ID string `json:"id"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal(snap.State, &st); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	d.status = st.Status
+	for _, f := range st.Files {
+		d.files = append(d.files, f.ID)
+	}
+	d.ref = append(d.ref, snap.FromSeq) // ref[0] is the starting point, not an envelope
+	go d.readLoop()
+	return d, nil
+}
+
+func cutPrefix(s, p string) (string, bool) {
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):], true
+	}
+	return s, false
+}
+
+// waitReady waits until the changeset is ready with at least one file.
+func (d *driver) waitReady(timeout time.Duration) error {
+	deadline := time.After(timeout)
+	for {
+		d.mu.Lock()
+		ok, n, st, ch, closed := d.status == "ready" && len(d.files) > 0, len(d.files), d.status, d.changed, d.closed
+		d.mu.Unlock()
+		if ok {
+			return nil
+		}
+		if closed != nil {
+			return fmt.Errorf("driver connection closed: %w", closed)
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return fmt.Errorf("changeset not ready after %v (status %q, %d files)", timeout, st, n)
+		}
+	}
+}
+
+func (d *driver) readLoop() {
+	for {
+		data, err := d.conn.read()
+		if err != nil {
+			d.mu.Lock()
+			d.closed = err
+			close(d.changed)
+			d.changed = make(chan struct{})
+			d.mu.Unlock()
+			if !d.r.stopping.Load() {
+				d.r.event("DRIVER connection closed: %v", describeClose(err))
+			}
+			return
+		}
+		var m inbound
+		if json.Unmarshal(data, &m) != nil || m.Method != notifyAction {
+			continue
+		}
+		var env envelope
+		if json.Unmarshal(m.Params, &env) != nil || env.Channel != d.r.uri {
+			continue
+		}
+		d.record(&env)
+	}
+}
+
+func (d *driver) record(env *envelope) {
+	var a struct {
+		Type   string `json:"type"`
+		Status string `json:"status"`
+		Files  []json.RawMessage
+		File   *struct {
+			ID string `json:"id"`
+		} `json:"file"`
+		FileID string `json:"fileId"`
+	}
+	_ = json.Unmarshal(env.Action, &a)
+	d.mu.Lock()
+	defer func() {
+		close(d.changed)
+		d.changed = make(chan struct{})
+		d.mu.Unlock()
+	}()
+	if env.RejectionReason != "" {
+		d.rejected++
+		d.r.event("driver: action rejected: %s (%s)", env.RejectionReason, a.Type)
+		return
+	}
+	if last := d.ref[len(d.ref)-1]; env.ServerSeq <= last {
+		d.disorder++
+		d.r.event("driver: serverSeq %d after %d", env.ServerSeq, last)
+		return
+	}
+	d.ref = append(d.ref, env.ServerSeq)
+	d.types[a.Type]++
+	if env.Origin != nil && env.Origin.ClientID == d.r.driverID {
+		d.echoes++
+	}
+	switch a.Type {
+	case "changeset/statusChanged":
+		d.status = a.Status
+	case "changeset/contentChanged":
+		d.files = d.files[:0]
+		for _, raw := range a.Files {
+			var f struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(raw, &f) == nil && f.ID != "" {
+				d.files = append(d.files, f.ID)
+			}
+		}
+	case "changeset/fileSet":
+		if a.File != nil && !contains(d.files, a.File.ID) {
+			d.files = append(d.files, a.File.ID)
+		}
+	case "changeset/fileRemoved":
+		for i, id := range d.files {
+			if id == a.FileID {
+				d.files = append(d.files[:i], d.files[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// lastSeq is the newest serverSeq of the reference stream.
+func (d *driver) lastSeq() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ref[len(d.ref)-1]
+}
+
+// pacer yields how many events are due at rate per second since it
+// started. A busy machine delays ticks; the loops then catch up instead of
+// silently running slower than asked.
+type pacer struct {
+	start time.Time
+	rate  float64
+	done  int64
+}
+
+func (p *pacer) due() int64 { return int64(time.Since(p.start).Seconds()*p.rate) - p.done }
+
+// dispatchLoop sends review toggles at the configured rate until stop:
+// each pass over the file list sets every file reviewed, the next pass
+// unreviewed, so every action changes state.
+func (d *driver) dispatchLoop(stop <-chan struct{}) {
+	p := &pacer{start: time.Now(), rate: d.r.cfg.rate}
+	tick := time.NewTicker(max(time.Millisecond, time.Duration(float64(time.Second)/p.rate)))
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		for n := p.due(); n > 0; n-- {
+			if err := d.dispatchOne(p.done); err != nil {
+				d.r.event("driver: dispatch failed: %v", err)
+				return
+			}
+			p.done++
+		}
+	}
+}
+
+// dispatchOne sends the k-th review toggle.
+func (d *driver) dispatchOne(k int64) error {
+	d.mu.Lock()
+	files := d.files
+	n := int64(len(files))
+	var file string
+	if n > 0 {
+		file = files[k%n]
+	}
+	d.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	reviewed := (k/n)%2 == 0
+	seq := d.r.dispatched.Load() + 1
+	d.r.markSent(seq)
+	err := d.conn.send(map[string]any{"jsonrpc": "2.0", "method": "dispatchAction", "params": map[string]any{
+		"channel": d.r.uri, "clientSeq": seq,
+		"action": map[string]any{"type": "changeset/filesReviewChanged", "files": []string{file}, "reviewed": reviewed},
+	}})
+	if err == nil {
+		d.r.dispatched.Store(seq)
+	}
+	return err
+}
+
+// writeLoop modifies dirty files on disk at the configured rate, so that
+// the daemon produces recomputing/fileSet/ready on its own.
+func writeLoop(r *loadRun, repo string, files []string, stop <-chan struct{}, count *atomic.Int64) {
+	if r.cfg.writes <= 0 || len(files) == 0 {
+		return
+	}
+	p := &pacer{start: time.Now(), rate: r.cfg.writes}
+	tick := time.NewTicker(max(time.Millisecond, time.Duration(float64(time.Second)/p.rate)))
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		for n := p.due(); n > 0; n-- {
+			p.done++
+			name := files[rand.IntN(len(files))]
+			f, err := os.OpenFile(filepath.Join(repo, name), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				r.event("writer: %v", err)
+				continue
+			}
+			fmt.Fprintf(f, "// load edit %d at %s\n", p.done, time.Now().Format(time.RFC3339Nano))
+			f.Close()
+			count.Add(1)
+		}
+	}
+}
+
+// describeClose renders a read error, with the close code and reason when
+// the daemon sent a close frame.
+func describeClose(err error) string {
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("close %d %q", ce.Code, ce.Text)
+	}
+	return err.Error()
+}
+
+// metricsClient fetches the daemon's Prometheus text.
+var metricsClient = &http.Client{Timeout: 5 * time.Second}
