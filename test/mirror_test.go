@@ -53,8 +53,8 @@ func (m *changesetMirror) State() protocol.ChangesetState {
 	st := m.base.Clone()
 	last := m.fromSeq
 	for _, e := range m.c.Envelopes(m.uri) {
-		if e.RejectionReason != "" {
-			continue
+		if e.RejectionReason != "" || e.ServerSeq <= m.fromSeq {
+			continue // rejections, and envelopes of an earlier subscription
 		}
 		if e.ServerSeq <= last {
 			m.t.Fatalf("envelope serverSeq %d after %d on %s: not increasing", e.ServerSeq, last, m.uri)
