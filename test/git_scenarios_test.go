@@ -338,6 +338,19 @@ func gitScenarios() []gitScenario {
 			},
 		},
 		{
+			name:      "rename and edit while subscribed",
+			committed: map[string]string{"old.txt": twenty, "b.txt": "b\n"},
+			setup:     func(t *testing.T, repo string) { writeFile(t, repo, "b.txt", "b\nb2\n") },
+			want:      []wantFile{{path: "b.txt", op: "modify", added: 1, read: true}},
+			live: func(t *testing.T, repo string) {
+				if err := os.Rename(filepath.Join(repo, "old.txt"), filepath.Join(repo, "new.txt")); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, repo, "b.txt", "b\n")
+			},
+			wantLive: []wantFile{{path: "new.txt", from: "old.txt", op: "move", read: true}},
+		},
+		{
 			name:      "commit while subscribed",
 			committed: map[string]string{"c.txt": "c\n", "gone.txt": "g\n"},
 			setup: func(t *testing.T, repo string) {

@@ -31,7 +31,7 @@ one is created for DIR. "start" prints the new turn id, "end" the ended one.
 `
 
 // turnCmd implements "changesetd turn start|end".
-func turnCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "start" && args[0] != "end") {
 		fmt.Fprint(stderr, turnUsage)
 		return 2
@@ -45,6 +45,7 @@ func turnCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	id := fs.String("id", "", "the turn id (start: chosen by the daemon when empty; end: the running turn when empty)")
 	stateDir := fs.String("state-dir", defaultStateDir(), "the daemon's state dir")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
+	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt), print nothing, never exit 2, and treat 'no turn is running' at end as done")
 	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); fs.PrintDefaults() }
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -52,17 +53,45 @@ func turnCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	if *hook {
+		// Hooks must not block the agent: exit code 2 means "block" to
+		// some agents, and stdout may be fed back to the model.
+		stdout = io.Discard
+		var in struct {
+			CWD    string `json:"cwd"`
+			Prompt string `json:"prompt"`
+		}
+		if b, err := io.ReadAll(io.LimitReader(stdin, 1<<20)); err == nil && len(b) > 0 {
+			_ = json.Unmarshal(b, &in)
+		}
+		dirSet := false
+		fs.Visit(func(f *flag.Flag) { dirSet = dirSet || f.Name == "dir" })
+		if !dirSet && in.CWD != "" {
+			*dir = in.CWD
+		}
+		if *message == "" && edge == "start" {
+			*message = in.Prompt
+		}
+	}
+	code := runTurn(ctx, edge, *dir, *sessionURI, *message, *id, *stateDir, *timeout, stdout, stderr, *hook)
+	if *hook && code != 0 {
+		return 1
+	}
+	return code
+}
+
+func runTurn(ctx context.Context, edge, dir, sessionURI, message, id, stateDir string, timeout time.Duration, stdout, stderr io.Writer, hook bool) int {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dialDaemon(ctx, *stateDir)
+	c, err := dialDaemon(ctx, stateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
 		return 1
 	}
 	defer c.close()
-	uri := *sessionURI
+	uri := sessionURI
 	if uri == "" {
-		if uri, err = c.sessionFor(ctx, *dir); err != nil {
+		if uri, err = c.sessionFor(ctx, dir); err != nil {
 			fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
 			return 1
 		}
@@ -70,9 +99,9 @@ func turnCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var info session.TurnInfo
 	for {
 		if edge == "start" {
-			err = c.call(ctx, protocol.MethodTurnStart, protocol.TurnStartParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: *id, Message: *message}, &info)
+			err = c.call(ctx, protocol.MethodTurnStart, protocol.TurnStartParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: id, Message: message}, &info)
 		} else {
-			err = c.call(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: *id}, &info)
+			err = c.call(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: id}, &info)
 		}
 		// A session created a moment ago may still be starting.
 		var re *rpcError
@@ -84,6 +113,10 @@ func turnCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		break
+	}
+	var re *rpcError
+	if hook && edge == "end" && errors.As(err, &re) && re.Code == protocol.CodeNotFound && strings.Contains(re.Message, "no turn is running") {
+		return 0 // e.g. a Stop hook after an interrupted prompt
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
