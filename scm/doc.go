@@ -12,7 +12,12 @@
 //     the attributes that decide how git would clean a file before hashing
 //     it (core.autocrlf, text/eol/crlf, filter=lfs);
 //   - an in-memory stat cache, so repeated scans hash only what changed;
-//   - safe reads of worktree files that refuse to leave the worktree.
+//   - safe reads of worktree files that refuse to leave the worktree;
+//   - the write side: working-tree writes confined to the root (atomic
+//     replace, no path through a symlinked directory, nothing in .git),
+//     staging and unstaging (git add, git rm --cached, git restore
+//     --staged, staging given content for partial hunks), git add -A,
+//     and committing what is staged.
 //
 // It must not import protocol, session, server or any transport package: it
 // emits its own small types (Change, FileState, Status), and cmd adapts them
@@ -46,6 +51,29 @@
 // go-git's Worktree.Status is not used: it walks ignored trees, ignores
 // ctime (so it misses same-size edits with a restored mtime) and hashes raw
 // bytes (so autocrlf checkouts look modified).
+//
+// # Writing the index
+//
+// Index writes use git's lockfile protocol: index.lock is created with
+// O_EXCL (ErrIndexLocked when it exists; a foreign lock is never waited
+// for or removed), the new index is encoded into it with go-git's encoder,
+// fsynced and renamed over the index. Entries a write does not touch stay
+// byte-identical, including the assume-unchanged bit go-git's decoder
+// drops (patched back into the encoded flags); the one exception is git's
+// own: a racily clean entry whose file changed gets its size zeroed. Of
+// the extensions only REUC is kept; TREE, UNTR, FSMN, EOIE/IEOT are
+// dropped (git rebuilds them), and split or sparse indexes are refused.
+// Staged entries carry the file's stat data, so the next status need not
+// hash them; content staged by StageContent has zeroed stat data.
+//
+// Commit writes trees from the index and moves the branch (or detached
+// HEAD) under its .lock after checking the old value, appending reflog
+// entries. Hooks are not run, signing is not supported, and a merge,
+// cherry-pick, revert or rebase in progress is refused.
+//
+// The caches stay valid across writes: the stat cache is keyed by stat
+// data (and is also cleared for written paths), trees by tree id, and the
+// decoded index is dropped after every index write.
 //
 // Only SHA-1 repositories are supported (go-git v5's object format).
 package scm

@@ -326,23 +326,9 @@ func (s *scan) normScopes(scopes []string) []string {
 
 // run scans scopes and returns the changes against base below them.
 func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
-	scopes = s.normScopes(scopes)
-	for _, sc := range scopes {
-		if err := s.scanScope(sc); err != nil {
-			return nil, err
-		}
-	}
-	// Index entries the walk did not meet: skip-worktree entries, files in
-	// ignored or nested-repository directories, and deletions.
-	for _, sc := range scopes {
-		for _, name := range under(s.idx.names, sc) {
-			if _, ok := s.work[name]; ok {
-				continue
-			}
-			if err := s.checkUnseen(name, s.idx.m[name]); err != nil {
-				return nil, err
-			}
-		}
+	scopes, err := s.fill(scopes)
+	if err != nil {
+		return nil, err
 	}
 	var cands []string
 	for _, sc := range scopes {
@@ -369,6 +355,30 @@ func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
 		}
 	}
 	return out, nil
+}
+
+// fill scans scopes into s.work and s.untracked and returns the
+// normalised scopes.
+func (s *scan) fill(scopes []string) ([]string, error) {
+	scopes = s.normScopes(scopes)
+	for _, sc := range scopes {
+		if err := s.scanScope(sc); err != nil {
+			return nil, err
+		}
+	}
+	// Index entries the walk did not meet: skip-worktree entries, files in
+	// ignored or nested-repository directories, and deletions.
+	for _, sc := range scopes {
+		for _, name := range under(s.idx.names, sc) {
+			if _, ok := s.work[name]; ok {
+				continue
+			}
+			if err := s.checkUnseen(name, s.idx.m[name]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return scopes, nil
 }
 
 // scanScope fills s.work for the worktree at or below sc.

@@ -65,12 +65,19 @@ type Store struct {
 	// existence check (which freshens its mtime) and the writer's return.
 	gcMu sync.RWMutex
 
-	// fanoutMu guards fanout: the fan-out directories (objects/xx) known to
-	// exist and to have had their creation fsynced.
-	fanoutMu sync.Mutex
-	fanout   [256]bool
+	// fanout records, per fan-out directory (objects/xx), whether it is
+	// known to exist durably; each has its own lock so that creating one
+	// does not wait for another's sync.
+	fanout [256]fanoutState
 
 	trees *treeCache
+}
+
+type fanoutState struct {
+	sync.Mutex
+	// ready is set once the directory exists and its creation is synced.
+	// The embedded mutex must be held.
+	ready bool
 }
 
 // Open opens the store at dir, creating a bare repository layout there if it
@@ -103,6 +110,11 @@ func Open(dir string) (*Store, error) {
 		}
 	}
 	objects := filepath.Join(abs, "objects")
+	// Fan-out directories made by an earlier process that crashed before
+	// syncing objects/ become durable here, before we write into them.
+	if err := syncDir(objects); err != nil {
+		return nil, fmt.Errorf("snapstore: open %s: %w", dir, err)
+	}
 	s := &Store{
 		dir:     abs,
 		objects: objects,

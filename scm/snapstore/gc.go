@@ -1,0 +1,122 @@
+package snapstore
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// GC deletes the loose objects of this store that no tree in keep reaches
+// and that are older than s.GCGrace, and returns how many it deleted. It
+// also removes temporary files older than the grace period that a crashed
+// writer left behind. Objects in alternates are never touched, and packs
+// (which the store never writes) are left alone.
+//
+// The walk descends only into trees that are in this store: a tree found
+// only in an alternate belongs to a repository that has all of it, so
+// nothing below it needs keeping here. If a kept tree, or a tree of ours
+// below one, cannot be read, GC deletes nothing and returns the error.
+func (s *Store) GC(ctx context.Context, keep []string) (removed int, err error) {
+	reach := make(map[plumbing.Hash]bool)
+	for _, k := range keep {
+		h, err := treeArg(k)
+		if err != nil {
+			return 0, fmt.Errorf("snapstore: gc: %w", err)
+		}
+		if err := s.mark(ctx, h, reach); err != nil {
+			return 0, fmt.Errorf("snapstore: gc: %w", err)
+		}
+	}
+
+	s.gcMu.Lock()
+	defer s.gcMu.Unlock()
+	cutoff := time.Now().Add(-s.GCGrace)
+	fans, err := os.ReadDir(s.objects)
+	if err != nil {
+		return 0, fmt.Errorf("snapstore: gc: %w", err)
+	}
+	for _, fan := range fans {
+		if !fan.IsDir() || len(fan.Name()) != 2 {
+			continue
+		}
+		if _, err := hex.DecodeString(fan.Name()); err != nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return removed, fmt.Errorf("snapstore: gc: %w", err)
+		}
+		dir := filepath.Join(s.objects, fan.Name())
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return removed, fmt.Errorf("snapstore: gc: %w", err)
+		}
+		for _, e := range ents {
+			name := e.Name()
+			isTmp := strings.HasPrefix(name, "tmp_obj_")
+			h, ok := parseOID(fan.Name() + name)
+			if !isTmp && (!ok || reach[h]) {
+				continue
+			}
+			fi, err := e.Info()
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return removed, fmt.Errorf("snapstore: gc: %w", err)
+			}
+			if s.GCGrace > 0 && fi.ModTime().After(cutoff) {
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return removed, fmt.Errorf("snapstore: gc: %w", err)
+			}
+			if !isTmp {
+				removed++
+				s.trees.remove(h)
+			}
+		}
+	}
+	return removed, nil
+}
+
+// mark adds tree h and everything below it that this store holds to reach.
+func (s *Store) mark(ctx context.Context, h plumbing.Hash, reach map[plumbing.Hash]bool) error {
+	if reach[h] {
+		return nil
+	}
+	reach[h] = true
+	if h == emptyTreeHash {
+		return nil
+	}
+	if !s.own.has(h) {
+		if !s.has(h) {
+			return fmt.Errorf("tree %s: %w", h, ErrNotFound)
+		}
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := s.readTree(h)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch {
+		case e.isTree():
+			if err := s.mark(ctx, e.hash, reach); err != nil {
+				return err
+			}
+		case e.mode&0o170000 != ModeGitlink:
+			reach[e.hash] = true
+		}
+	}
+	return nil
+}

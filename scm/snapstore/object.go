@@ -1,0 +1,413 @@
+package snapstore
+
+import (
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/helper/mount"
+	"github.com/go-git/go-billy/v5/helper/polyfill"
+	"github.com/go-git/go-billy/v5/memfs"
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/objfile"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+)
+
+// packCacheSize bounds go-git's cache of decoded packed objects per object
+// directory; it mostly serves delta bases while a few trees are read.
+const packCacheSize = 8 * cache.MiByte
+
+// odb is one object directory: the store's own or an alternate. Loose
+// objects are read with a plain open and zlib, without a lock; packed ones
+// through go-git's ObjectStorage, which is not safe for concurrent use and
+// so sits behind mu.
+type odb struct {
+	dir string
+
+	mu sync.Mutex
+	// packStamp is the modification time of dir/pack when the pack list
+	// was last read; git adds and removes packs by renaming files into and
+	// out of that directory, which changes it. A zero stamp means unknown.
+	packStamp time.Time
+	// hasPacks says whether dir/pack held any .idx file at packStamp.
+	hasPacks bool
+	// storage reads packed objects; created on first need.
+	storage *filesystem.ObjectStorage
+}
+
+func newODB(dir string) *odb { return &odb{dir: dir} }
+
+func (o *odb) loosePath(h plumbing.Hash) string {
+	s := h.String()
+	return filepath.Join(o.dir, s[:2], s[2:])
+}
+
+// has reports whether the object is in this directory, loose or packed.
+func (o *odb) has(h plumbing.Hash) bool {
+	if _, err := os.Lstat(o.loosePath(h)); err == nil {
+		return true
+	}
+	return o.hasPacked(h)
+}
+
+func (o *odb) hasPacked(h plumbing.Hash) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.refreshPacksLocked() {
+		return false
+	}
+	return o.storage.HasEncodedObject(h) == nil
+}
+
+// refreshPacksLocked rereads the pack list if dir/pack changed and reports
+// whether there are packs. o.mu must be held.
+func (o *odb) refreshPacksLocked() bool {
+	fi, err := os.Stat(filepath.Join(o.dir, "pack"))
+	if err != nil {
+		o.packStamp, o.hasPacks = time.Time{}, false
+		return false
+	}
+	if !o.packStamp.IsZero() && fi.ModTime().Equal(o.packStamp) {
+		return o.hasPacks
+	}
+	o.packStamp = fi.ModTime()
+	ents, err := os.ReadDir(filepath.Join(o.dir, "pack"))
+	o.hasPacks = false
+	if err == nil {
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".idx") {
+				o.hasPacks = true
+				break
+			}
+		}
+	}
+	if o.storage != nil {
+		o.storage.Reindex()
+	} else if o.hasPacks {
+		o.storage = filesystem.NewObjectStorageWithOptions(
+			dotgit.New(objectsFS(o.dir)), cache.NewObjectLRU(packCacheSize), filesystem.Options{})
+	}
+	return o.hasPacks
+}
+
+// objectsFS returns a billy filesystem in which "objects" is dir, the shape
+// go-git's dotgit expects.
+func objectsFS(dir string) billy.Filesystem {
+	if filepath.Base(dir) == "objects" {
+		return osfs.New(filepath.Dir(dir))
+	}
+	return polyfill.New(mount.New(memfs.New(), "objects", osfs.New(dir)))
+}
+
+// read returns the object's type and content, or an error wrapping
+// ErrNotFound when this directory does not have it.
+func (o *odb) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	t, b, err := readLoose(o.loosePath(h))
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return t, b, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.refreshPacksLocked() || o.storage.HasEncodedObject(h) != nil {
+		return 0, nil, ErrNotFound
+	}
+	obj, err := o.storage.EncodedObject(plumbing.AnyObject, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return 0, nil, ErrNotFound
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer r.Close()
+	b = make([]byte, 0, obj.Size())
+	b, err = readAllInto(r, b)
+	if err != nil {
+		return 0, nil, err
+	}
+	return obj.Type(), b, nil
+}
+
+func (o *odb) close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.storage == nil {
+		return nil
+	}
+	err := o.storage.Close()
+	o.storage = nil
+	o.packStamp = time.Time{}
+	return err
+}
+
+// readLoose reads a loose object file. Like go-git, it checks the header
+// but does not rehash the content.
+func readLoose(name string) (plumbing.ObjectType, []byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer f.Close()
+	r, err := objfile.NewReader(f)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer r.Close()
+	t, size, err := r.Header()
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if size < 0 || size > 1<<40 {
+		return 0, nil, fmt.Errorf("%s: bad object size %d", name, size)
+	}
+	b, err := readAllInto(r, make([]byte, 0, size))
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(b)) != size {
+		return 0, nil, fmt.Errorf("%s: object is %d bytes, header says %d", name, len(b), size)
+	}
+	return t, b, nil
+}
+
+func readAllInto(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// hashObject returns git's id for an object of type t with content b.
+func hashObject(t plumbing.ObjectType, b []byte) plumbing.Hash {
+	h := sha1.New()
+	h.Write(objectHeader(t, len(b)))
+	h.Write(b)
+	var out plumbing.Hash
+	h.Sum(out[:0])
+	return out
+}
+
+func objectHeader(t plumbing.ObjectType, n int) []byte {
+	hdr := make([]byte, 0, 32)
+	hdr = append(hdr, t.String()...)
+	hdr = append(hdr, ' ')
+	hdr = strconv.AppendInt(hdr, int64(n), 10)
+	return append(hdr, 0)
+}
+
+// batch collects the objects one operation writes, so that they are
+// written in parallel and their directories synced once.
+type batch struct {
+	s    *Store
+	objs []pending
+	seen map[plumbing.Hash]bool
+}
+
+type pending struct {
+	h    plumbing.Hash
+	t    plumbing.ObjectType
+	data []byte
+}
+
+func (s *Store) newBatch() *batch {
+	return &batch{s: s, seen: make(map[plumbing.Hash]bool)}
+}
+
+// add queues an object and returns its id.
+func (w *batch) add(t plumbing.ObjectType, data []byte) plumbing.Hash {
+	h := hashObject(t, data)
+	if !w.seen[h] {
+		w.seen[h] = true
+		w.objs = append(w.objs, pending{h, t, data})
+	}
+	return h
+}
+
+// maxWriters bounds the goroutines that write one batch's objects. Nearly
+// all of a write is waiting for fsync, and file systems commit concurrent
+// fsyncs together (one journal commit for many), so with 16 in flight ten
+// changed files cost little more than one.
+const maxWriters = 16
+
+// flush makes every queued object durable in the store, or confirms that it
+// exists already.
+func (w *batch) flush(ctx context.Context) error {
+	if len(w.objs) == 0 {
+		return nil
+	}
+	s := w.s
+	s.gcMu.RLock()
+	defer s.gcMu.RUnlock()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if len(w.objs) == 1 {
+		return s.ensureObject(w.objs[0])
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	work := make(chan pending)
+	for range min(maxWriters, len(w.objs)) {
+		wg.Go(func() {
+			for p := range work {
+				err := ctx.Err()
+				if err == nil {
+					err = s.ensureObject(p)
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, p := range w.objs {
+		work <- p
+	}
+	close(work)
+	wg.Wait()
+	return firstErr
+}
+
+// ensureObject writes p unless it exists. An existing loose object of our
+// own has its mtime freshened instead, so that a GC after this write sees
+// it as young (git does the same); if that fails, it is written again.
+func (s *Store) ensureObject(p pending) error {
+	own := s.own.loosePath(p.h)
+	if _, err := os.Lstat(own); err == nil {
+		if freshen(own) == nil {
+			return nil
+		}
+		return s.writeLoose(p)
+	}
+	// git needs no stored empty tree, but other tools walking the store
+	// (fsck) are happier when a tree we return is present in it.
+	if p.h == emptyTreeHash {
+		return s.writeLoose(p)
+	}
+	if s.own.hasPacked(p.h) {
+		return nil
+	}
+	for _, a := range s.odbs()[1:] {
+		if a.has(p.h) {
+			return nil
+		}
+	}
+	return s.writeLoose(p)
+}
+
+func freshen(name string) error {
+	now := time.Now()
+	return os.Chtimes(name, now, now)
+}
+
+var zlibWriters = sync.Pool{New: func() any {
+	// git's core.looseCompression defaults to Z_BEST_SPEED too.
+	w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+	return w
+}}
+
+// writeLoose writes p as a loose object: compressed into a temporary file
+// in its fan-out directory, synced, made read-only and renamed into place,
+// and then the directory is synced so the rename is durable. A crash leaves
+// at most a tmp_obj_* file, never a partial object under its final name.
+func (s *Store) writeLoose(p pending) (err error) {
+	fan, err := s.fanoutDir(p.h[0])
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(fan, "tmp_obj_")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	zw := zlibWriters.Get().(*zlib.Writer)
+	zw.Reset(f)
+	_, err = zw.Write(objectHeader(p.t, len(p.data)))
+	if err == nil {
+		_, err = zw.Write(p.data)
+	}
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	zw.Reset(io.Discard)
+	zlibWriters.Put(zw)
+	if err != nil {
+		return err
+	}
+	if err = f.Chmod(0o444); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, s.own.loosePath(p.h)); err != nil {
+		return err
+	}
+	return syncDir(fan)
+}
+
+// fanoutDir returns objects/xx for the first byte b of an id, creating it
+// if needed. Creating one syncs objects/, so that the directory is durable
+// before any object in it is reported as written. (Fan-out directories that
+// already existed were made durable by Open's sync of objects/.)
+func (s *Store) fanoutDir(b byte) (string, error) {
+	dir := filepath.Join(s.objects, hex.EncodeToString([]byte{b}))
+	mu := &s.fanout[b]
+	mu.Lock()
+	defer mu.Unlock()
+	if mu.ready {
+		return dir, nil
+	}
+	switch err := os.Mkdir(dir, 0o755); {
+	case err == nil:
+		if err := syncDir(s.objects); err != nil {
+			return "", err
+		}
+	case !errors.Is(err, os.ErrExist):
+		return "", err
+	}
+	mu.ready = true
+	return dir, nil
+}
