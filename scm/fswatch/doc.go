@@ -9,7 +9,9 @@
 //
 // Events are hints. A Batch lists paths that may have changed; the consumer
 // re-stats them, and rescans everything when [Batch.Overflow] is set. The
-// package never reads file contents and never writes into the watched tree.
+// package never reads file contents and never writes into the watched tree;
+// it only creates short-lived empty files in [Options.ProbeDir] and
+// [Options.SyncDir].
 //
 // # Goroutines
 //
@@ -21,10 +23,32 @@
 //     has deadlocked historically (fsnotify #123, #195, #502).
 //   - the run goroutine owns all other state: it adds watches for new
 //     directories and walks them, coalesces paths with a quiet window and a
-//     maximum latency, polls when polling, and calls onBatch, serially.
+//     maximum latency, polls when polling, serves [Watcher.Sync], and calls
+//     onBatch, serially.
 //
 // The queue between them is unbounded in type but capped in size; past the
 // cap individual events are dropped and the next Batch has Overflow set.
+//
+// # Barrier
+//
+// [Watcher.Sync] returns once every change that completed before the call
+// has been delivered through onBatch, without waiting for the coalescing
+// window: a caller takes an exact snapshot at a moment it chooses, such as
+// an agent's turn boundary. With fsnotify it relies on inotify reporting the
+// events of one instance in order: it creates an empty marker file
+// (.changesetd-sync-<pid>-<n>) in [Options.SyncDir], typically the
+// repository's .git directory; once the run goroutine has consumed the
+// marker's create event, every earlier event has been consumed too, and it
+// delivers everything pending (on the run goroutine, so onBatch stays
+// serial), removes the marker and releases the caller. Concurrent calls
+// share a marker when they can. Marker events never appear in batches and
+// are exempt from the queue cap. If the marker's event cannot come (the
+// kernel queue overflowed, the Watcher fell back to polling) or does not
+// come within 5s, the delivered batch has Overflow set, which covers
+// everything. Without
+// SyncDir, Sync only waits a short fixed time (20ms) for in-flight events:
+// a best effort. While polling, Sync runs one poll cycle at once and
+// delivers its result.
 //
 // # Falling back to polling
 //

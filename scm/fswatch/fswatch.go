@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -102,6 +103,16 @@ type Options struct {
 	// into the worktree on its own. Empty disables the probe.
 	ProbeDir string
 
+	// SyncDir, if set, is the absolute directory where Sync creates its
+	// marker files (.changesetd-sync-*, empty, removed again at once). It
+	// must be on the same file system as Root, somewhere the daemon may
+	// write and not in the user's working tree: typically the repository's
+	// .git directory, which is already watched when an Extra path is in it
+	// (otherwise Sync watches it, not recursively). Empty makes Sync a best
+	// effort with a short fixed wait; see Sync. Paths whose base name starts
+	// with .changesetd-sync- are never reported, wherever they are.
+	SyncDir string
+
 	// TrustRemoteFS keeps fsnotify even when Root is on a remote or FUSE
 	// file system (nfs, cifs/smb, 9p, fuse, which includes sshfs and
 	// virtiofs). There inotify sees only changes made through this kernel,
@@ -147,6 +158,8 @@ type Watcher struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 
+	syncCh chan chan<- error // Sync calls, received by the run goroutine
+
 	q *queue
 
 	// mu guards the status read by Mode, ModeReason and Err.
@@ -168,6 +181,11 @@ type Watcher struct {
 	snap      map[string]fileStat // polling: Root-relative path -> stat
 	extraSnap map[string]fileStat // polling: absolute path under Extra -> stat
 	pend      pending
+
+	syncTimer  *time.Timer    // the current round's wait
+	round      *syncRound     // the Sync round in progress, if any
+	syncNext   []chan<- error // Sync calls waiting for the next round
+	syncWarned bool           // the marker failure was logged
 }
 
 // New validates opts, establishes the watches and starts watching. onBatch is
@@ -220,6 +238,12 @@ func New(opts Options, onBatch func(Batch)) (*Watcher, error) {
 		extra[i] = filepath.Clean(e)
 	}
 	opts.Extra = extra
+	if opts.SyncDir != "" {
+		if !filepath.IsAbs(opts.SyncDir) {
+			return nil, fmt.Errorf("fswatch: sync directory %q is not absolute", opts.SyncDir)
+		}
+		opts.SyncDir = filepath.Clean(opts.SyncDir)
+	}
 
 	w := &Watcher{
 		opts:     opts,
@@ -227,6 +251,7 @@ func New(opts Options, onBatch func(Batch)) (*Watcher, error) {
 		onBatch:  onBatch,
 		log:      log.With("component", "fswatch", "root", root),
 		stop:     make(chan struct{}),
+		syncCh:   make(chan chan<- error),
 		q:        newQueue(opts.maxQueued),
 		rootInfo: fi,
 		pend:     newPending(opts.maxQueued),
@@ -312,9 +337,12 @@ func (w *Watcher) stopped() bool {
 // onBatch.
 func (w *Watcher) run() {
 	defer w.closeNotify()
+	defer w.endSync()
 
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
+	w.syncTimer = time.NewTimer(time.Hour)
+	w.syncTimer.Stop()
 	tick := time.NewTicker(w.opts.PollInterval)
 	defer tick.Stop()
 
@@ -354,7 +382,12 @@ func (w *Watcher) run() {
 				// and a lost or recovered root is news on its own.
 				w.deliver()
 			}
+		case done := <-w.syncCh:
+			w.syncRequest(done)
+		case <-w.syncTimer.C:
+			w.syncExpired()
 		}
+		w.checkSync()
 	}
 }
 
@@ -506,9 +539,10 @@ func (w *Watcher) rel(abs string) (string, bool) {
 }
 
 // ignored reports whether a Root-relative path is pruned: any directory named
-// .git, anything inside a .git directory, or what Options.Ignore says.
+// .git, anything inside a .git directory, Sync's marker files, or what
+// Options.Ignore says.
 func (w *Watcher) ignored(rel string, isDir bool) bool {
-	if isGitPath(rel) {
+	if isGitPath(rel) || isSyncMarker(rel) {
 		return true
 	}
 	return w.opts.Ignore != nil && w.opts.Ignore(rel, isDir)
@@ -526,6 +560,12 @@ func isGitPath(rel string) bool {
 		}
 		rel = dir
 	}
+}
+
+// isSyncMarker reports whether a path's base name is that of Sync's markers.
+func isSyncMarker(path string) bool {
+	_, base := pathSplit(filepath.ToSlash(path))
+	return strings.HasPrefix(base, syncPrefix)
 }
 
 func pathSplit(rel string) (dir, base string) {

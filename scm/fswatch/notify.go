@@ -41,7 +41,8 @@ func newQueue(max int) *queue {
 
 func (q *queue) push(ev rawEvent) {
 	q.mu.Lock()
-	if len(q.events) >= q.max {
+	// Sync's markers are never dropped: a Sync waits for its marker.
+	if len(q.events) >= q.max && !isSyncMarker(ev.name) {
 		q.dropped = true
 	} else {
 		q.events = append(q.events, ev)
@@ -327,6 +328,10 @@ func (w *Watcher) drainQueue() {
 // watched and walked.
 func (w *Watcher) handle(ev rawEvent) error {
 	name := filepath.Clean(ev.name)
+	if base := filepath.Base(name); strings.HasPrefix(base, syncPrefix) {
+		w.syncEvent(base, ev.op.Has(fsnotify.Create))
+		return nil
+	}
 	if name == w.probePath || (w.opts.ProbeDir != "" && filepath.Dir(name) == w.opts.ProbeDir && strings.HasPrefix(filepath.Base(name), probePrefix)) {
 		return nil
 	}

@@ -128,7 +128,7 @@ func (w *Watcher) extraSnapshot() map[string]fileStat {
 	snap := map[string]fileStat{}
 	for _, e := range w.opts.Extra {
 		_ = filepath.WalkDir(e, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
+			if err != nil || isSyncMarker(path) {
 				return nil
 			}
 			if fi, err := d.Info(); err == nil {
