@@ -39,7 +39,14 @@ func TestReconnectReplaysThenFallsBackToSnapshot(t *testing.T) {
 	other := d.client(t, "other")
 	subscribe(t, other, uri)
 	other.Notify(protocol.MethodDispatchAction, map[string]any{"channel": uri, "clientSeq": 1, "action": map[string]any{"type": "changeset/filesReviewChanged", "files": []string{fileID}, "reviewed": true}})
-	if err := other.Wait(ctx(t), "echo", func() bool { return len(other.Envelopes(uri)) >= 1 }); err != nil {
+	if err := other.Wait(ctx(t), "echo", func() bool {
+		for _, e := range other.Envelopes(uri) {
+			if e.Origin != nil && e.Origin.ClientSeq == 1 {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -94,7 +101,14 @@ func TestReconnectReplaysThenFallsBackToSnapshot(t *testing.T) {
 	for i := range 12 {
 		other.Notify(protocol.MethodDispatchAction, map[string]any{"channel": uri, "clientSeq": 3 + i, "action": map[string]any{"type": "changeset/filesReviewChanged", "files": []string{fileID}, "reviewed": i%2 == 0}})
 	}
-	if err := other.Wait(ctx(t), "12 more echoes", func() bool { return len(other.Envelopes(uri)) >= 14 }); err != nil {
+	if err := other.Wait(ctx(t), "12 more echoes", func() bool {
+		for _, e := range other.Envelopes(uri) {
+			if e.Origin != nil && e.Origin.ClientSeq == 14 {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
 		t.Fatal(err)
 	}
 	again := d.dial(t)

@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/scm"
-	"github.com/changesetd/changesetd/scm/fswatch"
 	"github.com/changesetd/changesetd/scm/snapstore"
 	"github.com/changesetd/changesetd/session"
 )
@@ -24,6 +24,9 @@ type workspace struct {
 	repo  *scm.Repo
 	snaps *snapstore.Store
 	log   *slog.Logger
+
+	snapMu sync.Mutex // serialises snapshots
+	tr     tracker
 }
 
 var _ session.Workspace = (*workspace)(nil)
@@ -62,19 +65,22 @@ func (w *workspace) ReadBlob(oid string) ([]byte, error) {
 const maxSnapshotFile = 64 << 20
 
 // Snapshot records the working tree: HEAD's tree with every changed file
-// overlaid. Only changed files are read (the status uses the stat cache),
-// and unchanged directories are shared with HEAD's tree.
+// overlaid. The change set comes from the tracker, which after the first
+// snapshot re-checks only the paths the watcher reported, so a turn
+// boundary costs a watcher barrier plus the changed files, not a scan.
 func (w *workspace) Snapshot(ctx context.Context) (string, error) {
+	w.snapMu.Lock()
+	defer w.snapMu.Unlock()
 	_, head, err := w.repo.HeadTree()
 	if err != nil {
 		return "", err
 	}
-	st, err := w.repo.Status(ctx)
+	tracked, err := w.trackedChanges(ctx)
 	if err != nil {
 		return "", err
 	}
-	changes := make([]snapstore.Change, 0, len(st.Changes))
-	for _, c := range st.Changes {
+	changes := make([]snapstore.Change, 0, len(tracked))
+	for _, c := range tracked {
 		if c.Work == nil {
 			changes = append(changes, snapstore.Change{Path: c.Path, Delete: true})
 			continue
@@ -343,49 +349,6 @@ func fileType(r changeset.Result, fc session.FileChange) string {
 		return "binary"
 	}
 	return "text"
-}
-
-// Watch starts a recursive watcher on the working tree and the git files
-// whose change moves the base (HEAD, index, refs).
-func (w *workspace) Watch(onChange func(paths []string, all bool)) (session.Watcher, error) {
-	gd := w.repo.GitDir()
-	extra := []string{filepath.Join(gd, "HEAD"), filepath.Join(gd, "index"), filepath.Join(gd, "packed-refs"), filepath.Join(gd, "refs", "heads")}
-	fw, err := fswatch.New(fswatch.Options{
-		Root:   w.repo.Root(),
-		Ignore: w.repo.IsIgnored,
-		Extra:  extra,
-		Logger: w.log,
-	}, func(b fswatch.Batch) {
-		if b.Overflow || len(b.Extra) > 0 {
-			onChange(nil, true)
-			return
-		}
-		if len(b.Paths) > 0 {
-			onChange(b.Paths, false)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	mode := string(fw.Mode())
-	metrics.WatcherMode.WithLabelValues(mode).Inc()
-	if fw.Mode() != fswatch.ModeFsnotify {
-		w.log.Warn("watching by polling", "reason", fw.ModeReason())
-	}
-	return &watch{fw: fw, mode: mode}, nil
-}
-
-// watch adapts a fswatch.Watcher to session.Watcher.
-type watch struct {
-	fw   *fswatch.Watcher
-	mode string
-}
-
-func (w *watch) Mode() (string, string) { return string(w.fw.Mode()), w.fw.ModeReason() }
-
-func (w *watch) Stop() {
-	w.fw.Close()
-	metrics.WatcherMode.WithLabelValues(w.mode).Dec()
 }
 
 // between diffs snapshot tree q.From against q.To, or against the live

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/changesetd/changesetd/metrics"
+	"github.com/changesetd/changesetd/scm"
+	"github.com/changesetd/changesetd/scm/fswatch"
+	"github.com/changesetd/changesetd/session"
+)
+
+// tracker is a workspace's one file watcher, shared by every changeset
+// that watches the workspace, plus the set of changes against HEAD that
+// snapshots are built from.
+//
+// The watcher runs while a changeset listens or once a snapshot has been
+// taken: a session with turns keeps it, so that every later turn boundary
+// re-checks only the paths reported since the previous one.
+type tracker struct {
+	mu        sync.Mutex
+	fw        *fswatch.Watcher
+	mode      string
+	listeners map[int]func(paths []string, all bool)
+	nextID    int
+	tracking  bool
+
+	// Guarded by mu, filled by batches while tracking.
+	pending    map[string]bool
+	pendingAll bool
+	dirty      map[string]scm.Change // nil: unknown, needs a full status
+}
+
+// ensureLocked starts the watcher. tr.mu must be held.
+func (w *workspace) ensureWatcherLocked() error {
+	tr := &w.tr
+	if tr.fw != nil {
+		return nil
+	}
+	gd := w.repo.GitDir()
+	extra := []string{filepath.Join(gd, "HEAD"), filepath.Join(gd, "index"), filepath.Join(gd, "packed-refs"), filepath.Join(gd, "refs", "heads")}
+	fw, err := fswatch.New(fswatch.Options{
+		Root:    w.repo.Root(),
+		Ignore:  w.repo.IsIgnored,
+		Extra:   extra,
+		SyncDir: gd,
+		Logger:  w.log,
+	}, w.onBatch)
+	if err != nil {
+		return err
+	}
+	tr.fw, tr.mode = fw, string(fw.Mode())
+	metrics.WatcherMode.WithLabelValues(tr.mode).Inc()
+	if fw.Mode() != fswatch.ModeFsnotify {
+		w.log.Warn("watching by polling", "reason", fw.ModeReason())
+	}
+	return nil
+}
+
+func (w *workspace) onBatch(b fswatch.Batch) {
+	tr := &w.tr
+	all := b.Overflow || len(b.Extra) > 0
+	tr.mu.Lock()
+	if tr.tracking {
+		if all {
+			tr.pendingAll = true
+		} else {
+			if tr.pending == nil {
+				tr.pending = map[string]bool{}
+			}
+			for _, p := range b.Paths {
+				tr.pending[p] = true
+			}
+		}
+	}
+	ls := slices.Collect(maps.Values(tr.listeners))
+	tr.mu.Unlock()
+	for _, f := range ls {
+		if all {
+			f(nil, true)
+		} else if len(b.Paths) > 0 {
+			f(b.Paths, false)
+		}
+	}
+}
+
+// stopIfIdleLocked closes the watcher when nothing needs it. tr.mu must be
+// held.
+func (w *workspace) stopIfIdleLocked() {
+	tr := &w.tr
+	if tr.fw == nil || tr.tracking || len(tr.listeners) > 0 {
+		return
+	}
+	fw, mode := tr.fw, tr.mode
+	tr.fw = nil
+	go func() {
+		fw.Close()
+		metrics.WatcherMode.WithLabelValues(mode).Dec()
+	}()
+}
+
+// Watch registers a listener on the shared watcher.
+func (w *workspace) Watch(onChange func(paths []string, all bool)) (session.Watcher, error) {
+	tr := &w.tr
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if err := w.ensureWatcherLocked(); err != nil {
+		return nil, err
+	}
+	if tr.listeners == nil {
+		tr.listeners = map[int]func([]string, bool){}
+	}
+	tr.nextID++
+	id := tr.nextID
+	tr.listeners[id] = onChange
+	return &listener{w: w, id: id}, nil
+}
+
+// listener is one Watch registration.
+type listener struct {
+	w  *workspace
+	id int
+}
+
+func (l *listener) Mode() (string, string) {
+	tr := &l.w.tr
+	tr.mu.Lock()
+	fw := tr.fw
+	tr.mu.Unlock()
+	if fw == nil {
+		return "none", "not watching"
+	}
+	return string(fw.Mode()), fw.ModeReason()
+}
+
+func (l *listener) Stop() {
+	tr := &l.w.tr
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	delete(tr.listeners, l.id)
+	l.w.stopIfIdleLocked()
+}
+
+// trackedChanges returns the working tree's changes against HEAD as of
+// now: after a watcher barrier, only the paths reported since the last call
+// are re-checked; the first call, an overflow or a change of HEAD or the
+// index needs a full status.
+func (w *workspace) trackedChanges(ctx context.Context) ([]scm.Change, error) {
+	tr := &w.tr
+	tr.mu.Lock()
+	if err := w.ensureWatcherLocked(); err != nil {
+		tr.mu.Unlock()
+		return nil, err
+	}
+	tr.tracking = true
+	fw := tr.fw
+	tr.mu.Unlock()
+
+	if err := fw.Sync(ctx); err != nil {
+		return nil, err
+	}
+
+	tr.mu.Lock()
+	all := tr.dirty == nil || tr.pendingAll
+	paths := slices.Sorted(maps.Keys(tr.pending))
+	tr.pending, tr.pendingAll = nil, false
+	tr.mu.Unlock()
+
+	if all {
+		st, err := w.repo.Status(ctx)
+		if err != nil {
+			w.markUnknown()
+			return nil, err
+		}
+		dirty := make(map[string]scm.Change, len(st.Changes))
+		for _, c := range st.Changes {
+			dirty[c.Path] = c
+		}
+		w.setDirty(dirty)
+		return st.Changes, nil
+	}
+	if len(paths) > 0 {
+		cs, err := w.repo.StatusPaths(ctx, paths)
+		if err != nil {
+			w.markUnknown()
+			return nil, err
+		}
+		tr.mu.Lock()
+		for p := range tr.dirty {
+			if under(p, paths) {
+				delete(tr.dirty, p)
+			}
+		}
+		for _, c := range cs {
+			tr.dirty[c.Path] = c
+		}
+		tr.mu.Unlock()
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	out := slices.Collect(maps.Values(tr.dirty))
+	slices.SortFunc(out, func(a, b scm.Change) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+func (w *workspace) setDirty(d map[string]scm.Change) {
+	w.tr.mu.Lock()
+	w.tr.dirty = d
+	w.tr.mu.Unlock()
+}
+
+// markUnknown forces a full status next time.
+func (w *workspace) markUnknown() {
+	w.tr.mu.Lock()
+	w.tr.dirty = nil
+	w.tr.mu.Unlock()
+}
