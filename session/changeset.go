@@ -35,12 +35,16 @@ type csChannel struct {
 	// file is shown reviewed only while its content has that key, so an
 	// edit clears the flag and undoing the edit brings it back.
 	reviews map[string]string
+
+	opStatus map[string]opState // last reported status per operation
+	undo     *undoRecord        // the last revert, while it can be undone
 }
 
 type fileOrigin struct {
-	ws   int
-	path string // current path (new side, or old side when deleted)
-	old  string // old path for renames
+	ws       int
+	path     string // current path (new side, or old side when deleted)
+	old      string // old path for renames
+	from, to *Side  // the file's sides, for operations
 }
 
 func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Ref, lastSeen int64, done func(Attachment, error)) {
@@ -261,11 +265,12 @@ func (cs *csChannel) live(s *Session) bool {
 }
 
 type wsResult struct {
-	ws    int
-	all   bool
-	paths []string
-	list  *ChangeList
-	err   error
+	ws        int
+	all       bool
+	paths     []string
+	list      *ChangeList
+	err       error
+	undoStale bool // the last revert's files changed since
 }
 
 // refresh starts a computation unless one is running; pending hints are
@@ -277,6 +282,12 @@ func (cs *csChannel) refresh(s *Session) {
 	cs.computing = true
 	all, byWS := cs.pendingAll || !cs.loaded, cs.pendingPaths
 	cs.pendingAll, cs.pendingPaths = false, nil
+	if !all {
+		var ok bool
+		if byWS, ok = cs.withRenamePartners(byWS); !ok {
+			all = true
+		}
+	}
 	if cs.loaded && cs.state.Status != protocol.StatusRecomputing {
 		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
 	}
@@ -303,11 +314,20 @@ func (cs *csChannel) refresh(s *Session) {
 	}
 	gen := cs.gen
 	ctx := s.m.ctx
+	undo := cs.undo
+	var undoEd Editor
+	if undo != nil {
+		undoEd, _ = s.workspaces[undo.ws].ws.(Editor)
+	}
 	go func() {
 		results := make([]wsResult, 0, len(jobs))
 		for _, j := range jobs {
 			list, err := j.ws2.Changes(ctx, j.q)
-			results = append(results, wsResult{ws: j.ws, all: all, paths: j.paths, list: list, err: err})
+			r := wsResult{ws: j.ws, all: all, paths: j.paths, list: list, err: err}
+			if undoEd != nil && j.ws == undo.ws {
+				r.undoStale = !undoStillValid(undoEd, undo)
+			}
+			results = append(results, r)
 		}
 		s.do(func() {
 			if gen != cs.gen || s.disposed {
@@ -318,6 +338,39 @@ func (cs *csChannel) refresh(s *Session) {
 			cs.refresh(s)
 		})
 	}()
+}
+
+// maxRenamePartners bounds the additions and deletions re-checked with a
+// path-scoped refresh; beyond it a full refresh is cheaper than pairing.
+const maxRenamePartners = 1000
+
+// withRenamePartners adds, to each workspace's changed paths, the paths of
+// the changeset's additions, deletions and renames there: a rename is
+// only found when both of its sides are diffed together, so a refresh of
+// just new.txt must see the deleted old.txt too. It reports false when
+// there are too many to be worth it.
+func (cs *csChannel) withRenamePartners(byWS map[int][]string) (map[int][]string, bool) {
+	n := 0
+	out := make(map[int][]string, len(byWS))
+	for ws, paths := range byWS {
+		out[ws] = slices.Clone(paths)
+	}
+	for _, o := range cs.origin {
+		if _, changed := byWS[o.ws]; !changed {
+			continue
+		}
+		if o.from != nil && o.to != nil && o.old == "" {
+			continue // modified in place: no rename partner
+		}
+		out[o.ws] = append(out[o.ws], o.path)
+		if o.old != "" {
+			out[o.ws] = append(out[o.ws], o.old)
+		}
+		if n++; n > maxRenamePartners {
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // compactPaths sorts, dedupes and drops paths under another listed path.
@@ -344,6 +397,9 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 		}
 	}
 	for _, r := range results {
+		if r.undoStale && cs.undo != nil && cs.undo.ws == r.ws {
+			cs.undo = nil
+		}
 		if r.err != nil {
 			failure = &protocol.ErrorInfo{ErrorType: "ComputeFailed", Message: fmt.Sprintf("%s: %v", s.workspaces[r.ws].dir, r.err)}
 			continue
@@ -370,7 +426,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 		if files == nil {
 			files = []protocol.ChangesetFile{}
 		}
-		cs.commit(s, protocol.ChangesetContentChanged{Files: files}, nil)
+		cs.commit(s, protocol.ChangesetContentChanged{Files: files, Operations: cs.operations(s)}, nil)
 		cs.loaded = true
 	} else {
 		for _, r := range results {
@@ -396,6 +452,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 			}
 		}
 	}
+	cs.syncOperations(s)
 	if failure != nil {
 		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusError, Error: failure}, nil)
 	} else {
@@ -461,7 +518,7 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 		return &protocol.FileEditSide{URI: uri, Content: content}
 	}
 	f := protocol.ChangesetFile{Edit: protocol.FileEdit{}, Meta: fc.Meta}
-	o := fileOrigin{ws: ws, path: fc.Path()}
+	o := fileOrigin{ws: ws, path: fc.Path(), from: fc.Old, to: fc.New}
 	if fc.Old != nil {
 		f.Edit.Before = side(fc.Old)
 		f.ID = f.Edit.Before.URI

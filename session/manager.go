@@ -52,9 +52,10 @@ type Manager struct {
 	root      *channel
 	rootState protocol.RootState
 
-	mu       sync.Mutex
-	sessions map[string]*Session // by session URI
-	wg       sync.WaitGroup
+	mu        sync.Mutex
+	sessions  map[string]*Session    // by session URI
+	treeLocks map[string]*sync.Mutex // serialise operations per working tree
+	wg        sync.WaitGroup
 }
 
 // NewManager returns a Manager with no sessions.

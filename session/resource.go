@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/uritemplate"
 )
 
 var blobURIPattern = regexp.MustCompile(`^ahp-session:/([A-Za-z0-9._~-]+)/blob/([0-9a-f]{40}|[0-9a-f]{64})$`)
@@ -112,27 +111,4 @@ func pathFromFileURI(uri string) (string, error) {
 		return "", err
 	}
 	return filepath.Clean(filepath.FromSlash(p)), nil
-}
-
-// Invoke runs a changeset operation. Until a changeset offers operations
-// every invocation names one that does not exist.
-func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
-	ref, err := uritemplate.ParseChangesetURI(p.Channel)
-	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: %v", p.Channel, err)
-	}
-	s, ok := m.Session(protocol.SessionScheme + "/" + ref.SessionID)
-	if !ok {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: session %s does not exist", p.Channel, ref.SessionID)
-	}
-	return call(ctx, s, func() (*protocol.InvokeChangesetOperationResult, error) {
-		cs := s.changesets[p.Channel]
-		if cs == nil {
-			if err := s.checkRef(ref); err != nil {
-				return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: %v", p.Channel, err)
-			}
-			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: operation %q is not offered by %s (subscribe to see its operations)", p.OperationID, p.Channel)
-		}
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: operation %q is not offered by %s", p.OperationID, p.Channel)
-	})
 }

@@ -52,6 +52,8 @@ type Session struct {
 	// boundaryMu serialises turn boundaries; it is held while snapshotting,
 	// outside the actor, so the actor keeps serving.
 	boundaryMu sync.Mutex
+
+	flights map[string]*flight // operations in progress, by invocation
 }
 
 // workspaceEntry is one working directory and what opening it gave.

@@ -276,6 +276,9 @@ func (s *Session) applyTurnStart(t *turn) {
 		Message:   protocol.Message{Text: t.message, Origin: protocol.MessageOrigin{Kind: protocol.MessageUser}},
 	})
 	s.chatSummaryChanged()
+	for _, cs := range s.changesets {
+		cs.syncOperations(s) // writing operations are disabled while it runs
+	}
 }
 
 // applyTurnEnd publishes the end of the running turn and moves every
@@ -289,6 +292,7 @@ func (s *Session) applyTurnEnd(id string, trees []string, now time.Time, dur int
 	s.commitChat(protocol.ChatTurnComplete{TurnID: id, Duration: dur})
 	s.chatSummaryChanged()
 	for _, cs := range s.changesets {
+		cs.syncOperations(s)
 		if cs.ref.Kind != protocol.KindTurn && cs.ref.Kind != protocol.KindCompareTurns {
 			continue
 		}

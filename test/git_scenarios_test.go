@@ -1063,3 +1063,100 @@ func TestEditWhileSubscribedRediffsOnlyThatPath(t *testing.T) {
 		t.Errorf("%s changed on a one-file edit: %v -> %v", full, before[full], after[full])
 	}
 }
+
+// subscribeUncommitted starts a client on d and mirrors its uncommitted
+// changeset.
+func subscribeUncommitted(t *testing.T, d *daemon) *changesetMirror {
+	t.Helper()
+	c := d.client(t, "ide")
+	sum := onlySession(t, c)
+	return mirrorChangeset(t, c, expand(t, catalogue(t, c, sum.Resource)["uncommitted"].URITemplate, nil))
+}
+
+// fileSummary lists a state's files as "id operation" lines.
+func fileSummary(st protocol.ChangesetState) []string {
+	var out []string
+	for _, f := range st.Files {
+		out = append(out, f.ID+" "+metaString(f.Meta, "changesetd", "operation"))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestIncrementalRenameMatchesFullScan changes a working tree while
+// subscribed so that a rename is completed or altered by a path-scoped
+// refresh: the live changeset must end where a fresh scan of the same tree
+// ends, one move.
+func TestIncrementalRenameMatchesFullScan(t *testing.T) {
+	content := lines(30, func(i int) string { return fmt.Sprintf("content line %d", i) })
+	edited := strings.Replace(content, "content line 9\n", "content line nine\n", 1)
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, repo string) // before the daemon starts
+		steps []func(t *testing.T, repo string, m *changesetMirror)
+		want  wantFile
+	}{
+		{
+			// The deletion is published on its own, then the same
+			// content appears under another name.
+			name: "delete then create",
+			steps: []func(t *testing.T, repo string, m *changesetMirror){
+				func(t *testing.T, repo string, m *changesetMirror) {
+					remove(t, repo, "old.txt")
+					m.Wait("deletion published", func(st protocol.ChangesetState) bool {
+						return ready(st) && findFile(st, repo, "old.txt") != nil
+					})
+				},
+				func(t *testing.T, repo string, m *changesetMirror) {
+					writeFile(t, repo, "new.txt", content)
+					m.Wait("new.txt published", func(st protocol.ChangesetState) bool {
+						return ready(st) && findFile(st, repo, "new.txt") != nil
+					})
+				},
+			},
+			want: wantFile{path: "new.txt", from: "old.txt", op: "move"},
+		},
+		{
+			// A move found by the first full scan; then only the
+			// destination is edited.
+			name: "edit a moved file",
+			setup: func(t *testing.T, repo string) {
+				if err := os.Rename(filepath.Join(repo, "old.txt"), filepath.Join(repo, "new.txt")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			steps: []func(t *testing.T, repo string, m *changesetMirror){
+				func(t *testing.T, repo string, m *changesetMirror) {
+					waitFileSet(m, repo, []wantFile{{path: "new.txt"}})
+					writeFile(t, repo, "new.txt", edited)
+					m.Wait("edit published", func(st protocol.ChangesetState) bool {
+						f := findFile(st, repo, "new.txt")
+						return ready(st) && f != nil && f.Edit.After != nil && f.Edit.After.Content.Nonce == blobOID([]byte(edited))
+					})
+				},
+			},
+			want: wantFile{path: "new.txt", from: "old.txt", op: "move", added: 1, removed: 1},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			repo := gitRepo(t, map[string]string{"old.txt": content, "other.txt": "o\n"})
+			if tc.setup != nil {
+				tc.setup(t, repo)
+			}
+			m := subscribeUncommitted(t, startDaemon(t, repo))
+			m.Wait("first ready", ready)
+			for _, step := range tc.steps {
+				step(t, repo, m)
+			}
+			live := m.State()
+
+			fresh := waitFileSet(subscribeUncommitted(t, startDaemon(t, repo)), repo, []wantFile{tc.want})
+			checkFile(t, repo, findFile(fresh, repo, tc.want.path), tc.want)
+			if got, want := fileSummary(live), fileSummary(fresh); !slices.Equal(got, want) {
+				t.Errorf("live changeset:\n  %s\na fresh scan of the same tree:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+			}
+		})
+	}
+}

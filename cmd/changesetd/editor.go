@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/scm"
+	"github.com/changesetd/changesetd/session"
+)
+
+// The workspace is the session's write side too.
+var _ session.Editor = (*workspace)(nil)
+
+// opErr gives scm's refusals their protocol codes.
+func opErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, scm.ErrOutsideWorktree):
+		return &protocol.Error{Code: protocol.CodePermissionDenied, Message: err.Error()}
+	case errors.Is(err, scm.ErrIndexLocked):
+		return &protocol.Error{Code: protocol.CodeConflict, Message: "another git process holds .git/index.lock; try again when it has finished (" + err.Error() + ")"}
+	case errors.Is(err, scm.ErrNothingStaged):
+		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: "nothing to commit"}
+	}
+	return err
+}
+
+func (w *workspace) ReadWorktree(path string) ([]byte, uint32, error) {
+	b, mode, err := w.repo.ReadWorktree(path)
+	return b, mode, opErr(err)
+}
+
+func (w *workspace) WriteWorktree(path string, content []byte, mode uint32) error {
+	return opErr(w.repo.WriteWorktree(path, content, mode))
+}
+
+func (w *workspace) RemoveWorktree(path string) error { return opErr(w.repo.RemoveWorktree(path)) }
+
+func (w *workspace) StagePath(ctx context.Context, path string) error {
+	return opErr(w.repo.StagePath(ctx, path))
+}
+
+func (w *workspace) StageContent(ctx context.Context, path string, content []byte, mode uint32) error {
+	return opErr(w.repo.StageContent(ctx, path, content, mode))
+}
+
+func (w *workspace) UnstagePath(ctx context.Context, path string) error {
+	return opErr(w.repo.UnstagePath(ctx, path))
+}
+
+func (w *workspace) IndexContent(path string) ([]byte, uint32, bool, error) {
+	oid, mode, ok, err := w.repo.IndexBlob(path)
+	if err != nil || !ok {
+		return nil, mode, ok, opErr(err)
+	}
+	b, err := w.repo.ReadBlob(oid)
+	return b, mode, true, err
+}
+
+func (w *workspace) HeadContent(path string) ([]byte, uint32, bool, error) {
+	oid, mode, ok, err := w.repo.HeadBlob(path)
+	if err != nil || !ok {
+		return nil, mode, ok, opErr(err)
+	}
+	b, err := w.repo.ReadBlob(oid)
+	return b, mode, true, err
+}
+
+func (w *workspace) HasStaged(ctx context.Context) (bool, error) { return w.repo.HasStaged(ctx) }
+
+func (w *workspace) StageAll(ctx context.Context) error { return opErr(w.repo.StageAll(ctx)) }
+
+func (w *workspace) Commit(ctx context.Context, message string) (string, error) {
+	id, err := w.repo.Commit(ctx, message)
+	return id, opErr(err)
+}
