@@ -378,16 +378,8 @@ func (s *Session) targetFiles(cs *csChannel, resource string) ([]fileOrigin, err
 	if resource == "" {
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: target.resource is required")
 	}
-	if path, err := pathFromFileURI(resource); err == nil {
-		inside := false
-		for _, d := range s.dirs {
-			if rel, err := filepath.Rel(d, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				inside = true
-			}
-		}
-		if !inside {
-			return nil, protocol.Errorf(protocol.CodePermissionDenied, "invokeChangesetOperation: %s is outside the session's working directories", resource)
-		}
+	if path, err := pathFromFileURI(resource); err == nil && !s.contains(path) {
+		return nil, protocol.Errorf(protocol.CodePermissionDenied, "invokeChangesetOperation: %s is outside the session's working directories", resource)
 	}
 	for _, f := range cs.state.Files {
 		if f.ID == resource || (f.Edit.Before != nil && f.Edit.Before.URI == resource) || (f.Edit.After != nil && f.Edit.After.URI == resource) {
@@ -773,3 +765,37 @@ func undoStillValid(ed Editor, u *undoRecord) bool {
 }
 
 func uritemplateParse(uri string) (uritemplate.Ref, error) { return uritemplate.ParseChangesetURI(uri) }
+
+// contains reports whether path lies inside one of the session's working
+// directories, both lexically and once symbolic links in it are resolved
+// (the deepest existing ancestor is resolved for a path that does not
+// exist yet).
+func (s *Session) contains(path string) bool {
+	real := resolveExisting(path)
+	for _, d := range s.dirs {
+		if rel, err := filepath.Rel(d, path); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if Contains(d, real) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveExisting resolves symbolic links in the deepest existing
+// ancestor of path and appends the rest.
+func resolveExisting(path string) string {
+	rest := ""
+	for p := path; ; {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
