@@ -525,6 +525,7 @@ func TestLibraryRejectedFrameKeepsConnection(t *testing.T) {
 	for _, frame := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"ping","result":null}`,
 		`{"jsonrpc":"2.0","id":-1,"result":1}`,
+		"\v{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
 	} {
 		c, _, err := dial(ctx, s.ws+"?token=t", nil)
 		if err != nil {

@@ -68,6 +68,18 @@ func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stre
 		done:     make(chan struct{}),
 		readDone: make(chan struct{}),
 	}
+	// A peer that answers our pings (or pings us) is alive even when it
+	// sends no messages: each control frame extends the read deadline.
+	extend := func() { ws.SetReadDeadline(time.Now().Add(cfg.ReadTimeout)) }
+	ws.SetPongHandler(func(string) error { extend(); return nil })
+	ws.SetPingHandler(func(data string) error {
+		extend()
+		err := ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(cfg.WriteTimeout))
+		if err == websocket.ErrCloseSent {
+			return nil
+		}
+		return err
+	})
 	go s.writeLoop()
 	return s
 }

@@ -36,6 +36,10 @@ type Options struct {
 	Now           func() time.Time                    // nil = time.Now
 	Version       string                              // server version for serverInfo
 	Store         *store.DB                           // nil: nothing persists
+	// AllowRoots confines createSession's working directories: each must
+	// lie inside one of them once symbolic links are resolved. Empty: no
+	// confinement.
+	AllowRoots []string
 }
 
 // Manager owns the root channel and every session.
@@ -55,7 +59,11 @@ type Manager struct {
 	mu        sync.Mutex
 	sessions  map[string]*Session    // by session URI
 	treeLocks map[string]*sync.Mutex // serialise operations per working tree
-	wg        sync.WaitGroup
+
+	// inflight counts operations and turn boundaries in progress, which a
+	// graceful shutdown lets finish.
+	inflight sync.WaitGroup
+	wg       sync.WaitGroup
 }
 
 // NewManager returns a Manager with no sessions.
@@ -298,6 +306,12 @@ func (m *Manager) Create(p CreateParams) (*Session, error) {
 		if err != nil {
 			return nil, protocol.Errorf(protocol.CodeInvalidParams, "createSession: %v", err)
 		}
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
+		if !m.allowedRoot(path) {
+			return nil, protocol.Errorf(protocol.CodePermissionDenied, "createSession: %s is outside the directories this daemon may serve (see --allow-root)", path)
+		}
 		dirs = append(dirs, path)
 	}
 	m.mu.Lock()
@@ -458,4 +472,29 @@ func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, erro
 	m.commitMu.Unlock()
 	s.start()
 	return s, nil
+}
+
+func (m *Manager) allowedRoot(path string) bool {
+	if len(m.opts.AllowRoots) == 0 {
+		return true
+	}
+	for _, r := range m.opts.AllowRoots {
+		if Contains(r, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// Drain waits for operations and turn boundaries in progress to finish,
+// or for ctx to end.
+func (m *Manager) Drain(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { m.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -207,7 +207,9 @@ func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperatio
 		return nil, err
 	}
 	if st.own {
+		m.inflight.Add(1)
 		res, err := st.run()
+		m.inflight.Done()
 		st.f.res, st.f.err = res, err
 		close(st.f.done)
 		s.do(func() { delete(s.flights, key) })

@@ -59,6 +59,10 @@ func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: not a regular file", uri)
 	}
+	if hardLinked(fi) {
+		// A second name for a file may point outside the workspace.
+		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: the file has other hard links; it is not served", uri)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)

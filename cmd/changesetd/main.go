@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -80,6 +81,7 @@ type serveArgs struct {
 	tokenFile    string
 	stateDir     string
 	allowOrigins stringList
+	allowRoots   stringList
 	logFormat    string
 	logLevel     string
 	replayBuffer int
@@ -102,6 +104,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.StringVar(&a.tokenFile, "token-file", "", "read the token from this file")
 	fs.StringVar(&a.stateDir, "state-dir", defaultStateDir(), "directory for the token and daemon state")
 	fs.Var(&a.allowOrigins, "allow-origin", "browser origin allowed to connect, e.g. https://ide.example (repeatable)")
+	fs.Var(&a.allowRoots, "allow-root", "directory under which clients may create sessions (repeatable; default: your home directory, the temp directory and every DIR)")
 	fs.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.IntVar(&a.replayBuffer, "replay-buffer", session.DefaultReplayBuffer, "actions kept per channel for reconnect replay")
@@ -196,6 +199,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	m := session.NewManager(session.Options{
 		Store:         db,
+		AllowRoots:    allowRoots(a),
 		Logger:        log,
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: openWorkspace(log, snaps),
@@ -254,6 +258,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Operations and turn boundaries in progress finish and answer first;
+	// then every connection gets a close frame.
+	if err := m.Drain(sctx); err != nil {
+		log.Warn("operations still running at shutdown", "err", err)
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("connections did not close in time", "err", err)
 	}
@@ -365,4 +374,23 @@ func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, l
 		}
 	}()
 	return restored, nil
+}
+
+// allowRoots is where createSession may point: the flags, or by default
+// the home and temp directories and the directories served from the
+// command line.
+func allowRoots(a *serveArgs) []string {
+	roots := slices.Clone([]string(a.allowRoots))
+	if len(roots) == 0 {
+		if home, err := os.UserHomeDir(); err == nil {
+			roots = append(roots, home)
+		}
+		roots = append(roots, os.TempDir())
+	}
+	for _, d := range a.dirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			roots = append(roots, abs)
+		}
+	}
+	return roots
 }
