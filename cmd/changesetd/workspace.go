@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,6 +112,9 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		scope = "paths"
 	}
 	defer func(start time.Time) { metrics.Scans.WithLabelValues(scope).Observe(time.Since(start).Seconds()) }(time.Now())
+	if err := w.present(); err != nil {
+		return nil, err
+	}
 	var (
 		changes  []scm.Change
 		warnings []string
@@ -470,4 +474,16 @@ func (w *workspace) storedSide(e *snapstore.Entry) (*changeset.Side, error) {
 	}
 	s.Content = b
 	return s, nil
+}
+
+// present reports a working directory that was moved or deleted in words
+// a person can act on.
+func (w *workspace) present() error {
+	if _, err := os.Stat(filepath.Join(w.repo.GitDir(), "HEAD")); err != nil {
+		if _, err := os.Stat(w.repo.Root()); err != nil {
+			return fmt.Errorf("the working directory %s is gone (moved or deleted); its changes come back when it returns", w.repo.Root())
+		}
+		return fmt.Errorf("%s is no longer a git repository (its .git is missing)", w.repo.Root())
+	}
+	return nil
 }
