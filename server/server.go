@@ -84,7 +84,7 @@ type Server struct {
 	conns    map[*conn]struct{}
 	versions map[string]string // clientId -> negotiated version, for reconnect
 	closed   bool
-	wg       sync.WaitGroup
+	drained  chan struct{} // closed when shutting down and the last connection ends
 }
 
 // New returns a Server over m.
@@ -150,21 +150,24 @@ func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := newConn(s, ws, r.RemoteAddr)
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		c.stream.closeWith(websocket.CloseGoingAway, "server is shutting down")
-		return
-	}
+	closed := s.closed
 	s.conns[c] = struct{}{}
-	s.wg.Add(1)
 	s.mu.Unlock()
+	if closed {
+		// Upgraded while shutting down: close it, still tracked, so
+		// Shutdown waits for the closing handshake like any other.
+		c.stream.closeWith(websocket.CloseGoingAway, "server is shutting down")
+	}
 	metrics.Connections.Inc()
 	go func() {
-		defer s.wg.Done()
 		defer metrics.Connections.Dec()
 		c.run()
 		s.mu.Lock()
 		delete(s.conns, c)
+		if s.closed && len(s.conns) == 0 && s.drained != nil {
+			close(s.drained)
+			s.drained = nil
+		}
 		s.mu.Unlock()
 	}()
 }
@@ -244,12 +247,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
+	done := make(chan struct{})
+	if len(s.conns) == 0 {
+		close(done)
+	} else {
+		s.drained = done
+	}
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.stream.closeWith(websocket.CloseGoingAway, "server is shutting down")
 	}
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil

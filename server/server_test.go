@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -335,6 +336,11 @@ func TestShutdownSendsGoingAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer idle.ws.Close()
+	// Both connections must be registered before Shutdown: one upgraded
+	// while Shutdown runs is TestShutdownRacingUpgrade's subject.
+	if err := waitConns(ctx, s.srv, 2); err != nil {
+		t.Fatal(err)
+	}
 
 	sctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -358,6 +364,79 @@ func TestShutdownSendsGoingAway(t *testing.T) {
 	idle.ws.Close()
 	s.m.Close()
 	s.ts.Close()
+	goleak.VerifyNone(t, ignore)
+}
+
+// waitConns waits until the server tracks n connections.
+func waitConns(ctx context.Context, srv *Server, n int) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		srv.mu.Lock()
+		got := len(srv.conns)
+		srv.mu.Unlock()
+		if got == n {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("server tracks %d connections, want %d: %w", got, n, ctx.Err())
+		}
+	}
+}
+
+// TestShutdownRacingUpgrade pins a bug: a connection whose upgrade
+// completes while Shutdown runs is refused with a 1001 close frame from
+// serveAHP's "s.closed" branch, but it is not in s.wg, so Shutdown returns
+// without waiting for it, and nothing ever reads from it, so its writer
+// waits the full closeGrace (2s) for a readDone that never comes before it
+// closes the socket. Its writeLoop goroutine outlives Shutdown. The window
+// is between the upgrader writing the 101 response and serveAHP taking
+// s.mu; the test retries until it hits it (it usually does within a few
+// rounds under -race).
+func TestShutdownRacingUpgrade(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	ctx := testCtx(t)
+	for round := 0; round < 40; round++ {
+		s := startServer(t)
+		c, _, err := dial(ctx, s.ws+"?token=t", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		err = s.srv.Shutdown(sctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+		// Shutdown has returned: no connection writer may still be
+		// waiting. A writer that has closed its done channel may still be
+		// unwinding, so look a few times before calling it a leak.
+		var leaked []string
+		for try := 0; try < 50; try++ {
+			leaked = leaked[:0]
+			buf := make([]byte, 1<<20)
+			stacks := string(buf[:runtime.Stack(buf, true)])
+			for _, g := range strings.Split(stacks, "\n\n") {
+				if strings.Contains(g, "server.(*stream).writeLoop") && !strings.Contains(g, "[runnable]") {
+					leaked = append(leaked, g)
+				}
+			}
+			if len(leaked) == 0 {
+				break
+			}
+			runtime.Gosched()
+		}
+		c.ws.Close()
+		<-c.done
+		s.m.Close()
+		s.ts.Close()
+		if len(leaked) > 0 {
+			t.Errorf("round %d: Shutdown returned while a connection's writer still runs:\n%s", round, leaked[0])
+			break
+		}
+	}
 	goleak.VerifyNone(t, ignore)
 }
 
@@ -523,9 +602,11 @@ func TestLibraryRejectedFrameKeepsConnection(t *testing.T) {
 	s := startServer(t)
 
 	for _, frame := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"ping","result":null}`,
+		// Ids other than the client's own, whose answers would otherwise be
+		// taken for the ping's.
+		`{"jsonrpc":"2.0","id":91,"method":"ping","result":null}`,
 		`{"jsonrpc":"2.0","id":-1,"result":1}`,
-		"\v{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+		"\v{\"jsonrpc\":\"2.0\",\"id\":92,\"method\":\"ping\"}",
 	} {
 		c, _, err := dial(ctx, s.ws+"?token=t", nil)
 		if err != nil {

@@ -258,14 +258,40 @@ func (s *stream) ReadObject(v any) error {
 		if data == nil || s.isClosing() {
 			continue // after our close frame, only the peer's close matters
 		}
-		if rpcErr, id := validate(data); rpcErr != nil {
+		rpcErr, id := screen(data, func(b []byte) error { return json.Unmarshal(b, v) })
+		if rpcErr != nil {
 			if id != nil {
 				s.writeError(id, rpcErr)
 			}
 			continue
 		}
-		return json.Unmarshal(data, v)
+		return nil
 	}
+}
+
+// screen checks a frame with validate and then with decode, the JSON-RPC
+// library's own decoder: a frame the library cannot decode would end the
+// connection, so it is answered like any other invalid request. It
+// returns nil when decode accepted the frame.
+func screen(data []byte, decode func([]byte) error) (*protocol.Error, json.RawMessage) {
+	if e, id := validate(data); e != nil {
+		return e, id
+	}
+	if err := decode(data); err != nil {
+		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: " + err.Error()}, rawID(data)
+	}
+	return nil, nil
+}
+
+// rawID extracts a scalar id from a frame for an error reply, else null.
+func rawID(data []byte) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) == nil {
+		if id, ok := m["id"]; ok && isScalar(id) {
+			return id
+		}
+	}
+	return json.RawMessage("null")
 }
 
 // readFrame returns one text frame, nil for a frame that was answered
@@ -310,7 +336,7 @@ func (s *stream) writeError(id json.RawMessage, e *protocol.Error) {
 // raw id to answer it with (nil: do not answer, e.g. a bad notification).
 func validate(data []byte) (*protocol.Error, json.RawMessage) {
 	null := json.RawMessage("null")
-	trimmed := bytes.TrimSpace(data)
+	trimmed := bytes.Trim(data, " \t\r\n") // JSON whitespace only, as the decoder sees it
 	if !json.Valid(trimmed) {
 		return &protocol.Error{Code: protocol.CodeParseError, Message: "parse error: the frame is not valid JSON"}, null
 	}
