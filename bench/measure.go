@@ -258,6 +258,7 @@ func subscribe(ctx context.Context, c *fake.Client, uri string) (json.RawMessage
 type coldResult struct {
 	subscribeToReady time.Duration // subscribe request -> ready with every file
 	startToReady     time.Duration // process start -> ready
+	startToCatalogue time.Duration // process start -> session catalogue received
 	rss              int64         // VmHWM, KiB
 	files            []protocol.ChangesetFile
 }
@@ -285,6 +286,7 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 	if err != nil {
 		return nil, res, err
 	}
+	res.startToCatalogue = time.Since(d.started)
 	t, err := uritemplate.Parse(tmpl)
 	if err != nil {
 		return nil, res, fmt.Errorf("catalogue template %q: %v", tmpl, err)
@@ -378,7 +380,11 @@ func checkStats(r *repo, files []protocol.ChangesetFile, numstat map[string][2]i
 			*f.Edit.Diff.Added == g[0] && *f.Edit.Diff.Removed == g[1] {
 			agree++
 		} else if len(diffs) < 5 {
-			diffs = append(diffs, fmt.Sprintf("%s: ours %+v, git +%d -%d", rel, f.Edit.Diff, g[0], g[1]))
+			ours := "no counts"
+			if d := f.Edit.Diff; d != nil && d.Added != nil && d.Removed != nil {
+				ours = fmt.Sprintf("+%d -%d", *d.Added, *d.Removed)
+			}
+			diffs = append(diffs, fmt.Sprintf("%s: ours %s, git +%d -%d", rel, ours, g[0], g[1]))
 		}
 	}
 	return agree, diffs

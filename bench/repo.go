@@ -129,25 +129,44 @@ func makeRepo(parent string, files, dirs, modified int) (*repo, error) {
 	}
 	w := bufio.NewWriterSize(pipe, 1<<20)
 	fmt.Fprintf(w, "commit refs/heads/main\ncommitter Bench <bench@example.com> 1700000000 +0000\ndata 8\ninitial\n")
-	put := func(rel string, content []byte) error {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, content, 0o644); err != nil {
-			return err
-		}
+	// Four writers: creating files is syscall-bound and the main loop
+	// also feeds fast-import.
+	type file struct {
+		rel     string
+		content []byte
+	}
+	queue := make(chan file, 256)
+	writeErr := make(chan error, 4)
+	for range 4 {
+		go func() {
+			var first error
+			for f := range queue {
+				if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(f.rel)), f.content, 0o644); err != nil && first == nil {
+					first = err
+				}
+			}
+			writeErr <- first
+		}()
+	}
+	put := func(rel string, content []byte) {
+		queue <- file{rel, content}
 		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n", rel, len(content))
-		_, err := w.Write(content)
+		w.Write(content)
 		r.bytes += int64(len(content))
-		return err
+	}
+	for d := range dirs {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(filePath(d, dirs))), 0o755); err != nil {
+			return nil, err
+		}
 	}
 	// An ignored build directory keeps the ignore rules honest.
-	if err := put(".gitignore", []byte("/build/\n*.log\n")); err != nil {
-		return nil, err
-	}
+	put(".gitignore", []byte("/build/\n*.log\n"))
 	for i := range files {
-		if err := put(filePath(i, dirs), joinLines(fileLines(i))); err != nil {
+		put(filePath(i, dirs), joinLines(fileLines(i)))
+	}
+	close(queue)
+	for range 4 {
+		if err := <-writeErr; err != nil {
 			return nil, err
 		}
 	}

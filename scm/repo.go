@@ -52,6 +52,9 @@ type Repo struct {
 	cache map[string]cacheEntry
 	// hashes counts files read and hashed (cache misses), for tests.
 	hashes int
+
+	// ign caches the rules IsIgnored uses; it has its own lock.
+	ign ignoreCache
 }
 
 // Open finds the worktree containing dir (which may be any directory inside
@@ -157,8 +160,7 @@ func (r *Repo) IsIgnored(p string, isDir bool) bool {
 	if rel == "" {
 		return false
 	}
-	s := newSettings(loadConfig(r.commonDir, r.gitDir))
-	return newRules(r.root, r.commonDir, &s).pathIgnored(rel, isDir)
+	return r.ignoreRules().pathIgnored(rel, isDir)
 }
 
 var errInGitDir = fmt.Errorf("%w: inside .git", ErrOutsideWorktree)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/scm"
@@ -48,7 +49,12 @@ func (w *workspace) ensureWatcherLocked() error {
 		Ignore:  w.repo.IsIgnored,
 		Extra:   extra,
 		SyncDir: gd,
-		Logger:  w.log,
+		// An editor's save is a burst of events within a few ms; 15 ms of
+		// quiet coalesces it while keeping a save's delivery well under
+		// the time of one git status on a large repository. Turn
+		// boundaries do not wait for it (they use Sync).
+		Quiet:  15 * time.Millisecond,
+		Logger: w.log,
 	}, w.onBatch)
 	if err != nil {
 		return err
@@ -64,6 +70,13 @@ func (w *workspace) ensureWatcherLocked() error {
 func (w *workspace) onBatch(b fswatch.Batch) {
 	tr := &w.tr
 	all := b.Overflow || len(b.Extra) > 0
+	for _, p := range b.Paths {
+		if filepath.Base(p) == ".gitignore" {
+			w.repo.InvalidateIgnoreRules()
+			all = true // what is ignored may have changed anywhere below
+			break
+		}
+	}
 	tr.mu.Lock()
 	if tr.tracking {
 		if all {
