@@ -24,6 +24,7 @@ import (
 
 type config struct {
 	files, dirs, modified, runs, saves, lines int
+	turns, dirty                              int
 	timeout                                   time.Duration
 	logLevel, daemon                          string
 	keep                                      bool
@@ -36,6 +37,8 @@ func main() {
 	flag.IntVar(&c.modified, "modified", 1000, "tracked files edited before measuring")
 	flag.IntVar(&c.runs, "runs", 3, "runs per measurement (medians are reported)")
 	flag.IntVar(&c.saves, "saves", 20, "saves timed in the save → fileSet test")
+	flag.IntVar(&c.turns, "turns", 10, "turns timed in the turn-boundary test (0: skip it)")
+	flag.IntVar(&c.dirty, "dirty", 10, "dirty files during the turn-boundary test")
 	flag.IntVar(&c.lines, "lines", 200000, "lines of the large-file diff")
 	flag.DurationVar(&c.timeout, "timeout", 10*time.Minute, "limit for each wait on the daemon")
 	flag.StringVar(&c.logLevel, "log-level", "info", "daemon --log-level")
@@ -140,7 +143,23 @@ func run(c config) error {
 		return err
 	}
 
+	var turns *turnResult
+	if c.turns > 0 {
+		fmt.Printf("turn boundaries (%d turns, %d dirty files) …\n", c.turns, c.dirty)
+		turns, err = measureTurns(bin, r, work, c.logLevel, c.dirty, c.turns, c.runs)
+		if err != nil {
+			return fmt.Errorf("turns: %w", err)
+		}
+	}
+
 	report(c, r, g, cold, saves, rssAfterSaves, big, agree, mismatches, load0)
+	if turns != nil {
+		sm := median(turns.status)
+		fmt.Printf("\n| Turn boundary (%d dirty files, %d boundaries) | changesetd | git status --porcelain | ours/git |\n|---|---:|---:|---:|\n", turns.dirty, len(turns.boundaries))
+		fmt.Printf("| median | %s | %s | %.2f× |\n", fmtDur(median(turns.boundaries)), fmtDur(sm), ratio(median(turns.boundaries), sm))
+		fmt.Printf("| p90 | %s | %s | %.2f× |\n", fmtDur(percentile(turns.boundaries, 90)), fmtDur(sm), ratio(percentile(turns.boundaries, 90), sm))
+		fmt.Printf("Raw: boundaries %s; git status %s.\n", fmtDurs(turns.boundaries), fmtDurs(turns.status))
+	}
 	return reportLogs(logs)
 }
 

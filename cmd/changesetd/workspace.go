@@ -90,6 +90,12 @@ func (w *workspace) Snapshot(ctx context.Context) (string, error) {
 			changes = append(changes, snapstore.Change{Path: c.Path, Mode: c.Work.Mode, OID: c.Work.OID})
 			continue
 		}
+		if c.Work.OID != "" && w.snaps.Has(c.Work.OID) {
+			// Already stored (an earlier boundary, or the project's own
+			// objects): no need to read the file again.
+			changes = append(changes, snapstore.Change{Path: c.Path, Mode: c.Work.Mode, OID: c.Work.OID})
+			continue
+		}
 		if c.Work.Size > maxSnapshotFile {
 			w.log.Warn("file too large for a snapshot; its committed version is kept", "path", c.Path, "size", c.Work.Size)
 			continue
