@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -82,10 +83,19 @@ func measureTurns(bin string, r *repo, work, logLevel string, dirty, n, runs int
 		err := c.Call(ctx, method, map[string]any{"channel": session}, nil)
 		return time.Since(start), err
 	}
-	// The first boundary after start-up may scan; it is not counted.
+	// The first boundary after start-up may scan; it is not counted. A
+	// session still taking its baseline answers "still starting".
 	for _, m := range []string{protocol.MethodTurnStart, protocol.MethodTurnEnd} {
-		if _, err := boundary(m); err != nil {
-			return nil, fmt.Errorf("warm-up %s: %w", m, err)
+		for {
+			_, err := boundary(m)
+			if err != nil && strings.Contains(err.Error(), "still starting") {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("warm-up %s: %w", m, err)
+			}
+			break
 		}
 	}
 	for i := range n {
