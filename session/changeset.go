@@ -409,7 +409,9 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 			s.setWorkspaceInfo(r.ws, func(wi *workspaceInfo) { wi.Warnings = warnings })
 		}
 	}
-	if all {
+	if all && cs.loaded {
+		cs.applyDelta(s, results)
+	} else if all {
 		var files []protocol.ChangesetFile
 		origin := map[string]fileOrigin{}
 		for _, r := range results {
@@ -644,4 +646,36 @@ func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
 		}
 	}
 	return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead: object %s not found in session %s", oid, s.uri)
+}
+
+// applyDelta publishes a full refresh of a changeset that was already
+// loaded as the fileSet and fileRemoved actions that change the old list
+// into the new one. Files of a workspace that failed are kept.
+func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
+	failed := map[int]bool{}
+	seen := map[string]bool{}
+	for _, r := range results {
+		if r.err != nil {
+			failed[r.ws] = true
+			continue
+		}
+		for _, fc := range r.list.Files {
+			f, o := s.fileOf(r.ws, fc, cs)
+			seen[f.ID] = true
+			cs.origin[f.ID] = o
+			if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
+				cs.commit(s, protocol.ChangesetFileSet{File: f}, nil)
+			}
+		}
+	}
+	for _, f := range slices.Clone(cs.state.Files) {
+		if seen[f.ID] {
+			continue
+		}
+		if o, ok := cs.origin[f.ID]; ok && failed[o.ws] {
+			continue
+		}
+		delete(cs.origin, f.ID)
+		cs.commit(s, protocol.ChangesetFileRemoved{FileID: f.ID}, nil)
+	}
 }

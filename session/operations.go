@@ -240,6 +240,9 @@ func flightKey(p protocol.InvokeChangesetOperationParams) string {
 // running and returns the work to run off the actor.
 func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (*protocol.InvokeChangesetOperationResult, error), error) {
 	cs := s.changesets[p.Channel]
+	if cs != nil && cs.loaded && !cs.active {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: no one is subscribed to %s, so its files are not kept current; subscribe to it first", p.Channel)
+	}
 	if cs == nil || !cs.loaded {
 		ref, _ := uritemplateParse(p.Channel)
 		if err := s.checkRef(ref); err != nil {
