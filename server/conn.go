@@ -14,6 +14,7 @@ import (
 
 	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session"
 )
 
 // conn is one accepted WebSocket connection: its handshake state and its
@@ -94,8 +95,18 @@ func (c *conn) Version() string {
 	return c.version
 }
 
-func (c *conn) Send(env protocol.ActionEnvelope) {
-	_ = c.stream.WriteObject(notification{JSONRPC: "2.0", Method: protocol.NotifyAction, Params: env})
+func (c *conn) Send(env *session.Envelope) {
+	_ = c.stream.write(env.Frame(encodeAction))
+}
+
+// encodeAction encodes an "action" notification.
+func encodeAction(env protocol.ActionEnvelope) []byte {
+	b, err := json.Marshal(notification{JSONRPC: "2.0", Method: protocol.NotifyAction, Params: env})
+	if err != nil {
+		// Every action type encodes; this is a programming error.
+		panic(fmt.Sprintf("server: encode action envelope: %v", err))
+	}
+	return b
 }
 
 func (c *conn) Notify(method string, params any) {

@@ -249,6 +249,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 			version = "1.0.0"
 		}
 		c.initialized, c.clientID, c.version = true, p.ClientID, version
+		c.log = c.log.With("client", p.ClientID)
 	} else if c.clientID != p.ClientID {
 		c.mu.Unlock()
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "reconnect: clientId %q differs from this connection's %q", p.ClientID, c.clientID))

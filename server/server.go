@@ -139,6 +139,7 @@ func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(s.conns) >= s.cfg.MaxConns {
 		s.mu.Unlock()
+		s.log.Warn("refused connection: at the connection limit (see --max-conns)", "limit", s.cfg.MaxConns, "remote", r.RemoteAddr)
 		http.Error(w, fmt.Sprintf("too many connections (limit %d)", s.cfg.MaxConns), http.StatusServiceUnavailable)
 		return
 	}

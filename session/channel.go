@@ -1,6 +1,8 @@
 package session
 
 import (
+	"sync"
+
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -12,8 +14,10 @@ type Subscriber interface {
 	ClientID() string
 	// Version is the negotiated protocol version, used to gate wire deltas.
 	Version() string
-	// Send delivers an action envelope.
-	Send(env protocol.ActionEnvelope)
+	// Send delivers an action envelope. The same *Envelope goes to every
+	// subscriber of the same protocol generation, so the transport can
+	// encode it once (Envelope.Frame).
+	Send(env *Envelope)
 	// Notify delivers a protocol notification such as root/sessionAdded.
 	Notify(method string, params any)
 }
@@ -57,4 +61,23 @@ func (c *channel) replayLocked(lastSeen int64) ([]protocol.ActionEnvelope, bool)
 		}
 	}
 	return out, true
+}
+
+// Envelope is an action envelope on its way to subscribers. Fan-out to a
+// thousand subscribers must not encode it a thousand times: Frame encodes
+// it once and hands every caller the same bytes.
+type Envelope struct {
+	protocol.ActionEnvelope
+	once  sync.Once
+	frame []byte
+}
+
+// NewEnvelope wraps env for delivery.
+func NewEnvelope(env protocol.ActionEnvelope) *Envelope { return &Envelope{ActionEnvelope: env} }
+
+// Frame returns encode(envelope), computed by the first caller. The
+// returned bytes must not be modified.
+func (e *Envelope) Frame(encode func(protocol.ActionEnvelope) []byte) []byte {
+	e.once.Do(func() { e.frame = encode(e.ActionEnvelope) })
+	return e.frame
 }

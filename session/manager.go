@@ -115,12 +115,17 @@ func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.Action
 	metrics.Actions.WithLabelValues(a.ActionType()).Inc()
 	env := protocol.ActionEnvelope{Channel: c.uri, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin}
 	c.appendLocked(env)
+	shared := NewEnvelope(env)
+	var legacy *Envelope // the 0.6/0.7 form, made once if needed
 	for sub := range c.subs {
-		e := env
-		if adapt != nil {
-			e = adapt(sub.Version(), env)
+		if adapt != nil && protocol.IsLegacy(sub.Version()) {
+			if legacy == nil {
+				legacy = NewEnvelope(adapt(sub.Version(), env))
+			}
+			sub.Send(legacy)
+			continue
 		}
-		sub.Send(e)
+		sub.Send(shared)
 	}
 	return env
 }
@@ -132,7 +137,7 @@ func (m *Manager) reject(sub Subscriber, channelURI string, a protocol.Action, o
 	metrics.Rejected.Inc()
 	m.commitMu.Lock()
 	defer m.commitMu.Unlock()
-	sub.Send(protocol.ActionEnvelope{Channel: channelURI, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin, RejectionReason: reason})
+	sub.Send(NewEnvelope(protocol.ActionEnvelope{Channel: channelURI, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin, RejectionReason: reason}))
 }
 
 // Attachment is the result of attaching a subscriber to a channel.

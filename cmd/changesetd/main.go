@@ -87,6 +87,7 @@ type serveArgs struct {
 	replayBuffer int
 	maxFrame     int64
 	sendQueue    int
+	maxConns     int
 	dirs         []string
 }
 
@@ -110,6 +111,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.IntVar(&a.replayBuffer, "replay-buffer", session.DefaultReplayBuffer, "actions kept per channel for reconnect replay")
 	fs.Int64Var(&a.maxFrame, "max-frame", server.DefaultMaxFrameBytes, "largest accepted WebSocket message in bytes")
 	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow client is disconnected")
+	fs.IntVar(&a.maxConns, "max-conns", server.DefaultMaxConns, "concurrent WebSocket connections; more get HTTP 503")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: changesetd serve [flags] [DIR...]\n\nEach DIR becomes a session whose id is stable for its absolute path.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -210,6 +212,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		AllowOrigins:  a.allowOrigins,
 		MaxFrameBytes: a.maxFrame,
 		SendQueue:     a.sendQueue,
+		MaxConns:      a.maxConns,
 		Version:       version,
 	}, m, log)
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,9 @@ type reconnectResult struct {
 }
 
 const notifyAction = "action"
+
+// callTimeout bounds the wait for a response (set by -call-timeout).
+var callTimeout = 60 * time.Second
 
 // wsConn is a WebSocket with a synchronous JSON-RPC call helper. Only one
 // goroutine reads; writes are serialized by writeMu.
@@ -121,7 +125,7 @@ func (c *wsConn) call(method string, params any, out any, onNote func(*inbound))
 	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
-	c.ws.SetReadDeadline(time.Now().Add(60 * time.Second))
+	c.ws.SetReadDeadline(time.Now().Add(callTimeout))
 	defer c.ws.SetReadDeadline(time.Time{})
 	want := strconv.FormatInt(id, 10)
 	for {
@@ -173,18 +177,35 @@ func (c *wsConn) closeNormally(grace time.Duration) {
 	time.AfterFunc(grace, func() { c.ws.Close() })
 }
 
+// pingLoop sends a JSON-RPC ping on every connection conns returns, every
+// interval, until quit. Responses are ignored by the readers.
+func pingLoop(every time.Duration, conns func() []*wsConn, quit <-chan struct{}) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-tick.C:
+		}
+		for _, c := range conns() {
+			_ = c.send(map[string]any{"jsonrpc": "2.0", "id": "keepalive", "method": "ping", "params": map[string]any{"channel": "ahp-root://"}})
+		}
+	}
+}
+
 // gap is a range (from, to] of serverSeqs a snapshot stood in for.
 type gap struct{ from, to int64 }
 
-// subscriber is one load client. Everything below mu is owned by the
-// client's goroutine while it runs and read by main after it exits.
+// subscriber is one load client. The plain fields after seen are owned by
+// the client's goroutine while it runs and read by main after it exits.
 type subscriber struct {
 	r        *loadRun
-	idx      int
 	clientID string
 
 	mu      sync.Mutex
 	conn    *wsConn // current connection, nil between connections
+	dialing *wsConn // connection being set up
 	planned atomic.Bool
 	active  atomic.Bool // connected and subscribed
 	seen    atomic.Int64
@@ -200,6 +221,8 @@ type subscriber struct {
 	replays    int64
 	snapshots  int64
 	failures   int64 // reconnects that failed and were retried
+
+	activeAtEnd bool // connected when the run settled; set by main
 }
 
 // connect opens a connection: initialize+subscribe the first time, a
@@ -209,6 +232,14 @@ func (s *subscriber) connect(first bool) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	s.dialing = c
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.dialing = nil
+		s.mu.Unlock()
+	}()
 	if first {
 		if err := c.initialize(s.clientID); err != nil {
 			c.ws.Close()
@@ -295,9 +326,12 @@ func (s *subscriber) run(done func()) {
 			if err == nil {
 				break
 			}
+			if s.r.stopping.Load() {
+				return
+			}
 			s.failures++
 			s.r.reconnFailed.Add(1)
-			s.r.event("%s: reconnect failed: %v", s.clientID, err)
+			s.r.event("reconnect failed: "+errClass(err), "%s: reconnect failed: %v", s.clientID, err)
 			time.Sleep(500 * time.Millisecond)
 		}
 		if s.r.stopping.Load() {
@@ -340,12 +374,16 @@ func (s *subscriber) disconnect() bool {
 	return true
 }
 
-// closeNow drops the connection at the end of the run.
+// closeNow drops the connection at the end of the run, and one being set
+// up.
 func (s *subscriber) closeNow() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn != nil {
 		s.conn.closeNormally(2 * time.Second)
+	}
+	if s.dialing != nil {
+		s.dialing.ws.Close()
 	}
 }
 
@@ -374,10 +412,10 @@ func (s *subscriber) deliver(env *envelope, now time.Time, live bool) {
 	if env.ServerSeq <= last {
 		if _, found := searchInt64(s.received, env.ServerSeq); found {
 			s.dupes++
-			s.r.event("%s: duplicate serverSeq %d (last %d, live=%v)", s.clientID, env.ServerSeq, last, live)
+			s.r.event("duplicate", "%s: duplicate serverSeq %d (last %d, live=%v)", s.clientID, env.ServerSeq, last, live)
 		} else {
 			s.outOfOrder++
-			s.r.event("%s: out-of-order serverSeq %d after %d (live=%v)", s.clientID, env.ServerSeq, last, live)
+			s.r.event("out of order", "%s: out-of-order serverSeq %d after %d (live=%v)", s.clientID, env.ServerSeq, last, live)
 		}
 		return
 	}
@@ -513,7 +551,7 @@ func (d *driver) readLoop() {
 			d.changed = make(chan struct{})
 			d.mu.Unlock()
 			if !d.r.stopping.Load() {
-				d.r.event("DRIVER connection closed: %v", describeClose(err))
+				d.r.event("driver connection closed", "DRIVER connection closed: %v", describeClose(err))
 			}
 			return
 		}
@@ -548,18 +586,19 @@ func (d *driver) record(env *envelope) {
 	}()
 	if env.RejectionReason != "" {
 		d.rejected++
-		d.r.event("driver: action rejected: %s (%s)", env.RejectionReason, a.Type)
+		d.r.event("driver action rejected", "driver: action rejected: %s (%s)", env.RejectionReason, a.Type)
 		return
 	}
 	if last := d.ref[len(d.ref)-1]; env.ServerSeq <= last {
 		d.disorder++
-		d.r.event("driver: serverSeq %d after %d", env.ServerSeq, last)
+		d.r.event("driver out of order", "driver: serverSeq %d after %d", env.ServerSeq, last)
 		return
 	}
 	d.ref = append(d.ref, env.ServerSeq)
 	d.types[a.Type]++
 	if env.Origin != nil && env.Origin.ClientID == d.r.driverID {
 		d.echoes++
+		d.r.echoed.Add(1)
 	}
 	switch a.Type {
 	case "changeset/statusChanged":
@@ -630,7 +669,7 @@ func (d *driver) dispatchLoop(stop <-chan struct{}) {
 		}
 		for n := p.due(); n > 0; n-- {
 			if err := d.dispatchOne(p.done); err != nil {
-				d.r.event("driver: dispatch failed: %v", err)
+				d.r.event("driver dispatch failed", "driver: dispatch failed: %v", err)
 				return
 			}
 			p.done++
@@ -684,7 +723,7 @@ func writeLoop(r *loadRun, repo string, files []string, stop <-chan struct{}, co
 			name := files[rand.IntN(len(files))]
 			f, err := os.OpenFile(filepath.Join(repo, name), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
-				r.event("writer: %v", err)
+				r.event("writer failed", "writer: %v", err)
 				continue
 			}
 			fmt.Fprintf(f, "// load edit %d at %s\n", p.done, time.Now().Format(time.RFC3339Nano))
@@ -692,6 +731,13 @@ func writeLoop(r *loadRun, repo string, files []string, stop <-chan struct{}, co
 			count.Add(1)
 		}
 	}
+}
+
+var addrPattern = regexp.MustCompile(`\d+\.\d+\.\d+\.\d+:\d+`)
+
+// errClass is an error message without addresses, to count alike errors.
+func errClass(err error) string {
+	return addrPattern.ReplaceAllString(describeClose(err), "ADDR")
 }
 
 // describeClose renders a read error, with the close code and reason when

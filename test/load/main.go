@@ -15,7 +15,9 @@
 // the end every client must hold every reference envelope after its first
 // snapshot, except ranges a reconnect snapshot stood in for (counted
 // separately). The program exits 1 when an action was lost, duplicated or
-// delivered out of order, and 2 when the run could not be set up.
+// delivered out of order, 2 when the run could not be set up, and 3 when it
+// could not verify everything: subscribers still disconnected at the end,
+// or review dispatches never echoed to the driver.
 package main
 
 import (
@@ -48,6 +50,9 @@ type config struct {
 	files        int
 	dirty        int
 	logLevel     string
+	logFile      string
+	clientPing   time.Duration
+	settle       time.Duration
 	connectPar   int
 	keep         bool
 }
@@ -67,8 +72,12 @@ func parseFlags() config {
 	flag.IntVar(&c.files, "files", 300, "files in the generated repository")
 	flag.IntVar(&c.dirty, "dirty", 60, "files modified before the daemon starts (the changeset)")
 	flag.StringVar(&c.logLevel, "log-level", "info", "the daemon's --log-level")
+	flag.StringVar(&c.logFile, "log", "", "write the daemon's stderr here (default $TMPDIR/cs-loadlogs/daemon-<time>.log)")
+	flag.DurationVar(&c.settle, "settle", time.Minute, "after the run, how long to wait for the stream to go quiet, and then for every subscriber to catch up")
+	flag.DurationVar(&c.clientPing, "client-ping", 0, "subscribers send a JSON-RPC ping this often (0: never; they only listen)")
 	flag.IntVar(&c.connectPar, "connect-parallel", 32, "subscribers connecting at once during setup")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temp dir (repository, state, binary)")
+	flag.DurationVar(&callTimeout, "call-timeout", callTimeout, "how long a client waits for a response (initialize, subscribe, reconnect)")
 	flag.Parse()
 	if c.subscribers < 1 || c.rate <= 0 || c.duration <= 0 || c.files < 1 || c.dirty < 1 || c.dirty > c.files {
 		fmt.Fprintln(os.Stderr, "load: need subscribers >= 1, rate > 0, duration > 0, 1 <= dirty <= files")
@@ -93,34 +102,33 @@ type loadRun struct {
 	dispatched                               atomic.Int64 // review actions sent by the driver
 	stopping                                 atomic.Bool
 
-	evMu         sync.Mutex
-	events       int
-	closeReasons map[string]int64
+	echoed atomic.Int64 // the driver's own dispatches echoed back to it
+
+	evMu   sync.Mutex
+	events map[string]int64 // by kind
 }
 
-const maxPrintedEvents = 40
+// maxPrintedEvents is how many events of one kind are printed; the rest
+// are only counted.
+const maxPrintedEvents = 5
 
 // event prints a notable occurrence with the wall-clock time (to match the
-// daemon's log); after
-// maxPrintedEvents only counts.
-func (r *loadRun) event(format string, args ...any) {
+// daemon's log) and counts it under kind.
+func (r *loadRun) event(kind, format string, args ...any) {
 	r.evMu.Lock()
 	defer r.evMu.Unlock()
-	r.events++
-	if r.events <= maxPrintedEvents {
+	r.events[kind]++
+	switch n := r.events[kind]; {
+	case n <= maxPrintedEvents:
 		fmt.Printf("  ! %s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
-	} else if r.events == maxPrintedEvents+1 {
-		fmt.Printf("  ! further events are counted, not printed\n")
+	case n == maxPrintedEvents+1:
+		fmt.Printf("  ! %s further %q events are counted, not printed\n", time.Now().Format("15:04:05.000"), kind)
 	}
 }
 
 func (r *loadRun) unexpectedClose(client string, err error) {
 	r.serverCloses.Add(1)
-	reason := describeClose(err)
-	r.evMu.Lock()
-	r.closeReasons[reason]++
-	r.evMu.Unlock()
-	r.event("%s: connection closed by the daemon: %s", client, reason)
+	r.event("closed by the daemon: "+errClass(err), "%s: connection closed by the daemon: %s", client, describeClose(err))
 }
 
 func (r *loadRun) markSent(seq int64) {
@@ -166,7 +174,8 @@ func run() int {
 	if err != nil {
 		return fail(err)
 	}
-	d, err := startDaemon(bin, work, repo, cfg)
+	r := &loadRun{cfg: cfg, driverID: "load-driver", t0: time.Now(), events: map[string]int64{}}
+	d, err := startDaemon(r, bin, work, repo, cfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -181,7 +190,7 @@ func run() int {
 	}()
 	fmt.Printf("daemon pid %d at %s, log %s\n", d.pid, d.addr, d.logPath)
 
-	r := &loadRun{cfg: cfg, url: d.url, driverID: "load-driver", t0: time.Now(), closeReasons: map[string]int64{}}
+	r.url = d.url
 	r.sent = make([]atomic.Int64, int(cfg.rate*cfg.duration.Seconds()*1.5)+1024)
 	drv, err := newDriver(r)
 	if err != nil {
@@ -197,8 +206,18 @@ func run() int {
 		fmt.Println("setup failed:", err)
 		r.stopping.Store(true)
 		closeAll(subs, wg)
-		reportDaemonLog(d.logPath)
+		d.stop()
+		d.log.print()
 		return 2
+	}
+
+	// The driver pings now and then so that it stays connected while it is
+	// idle (after the run); subscribers only with -client-ping.
+	quit := make(chan struct{})
+	defer close(quit)
+	go pingLoop(20*time.Second, func() []*wsConn { return []*wsConn{drv.conn} }, quit)
+	if cfg.clientPing > 0 {
+		go pingLoop(cfg.clientPing, func() []*wsConn { return activeConns(subs) }, quit)
 	}
 
 	// The measured run.
@@ -224,27 +243,45 @@ func run() int {
 	bg.Wait()
 	<-statsDone
 	elapsed := time.Since(runStart)
+	liveInRun := r.live.Load()
 
 	// Let the last actions arrive everywhere.
 	refLast := settle(r, drv, subs)
+	for _, s := range subs {
+		s.activeAtEnd = s.active.Load()
+	}
 	mon.sample(true)
 	r.stopping.Store(true)
 	closeAll(subs, wg)
 	drv.conn.closeNormally(time.Second)
 
 	res := analyze(r, drv, subs, refLast)
-	res.elapsed = elapsed
+	res.elapsed, res.liveInRun = elapsed, liveInRun
 	res.writes = writes.Load()
 	res.mon = mon
 	stopStart := time.Now()
 	stopErr := d.stop()
 	res.stopTook, res.stopErr = time.Since(stopStart), stopErr
-	res.log = scanLog(d.logPath)
-	printReport(cfg, res)
-	if res.lost > 0 || res.outOfOrder > 0 || res.dupes > 0 {
+	res.log = d.log
+	switch printReport(cfg, res) {
+	case "FAIL":
 		return 1
+	case "INCOMPLETE":
+		return 3
 	}
 	return 0
+}
+
+func activeConns(subs []*subscriber) []*wsConn {
+	var out []*wsConn
+	for _, s := range subs {
+		s.mu.Lock()
+		if s.conn != nil {
+			out = append(out, s.conn)
+		}
+		s.mu.Unlock()
+	}
+	return out
 }
 
 func fail(err error) int {
@@ -264,7 +301,7 @@ func connectAll(r *loadRun) ([]*subscriber, *sync.WaitGroup, error) {
 	var setup sync.WaitGroup
 	start := time.Now()
 	for i := range subs {
-		s := &subscriber{r: r, idx: i, clientID: fmt.Sprintf("load-%04d", i)}
+		s := &subscriber{r: r, clientID: fmt.Sprintf("load-%04d", i)}
 		subs[i] = s
 		setup.Add(1)
 		sem <- struct{}{}
@@ -340,7 +377,7 @@ func churnLoop(r *loadRun, subs []*subscriber, stop <-chan struct{}) {
 // reference serverSeq.
 func settle(r *loadRun, drv *driver, subs []*subscriber) int64 {
 	last, quietSince := drv.lastSeq(), time.Now()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(r.cfg.settle); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if s := drv.lastSeq(); s != last {
 			last, quietSince = s, time.Now()
 		} else if time.Since(quietSince) >= 2*time.Second {
@@ -348,7 +385,7 @@ func settle(r *loadRun, drv *driver, subs []*subscriber) int64 {
 		}
 	}
 	behind := 0
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(r.cfg.settle); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		behind = 0
 		for _, s := range subs {
 			if !s.active.Load() || s.seen.Load() < last {
@@ -360,7 +397,7 @@ func settle(r *loadRun, drv *driver, subs []*subscriber) int64 {
 		}
 	}
 	if behind > 0 {
-		r.event("%d subscribers not connected or not caught up with serverSeq %d a minute after the run", behind, last)
+		fmt.Printf("  ! %d subscribers not connected or not caught up with serverSeq %d %v after the run went quiet\n", behind, last, r.cfg.settle)
 	}
 	return last
 }
@@ -454,14 +491,22 @@ type daemonProc struct {
 	url     string // ws://host:port/ahp?token=...
 	addr    string
 	logPath string
+	log     *logWatcher
 	exited  chan error
 
 	stopOnce sync.Once
 	stopErr  error
 }
 
-func startDaemon(bin, work, repo string, cfg config) (*daemonProc, error) {
-	logf, err := os.CreateTemp("", "changesetd-load-*.log")
+func startDaemon(r *loadRun, bin, work, repo string, cfg config) (*daemonProc, error) {
+	logPath := cfg.logFile
+	if logPath == "" {
+		logPath = filepath.Join(os.TempDir(), "cs-loadlogs", time.Now().Format("daemon-20060102-150405.log"))
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -473,7 +518,10 @@ func startDaemon(bin, work, repo string, cfg config) (*daemonProc, error) {
 	args = append(args, strings.Fields(cfg.daemonArgs)...)
 	args = append(args, repo)
 	cmd := exec.Command(bin, args...)
-	cmd.Stderr = logf
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -482,7 +530,8 @@ func startDaemon(bin, work, repo string, cfg config) (*daemonProc, error) {
 		return nil, err
 	}
 	fmt.Println("started", bin, strings.Join(args, " "))
-	d := &daemonProc{cmd: cmd, pid: cmd.Process.Pid, logPath: logf.Name(), exited: make(chan error, 1)}
+	d := &daemonProc{cmd: cmd, pid: cmd.Process.Pid, logPath: logPath, log: newLogWatcher(r, logPath), exited: make(chan error, 1)}
+	go d.log.copy(errPipe, logf)
 	lines := make(chan string, 16)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -494,7 +543,11 @@ func startDaemon(bin, work, repo string, cfg config) (*daemonProc, error) {
 		}
 		close(lines)
 	}()
-	go func() { d.exited <- cmd.Wait(); logf.Close() }()
+	go func() {
+		<-d.log.done // Wait closes the pipe: read it to the end first
+		d.exited <- cmd.Wait()
+		logf.Close()
+	}()
 	timeout := time.After(time.Minute)
 	for d.url == "" {
 		select {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -44,6 +45,7 @@ type daemonSample struct {
 	conns       float64
 	slowDropped float64
 	cpu         float64 // seconds
+	reviews     float64 // review actions committed
 	rssKB       int64
 	ok          bool
 }
@@ -69,6 +71,7 @@ func (m *monitor) read() daemonSample {
 	s.conns = vals["changesetd_connections"]
 	s.slowDropped = vals["changesetd_slow_clients_dropped_total"]
 	s.cpu = vals["process_cpu_seconds_total"]
+	s.reviews = vals[`changesetd_actions_total{type="changeset/filesReviewChanged"}`]
 	s.ok = true
 	return s
 }
@@ -105,9 +108,10 @@ func (m *monitor) sample(final bool) {
 		label = "final"
 		m.final, m.finalSelf, m.finalAt, m.finalLoad = s, selfCPU(), now, loadAvg()
 	}
-	fmt.Printf("[%s %s] daemon goroutines %5.0f  rss %6.1f MiB  cpu %4.0f%%  conns %4.0f  slow-dropped %.0f | clients connected %4d  deliveries/s %7.0f  dispatched %6d  reconnects %5d  daemon-closed %d | loadavg %s\n",
+	fmt.Printf("[%s %s] daemon: goroutines %5.0f rss %6.1f MiB cpu %4.0f%% conns %4.0f slow-dropped %.0f | reviews: dispatched %6d committed %6.0f echoed %6d | clients: connected %4d deliveries/s %6.0f reconnects %5d daemon-closed %4d | loadavg %s\n",
 		label, now.Format("15:04:05"), s.goroutines, float64(s.rssKB)/1024, cpu, s.conns, s.slowDropped,
-		m.r.connected.Load(), rate, m.r.dispatched.Load(), m.r.reconnReplay.Load()+m.r.reconnSnapshot.Load(), m.r.serverCloses.Load(), loadAvg())
+		m.r.dispatched.Load(), s.reviews, m.r.echoed.Load(),
+		m.r.connected.Load(), rate, m.r.reconnReplay.Load()+m.r.reconnSnapshot.Load(), m.r.serverCloses.Load(), loadAvg())
 }
 
 func parseMetrics(r io.Reader) map[string]float64 {
@@ -119,10 +123,11 @@ func parseMetrics(r io.Reader) map[string]float64 {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		name, val, ok := strings.Cut(line, " ")
-		if !ok || strings.Contains(name, "{") {
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
 			continue
 		}
+		name, val := line[:i], line[i+1:]
 		if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
 			out[name] = f
 		}
@@ -181,6 +186,7 @@ type result struct {
 	driverDisorder int64
 
 	live, replayed  int64
+	liveInRun       int64 // live deliveries before the run ended (excludes settling)
 	lost            int64
 	lostClients     int
 	lostExamples    []string
@@ -192,14 +198,17 @@ type result struct {
 	otherChan       int64
 
 	churned, replays, snapshots, failures, serverCloses int64
-	closeReasons                                        map[string]int64
+	events                                              map[string]int64
+
+	notConnected int   // subscribers not connected when the run settled
+	undelivered  int64 // reference envelopes after their last seen serverSeq
 
 	lat []int32 // µs, sorted
 
 	mon      *monitor
 	stopTook time.Duration
 	stopErr  error
-	log      logSummary
+	log      *logWatcher
 }
 
 // analyze compares every subscriber with the reference stream up to
@@ -220,7 +229,7 @@ func analyze(r *loadRun, drv *driver, subs []*subscriber, refLast int64) *result
 	res.churned, res.failures, res.serverCloses = r.churnPlanned.Load(), r.reconnFailed.Load(), r.serverCloses.Load()
 	res.replays, res.snapshots = r.reconnReplay.Load(), r.reconnSnapshot.Load()
 	r.evMu.Lock()
-	res.closeReasons = maps.Clone(r.closeReasons)
+	res.events = maps.Clone(r.events)
 	r.evMu.Unlock()
 
 	for _, s := range subs {
@@ -229,11 +238,20 @@ func analyze(r *loadRun, drv *driver, subs []*subscriber, refLast int64) *result
 		res.rejected += s.rejected
 		res.otherChan += s.otherChan
 		res.lat = append(res.lat, s.latencies...)
+		// A client connected at the end must hold everything up to refLast;
+		// one that is not, everything up to what it saw last.
+		end := refLast
+		if !s.activeAtEnd {
+			end = min(refLast, s.seen.Load())
+			res.notConnected++
+			k, _ := searchInt64(ref, end+1)
+			res.undelivered += int64(len(ref) - k)
+		}
 		lost := int64(0)
 		var missing []int64
 		i, _ := searchInt64(ref, s.start+1)
 		j, g := 0, 0
-		for ; i < len(ref); i++ {
+		for ; i < len(ref) && ref[i] <= end; i++ {
 			x := ref[i]
 			for g < len(s.gaps) && s.gaps[g].to < x {
 				g++
@@ -293,77 +311,98 @@ func ms(d time.Duration) string {
 	}
 }
 
-// logSummary is what the daemon's stderr contained.
-type logSummary struct {
-	path     string
+// logWatcher copies the daemon's stderr to a file and keeps a summary:
+// lines by level, WARN and ERROR records by message (the first few printed
+// as they happen), and lines that are not slog records (panics, traces).
+type logWatcher struct {
+	r    *loadRun
+	path string
+	done chan struct{}
+
+	mu       sync.Mutex
 	lines    int
 	levels   map[string]int
 	messages map[string]int    // "LEVEL msg" for WARN and ERROR
 	first    map[string]string // a full example line per message
-	other    []string          // lines that are not slog records (panics, stack traces)
+	other    []string
 }
 
 var slogLine = regexp.MustCompile(`^time=\S+ level=(\w+) msg=("(?:[^"\\]|\\.)*"|\S+)`)
 
-func scanLog(path string) logSummary {
-	ls := logSummary{path: path, levels: map[string]int{}, messages: map[string]int{}, first: map[string]string{}}
-	f, err := os.Open(path)
-	if err != nil {
-		return ls
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+func newLogWatcher(r *loadRun, path string) *logWatcher {
+	return &logWatcher{r: r, path: path, done: make(chan struct{}), levels: map[string]int{}, messages: map[string]int{}, first: map[string]string{}}
+}
+
+// copy reads src to its end, writing every line to the file.
+func (lw *logWatcher) copy(src io.Reader, file io.Writer) {
+	defer close(lw.done)
+	sc := bufio.NewScanner(src)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		ls.lines++
-		m := slogLine.FindStringSubmatch(line)
-		if m == nil {
-			if len(ls.other) < 20 {
-				ls.other = append(ls.other, line)
-			}
-			continue
-		}
-		ls.levels[m[1]]++
-		if m[1] == "WARN" || m[1] == "ERROR" {
-			msg, err := strconv.Unquote(m[2])
-			if err != nil {
-				msg = m[2]
-			}
-			key := m[1] + " " + msg
-			if ls.messages[key] == 0 {
-				ls.first[key] = line
-			}
-			ls.messages[key]++
-		}
+		fmt.Fprintln(file, line)
+		lw.add(line)
 	}
-	return ls
 }
 
-func (ls logSummary) print() {
-	fmt.Printf("daemon log %s: %d lines", ls.path, ls.lines)
+func (lw *logWatcher) add(line string) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.lines++
+	m := slogLine.FindStringSubmatch(line)
+	if m == nil {
+		if len(lw.other) < 20 {
+			lw.other = append(lw.other, line)
+		}
+		if lw.r != nil {
+			lw.r.event("daemon stderr (not a log record)", "daemon: %s", line)
+		}
+		return
+	}
+	lw.levels[m[1]]++
+	if m[1] != "WARN" && m[1] != "ERROR" {
+		return
+	}
+	msg, err := strconv.Unquote(m[2])
+	if err != nil {
+		msg = m[2]
+	}
+	key := m[1] + " " + msg
+	if lw.messages[key] == 0 {
+		lw.first[key] = line
+	}
+	lw.messages[key]++
+	if lw.r != nil {
+		lw.r.event("daemon log: "+key, "daemon: %s", line)
+	}
+}
+
+func (lw *logWatcher) print() {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	fmt.Printf("daemon log %s: %d lines", lw.path, lw.lines)
 	for _, lvl := range []string{"DEBUG", "INFO", "WARN", "ERROR"} {
-		if n := ls.levels[lvl]; n > 0 {
+		if n := lw.levels[lvl]; n > 0 {
 			fmt.Printf(", %s %d", lvl, n)
 		}
 	}
 	fmt.Println()
-	keys := make([]string, 0, len(ls.messages))
-	for k := range ls.messages {
+	keys := make([]string, 0, len(lw.messages))
+	for k := range lw.messages {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return ls.messages[keys[i]] > ls.messages[keys[j]] })
+	sort.Slice(keys, func(i, j int) bool { return lw.messages[keys[i]] > lw.messages[keys[j]] })
 	for _, k := range keys {
-		fmt.Printf("  %6d × %s\n         e.g. %s\n", ls.messages[k], k, ls.first[k])
+		fmt.Printf("  %6d × %s\n         e.g. %s\n", lw.messages[k], k, lw.first[k])
 	}
-	for _, l := range ls.other {
+	for _, l := range lw.other {
 		fmt.Printf("  other: %s\n", l)
 	}
 }
 
-func reportDaemonLog(path string) { scanLog(path).print() }
-
-func printReport(cfg config, res *result) {
+// printReport prints the report and returns the verdict: PASS, FAIL or
+// INCOMPLETE.
+func printReport(cfg config, res *result) string {
 	m := res.mon
 	secs := res.elapsed.Seconds()
 	fmt.Println()
@@ -376,8 +415,8 @@ func printReport(cfg config, res *result) {
 	fmt.Printf("reference stream (driver): %d envelopes (%s)\n", res.refEnvelopes, strings.Join(types, ", "))
 	fmt.Printf("driver: dispatched %d (%.1f/s), echoed %d, rejected %d, out of order %d; file writes %d (%.1f/s)\n",
 		res.dispatched, float64(res.dispatched)/secs, res.echoes, res.driverRejected, res.driverDisorder, res.writes, float64(res.writes)/secs)
-	fmt.Printf("deliveries: %d live + %d replayed = %d (live %.0f/s over %v, peak 10 s window %.0f/s)\n",
-		res.live, res.replayed, res.live+res.replayed, float64(res.live)/secs, res.elapsed.Round(time.Second), m.peakRate)
+	fmt.Printf("deliveries: %d live + %d replayed = %d (live %.0f/s over the %v run, peak 10 s window %.0f/s)\n",
+		res.live, res.replayed, res.live+res.replayed, float64(res.liveInRun)/secs, res.elapsed.Round(time.Second), m.peakRate)
 	fmt.Printf("lost: %d (clients affected %d); covered by a reconnect snapshot instead: %d\n", res.lost, res.lostClients, res.snapshotCovered)
 	for _, e := range res.lostExamples {
 		fmt.Println("  ", e)
@@ -386,8 +425,16 @@ func printReport(cfg config, res *result) {
 		res.dupes, res.outOfOrder, res.unexpected, res.rejected, res.otherChan)
 	fmt.Printf("reconnects: %d (replay %d, snapshot %d) after %d planned disconnects and %d closes by the daemon; %d failed attempts\n",
 		res.replays+res.snapshots, res.replays, res.snapshots, res.churned, res.serverCloses, res.failures)
-	for reason, n := range res.closeReasons {
-		fmt.Printf("   closed by the daemon %d × %s\n", n, reason)
+	if res.notConnected > 0 {
+		fmt.Printf("not connected at the end (reconnect still failing): %d subscribers, %d reference envelopes after their last seen serverSeq (not counted as lost)\n", res.notConnected, res.undelivered)
+	}
+	kinds := make([]string, 0, len(res.events))
+	for k := range res.events {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		fmt.Printf("   event %6d × %s\n", res.events[k], k)
 	}
 	fmt.Printf("latency dispatch → subscriber (%d samples): p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", len(res.lat),
 		ms(pct(res.lat, 0.50)), ms(pct(res.lat, 0.90)), ms(pct(res.lat, 0.99)), ms(pct(res.lat, 0.999)), ms(pct(res.lat, 1)))
@@ -406,14 +453,19 @@ func printReport(cfg config, res *result) {
 	fmt.Printf("machine: %d CPUs, loadavg at start %s, at end %s\n", runtime.NumCPU(), m.loadStart, m.finalLoad)
 
 	verdict := "PASS"
-	if res.lost > 0 || res.dupes > 0 || res.outOfOrder > 0 {
+	switch {
+	case res.lost > 0 || res.dupes > 0 || res.outOfOrder > 0:
 		verdict = "FAIL"
+	case res.notConnected > 0 || res.echoes != res.dispatched:
+		verdict = "INCOMPLETE"
+		fmt.Printf("INCOMPLETE: %d subscribers not connected at the end; %d of %d dispatches echoed to the driver\n", res.notConnected, res.echoes, res.dispatched)
 	}
 	fmt.Println()
 	fmt.Println("| subscribers | reviews/s | writes/s | churn/s | duration | deliveries | deliveries/s | lost | dup / out-of-order | reconnects (replay / snapshot) | daemon closes | latency p50 / p99 | daemon peak goroutines / RSS | daemon CPU | result |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	fmt.Printf("| %d | %.0f | %.0f | %.0f | %v | %d | %.0f | %d | %d / %d | %d / %d | %d | %s / %s | %.0f / %.0f MiB | %.0f%% | %s |\n",
-		res.subscribers, cfg.rate, cfg.writes, cfg.churn, cfg.duration, res.live+res.replayed, float64(res.live)/secs,
+		res.subscribers, cfg.rate, cfg.writes, cfg.churn, cfg.duration, res.live+res.replayed, float64(res.liveInRun)/secs,
 		res.lost, res.dupes, res.outOfOrder, res.replays, res.snapshots, res.serverCloses,
 		ms(pct(res.lat, 0.50)), ms(pct(res.lat, 0.99)), m.peakGoroutines, float64(m.peakRSS)/1024, dcpu, verdict)
+	return verdict
 }
