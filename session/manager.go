@@ -319,25 +319,32 @@ func (m *Manager) Create(p CreateParams) (*Session, error) {
 		}
 		dirs = append(dirs, path)
 	}
+	s := newSession(m, id, p.URI, dirs, p.Title, m.opts.Now())
+	if err := m.add(s); err != nil {
+		return nil, fmt.Errorf("createSession: %w", err)
+	}
+	return s, nil
+}
+
+// add registers a new session and starts its actor.
+func (m *Manager) add(s *Session) error {
 	m.mu.Lock()
 	if m.ctx.Err() != nil {
 		m.mu.Unlock()
-		return nil, protocol.Errorf(protocol.CodeInternalError, "createSession: server is shutting down")
+		return protocol.Errorf(protocol.CodeInternalError, "the server is shutting down")
 	}
-	if _, exists := m.sessions[p.URI]; exists {
+	if _, exists := m.sessions[s.uri]; exists {
 		m.mu.Unlock()
-		return nil, protocol.Errorf(protocol.CodeSessionAlreadyExists, "createSession: session %s already exists", p.URI)
+		return protocol.Errorf(protocol.CodeSessionAlreadyExists, "session %s already exists", s.uri)
 	}
-	s := newSession(m, id, p.URI, dirs, p.Title, m.opts.Now())
-	m.sessions[p.URI] = s
+	m.sessions[s.uri] = s
 	n := len(m.sessions)
 	m.mu.Unlock()
-
 	m.commitMu.Lock()
 	m.rootState.ActiveSessions = protocol.Ptr(n)
 	m.commitMu.Unlock()
 	s.start()
-	return s, nil
+	return nil
 }
 
 // Dispose tears a session down: every changeset subscriber gets
@@ -460,22 +467,13 @@ func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, erro
 	for i, w := range rec.Workspaces {
 		dirs[i] = w.Dir
 	}
-	m.mu.Lock()
-	if _, exists := m.sessions[rec.URI]; exists {
-		m.mu.Unlock()
-		return nil, fmt.Errorf("restore %s: already exists", rec.URI)
-	}
 	s := newSession(m, rec.ID, rec.URI, dirs, rec.Title, rec.CreatedAt)
 	s.restored = &rec
 	s.restoreTurns(turns)
 	s.state.Chats = []protocol.ChatSummary{s.chatSummary()}
-	m.sessions[rec.URI] = s
-	n := len(m.sessions)
-	m.mu.Unlock()
-	m.commitMu.Lock()
-	m.rootState.ActiveSessions = protocol.Ptr(n)
-	m.commitMu.Unlock()
-	s.start()
+	if err := m.add(s); err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
 	return s, nil
 }
 

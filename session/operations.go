@@ -518,12 +518,8 @@ func revert(ctx context.Context, ed Editor, kind string, t opTarget, s *Session)
 			continue
 		}
 		if kind == protocol.KindUncommitted {
-			for _, p := range []string{f.path, f.old} {
-				if p != "" {
-					if err := ed.UnstagePath(ctx, p); err != nil {
-						return nil, err
-					}
-				}
+			if err := eachPath(f, func(p string) error { return ed.UnstagePath(ctx, p) }); err != nil {
+				return nil, err
 			}
 		}
 		if f.to != nil && (f.from == nil || f.from.Path != f.to.Path) {
@@ -585,88 +581,96 @@ func revertRange(ctx context.Context, ed Editor, t opTarget, f fileOrigin, s *Se
 	if err != nil {
 		return err
 	}
-	r := changeset.Compare(&changeset.Side{Path: f.from.Path, Content: old, Mode: f.from.Mode}, &changeset.Side{Path: f.to.Path, Content: cur, Mode: mode}, changeset.Options{})
-	in, keep := selectHunks(r.Hunks, *t.rng, t.side)
-	if len(in) == 0 {
-		return protocol.Errorf(protocol.CodeInvalidParams, "no change of %s intersects lines %d-%d", f.path, t.rng.Start.Line, t.rng.End.Line)
-	}
-	next, err := changeset.Apply(old, keep)
+	next, err := rangeEdit(old, cur, *t.rng, t.side, false, "change of "+f.path)
 	if err != nil {
 		return err
 	}
 	return ed.WriteWorktree(f.to.Path, next, mode)
 }
 
-func stage(ctx context.Context, ed Editor, t opTarget, s *Session) error {
-	for _, f := range t.files {
-		if t.scope == protocol.ScopeRange {
-			idx, _, _, err := ed.IndexContent(f.path)
-			if err != nil {
-				return err
-			}
-			cur, mode, err := ed.ReadWorktree(f.path)
-			if err != nil {
-				return err
-			}
-			r := changeset.Compare(&changeset.Side{Path: f.path, Content: idx}, &changeset.Side{Path: f.path, Content: cur, Mode: mode}, changeset.Options{})
-			in, _ := selectHunks(r.Hunks, *t.rng, "after")
-			if len(in) == 0 {
-				return protocol.Errorf(protocol.CodeInvalidParams, "no unstaged change of %s intersects lines %d-%d", f.path, t.rng.Start.Line, t.rng.End.Line)
-			}
-			next, err := changeset.Apply(idx, in)
-			if err != nil {
-				return err
-			}
-			if err := ed.StageContent(ctx, f.path, next, mode); err != nil {
-				return err
-			}
+// rangeEdit diffs from against to and returns from with either only the
+// hunks that intersect r applied (keepSelected) or all the others: the
+// first stages a range, the second reverts one. what names the change for
+// the error when no hunk intersects.
+func rangeEdit(from, to []byte, r protocol.TextRange, side string, keepSelected bool, what string) ([]byte, error) {
+	d := changeset.Compare(&changeset.Side{Path: "f", Content: from}, &changeset.Side{Path: "f", Content: to}, changeset.Options{})
+	in, out := selectHunks(d.Hunks, r, side)
+	if len(in) == 0 {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "no %s intersects lines %d-%d", what, r.Start.Line, r.End.Line)
+	}
+	if keepSelected {
+		return changeset.Apply(from, in)
+	}
+	return changeset.Apply(from, out)
+}
+
+// eachPath calls fn for a file's old path (renames) and its path.
+func eachPath(f fileOrigin, fn func(string) error) error {
+	for _, p := range []string{f.old, f.path} {
+		if p == "" {
 			continue
 		}
-		for _, p := range []string{f.old, f.path} {
-			if p != "" {
-				if err := ed.StagePath(ctx, p); err != nil {
-					return err
-				}
-			}
+		if err := fn(p); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func unstage(ctx context.Context, ed Editor, t opTarget) error {
+func stage(ctx context.Context, ed Editor, t opTarget, s *Session) error {
 	for _, f := range t.files {
-		if t.scope == protocol.ScopeRange {
-			head, _, _, err := ed.HeadContent(f.path)
-			if err != nil {
-				return err
-			}
-			idx, mode, ok, err := ed.IndexContent(f.path)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return protocol.Errorf(protocol.CodeInvalidParams, "%s has nothing staged", f.path)
-			}
-			r := changeset.Compare(&changeset.Side{Path: f.path, Content: head}, &changeset.Side{Path: f.path, Content: idx, Mode: mode}, changeset.Options{})
-			in, keep := selectHunks(r.Hunks, *t.rng, "after")
-			if len(in) == 0 {
-				return protocol.Errorf(protocol.CodeInvalidParams, "no staged change of %s intersects lines %d-%d (lines of the staged version)", f.path, t.rng.Start.Line, t.rng.End.Line)
-			}
-			next, err := changeset.Apply(head, keep)
-			if err != nil {
-				return err
-			}
-			if err := ed.StageContent(ctx, f.path, next, mode); err != nil {
+		if t.scope != protocol.ScopeRange {
+			if err := eachPath(f, func(p string) error { return ed.StagePath(ctx, p) }); err != nil {
 				return err
 			}
 			continue
 		}
-		for _, p := range []string{f.old, f.path} {
-			if p != "" {
-				if err := ed.UnstagePath(ctx, p); err != nil {
-					return err
-				}
+		idx, _, _, err := ed.IndexContent(f.path)
+		if err != nil {
+			return err
+		}
+		cur, mode, err := ed.ReadWorktree(f.path)
+		if err != nil {
+			return err
+		}
+		next, err := rangeEdit(idx, cur, *t.rng, "after", true, "unstaged change of "+f.path)
+		if err != nil {
+			return err
+		}
+		if err := ed.StageContent(ctx, f.path, next, mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unstage resets index entries to HEAD; for a range, the lines are those
+// of the staged version.
+func unstage(ctx context.Context, ed Editor, t opTarget) error {
+	for _, f := range t.files {
+		if t.scope != protocol.ScopeRange {
+			if err := eachPath(f, func(p string) error { return ed.UnstagePath(ctx, p) }); err != nil {
+				return err
 			}
+			continue
+		}
+		head, _, _, err := ed.HeadContent(f.path)
+		if err != nil {
+			return err
+		}
+		idx, mode, ok, err := ed.IndexContent(f.path)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return protocol.Errorf(protocol.CodeInvalidParams, "%s has nothing staged", f.path)
+		}
+		next, err := rangeEdit(head, idx, *t.rng, "after", false, "staged change of "+f.path+" (lines of the staged version)")
+		if err != nil {
+			return err
+		}
+		if err := ed.StageContent(ctx, f.path, next, mode); err != nil {
+			return err
 		}
 	}
 	return nil
