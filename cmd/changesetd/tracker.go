@@ -23,6 +23,10 @@ import (
 // taken: a session with turns keeps it, so that every later turn boundary
 // re-checks only the paths reported since the previous one.
 type tracker struct {
+	// busy serialises trackedChanges: two overlapping calls could each
+	// see the other's pending paths half applied.
+	busy sync.Mutex
+
 	mu        sync.Mutex
 	fw        *fswatch.Watcher
 	mode      string
@@ -34,6 +38,7 @@ type tracker struct {
 	pending    map[string]bool
 	pendingAll bool
 	dirty      map[string]scm.Change // nil: unknown, needs a full status
+	warnings   []string              // of the last full status
 }
 
 // ensureLocked starts the watcher. tr.mu must be held.
@@ -164,6 +169,8 @@ func (l *listener) Stop() {
 // index needs a full status.
 func (w *workspace) trackedChanges(ctx context.Context) ([]scm.Change, error) {
 	tr := &w.tr
+	tr.busy.Lock()
+	defer tr.busy.Unlock()
 	tr.mu.Lock()
 	if err := w.ensureWatcherLocked(); err != nil {
 		tr.mu.Unlock()
@@ -194,6 +201,9 @@ func (w *workspace) trackedChanges(ctx context.Context) ([]scm.Change, error) {
 			dirty[c.Path] = c
 		}
 		w.setDirty(dirty)
+		tr.mu.Lock()
+		tr.warnings = st.Warnings
+		tr.mu.Unlock()
 		return st.Changes, nil
 	}
 	if len(paths) > 0 {
@@ -231,4 +241,18 @@ func (w *workspace) markUnknown() {
 	w.tr.mu.Lock()
 	w.tr.dirty = nil
 	w.tr.mu.Unlock()
+}
+
+// tracking reports whether the tracker keeps the status current.
+func (w *workspace) tracking() bool {
+	w.tr.mu.Lock()
+	defer w.tr.mu.Unlock()
+	return w.tr.tracking && w.tr.fw != nil
+}
+
+// trackedWarnings returns what the last full status could not apply.
+func (w *workspace) trackedWarnings() []string {
+	w.tr.mu.Lock()
+	defer w.tr.mu.Unlock()
+	return w.tr.warnings
 }

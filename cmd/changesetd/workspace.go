@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/changesetd/changesetd/changeset"
@@ -133,6 +135,14 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 				return nil, err
 			}
 			changes = cs
+		} else if w.tracking() {
+			// The tracker keeps the status current from watcher batches:
+			// no walk of the tree is needed.
+			cs, err := w.trackedChanges(ctx)
+			if err != nil {
+				return nil, err
+			}
+			changes, warnings = cs, w.trackedWarnings()
 		} else {
 			st, err := w.repo.Status(ctx)
 			if err != nil {
@@ -210,19 +220,33 @@ func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, liv
 	for _, a := range added {
 		pairs = append(pairs, [2]*changeset.Side{nil, a})
 	}
-	for _, p := range pairs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		start := time.Now()
-		r := changeset.Compare(p[0], p[1], changeset.Options{})
-		metrics.DiffSeconds.Observe(time.Since(start).Seconds())
-		metrics.FilesDiffed.Inc()
-		fc := fileChange(r)
-		if fc.New != nil {
-			fc.New.Live = live(p[1])
-		}
-		list.Files = append(list.Files, fc)
+	// Diffs are independent and CPU-bound: spread them over the cores.
+	list.Files = make([]session.FileChange, len(pairs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(pairs)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(pairs) || ctx.Err() != nil {
+					return
+				}
+				p := pairs[i]
+				start := time.Now()
+				r := changeset.Compare(p[0], p[1], changeset.Options{})
+				metrics.DiffSeconds.Observe(time.Since(start).Seconds())
+				metrics.FilesDiffed.Inc()
+				fc := fileChange(r)
+				if fc.New != nil {
+					fc.New.Live = live(p[1])
+				}
+				list.Files[i] = fc
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
 	return list, nil
