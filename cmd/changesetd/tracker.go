@@ -54,11 +54,11 @@ func (w *workspace) ensureWatcherLocked() error {
 		Ignore:  w.repo.IsIgnored,
 		Extra:   extra,
 		SyncDir: gd,
-		// An editor's save is a burst of events within a few ms; 15 ms of
+		// An editor's save is a burst of events within a few ms; 8 ms of
 		// quiet coalesces it while keeping a save's delivery well under
 		// the time of one git status on a large repository. Turn
 		// boundaries do not wait for it (they use Sync).
-		Quiet:  15 * time.Millisecond,
+		Quiet:  8 * time.Millisecond,
 		Logger: w.log,
 	}, w.onBatch)
 	if err != nil {
