@@ -180,7 +180,7 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 		if e.ws == nil {
 			continue
 		}
-		t, err := e.ws.Snapshot(s.m.ctx)
+		t, err := e.ws.Snapshot(s.m.ctx, false)
 		if err != nil {
 			s.log.Error("cannot snapshot the session baseline", "dir", e.dir, "err", err)
 			continue

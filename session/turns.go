@@ -250,7 +250,7 @@ func snapshotAll(ctx context.Context, wss []Workspace) ([]string, error) {
 		if ws == nil {
 			continue
 		}
-		t, err := ws.Snapshot(ctx)
+		t, err := ws.Snapshot(ctx, true)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ws.Root(), err)
 		}

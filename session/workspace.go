@@ -25,7 +25,10 @@ type Workspace interface {
 	Watch(onChange func(paths []string, all bool)) (Watcher, error)
 	// Snapshot records the working tree as it is now — every change that
 	// completed before the call — and returns the snapshot's tree id.
-	Snapshot(ctx context.Context) (string, error)
+	// With track set the workspace keeps watching afterwards so that the
+	// next snapshot re-checks only what changed (turn boundaries); without
+	// it a one-off scan is enough (the session baseline).
+	Snapshot(ctx context.Context, track bool) (string, error)
 }
 
 // Watcher is a running watch of a workspace.

@@ -19,9 +19,11 @@ import (
 // that watches the workspace, plus the set of changes against HEAD that
 // snapshots are built from.
 //
-// The watcher runs while a changeset listens or once a snapshot has been
-// taken: a session with turns keeps it, so that every later turn boundary
-// re-checks only the paths reported since the previous one.
+// The watcher runs while a changeset listens, and from a session's first
+// turn boundary on: a session with turns keeps it, so that every later
+// boundary re-checks only the paths reported since the previous one. The
+// baseline snapshot taken when a session starts is a one-off scan and
+// starts no watcher.
 type tracker struct {
 	// busy serialises trackedChanges: two overlapping calls could each
 	// see the other's pending paths half applied.

@@ -71,14 +71,22 @@ const maxSnapshotFile = 64 << 20
 // overlaid. The change set comes from the tracker, which after the first
 // snapshot re-checks only the paths the watcher reported, so a turn
 // boundary costs a watcher barrier plus the changed files, not a scan.
-func (w *workspace) Snapshot(ctx context.Context) (string, error) {
+func (w *workspace) Snapshot(ctx context.Context, track bool) (string, error) {
 	w.snapMu.Lock()
 	defer w.snapMu.Unlock()
 	_, head, err := w.repo.HeadTree()
 	if err != nil {
 		return "", err
 	}
-	tracked, err := w.trackedChanges(ctx)
+	var tracked []scm.Change
+	if track || w.tracking() {
+		tracked, err = w.trackedChanges(ctx)
+	} else {
+		var st *scm.Status
+		if st, err = w.repo.Status(ctx); err == nil {
+			tracked = st.Changes
+		}
+	}
 	if err != nil {
 		return "", err
 	}
