@@ -40,6 +40,9 @@ type Options struct {
 	// lie inside one of them once symbolic links are resolved. Empty: no
 	// confinement.
 	AllowRoots []string
+	// AfterDispose, if set, runs on its own goroutine after a session was
+	// disposed and its record deleted (the daemon collects its snapshots).
+	AfterDispose func()
 }
 
 // Manager owns the root channel and every session.
@@ -371,6 +374,9 @@ func (m *Manager) Dispose(uri string) error {
 	m.rootState.ActiveSessions = protocol.Ptr(n)
 	m.commitMu.Unlock()
 	m.notifyRoot(protocol.NotifySessionRemoved, protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: uri})
+	if f := m.opts.AfterDispose; f != nil {
+		go f()
+	}
 	return nil
 }
 

@@ -202,6 +202,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	m := session.NewManager(session.Options{
 		Store:         db,
 		AllowRoots:    allowRoots(a),
+		AfterDispose:  func() { collectSnapshots(db, snaps, log) },
 		Logger:        log,
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: openWorkspace(log, snaps),
@@ -346,7 +347,6 @@ func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, l
 		return nil, err
 	}
 	restored := map[string]bool{}
-	var keep []string
 	for _, rec := range recs {
 		turns, err := db.Turns(rec.ID)
 		if err != nil {
@@ -357,26 +357,42 @@ func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, l
 			continue
 		}
 		restored[rec.URI] = true
+	}
+	log.Info("restored sessions", "count", len(restored))
+	go collectSnapshots(db, snaps, log)
+	return restored, nil
+}
+
+// collectSnapshots removes snapshot objects that no stored session (its
+// baseline or turns) refers to. Objects written in the last hour are
+// spared by the store, so a boundary being recorded meanwhile is safe.
+func collectSnapshots(db *store.DB, snaps *snapstore.Store, log *slog.Logger) {
+	recs, err := db.Sessions()
+	if err != nil {
+		log.Warn("snapshot garbage collection skipped", "err", err)
+		return
+	}
+	var keep []string
+	for _, rec := range recs {
 		for _, w := range rec.Workspaces {
 			keep = append(keep, w.Baseline)
+		}
+		turns, err := db.Turns(rec.ID)
+		if err != nil {
+			log.Warn("snapshot garbage collection skipped", "err", err)
+			return
 		}
 		for _, t := range turns {
 			keep = append(keep, t.Start...)
 			keep = append(keep, t.End...)
 		}
 	}
-	log.Info("restored sessions", "count", len(restored))
-	go func() {
-		// Objects written in the last hour are spared by the store, so a
-		// session created meanwhile is safe.
-		n, err := snaps.GC(context.Background(), keep)
-		if err != nil {
-			log.Warn("snapshot garbage collection failed", "err", err)
-		} else if n > 0 {
-			log.Info("removed unreferenced snapshot objects", "count", n)
-		}
-	}()
-	return restored, nil
+	n, err := snaps.GC(context.Background(), slices.DeleteFunc(keep, func(t string) bool { return t == "" }))
+	if err != nil {
+		log.Warn("snapshot garbage collection failed", "err", err)
+	} else if n > 0 {
+		log.Info("removed unreferenced snapshot objects", "count", n)
+	}
 }
 
 // allowRoots is where createSession may point: the flags, or by default
