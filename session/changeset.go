@@ -145,21 +145,34 @@ func (cs *csChannel) startWatching(s *Session) {
 		return
 	}
 	cs.watchers = map[int]Watcher{}
+	gen := cs.gen
 	for i, e := range s.workspaces {
 		if e.ws == nil {
 			continue
 		}
-		w, err := e.ws.Watch(func(paths []string, all bool) {
-			s.do(func() { cs.changed(s, i, paths, all) })
-		})
-		if err != nil {
-			s.log.Warn("cannot watch working directory; changes show on the next refresh", "dir", e.dir, "err", err)
-			s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = "none", err.Error() })
-			continue
-		}
-		cs.watchers[i] = w
-		mode, reason := w.Mode()
-		s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
+		// Arming a watch walks the tree; do it off the actor and alongside
+		// the first scan. Changes made before the watch covered them are
+		// caught by one more refresh once it is armed.
+		go func() {
+			w, err := e.ws.Watch(func(paths []string, all bool) {
+				s.do(func() { cs.changed(s, i, paths, all) })
+			})
+			s.do(func() {
+				if err != nil {
+					s.log.Warn("cannot watch working directory; changes show on the next refresh", "dir", e.dir, "err", err)
+					s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = "none", err.Error() })
+					return
+				}
+				if gen != cs.gen || cs.watchers == nil || s.disposed {
+					w.Stop() // deactivated meanwhile
+					return
+				}
+				cs.watchers[i] = w
+				mode, reason := w.Mode()
+				s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
+				cs.changed(s, i, nil, true)
+			})
+		}()
 	}
 }
 

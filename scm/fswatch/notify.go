@@ -202,6 +202,9 @@ func (w *Watcher) addTree(dir string, synthesize bool) error {
 			}
 			return nil
 		}
+		if !d.IsDir() && !synthesize {
+			return nil // only directories are watched; files need no check
+		}
 		rel, inTree := w.rel(path)
 		if inTree && w.ignored(rel, d.IsDir()) {
 			if d.IsDir() {
