@@ -133,47 +133,64 @@ func (s *Session) detachChangeset(sub Subscriber, uri string) {
 // activate starts watching and computing. s is the owning session.
 func (cs *csChannel) activate(s *Session) {
 	cs.active = true
-	cs.startWatching(s)
 	cs.pendingAll = true
-	cs.refresh(s)
+	if !cs.startWatching(s) {
+		cs.refresh(s)
+	}
 }
 
 // startWatching watches the working trees when the changeset's new side is
-// live.
-func (cs *csChannel) startWatching(s *Session) {
+// live. Arming a watch walks the tree, so it runs off the actor; the first
+// scan starts once every watch is armed, so no change can fall between
+// the scan and the watch. It reports whether it started arming (the
+// refresh then follows it).
+func (cs *csChannel) startWatching(s *Session) bool {
 	if !cs.live(s) || cs.watchers != nil {
-		return
+		return false
 	}
 	cs.watchers = map[int]Watcher{}
 	gen := cs.gen
+	type armed struct {
+		i   int
+		w   Watcher
+		err error
+	}
+	var todo []int
 	for i, e := range s.workspaces {
-		if e.ws == nil {
-			continue
+		if e.ws != nil {
+			todo = append(todo, i)
 		}
-		// Arming a watch walks the tree; do it off the actor and alongside
-		// the first scan. Changes made before the watch covered them are
-		// caught by one more refresh once it is armed.
-		go func() {
-			w, err := e.ws.Watch(func(paths []string, all bool) {
+	}
+	go func() {
+		results := make([]armed, 0, len(todo))
+		for _, i := range todo {
+			w, err := s.workspaces[i].ws.Watch(func(paths []string, all bool) {
 				s.do(func() { cs.changed(s, i, paths, all) })
 			})
-			s.do(func() {
-				if err != nil {
-					s.log.Warn("cannot watch working directory; changes show on the next refresh", "dir", e.dir, "err", err)
-					s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = "none", err.Error() })
-					return
+			results = append(results, armed{i, w, err})
+		}
+		s.do(func() {
+			current := gen == cs.gen && cs.watchers != nil && !s.disposed
+			for _, a := range results {
+				if a.err != nil {
+					s.log.Warn("cannot watch working directory; changes show on the next refresh", "dir", s.workspaces[a.i].dir, "err", a.err)
+					s.setWorkspaceInfo(a.i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = "none", a.err.Error() })
+					continue
 				}
-				if gen != cs.gen || cs.watchers == nil || s.disposed {
-					w.Stop() // deactivated meanwhile
-					return
+				if !current {
+					a.w.Stop() // deactivated meanwhile
+					continue
 				}
-				cs.watchers[i] = w
-				mode, reason := w.Mode()
-				s.setWorkspaceInfo(i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
-				cs.changed(s, i, nil, true)
-			})
-		}()
-	}
+				cs.watchers[a.i] = a.w
+				mode, reason := a.w.Mode()
+				s.setWorkspaceInfo(a.i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
+			}
+			if current {
+				cs.refresh(s)
+			}
+		})
+	}()
+	return true
 }
 
 func (cs *csChannel) stopWatching() {
