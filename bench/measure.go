@@ -98,13 +98,12 @@ func parseNumstat(s string) map[string][2]int {
 // ---- the daemon ----
 
 type daemon struct {
-	cmd       *exec.Cmd
-	url       string
-	stderr    string // log file
-	started   time.Time
-	exited    chan error
-	client    *fake.Client
-	sessionID string
+	cmd     *exec.Cmd
+	url     string
+	stderr  string // log file
+	started time.Time
+	exited  chan error
+	client  *fake.Client
 }
 
 // startDaemon runs "changesetd serve" on repo with a fresh state dir and

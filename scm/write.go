@@ -221,25 +221,14 @@ func dirEmpty(root *os.Root, name string) (bool, error) {
 // empty, up to but not including the root. The path rules are those of
 // WriteWorktree. A missing file is an error wrapping fs.ErrNotExist.
 func (r *Repo) RemoveWorktree(p string) error {
-	rel, err := writeTarget("remove", p)
-	if err != nil {
-		return err
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	root, err := os.OpenRoot(r.root)
+	root, rel, fi, err := r.removalLocked("remove", p)
 	if err != nil {
-		return fmt.Errorf("scm: remove %s: %w", rel, err)
-	}
-	defer root.Close()
-	if err := checkParents(root, "remove", rel, false); err != nil {
 		return err
 	}
+	defer root.Close()
 	name := filepath.FromSlash(rel)
-	fi, err := root.Lstat(name)
-	if err != nil {
-		return fmt.Errorf("scm: remove %s: %w", rel, err)
-	}
 	if fi.IsDir() {
 		return fmt.Errorf("scm: remove %s: is a directory", rel)
 	}
@@ -262,25 +251,14 @@ func (r *Repo) RemoveWorktree(p string) error {
 // for symlinks (use RemoveWorktree). Symlinks inside the tree are removed,
 // never followed.
 func (r *Repo) RemoveWorktreeDir(p string) error {
-	rel, err := writeTarget("remove directory", p)
-	if err != nil {
-		return err
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	root, err := os.OpenRoot(r.root)
+	root, rel, fi, err := r.removalLocked("remove directory", p)
 	if err != nil {
-		return fmt.Errorf("scm: remove directory %s: %w", rel, err)
-	}
-	defer root.Close()
-	if err := checkParents(root, "remove directory", rel, false); err != nil {
 		return err
 	}
+	defer root.Close()
 	name := filepath.FromSlash(rel)
-	fi, err := root.Lstat(name)
-	if err != nil {
-		return fmt.Errorf("scm: remove directory %s: %w", rel, err)
-	}
 	if !fi.IsDir() {
 		return fmt.Errorf("scm: remove directory %s: not a directory", rel)
 	}
@@ -313,6 +291,28 @@ func (r *Repo) RemoveWorktreeDir(p string) error {
 	}
 	r.forgetLocked(rel)
 	return nil
+}
+
+// removalLocked checks a path to remove and opens the root for it: the
+// path rules of WriteWorktree, no symlinked parent, and the entry's Lstat.
+// The caller closes root. r.mu must be held.
+func (r *Repo) removalLocked(op, p string) (root *os.Root, rel string, fi fs.FileInfo, err error) {
+	if rel, err = writeTarget(op, p); err != nil {
+		return nil, "", nil, err
+	}
+	if root, err = os.OpenRoot(r.root); err != nil {
+		return nil, "", nil, fmt.Errorf("scm: %s %s: %w", op, rel, err)
+	}
+	if err = checkParents(root, op, rel, false); err == nil {
+		if fi, err = root.Lstat(filepath.FromSlash(rel)); err != nil {
+			err = fmt.Errorf("scm: %s %s: %w", op, rel, err)
+		}
+	}
+	if err != nil {
+		root.Close()
+		return nil, "", nil, err
+	}
+	return root, rel, fi, nil
 }
 
 // Chmod sets or clears the executable bits of the regular file at path:

@@ -158,11 +158,6 @@ func encodeReply(req *jsonrpc2.Request, result any) []byte {
 	return b
 }
 
-func encodeError(c *conn, req *jsonrpc2.Request, err error) []byte {
-	b, _ := json.Marshal(response{JSONRPC: "2.0", ID: req.ID, Error: c.toRPCError(req.Method, err)})
-	return b
-}
-
 func (c *conn) toRPCError(method string, err error) *jsonrpc2.Error {
 	code := protocol.CodeOf(err)
 	var pe *protocol.Error

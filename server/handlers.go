@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -277,7 +278,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 					res.Actions = append(res.Actions, r.at.Replay...)
 				}
 			}
-			slices.SortFunc(res.Actions, func(a, b protocol.ActionEnvelope) int { return int(a.ServerSeq - b.ServerSeq) })
+			slices.SortFunc(res.Actions, func(a, b protocol.ActionEnvelope) int { return cmp.Compare(a.ServerSeq, b.ServerSeq) })
 		} else {
 			res.Type, res.Actions, res.Snapshots = protocol.ReconnectSnapshot, nil, []protocol.Snapshot{}
 			for _, r := range results {

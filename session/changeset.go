@@ -36,15 +36,30 @@ type csChannel struct {
 	// edit clears the flag and undoing the edit brings it back.
 	reviews map[string]string
 
+	byID     map[string]int     // file id -> index in state.Files; nil: rebuild
 	opStatus map[string]opState // last reported status per operation
 	undo     *undoRecord        // the last revert, while it can be undone
 }
 
 type fileOrigin struct {
 	ws       int
-	path     string // current path (new side, or old side when deleted)
-	old      string // old path for renames
-	from, to *Side  // the file's sides, for operations
+	from, to *Side // the file's sides; nil when absent
+}
+
+// path is the file's current path, or its old path when it was deleted.
+func (o fileOrigin) path() string {
+	if o.to != nil {
+		return o.to.Path
+	}
+	return o.from.Path
+}
+
+// old is the path a renamed file had, else "".
+func (o fileOrigin) old() string {
+	if o.from != nil && o.to != nil && o.from.Path != o.to.Path {
+		return o.from.Path
+	}
+	return ""
 }
 
 func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Ref, lastSeen int64, done func(Attachment, error)) {
@@ -241,6 +256,7 @@ func (cs *csChannel) commit(s *Session, a protocol.Action, origin *protocol.Acti
 	next, out := reducer.ApplyChangeset(cs.state, a, reducer.Env{})
 	if out == reducer.Applied {
 		cs.state = next
+		cs.byID = nil // positions may have moved
 	}
 	stateErr := cs.state.Error
 	s.m.publish(cs.ch, a, origin, func(version string, env protocol.ActionEnvelope) protocol.ActionEnvelope {
@@ -389,12 +405,12 @@ func (cs *csChannel) withRenamePartners(byWS map[int][]string) (map[int][]string
 		if _, changed := byWS[o.ws]; !changed {
 			continue
 		}
-		if o.from != nil && o.to != nil && o.old == "" {
+		if o.from != nil && o.to != nil && o.old() == "" {
 			continue // modified in place: no rename partner
 		}
-		out[o.ws] = append(out[o.ws], o.path)
-		if o.old != "" {
-			out[o.ws] = append(out[o.ws], o.old)
+		out[o.ws] = append(out[o.ws], o.path())
+		if o.old() != "" {
+			out[o.ws] = append(out[o.ws], o.old())
 		}
 		if n++; n > maxRenamePartners {
 			return nil, false
@@ -499,7 +515,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 
 func underAny(o fileOrigin, paths []string) bool {
 	for _, p := range paths {
-		for _, x := range []string{o.path, o.old} {
+		for _, x := range []string{o.path(), o.old()} {
 			if x != "" && (x == p || strings.HasPrefix(x, p+"/")) {
 				return true
 			}
@@ -508,11 +524,17 @@ func underAny(o fileOrigin, paths []string) bool {
 	return false
 }
 
+// find returns the published file with the id, or nil. A refresh looks up
+// every file it computed, so the positions are indexed once per state.
 func (cs *csChannel) find(id string) *protocol.ChangesetFile {
-	for i := range cs.state.Files {
-		if cs.state.Files[i].ID == id {
-			return &cs.state.Files[i]
+	if cs.byID == nil {
+		cs.byID = make(map[string]int, len(cs.state.Files))
+		for i, f := range cs.state.Files {
+			cs.byID[f.ID] = i
 		}
+	}
+	if i, ok := cs.byID[id]; ok {
+		return &cs.state.Files[i]
 	}
 	return nil
 }
@@ -550,7 +572,7 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 		return &protocol.FileEditSide{URI: uri, Content: content}
 	}
 	f := protocol.ChangesetFile{Edit: protocol.FileEdit{}, Meta: fc.Meta}
-	o := fileOrigin{ws: ws, path: fc.Path(), from: fc.Old, to: fc.New}
+	o := fileOrigin{ws: ws, from: fc.Old, to: fc.New}
 	if fc.Old != nil {
 		f.Edit.Before = side(fc.Old)
 		f.ID = f.Edit.Before.URI
@@ -558,9 +580,6 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 	if fc.New != nil {
 		f.Edit.After = side(fc.New)
 		f.ID = f.Edit.After.URI
-	}
-	if fc.Old != nil && fc.New != nil && fc.Old.Path != fc.New.Path {
-		o.old = fc.Old.Path
 	}
 	if !fc.Binary && fc.Precise {
 		f.Edit.Diff = &protocol.FileEditDiffStats{Added: protocol.Ptr(fc.Added), Removed: protocol.Ptr(fc.Removed)}

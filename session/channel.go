@@ -28,7 +28,8 @@ type Subscriber interface {
 type channel struct {
 	uri string
 
-	ring    []protocol.ActionEnvelope // oldest first, at most ringCap
+	ring    []protocol.ActionEnvelope // circular once full: oldest at ring[head]
+	head    int
 	ringCap int
 	evicted int64 // highest serverSeq dropped from the ring; replay after it only
 	subs    map[Subscriber]struct{}
@@ -40,12 +41,15 @@ func newChannel(uri string, ringCap int) *channel {
 
 // appendLocked records env for replay. m.commitMu must be held.
 func (c *channel) appendLocked(env protocol.ActionEnvelope) {
-	if len(c.ring) == c.ringCap {
-		c.evicted = c.ring[0].ServerSeq
-		copy(c.ring, c.ring[1:])
-		c.ring = c.ring[:len(c.ring)-1]
+	if len(c.ring) < c.ringCap {
+		c.ring = append(c.ring, env)
+		return
 	}
-	c.ring = append(c.ring, env)
+	// Full: overwrite the oldest in place rather than shifting the ring on
+	// every commit.
+	c.evicted = c.ring[c.head].ServerSeq
+	c.ring[c.head] = env
+	c.head = (c.head + 1) % len(c.ring)
 }
 
 // replayLocked returns the envelopes after lastSeen, or false when some of
@@ -55,8 +59,8 @@ func (c *channel) replayLocked(lastSeen int64) ([]protocol.ActionEnvelope, bool)
 		return nil, false
 	}
 	var out []protocol.ActionEnvelope
-	for _, env := range c.ring {
-		if env.ServerSeq > lastSeen {
+	for i := range c.ring {
+		if env := c.ring[(c.head+i)%len(c.ring)]; env.ServerSeq > lastSeen {
 			out = append(out, env)
 		}
 	}

@@ -174,7 +174,7 @@ type flight struct {
 // serialised per working tree. An identical invocation already running is
 // joined rather than run twice.
 func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
-	ref, err := uritemplateParse(p.Channel)
+	ref, err := uritemplate.ParseChangesetURI(p.Channel)
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: %v", p.Channel, err)
 	}
@@ -244,7 +244,7 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: no one is subscribed to %s, so its files are not kept current; subscribe to it first", p.Channel)
 	}
 	if cs == nil || !cs.loaded {
-		ref, _ := uritemplateParse(p.Channel)
+		ref, _ := uritemplate.ParseChangesetURI(p.Channel)
 		if err := s.checkRef(ref); err != nil {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: %v", p.Channel, err)
 		}
@@ -497,7 +497,7 @@ func revert(ctx context.Context, ed Editor, kind string, t opTarget, s *Session)
 	u := &undoRecord{ws: t.files[0].ws}
 	var paths []string
 	for _, f := range t.files {
-		for _, p := range []string{f.path, f.old} {
+		for _, p := range []string{f.path(), f.old()} {
 			if p != "" && !slices.Contains(paths, p) {
 				paths = append(paths, p)
 			}
@@ -571,7 +571,7 @@ func selectHunks(hunks []changeset.Hunk, r protocol.TextRange, side string) (in,
 
 func revertRange(ctx context.Context, ed Editor, t opTarget, f fileOrigin, s *Session) error {
 	if f.from == nil || f.to == nil || f.from.Path != f.to.Path {
-		return protocol.Errorf(protocol.CodeInvalidParams, "a range revert needs a file modified in place; revert %s as a whole", f.path)
+		return protocol.Errorf(protocol.CodeInvalidParams, "a range revert needs a file modified in place; revert %s as a whole", f.path())
 	}
 	old, err := s.blob(ctx, f.from)
 	if err != nil {
@@ -581,7 +581,7 @@ func revertRange(ctx context.Context, ed Editor, t opTarget, f fileOrigin, s *Se
 	if err != nil {
 		return err
 	}
-	next, err := rangeEdit(old, cur, *t.rng, t.side, false, "change of "+f.path)
+	next, err := rangeEdit(old, cur, *t.rng, t.side, false, "change of "+f.path())
 	if err != nil {
 		return err
 	}
@@ -606,7 +606,7 @@ func rangeEdit(from, to []byte, r protocol.TextRange, side string, keepSelected 
 
 // eachPath calls fn for a file's old path (renames) and its path.
 func eachPath(f fileOrigin, fn func(string) error) error {
-	for _, p := range []string{f.old, f.path} {
+	for _, p := range []string{f.old(), f.path()} {
 		if p == "" {
 			continue
 		}
@@ -625,19 +625,19 @@ func stage(ctx context.Context, ed Editor, t opTarget, s *Session) error {
 			}
 			continue
 		}
-		idx, _, _, err := ed.IndexContent(f.path)
+		idx, _, _, err := ed.IndexContent(f.path())
 		if err != nil {
 			return err
 		}
-		cur, mode, err := ed.ReadWorktree(f.path)
+		cur, mode, err := ed.ReadWorktree(f.path())
 		if err != nil {
 			return err
 		}
-		next, err := rangeEdit(idx, cur, *t.rng, "after", true, "unstaged change of "+f.path)
+		next, err := rangeEdit(idx, cur, *t.rng, "after", true, "unstaged change of "+f.path())
 		if err != nil {
 			return err
 		}
-		if err := ed.StageContent(ctx, f.path, next, mode); err != nil {
+		if err := ed.StageContent(ctx, f.path(), next, mode); err != nil {
 			return err
 		}
 	}
@@ -654,22 +654,22 @@ func unstage(ctx context.Context, ed Editor, t opTarget) error {
 			}
 			continue
 		}
-		head, _, _, err := ed.HeadContent(f.path)
+		head, _, _, err := ed.HeadContent(f.path())
 		if err != nil {
 			return err
 		}
-		idx, mode, ok, err := ed.IndexContent(f.path)
+		idx, mode, ok, err := ed.IndexContent(f.path())
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return protocol.Errorf(protocol.CodeInvalidParams, "%s has nothing staged", f.path)
+			return protocol.Errorf(protocol.CodeInvalidParams, "%s has nothing staged", f.path())
 		}
-		next, err := rangeEdit(head, idx, *t.rng, "after", false, "staged change of "+f.path+" (lines of the staged version)")
+		next, err := rangeEdit(head, idx, *t.rng, "after", false, "staged change of "+f.path()+" (lines of the staged version)")
 		if err != nil {
 			return err
 		}
-		if err := ed.StageContent(ctx, f.path, next, mode); err != nil {
+		if err := ed.StageContent(ctx, f.path(), next, mode); err != nil {
 			return err
 		}
 	}
@@ -772,8 +772,6 @@ func undoStillValid(ed Editor, u *undoRecord) bool {
 	}
 	return true
 }
-
-func uritemplateParse(uri string) (uritemplate.Ref, error) { return uritemplate.ParseChangesetURI(uri) }
 
 // contains reports whether path lies inside one of the session's working
 // directories, both lexically and once symbolic links in it are resolved

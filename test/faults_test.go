@@ -2,7 +2,6 @@ package test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -54,5 +53,4 @@ func TestWorkingDirectoryRemovedAndRestored(t *testing.T) {
 	m.Wait("recovered", func(st protocol.ChangesetState) bool {
 		return ready(st) && fileByPath(st, repo, "a.txt") != nil && fileByPath(st, repo, "c.txt") != nil
 	})
-	_ = filepath.Join
 }

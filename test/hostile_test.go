@@ -9,7 +9,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/test/fake"
 )
 
 // hostileCase is one frame and what the server must answer: an error
@@ -207,5 +206,4 @@ func TestHostileFrames(t *testing.T) {
 	if len(fresh2.Files) != len(gm.State().Files) {
 		t.Errorf("a fresh snapshot has %d files, the mirrored state %d", len(fresh2.Files), len(gm.State().Files))
 	}
-	_ = fake.Message{}
 }

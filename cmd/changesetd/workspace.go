@@ -269,21 +269,12 @@ func under(p string, scopes []string) bool {
 	return false
 }
 
+// oldSide loads a change's base side from the object store.
 func (w *workspace) oldSide(c scm.Change) (*changeset.Side, error) {
 	if c.Head == nil {
 		return nil, nil
 	}
-	s := &changeset.Side{Path: c.Head.Path, Mode: c.Head.Mode, OID: c.Head.OID}
-	if c.Head.Mode == changeset.ModeGitlink {
-		s.Content = []byte(c.Head.OID)
-		return s, nil
-	}
-	b, err := w.repo.ReadBlob(c.Head.OID)
-	if err != nil {
-		return nil, fmt.Errorf("read %s at base: %w", c.Head.Path, err)
-	}
-	s.Content = b
-	return s, nil
+	return w.storedSide(&snapstore.Entry{Path: c.Head.Path, Mode: c.Head.Mode, OID: c.Head.OID})
 }
 
 func (w *workspace) newSide(c scm.Change) (*changeset.Side, error) {

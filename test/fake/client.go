@@ -170,11 +170,12 @@ func (c *Client) SendFrame(typ int, data []byte) error {
 func (c *Client) Call(ctx context.Context, method string, params, out any) error {
 	c.mu.Lock()
 	c.nextID++
-	id := strconv.Itoa(c.nextID)
+	n := c.nextID
+	id := strconv.Itoa(n) // the id as it comes back in the response
 	ch := make(chan Message, 1)
 	c.pending[id] = ch
 	c.mu.Unlock()
-	frame, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.nextIDNum(id), "method": method, "params": params})
+	frame, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": n, "method": method, "params": params})
 	if err != nil {
 		return err
 	}
@@ -195,11 +196,6 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %w", method, ctx.Err())
 	}
-}
-
-func (c *Client) nextIDNum(id string) int {
-	n, _ := strconv.Atoi(id)
-	return n
 }
 
 // Notify sends a notification.

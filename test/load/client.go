@@ -654,11 +654,10 @@ type pacer struct {
 
 func (p *pacer) due() int64 { return int64(time.Since(p.start).Seconds()*p.rate) - p.done }
 
-// dispatchLoop sends review toggles at the configured rate until stop:
-// each pass over the file list sets every file reviewed, the next pass
-// unreviewed, so every action changes state.
-func (d *driver) dispatchLoop(stop <-chan struct{}) {
-	p := &pacer{start: time.Now(), rate: d.r.cfg.rate}
+// paced calls do(k) for k = 0, 1, 2, … at rate per second until stop is
+// closed or do returns false.
+func paced(rate float64, stop <-chan struct{}, do func(k int64) bool) {
+	p := &pacer{start: time.Now(), rate: rate}
 	tick := time.NewTicker(max(time.Millisecond, time.Duration(float64(time.Second)/p.rate)))
 	defer tick.Stop()
 	for {
@@ -668,13 +667,26 @@ func (d *driver) dispatchLoop(stop <-chan struct{}) {
 		case <-tick.C:
 		}
 		for n := p.due(); n > 0; n-- {
-			if err := d.dispatchOne(p.done); err != nil {
-				d.r.event("driver dispatch failed", "driver: dispatch failed: %v", err)
+			k := p.done
+			p.done++
+			if !do(k) {
 				return
 			}
-			p.done++
 		}
 	}
+}
+
+// dispatchLoop sends review toggles at the configured rate until stop:
+// each pass over the file list sets every file reviewed, the next pass
+// unreviewed, so every action changes state.
+func (d *driver) dispatchLoop(stop <-chan struct{}) {
+	paced(d.r.cfg.rate, stop, func(k int64) bool {
+		if err := d.dispatchOne(k); err != nil {
+			d.r.event("driver dispatch failed", "driver: dispatch failed: %v", err)
+			return false
+		}
+		return true
+	})
 }
 
 // dispatchOne sends the k-th review toggle.
@@ -709,28 +721,18 @@ func writeLoop(r *loadRun, repo string, files []string, stop <-chan struct{}, co
 	if r.cfg.writes <= 0 || len(files) == 0 {
 		return
 	}
-	p := &pacer{start: time.Now(), rate: r.cfg.writes}
-	tick := time.NewTicker(max(time.Millisecond, time.Duration(float64(time.Second)/p.rate)))
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
+	paced(r.cfg.writes, stop, func(k int64) bool {
+		name := files[rand.IntN(len(files))]
+		f, err := os.OpenFile(filepath.Join(repo, name), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			r.event("writer failed", "writer: %v", err)
+			return true
 		}
-		for n := p.due(); n > 0; n-- {
-			p.done++
-			name := files[rand.IntN(len(files))]
-			f, err := os.OpenFile(filepath.Join(repo, name), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				r.event("writer failed", "writer: %v", err)
-				continue
-			}
-			fmt.Fprintf(f, "// load edit %d at %s\n", p.done, time.Now().Format(time.RFC3339Nano))
-			f.Close()
-			count.Add(1)
-		}
-	}
+		fmt.Fprintf(f, "// load edit %d at %s\n", k+1, time.Now().Format(time.RFC3339Nano))
+		f.Close()
+		count.Add(1)
+		return true
+	})
 }
 
 var addrPattern = regexp.MustCompile(`\d+\.\d+\.\d+\.\d+:\d+`)

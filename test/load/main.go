@@ -351,25 +351,15 @@ func churnLoop(r *loadRun, subs []*subscriber, stop <-chan struct{}) {
 	if r.cfg.churn <= 0 {
 		return
 	}
-	p := &pacer{start: time.Now(), rate: r.cfg.churn}
-	tick := time.NewTicker(max(time.Millisecond, time.Duration(float64(time.Second)/p.rate)))
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-		}
-		for n := p.due(); n > 0; n-- {
-			p.done++
-			for range 5 { // a few tries to find a connected client
-				if subs[rand.IntN(len(subs))].disconnect() {
-					r.churnPlanned.Add(1)
-					break
-				}
+	paced(r.cfg.churn, stop, func(int64) bool {
+		for range 5 { // a few tries to find a connected client
+			if subs[rand.IntN(len(subs))].disconnect() {
+				r.churnPlanned.Add(1)
+				break
 			}
 		}
-	}
+		return true
+	})
 }
 
 // settle waits until the reference stream is quiet, then until every
