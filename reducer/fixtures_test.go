@@ -165,6 +165,15 @@ func reduce(fx fixture, actions []protocol.Action, env reducer.Env) ([]byte, err
 			s, _ = reducer.ApplySession(s, a, env)
 		}
 		return json.Marshal(s)
+	case "annotations":
+		var s protocol.AnnotationsState
+		if err := json.Unmarshal(fx.Initial, &s); err != nil {
+			return nil, fmt.Errorf("decode initial: %w", err)
+		}
+		for _, a := range actions {
+			s, _ = reducer.ApplyAnnotations(s, a, env)
+		}
+		return json.Marshal(s)
 	}
 	return nil, fmt.Errorf("unsupported reducer %q", fx.Reducer)
 }

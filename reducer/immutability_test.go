@@ -95,15 +95,21 @@ func decodeInitial(t *testing.T, fx fixture) any {
 		return mustUnmarshal[protocol.ChangesetState](t, fx.Initial)
 	case "session":
 		return mustUnmarshal[protocol.SessionState](t, fx.Initial)
+	case "annotations":
+		return mustUnmarshal[protocol.AnnotationsState](t, fx.Initial)
 	}
 	t.Fatalf("unsupported reducer %q", fx.Reducer)
 	return nil
 }
 
-// apply runs the reducer of kind ("changeset" or "session").
+// apply runs the reducer of kind ("changeset", "session" or "annotations").
 func apply(kind string, s any, a protocol.Action, env reducer.Env) any {
-	if kind == "changeset" {
+	switch kind {
+	case "changeset":
 		next, _ := reducer.ApplyChangeset(s.(protocol.ChangesetState), a, env)
+		return next
+	case "annotations":
+		next, _ := reducer.ApplyAnnotations(s.(protocol.AnnotationsState), a, env)
 		return next
 	}
 	next, _ := reducer.ApplySession(s.(protocol.SessionState), a, env)
