@@ -22,16 +22,25 @@ const (
 	CodeNotFound                   = -32008
 	CodePermissionDenied           = -32009
 	CodeAlreadyExists              = -32010
-	CodeConflict                   = -32011
+	// CodeConflict is implementation-defined: the working tree's git
+	// index is locked by another process. Its data is
+	// {"reason": ReasonIndexLocked}.
+	CodeConflict = -32011
+)
+
+// Reasons carried in error.data.reason so clients need not parse messages.
+const (
+	ReasonIndexLocked = "indexLocked"
 )
 
 // Error is an error that carries a JSON-RPC error code and optional data.
 // Handlers wrap it with %w; the server finds it with errors.As and keeps the
-// code while using the outermost message.
+// code while using the outermost message. It is also the JSON-RPC error
+// object on the wire: data is omitted when nil.
 type Error struct {
-	Code    int64
-	Message string
-	Data    any
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -172,40 +172,6 @@ func sameJSON(a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// JSON-RPC 2.0 framing, mirrored locally: the protocol package does not
-// model the envelope, the transport library does.
-
-type rpcRequest struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
-}
-
-type rpcNotification struct {
-	JSONRPC string          `json:"jsonrpc"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
-}
-
-type rpcSuccess struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result"`
-}
-
-type rpcErrorResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   rpcError        `json:"error"`
-}
-
-type rpcError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
 // reencodeRPC picks the JSON-RPC variant by which members are present, as
 // a receiver must, and re-encodes it.
 func reencodeRPC(data []byte) ([]byte, error) {
@@ -216,13 +182,19 @@ func reencodeRPC(data []byte) ([]byte, error) {
 	has := func(k string) bool { _, ok := keys[k]; return ok }
 	switch {
 	case has("method") && has("id"):
-		return reencode[rpcRequest](data)
+		return reencode[protocol.Request](data)
 	case has("method"):
-		return reencode[rpcNotification](data)
-	case has("error"):
-		return reencode[rpcErrorResponse](data)
-	case has("result"):
-		return reencode[rpcSuccess](data)
+		return reencode[protocol.Notification](data)
+	case has("error") || has("result"):
+		var m protocol.RPCMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, err
+		}
+		r := protocol.Response{ID: m.ID, Error: m.Error}
+		if m.Error == nil {
+			r.Result = m.Result
+		}
+		return json.Marshal(r)
 	}
 	return nil, fmt.Errorf("not a JSON-RPC message: %s", data)
 }

@@ -24,7 +24,6 @@ type conn struct {
 	srv    *Server
 	log    *slog.Logger
 	stream *stream
-	rpc    *jsonrpc2.Conn
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -53,21 +52,23 @@ func newConn(srv *Server, ws *websocket.Conn, remote string) *conn {
 }
 
 // run serves the connection until it closes, then drops its
-// subscriptions.
+// subscriptions. Requests are handled in the order they arrive; handlers
+// that wait on a session answer from elsewhere.
 func (c *conn) run() {
 	c.log.Info("connected")
-	c.rpc = jsonrpc2.NewConn(c.ctx, c.stream, c, jsonrpc2.SetLogger(discardLogger{}))
-	<-c.rpc.DisconnectNotify()
+	for {
+		req, err := c.stream.readRequest()
+		if err != nil {
+			break
+		}
+		c.handle(req)
+	}
 	c.stream.closeWith(websocket.CloseNormalClosure, "")
 	<-c.stream.done
 	c.cancel()
 	c.dropAll()
 	c.log.Info("disconnected")
 }
-
-type discardLogger struct{}
-
-func (discardLogger) Printf(string, ...any) {}
 
 // dropAll detaches every subscription of the connection.
 func (c *conn) dropAll() {
@@ -95,13 +96,20 @@ func (c *conn) Version() string {
 	return c.version
 }
 
+// Every frame bound for the client passes through one of Send, Notify and
+// reply, and each hands its payload to protocol.Adapt for the version the
+// connection negotiated: stored state stays in the newest shape.
+
 func (c *conn) Send(env *session.Envelope) {
-	_ = c.stream.write(env.Frame(encodeAction))
+	legacy := protocol.IsLegacy(c.Version())
+	_ = c.stream.write(env.Frame(legacy, func(e protocol.ActionEnvelope) []byte {
+		return encodeAction(protocol.AdaptEnvelope(legacy, e))
+	}))
 }
 
 // encodeAction encodes an "action" notification.
 func encodeAction(env protocol.ActionEnvelope) []byte {
-	b, err := json.Marshal(notification{JSONRPC: "2.0", Method: protocol.NotifyAction, Params: env})
+	b, err := json.Marshal(protocol.NewNotification(protocol.NotifyAction, env))
 	if err != nil {
 		// Every action type encodes; this is a programming error.
 		panic(fmt.Sprintf("server: encode action envelope: %v", err))
@@ -110,21 +118,11 @@ func encodeAction(env protocol.ActionEnvelope) []byte {
 }
 
 func (c *conn) Notify(method string, params any) {
-	_ = c.stream.WriteObject(notification{JSONRPC: "2.0", Method: method, Params: params})
+	_ = c.stream.WriteObject(protocol.NewNotification(method, c.adapt(params)))
 }
 
-type notification struct {
-	JSONRPC string `json:"jsonrpc"`
-	Method  string `json:"method"`
-	Params  any    `json:"params"`
-}
-
-type response struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      jsonrpc2.ID     `json:"id"`
-	Result  any             `json:"result"`
-	Error   *jsonrpc2.Error `json:"error,omitempty"`
-}
+// adapt converts a payload to the shape of the connection's version.
+func (c *conn) adapt(v any) any { return protocol.Adapt(c.Version(), v) }
 
 // reply answers a request; err, if set, becomes a JSON-RPC error that
 // keeps the protocol code of the first *protocol.Error in its chain.
@@ -136,39 +134,37 @@ func (c *conn) reply(req *jsonrpc2.Request, result any, err error) {
 		return
 	}
 	if err != nil {
-		_ = c.stream.WriteObject(response{JSONRPC: "2.0", ID: req.ID, Error: c.toRPCError(req.Method, err)})
+		_ = c.stream.WriteObject(protocol.Response{ID: rawID(req.ID), Error: c.toRPCError(req.Method, err)})
 		return
 	}
-	_ = c.stream.WriteObject(resultResponse{JSONRPC: "2.0", ID: req.ID, Result: result})
+	_ = c.stream.write(c.encodeReply(req, result))
 }
 
-type resultResponse struct {
-	JSONRPC string      `json:"jsonrpc"`
-	ID      jsonrpc2.ID `json:"id"`
-	Result  any         `json:"result"`
-}
-
-// encodeReply builds the bytes of a success response, for replies
-// released through stream.release.
-func encodeReply(req *jsonrpc2.Request, result any) []byte {
-	b, err := json.Marshal(resultResponse{JSONRPC: "2.0", ID: req.ID, Result: result})
+// encodeReply builds the bytes of a success response, adapted to the
+// connection's version, for replies released through stream.release.
+func (c *conn) encodeReply(req *jsonrpc2.Request, result any) []byte {
+	b, err := json.Marshal(protocol.Response{ID: rawID(req.ID), Result: c.adapt(result)})
 	if err != nil {
-		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: req.ID, Error: &jsonrpc2.Error{Code: protocol.CodeInternalError, Message: "encode result: " + err.Error()}})
+		b, _ = json.Marshal(protocol.Response{ID: rawID(req.ID), Error: &protocol.Error{Code: protocol.CodeInternalError, Message: "encode result: " + err.Error()}})
 	}
 	return b
 }
 
-func (c *conn) toRPCError(method string, err error) *jsonrpc2.Error {
-	code := protocol.CodeOf(err)
+// rawID encodes a request id for its response.
+func rawID(id jsonrpc2.ID) json.RawMessage {
+	b, _ := id.MarshalJSON()
+	return b
+}
+
+// toRPCError keeps the code and data of the first *protocol.Error in
+// err's chain and the outermost message.
+func (c *conn) toRPCError(method string, err error) *protocol.Error {
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
 		c.log.Error("internal error", "method", method, "err", err)
+		return &protocol.Error{Code: protocol.CodeInternalError, Message: err.Error()}
 	}
-	e := &jsonrpc2.Error{Code: code, Message: err.Error()}
-	if data := protocol.DataOf(err); data != nil {
-		e.SetError(data)
-	}
-	return e
+	return &protocol.Error{Code: pe.Code, Message: err.Error(), Data: pe.Data}
 }
 
 // decode unmarshals params into v, or reports InvalidParams saying what

@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"slices"
@@ -19,9 +18,9 @@ import (
 	"github.com/changesetd/changesetd/session"
 )
 
-// Handle implements jsonrpc2.Handler. It runs on the read loop: it decodes
-// and routes, and anything that waits on a session runs elsewhere.
-func (c *conn) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
+// handle runs on the read loop: it decodes and routes, and anything that
+// waits on a session runs elsewhere.
+func (c *conn) handle(req *jsonrpc2.Request) {
 	defer c.recoverRequest(req)
 	c.mu.Lock()
 	initialized := c.initialized
@@ -113,7 +112,7 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 				res.Snapshots = append(res.Snapshots, a.at.Snapshot)
 			}
 		}
-		c.stream.release(encodeReply(req, res))
+		c.stream.release(c.encodeReply(req, res))
 	}()
 }
 
@@ -288,7 +287,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 			}
 		}
 		c.log.Info("reconnected", "type", res.Type, "channels", len(results), "missing", len(res.Missing))
-		c.stream.release(encodeReply(req, res))
+		c.stream.release(c.encodeReply(req, res))
 	}()
 }
 

@@ -53,16 +53,7 @@ func (s *testServer) stop(t *testing.T) {
 }
 
 // rpcMsg is one message received by a testClient.
-type rpcMsg struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
-}
+type rpcMsg = protocol.RPCMessage
 
 // testClient is a minimal JSON-RPC client over a gorilla WebSocket. Its
 // read loop records every message and how the connection ended.
@@ -155,7 +146,7 @@ func (c *testClient) call(ctx context.Context, method string, params any, result
 	c.nextID++
 	id := c.nextID
 	c.mu.Unlock()
-	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+	if err := c.send(protocol.NewRequest(int64(id), method, params)); err != nil {
 		return fmt.Errorf("%s: send: %w", method, err)
 	}
 	want := fmt.Sprint(id)

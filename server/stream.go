@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
@@ -27,10 +29,9 @@ type outMsg struct {
 	close *closeMsg
 }
 
-// stream adapts a WebSocket connection to jsonrpc2.ObjectStream. Writes
-// never block: they go to a bounded queue drained by one writer goroutine.
-// Reads validate each frame and answer malformed ones directly, so the
-// JSON-RPC library only ever sees well-formed messages.
+// stream frames JSON-RPC over one WebSocket connection. Writes never
+// block: they go to a bounded queue drained by one writer goroutine.
+// Reads decode each frame once and answer malformed ones directly.
 type stream struct {
 	ws       *websocket.Conn
 	maxFrame int64
@@ -194,17 +195,6 @@ func (s *stream) closeLocked(code int, reason string) {
 	})
 }
 
-// Close implements io.Closer for jsonrpc2: a normal close.
-func (s *stream) Close() error {
-	s.closeWith(websocket.CloseNormalClosure, "")
-	select {
-	case <-s.done:
-	case <-time.After(s.cfg.WriteTimeout):
-		s.ws.Close()
-	}
-	return nil
-}
-
 func (s *stream) writeLoop() {
 	defer close(s.done)
 	defer s.ws.Close()
@@ -245,53 +235,31 @@ func truncateReason(r string) string {
 	return r
 }
 
-// ReadObject reads the next well-formed JSON-RPC message into v. Frames
-// that are not are answered here with the matching JSON-RPC error and
-// skipped; the connection stays up.
-func (s *stream) ReadObject(v any) error {
+// readRequest returns the next request or notification. Frames that are
+// not well-formed JSON-RPC are answered here with the matching error and
+// skipped, as are responses (the server sends no requests); the
+// connection stays up. It returns an error only when the connection ends.
+func (s *stream) readRequest() (*jsonrpc2.Request, error) {
 	for {
 		data, err := s.readFrame()
 		if err != nil {
 			s.readOnce.Do(func() { close(s.readDone) })
-			return err
+			return nil, err
 		}
 		if data == nil || s.isClosing() {
 			continue // after our close frame, only the peer's close matters
 		}
-		rpcErr, id := screen(data, func(b []byte) error { return json.Unmarshal(b, v) })
+		req, rpcErr, id := parseFrame(data)
 		if rpcErr != nil {
 			if id != nil {
 				s.writeError(id, rpcErr)
 			}
 			continue
 		}
-		return nil
-	}
-}
-
-// screen checks a frame with validate and then with decode, the JSON-RPC
-// library's own decoder: a frame the library cannot decode would end the
-// connection, so it is answered like any other invalid request. It
-// returns nil when decode accepted the frame.
-func screen(data []byte, decode func([]byte) error) (*protocol.Error, json.RawMessage) {
-	if e, id := validate(data); e != nil {
-		return e, id
-	}
-	if err := decode(data); err != nil {
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: " + err.Error()}, rawID(data)
-	}
-	return nil, nil
-}
-
-// rawID extracts a scalar id from a frame for an error reply, else null.
-func rawID(data []byte) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) == nil {
-		if id, ok := m["id"]; ok && isScalar(id) {
-			return id
+		if req != nil {
+			return req, nil
 		}
 	}
-	return json.RawMessage("null")
 }
 
 // readFrame returns one text frame, nil for a frame that was answered
@@ -323,82 +291,92 @@ func (s *stream) readFrame() ([]byte, error) {
 
 // writeError queues an error response with a raw id.
 func (s *stream) writeError(id json.RawMessage, e *protocol.Error) {
-	resp := struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *protocol.Error `json:"error"`
-	}{"2.0", id, e}
-	_ = s.WriteObject(resp)
+	_ = s.WriteObject(protocol.Response{ID: id, Error: e})
 }
 
-// validate checks a frame against JSON-RPC 2.0 and the subset the
-// jsonrpc2 library can represent. It returns the error to answer and the
-// raw id to answer it with (nil: do not answer, e.g. a bad notification).
-func validate(data []byte) (*protocol.Error, json.RawMessage) {
+// parseFrame decodes a frame once, checking it against JSON-RPC 2.0 with
+// case-sensitive member names. It returns the request (nil for a response,
+// which needs no answer), or the error to answer and the raw id to answer
+// it with (nil: do not answer, e.g. a bad notification).
+func parseFrame(data []byte) (*jsonrpc2.Request, *protocol.Error, json.RawMessage) {
 	null := json.RawMessage("null")
 	trimmed := bytes.Trim(data, " \t\r\n") // JSON whitespace only, as the decoder sees it
-	if !json.Valid(trimmed) {
-		return &protocol.Error{Code: protocol.CodeParseError, Message: "parse error: the frame is not valid JSON"}, null
-	}
-	switch {
-	case len(trimmed) > 0 && trimmed[0] == '[':
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "batch requests are not supported: send one message per frame"}, null
-	case len(trimmed) == 0 || trimmed[0] != '{':
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: a JSON-RPC message must be a JSON object"}, null
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		switch {
+		case !json.Valid(trimmed):
+			return nil, &protocol.Error{Code: protocol.CodeParseError, Message: "parse error: the frame is not valid JSON"}, null
+		case trimmed[0] == '[':
+			return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "batch requests are not supported: send one message per frame"}, null
+		}
+		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: a JSON-RPC message must be a JSON object"}, null
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &m); err != nil {
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: " + err.Error()}, null
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &protocol.Error{Code: protocol.CodeParseError, Message: "parse error: the frame is not valid JSON"}, null
+		}
+		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: " + err.Error()}, null
 	}
 	rawID, hasID := m["id"]
 	id := null
+	var reqID jsonrpc2.ID
 	idOK := true
 	if hasID {
-		idOK = validID(rawID)
+		reqID, idOK = parseID(rawID)
 		if idOK || isScalar(rawID) {
 			id = rawID
 		}
 	}
 	if string(m["jsonrpc"]) != `"2.0"` {
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: "jsonrpc" must be "2.0"`}, id
+		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: "jsonrpc" must be "2.0"`}, id
 	}
 	method, hasMethod := m["method"]
 	if !hasMethod {
 		if _, ok := m["result"]; ok && hasID {
-			return nil, nil // a response; the library ignores unknown ones
+			return nil, nil, nil // a response; nothing awaits one
 		}
 		if _, ok := m["error"]; ok && hasID {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: "method" is missing`}, id
+		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: "method" is missing`}, id
 	}
 	var name string
 	if err := json.Unmarshal(method, &name); err != nil || name == "" {
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: "method" must be a non-empty string`}, id
+		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: "method" must be a non-empty string`}, id
 	}
 	if hasID && !idOK {
-		return &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: id must be a string or a non-negative integer"}, id
+		return nil, &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "invalid request: id must be a string or a non-negative integer"}, id
 	}
+	req := &jsonrpc2.Request{Method: name, ID: reqID, Notif: !hasID}
 	if p, ok := m["params"]; ok {
 		if t := bytes.TrimSpace(p); len(t) == 0 || (t[0] != '{' && t[0] != '[' && string(t) != "null") {
 			if !hasID {
-				return &protocol.Error{}, nil
+				return nil, &protocol.Error{}, nil
 			}
-			return &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("invalid params for %s: params must be an object", name)}, id
+			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("invalid params for %s: params must be an object", name)}, id
 		}
+		req.Params = &p
 	}
-	return nil, nil
+	return req, nil, nil
 }
 
-// validID reports whether raw is an id the jsonrpc2 library accepts: a
-// string or a non-negative integer in int64 range. A null id is not.
-func validID(raw json.RawMessage) bool {
+// parseID decodes an id: a string or a non-negative integer in int64
+// range. A null id is not one.
+func parseID(raw json.RawMessage) (jsonrpc2.ID, bool) {
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] == '"' {
-		return true
+		var s string
+		if json.Unmarshal(t, &s) != nil {
+			return jsonrpc2.ID{}, false
+		}
+		return jsonrpc2.ID{Str: s, IsString: true}, true
 	}
 	n, err := strconv.ParseInt(string(t), 10, 64)
-	return err == nil && n >= 0
+	if err != nil || n < 0 {
+		return jsonrpc2.ID{}, false
+	}
+	return jsonrpc2.ID{Num: uint64(n)}, true
 }
 
 func isScalar(raw json.RawMessage) bool {

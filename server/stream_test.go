@@ -6,7 +6,7 @@ import (
 	"github.com/changesetd/changesetd/protocol"
 )
 
-func TestValidate(t *testing.T) {
+func TestParseFrame(t *testing.T) {
 	cases := []struct {
 		frame string
 		code  int64  // 0: passes validation
@@ -26,9 +26,11 @@ func TestValidate(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, protocol.CodeInvalidRequest, "null"},
 		{`{"jsonrpc":"2.0","id":6,"method":"x","params":1}`, protocol.CodeInvalidParams, "6"},
 		{`{"jsonrpc":"2.0","method":"x","params":1}`, 0, ""}, // a bad notification is dropped
+		{`{"jsonrpc":"2.0","id":7,"METHOD":"ping"}`, protocol.CodeInvalidRequest, "7"}, // names are case-sensitive
+		{"\v{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", protocol.CodeParseError, "null"},
 	}
 	for _, tc := range cases {
-		e, id := validate([]byte(tc.frame))
+		_, e, id := parseFrame([]byte(tc.frame))
 		switch {
 		case tc.code == 0 && tc.id == "":
 			if e != nil && e.Code != 0 {

@@ -84,8 +84,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			cs.reviews = s.m.loadReviews(uri)
 			s.changesets[uri] = cs
 		}
-		legacy := protocol.IsLegacy(sub.Version())
-		s.m.attach(cs.ch, sub, lastSeen, func() any { return cs.snapshot(legacy) }, done)
+		s.m.attach(cs.ch, sub, lastSeen, func() any { return cs.state.Clone() }, done)
 		if !cs.active && s.workspaces != nil {
 			cs.activate(s)
 		}
@@ -121,14 +120,6 @@ func (s *Session) checkRef(ref uritemplate.Ref) error {
 		return nil
 	}
 	return fmt.Errorf("changeset kind %q is not offered by session %s", ref.Kind, s.uri)
-}
-
-func (cs *csChannel) snapshot(legacy bool) protocol.ChangesetState {
-	st := cs.state.Clone()
-	if legacy && st.Status == protocol.StatusRecomputing {
-		st.Status = protocol.StatusComputing
-	}
-	return st
 }
 
 func (s *Session) detachChangeset(sub Subscriber, uri string) {
@@ -258,24 +249,13 @@ func (cs *csChannel) commit(s *Session, a protocol.Action, origin *protocol.Acti
 		cs.state = next
 		cs.byID = nil // positions may have moved
 	}
-	stateErr := cs.state.Error
-	s.m.publish(cs.ch, a, origin, func(version string, env protocol.ActionEnvelope) protocol.ActionEnvelope {
-		if !protocol.IsLegacy(version) {
-			return env
-		}
-		switch a := env.Action.Action.(type) {
-		case protocol.ChangesetStatusChanged:
-			if a.Status == protocol.StatusRecomputing {
-				a.Status = protocol.StatusComputing
-				env.Action = protocol.StateAction{Action: a}
-			}
-		case protocol.ChangesetContentChanged:
-			// 0.6/0.7 reducers replace error from contentChanged.
-			a.Error = stateErr
-			env.Action = protocol.StateAction{Action: a}
-		}
-		return env
-	})
+	if cc, ok := a.(protocol.ChangesetContentChanged); ok {
+		// 0.6/0.7 reducers replace error from contentChanged: the stored
+		// action keeps it for them (see protocol.Adapt).
+		cc.Error = cs.state.Error
+		a = cc
+	}
+	s.m.publish(cs.ch, a, origin)
 }
 
 // query returns what to ask workspace i for.

@@ -14,9 +14,9 @@ type Subscriber interface {
 	ClientID() string
 	// Version is the negotiated protocol version, used to gate wire deltas.
 	Version() string
-	// Send delivers an action envelope. The same *Envelope goes to every
-	// subscriber of the same protocol generation, so the transport can
-	// encode it once (Envelope.Frame).
+	// Send delivers an action envelope, in the newest shape. The same
+	// *Envelope goes to every subscriber, so the transport can encode it
+	// once per protocol generation (Envelope.Frame).
 	Send(env *Envelope)
 	// Notify delivers a protocol notification such as root/sessionAdded.
 	Notify(method string, params any)
@@ -69,19 +69,24 @@ func (c *channel) replayLocked(lastSeen int64) ([]protocol.ActionEnvelope, bool)
 
 // Envelope is an action envelope on its way to subscribers. Fan-out to a
 // thousand subscribers must not encode it a thousand times: Frame encodes
-// it once and hands every caller the same bytes.
+// it once per protocol generation (current, and 0.6/0.7) and hands every
+// caller of that generation the same bytes.
 type Envelope struct {
 	protocol.ActionEnvelope
-	once  sync.Once
-	frame []byte
+	once  [2]sync.Once
+	frame [2][]byte
 }
 
 // NewEnvelope wraps env for delivery.
 func NewEnvelope(env protocol.ActionEnvelope) *Envelope { return &Envelope{ActionEnvelope: env} }
 
-// Frame returns encode(envelope), computed by the first caller. The
-// returned bytes must not be modified.
-func (e *Envelope) Frame(encode func(protocol.ActionEnvelope) []byte) []byte {
-	e.once.Do(func() { e.frame = encode(e.ActionEnvelope) })
-	return e.frame
+// Frame returns encode(envelope) for the generation legacy selects,
+// computed by its first caller. The returned bytes must not be modified.
+func (e *Envelope) Frame(legacy bool, encode func(protocol.ActionEnvelope) []byte) []byte {
+	g := 0
+	if legacy {
+		g = 1
+	}
+	e.once[g].Do(func() { e.frame[g] = encode(e.ActionEnvelope) })
+	return e.frame[g]
 }

@@ -109,9 +109,9 @@ func (m *Manager) Seq() int64 {
 }
 
 // publish assigns the next serverSeq to an action on c, records it for
-// replay and fans it out. adapt, if non-nil, rewrites the envelope for
-// subscribers of older protocol versions.
-func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.ActionOrigin, adapt func(version string, env protocol.ActionEnvelope) protocol.ActionEnvelope) protocol.ActionEnvelope {
+// replay and fans it out. Every subscriber gets the same *Envelope; the
+// transport adapts it to each connection's protocol version.
+func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.ActionOrigin) protocol.ActionEnvelope {
 	m.commitMu.Lock()
 	defer m.commitMu.Unlock()
 	m.seq++
@@ -119,15 +119,7 @@ func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.Action
 	env := protocol.ActionEnvelope{Channel: c.uri, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin}
 	c.appendLocked(env)
 	shared := NewEnvelope(env)
-	var legacy *Envelope // the 0.6/0.7 form, made once if needed
 	for sub := range c.subs {
-		if adapt != nil && protocol.IsLegacy(sub.Version()) {
-			if legacy == nil {
-				legacy = NewEnvelope(adapt(sub.Version(), env))
-			}
-			sub.Send(legacy)
-			continue
-		}
 		sub.Send(shared)
 	}
 	return env

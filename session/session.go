@@ -261,19 +261,7 @@ func (s *Session) commitSession(a protocol.Action, origin *protocol.ActionOrigin
 		s.state = next
 		s.modifiedAt = s.m.opts.Now()
 	}
-	s.m.publish(s.ch, a, origin, adaptSessionEnvelope)
-}
-
-func adaptSessionEnvelope(version string, env protocol.ActionEnvelope) protocol.ActionEnvelope {
-	return env // session actions keep their shape; lifecycle strings are set by the client's reducer
-}
-
-func (s *Session) snapshotFor(version string) protocol.SessionState {
-	st := cloneSessionState(s.state)
-	if protocol.IsLegacy(version) && st.Lifecycle == protocol.LifecycleFailed {
-		st.Lifecycle = protocol.LifecycleCreationFailed
-	}
-	return st
+	s.m.publish(s.ch, a, origin)
 }
 
 func cloneSessionState(st protocol.SessionState) protocol.SessionState {
@@ -290,7 +278,7 @@ func cloneSessionState(st protocol.SessionState) protocol.SessionState {
 
 func (s *Session) attachSession(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
 	if !s.do(func() {
-		s.m.attach(s.ch, sub, lastSeen, func() any { return s.snapshotFor(sub.Version()) }, done)
+		s.m.attach(s.ch, sub, lastSeen, func() any { return cloneSessionState(s.state) }, done)
 	}) {
 		done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.uri))
 	}

@@ -317,7 +317,7 @@ func (s *Session) commitChat(a protocol.Action) {
 		s.chat = next
 		s.modifiedAt = s.m.opts.Now()
 	}
-	s.m.publish(s.chatCh, a, nil, nil)
+	s.m.publish(s.chatCh, a, nil)
 }
 
 // chatSummary is the session's entry for its chat.

@@ -106,7 +106,8 @@ func TestInitializeNegotiatesVersions(t *testing.T) {
 				var data struct {
 					SupportedVersions []string `json:"supportedVersions"`
 				}
-				if json.Unmarshal(re.Data, &data); len(data.SupportedVersions) == 0 {
+				raw, _ := json.Marshal(re.Data)
+				if json.Unmarshal(raw, &data); len(data.SupportedVersions) == 0 {
 					t.Errorf("offer %v: error data %s lacks supportedVersions", tc.offer, re.Data)
 				}
 				if err := c.Wait(ctx(t), "close after refused version", func() bool { closed, _, _ := c.Closed(); return closed }); err != nil && !strings.Contains(err.Error(), "closed") {

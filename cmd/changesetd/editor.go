@@ -20,7 +20,7 @@ func opErr(err error) error {
 	case errors.Is(err, scm.ErrOutsideWorktree):
 		return &protocol.Error{Code: protocol.CodePermissionDenied, Message: err.Error()}
 	case errors.Is(err, scm.ErrIndexLocked):
-		return &protocol.Error{Code: protocol.CodeConflict, Message: "another git process holds .git/index.lock; try again when it has finished (" + err.Error() + ")"}
+		return &protocol.Error{Code: protocol.CodeConflict, Message: "another git process holds .git/index.lock; try again when it has finished (" + err.Error() + ")", Data: map[string]any{"reason": protocol.ReasonIndexLocked}}
 	case errors.Is(err, scm.ErrNothingStaged):
 		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: "nothing to commit"}
 	}

@@ -104,7 +104,7 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, message, id, stateDir s
 			err = c.call(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: id}, &info)
 		}
 		// A session created a moment ago may still be starting.
-		var re *rpcError
+		var re *protocol.Error
 		if errors.As(err, &re) && re.Code == protocol.CodeInvalidRequest && strings.Contains(re.Message, "still starting") {
 			select {
 			case <-time.After(100 * time.Millisecond):
@@ -114,7 +114,7 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, message, id, stateDir s
 		}
 		break
 	}
-	var re *rpcError
+	var re *protocol.Error
 	if hook && edge == "end" && errors.As(err, &re) && re.Code == protocol.CodeNotFound && strings.Contains(re.Message, "no turn is running") {
 		return 0 // e.g. a Stop hook after an interrupted prompt
 	}
@@ -131,13 +131,6 @@ type client struct {
 	ws   *websocket.Conn
 	next int
 }
-
-type rpcError struct {
-	Code    int64  `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *rpcError) Error() string { return e.Message }
 
 // dialDaemon connects to the daemon recorded in stateDir and initializes.
 func dialDaemon(ctx context.Context, stateDir string) (*client, error) {
@@ -188,19 +181,15 @@ func (c *client) call(ctx context.Context, method string, params, out any) error
 		c.ws.SetReadDeadline(dl)
 		c.ws.SetWriteDeadline(dl)
 	}
-	if err := c.ws.WriteJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+	if err := c.ws.WriteJSON(protocol.NewRequest(int64(id), method, params)); err != nil {
 		return err
 	}
 	for {
-		var m struct {
-			ID     *int            `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  *rpcError       `json:"error"`
-		}
+		var m protocol.RPCMessage
 		if err := c.ws.ReadJSON(&m); err != nil {
 			return fmt.Errorf("%s: %w", method, err)
 		}
-		if m.ID == nil || *m.ID != id {
+		if !m.IsResponse() || !protocol.IDEqual(m.ID, protocol.IntID(int64(id))) {
 			continue
 		}
 		if m.Error != nil {
@@ -246,7 +235,7 @@ func (c *client) sessionFor(ctx context.Context, dir string) (string, error) {
 	err = c.call(ctx, protocol.MethodCreateSession, protocol.CreateSessionParams{
 		BaseParams: protocol.BaseParams{Channel: uri}, WorkingDirectories: []string{session.FileURI(abs)},
 	}, nil)
-	var re *rpcError
+	var re *protocol.Error
 	if errors.As(err, &re) && re.Code == protocol.CodeSessionAlreadyExists {
 		err = nil
 	}

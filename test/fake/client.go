@@ -20,22 +20,10 @@ import (
 )
 
 // Message is one JSON-RPC message received from the server.
-type Message struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *RPCError       `json:"error,omitempty"`
-}
+type Message = protocol.RPCMessage
 
 // RPCError is a JSON-RPC error response.
-type RPCError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *RPCError) Error() string { return fmt.Sprintf("rpc error %d: %s", e.Code, e.Message) }
+type RPCError = protocol.Error
 
 // Client is a connection to the daemon.
 type Client struct {
@@ -175,7 +163,7 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	ch := make(chan Message, 1)
 	c.pending[id] = ch
 	c.mu.Unlock()
-	frame, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+	frame, err := json.Marshal(protocol.NewRequest(int64(n), method, params))
 	if err != nil {
 		return err
 	}
@@ -200,7 +188,7 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 
 // Notify sends a notification.
 func (c *Client) Notify(method string, params any) error {
-	frame, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	frame, err := json.Marshal(protocol.NewNotification(method, params))
 	if err != nil {
 		return err
 	}

@@ -17,26 +17,15 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/changesetd/changesetd/protocol"
 )
 
 // Wire types: just the fields the load program looks at.
 
 // inbound is one JSON-RPC message from the daemon. Params is kept raw and
 // decoded a second time only for action notifications.
-type inbound struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *rpcError       `json:"error"`
-}
-
-type rpcError struct {
-	Code    int64  `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *rpcError) Error() string { return fmt.Sprintf("rpc error %d: %s", e.Code, e.Message) }
+type inbound = protocol.RPCMessage
 
 // envelope is an action envelope; the action itself is decoded only as far
 // as its type (and, for the driver, separately in full).
@@ -122,7 +111,7 @@ func (c *wsConn) read() ([]byte, error) {
 func (c *wsConn) call(method string, params any, out any, onNote func(*inbound)) error {
 	c.nextID++
 	id := c.nextID
-	if err := c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+	if err := c.send(protocol.NewRequest(id, method, params)); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	c.ws.SetReadDeadline(time.Now().Add(callTimeout))
@@ -189,7 +178,7 @@ func pingLoop(every time.Duration, conns func() []*wsConn, quit <-chan struct{})
 		case <-tick.C:
 		}
 		for _, c := range conns() {
-			_ = c.send(map[string]any{"jsonrpc": "2.0", "id": "keepalive", "method": "ping", "params": map[string]any{"channel": "ahp-root://"}})
+			_ = c.send(protocol.Request{JSONRPC: protocol.JSONRPCVersion, ID: json.RawMessage(`"keepalive"`), Method: "ping", Params: map[string]any{"channel": protocol.RootURI}})
 		}
 	}
 }
@@ -705,10 +694,10 @@ func (d *driver) dispatchOne(k int64) error {
 	reviewed := (k/n)%2 == 0
 	seq := d.r.dispatched.Load() + 1
 	d.r.markSent(seq)
-	err := d.conn.send(map[string]any{"jsonrpc": "2.0", "method": "dispatchAction", "params": map[string]any{
+	err := d.conn.send(protocol.NewNotification("dispatchAction", map[string]any{
 		"channel": d.r.uri, "clientSeq": seq,
 		"action": map[string]any{"type": "changeset/filesReviewChanged", "files": []string{file}, "reviewed": reviewed},
-	}})
+	}))
 	if err == nil {
 		d.r.dispatched.Store(seq)
 	}

@@ -1,0 +1,89 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The JSON-RPC 2.0 envelope types, the one definition used by the server
+// and by every client in this module. Keys are exactly those of JSON-RPC
+// 2.0: a response carries either "result" or "error", never both.
+
+// JSONRPCVersion is the value of every message's "jsonrpc" member.
+const JSONRPCVersion = "2.0"
+
+// Request is a JSON-RPC request, or a notification when ID is nil.
+type Request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  any             `json:"params,omitempty"`
+}
+
+// NewRequest returns a request with a numeric id.
+func NewRequest(id int64, method string, params any) Request {
+	return Request{JSONRPC: JSONRPCVersion, ID: IntID(id), Method: method, Params: params}
+}
+
+// Notification is a JSON-RPC notification.
+type Notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
+
+// NewNotification returns a notification of method with params.
+func NewNotification(method string, params any) Notification {
+	return Notification{JSONRPC: JSONRPCVersion, Method: method, Params: params}
+}
+
+// Response is a JSON-RPC response. When Error is set the encoding has no
+// "result" member; otherwise it has "result", null for a nil Result.
+type Response struct {
+	ID     json.RawMessage // the request's id as it was sent; null when unknown
+	Result any
+	Error  *Error
+}
+
+// MarshalJSON writes exactly one of "result" and "error".
+func (r Response) MarshalJSON() ([]byte, error) {
+	id := r.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	if r.Error != nil {
+		return json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   *Error          `json:"error"`
+		}{JSONRPCVersion, id, r.Error})
+	}
+	return json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result"`
+	}{JSONRPCVersion, id, r.Result})
+}
+
+// RPCMessage is any incoming JSON-RPC message, for clients to decode: a
+// response has ID and Result or Error, a notification Method and Params.
+type RPCMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// IsResponse reports whether m answers a request.
+func (m *RPCMessage) IsResponse() bool { return m.Method == "" && len(m.ID) > 0 }
+
+// IntID encodes a numeric request id.
+func IntID(n int64) json.RawMessage {
+	b, _ := json.Marshal(n)
+	return b
+}
+
+// IDEqual reports whether two encoded ids are the same id.
+func IDEqual(a, b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) }
