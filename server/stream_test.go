@@ -25,7 +25,7 @@ func TestParseFrame(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, protocol.CodeInvalidRequest, "null"},
 		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, protocol.CodeInvalidRequest, "null"},
 		{`{"jsonrpc":"2.0","id":6,"method":"x","params":1}`, protocol.CodeInvalidParams, "6"},
-		{`{"jsonrpc":"2.0","method":"x","params":1}`, 0, ""}, // a bad notification is dropped
+		{`{"jsonrpc":"2.0","method":"x","params":1}`, 0, ""},                           // a bad notification is dropped
 		{`{"jsonrpc":"2.0","id":7,"METHOD":"ping"}`, protocol.CodeInvalidRequest, "7"}, // names are case-sensitive
 		{"\v{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", protocol.CodeParseError, "null"},
 	}
