@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -182,6 +183,10 @@ func (c *conn) subscribe(req *jsonrpc2.Request) {
 	}
 	if p.Channel == "" {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "subscribe: channel is required"))
+		return
+	}
+	if err := checkDelivery(p.Delivery); err != nil {
+		c.reply(req, nil, err)
 		return
 	}
 	if err := c.reserveSub(p.Channel); err != nil {
@@ -414,4 +419,27 @@ func (c *conn) turnEnd(req *jsonrpc2.Request) {
 		info, err := c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
 		c.reply(req, info, err)
 	}()
+}
+
+// checkDelivery validates subscribe's delivery options. maxLatencyMs
+// bounds how long the server may hold an action back to coalesce it; this
+// server never holds one back after it is committed (file-system events
+// are coalesced for a few milliseconds before they become actions), so
+// every valid bound, 0 included, is met as it is.
+func checkDelivery(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var d struct {
+		MaxLatencyMs *json.Number `json:"maxLatencyMs"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return protocol.Errorf(protocol.CodeInvalidParams, "subscribe: delivery must be an object with an optional maxLatencyMs")
+	}
+	if d.MaxLatencyMs != nil {
+		if n, err := d.MaxLatencyMs.Int64(); err != nil || n < 0 {
+			return protocol.Errorf(protocol.CodeInvalidParams, "subscribe: delivery.maxLatencyMs must be a non-negative integer, not %s", *d.MaxLatencyMs)
+		}
+	}
+	return nil
 }
