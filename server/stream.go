@@ -23,26 +23,26 @@ type closeMsg struct {
 	reason string
 }
 
-// outMsg is one queued frame, or a close request.
-type outMsg struct {
-	data  []byte
-	close *closeMsg
-}
-
 // stream frames JSON-RPC over one WebSocket connection. Writes never
 // block: they go to a bounded queue drained by one writer goroutine.
 // Reads decode each frame once and answer malformed ones directly.
+//
+// The queue is a slice that grows with what is pending, not a channel
+// sized for the worst case: an idle connection costs no queue memory, and
+// a thousand subscribers cost a thousand small slices.
 type stream struct {
 	ws       *websocket.Conn
 	maxFrame int64
 	cfg      *Config
 	onClose  func(code int, reason string) // called once, from the goroutine that decided to close
 
-	queue chan outMsg
+	wake chan struct{} // capacity 1: something is pending or a close was asked for
 
 	mu        sync.Mutex
-	held      int      // hold depth; while > 0 writes go to heldBuf
-	heldBuf   [][]byte // frames written while held
+	pending   [][]byte  // frames queued for the writer, oldest first
+	closeReq  *closeMsg // set once; written after pending
+	held      int       // hold depth; while > 0 writes go to heldBuf
+	heldBuf   [][]byte  // frames written while held
 	closing   bool
 	closeOnce sync.Once
 	done      chan struct{} // closed when the writer exits
@@ -65,7 +65,7 @@ func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stre
 		maxFrame: cfg.MaxFrameBytes,
 		cfg:      cfg,
 		onClose:  onClose,
-		queue:    make(chan outMsg, cfg.SendQueue),
+		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		readDone: make(chan struct{}),
 	}
@@ -104,7 +104,7 @@ func (s *stream) write(data []byte) error {
 	}
 	if s.held > 0 {
 		s.heldBuf = append(s.heldBuf, data)
-		if len(s.heldBuf) > cap(s.queue) {
+		if len(s.heldBuf) > s.cfg.SendQueue {
 			s.overflowLocked()
 			return io.ErrClosedPipe
 		}
@@ -114,18 +114,29 @@ func (s *stream) write(data []byte) error {
 }
 
 func (s *stream) enqueueLocked(data []byte) error {
-	select {
-	case s.queue <- outMsg{data: data}:
-		return nil
-	default:
+	if len(s.pending) >= s.cfg.SendQueue {
 		s.overflowLocked()
 		return io.ErrClosedPipe
 	}
+	s.pending = append(s.pending, data)
+	s.signal()
+	return nil
 }
 
+// signal wakes the writer; a wake already pending covers this one.
+func (s *stream) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// overflowLocked closes a connection whose client stopped reading. What
+// is queued is dropped: the close frame goes out next.
 func (s *stream) overflowLocked() {
 	metrics.SlowClients.Inc()
-	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", cap(s.queue))
+	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", s.cfg.SendQueue)
+	s.pending = nil
 	s.closeLocked(websocket.ClosePolicyViolation, reason)
 }
 
@@ -180,14 +191,8 @@ func (s *stream) closeLocked(code int, reason string) {
 		return
 	}
 	s.closing = true
-	cm := &closeMsg{code: code, reason: reason}
-	select {
-	case s.queue <- outMsg{close: cm}:
-	default:
-		// The queue is full: the writer closes as soon as it sees the
-		// flag, without sending what is queued.
-		go func() { s.queue <- outMsg{close: cm} }()
-	}
+	s.closeReq = &closeMsg{code: code, reason: reason}
+	s.signal()
 	s.closeOnce.Do(func() {
 		if s.onClose != nil {
 			go s.onClose(code, reason)
@@ -200,11 +205,26 @@ func (s *stream) writeLoop() {
 	defer s.ws.Close()
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
+	var spare [][]byte // the previous batch's backing array, reused
 	for {
 		select {
-		case m := <-s.queue:
-			if m.close != nil {
-				msg := websocket.FormatCloseMessage(m.close.code, truncateReason(m.close.reason))
+		case <-s.wake:
+		case <-ping.C:
+			if err := s.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.cfg.WriteTimeout)); err != nil {
+				s.closeWith(websocket.CloseAbnormalClosure, "ping failed")
+				return
+			}
+			continue
+		}
+		for {
+			s.mu.Lock()
+			if len(s.pending) == 0 {
+				cm := s.closeReq
+				s.mu.Unlock()
+				if cm == nil {
+					break
+				}
+				msg := websocket.FormatCloseMessage(cm.code, truncateReason(cm.reason))
 				_ = s.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(s.cfg.WriteTimeout))
 				select {
 				case <-s.readDone:
@@ -212,15 +232,22 @@ func (s *stream) writeLoop() {
 				}
 				return
 			}
-			s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-			if err := s.ws.WriteMessage(websocket.TextMessage, m.data); err != nil {
-				s.closeWith(websocket.CloseAbnormalClosure, "write failed")
-				return
+			// Swap arrays with the producers: the batch is the writer's
+			// alone until it becomes the spare again.
+			batch := s.pending
+			s.pending = spare[:0]
+			s.mu.Unlock()
+			spare = nil
+			for i, data := range batch {
+				s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+				if err := s.ws.WriteMessage(websocket.TextMessage, data); err != nil {
+					s.closeWith(websocket.CloseAbnormalClosure, "write failed")
+					return
+				}
+				batch[i] = nil // the frame may be large; do not keep it alive
 			}
-		case <-ping.C:
-			if err := s.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.cfg.WriteTimeout)); err != nil {
-				s.closeWith(websocket.CloseAbnormalClosure, "ping failed")
-				return
+			if cap(batch) <= 64 {
+				spare = batch // small arrays are reused; a burst's is let go
 			}
 		}
 	}
