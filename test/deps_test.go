@@ -10,10 +10,15 @@ import (
 
 	_ "github.com/changesetd/changesetd/changeset"
 	_ "github.com/changesetd/changesetd/metrics"
+	_ "github.com/changesetd/changesetd/protocol"
+	_ "github.com/changesetd/changesetd/reducer"
 	_ "github.com/changesetd/changesetd/scm"
 	_ "github.com/changesetd/changesetd/scm/fswatch"
+	_ "github.com/changesetd/changesetd/scm/snapstore"
 	_ "github.com/changesetd/changesetd/server"
 	_ "github.com/changesetd/changesetd/session"
+	_ "github.com/changesetd/changesetd/store"
+	_ "github.com/changesetd/changesetd/uritemplate"
 )
 
 func touchSources() {
