@@ -109,8 +109,14 @@ type daemon struct {
 // startDaemon runs "changesetd serve" on repo with a fresh state dir and
 // waits for its connect line.
 func startDaemon(bin, repoDir, work, logLevel string, n int) (*daemon, error) {
+	return startDaemonOn(bin, repoDir, work, logLevel, n, fmt.Sprintf("daemon%d.stderr", n))
+}
+
+// startDaemonOn is startDaemon on state dir n, logging to logName: a
+// second start on the same n is a restart on the state the first left.
+func startDaemonOn(bin, repoDir, work, logLevel string, n int, logName string) (*daemon, error) {
 	state := filepath.Join(work, fmt.Sprintf("state%d", n))
-	d := &daemon{stderr: filepath.Join(work, fmt.Sprintf("daemon%d.stderr", n)), exited: make(chan error, 1)}
+	d := &daemon{stderr: filepath.Join(work, logName), exited: make(chan error, 1)}
 	logf, err := os.Create(d.stderr)
 	if err != nil {
 		return nil, err
@@ -258,6 +264,7 @@ type coldResult struct {
 	subscribeToReady time.Duration // subscribe request -> ready with every file
 	startToReady     time.Duration // process start -> ready
 	startToCatalogue time.Duration // process start -> session catalogue received
+	second           time.Duration // a second client's subscribe -> ready with every file
 	rss              int64         // VmHWM, KiB
 	files            []protocol.ChangesetFile
 }
@@ -329,7 +336,39 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 	if res.rss, err = peakRSS(d.cmd.Process.Pid); err != nil {
 		return nil, res, err
 	}
+	if res.second, err = secondSubscriber(ctx, d, uri, len(want)); err != nil {
+		return nil, res, err
+	}
 	return m, res, nil
+}
+
+// secondSubscriber times what a second panel waits for while the daemon
+// runs: a new connection's subscribe until its view is ready with every
+// file, served from the state the first subscription keeps resident.
+func secondSubscriber(ctx context.Context, d *daemon, uri string, files int) (time.Duration, error) {
+	c, _, err := fake.Dial(ctx, d.url, nil)
+	if err != nil {
+		return 0, fmt.Errorf("second subscriber: dial: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, "bench-second", nil); err != nil {
+		return 0, fmt.Errorf("second subscriber: initialize: %v", err)
+	}
+	start := time.Now()
+	raw, from, err := subscribe(ctx, c, uri)
+	if err != nil {
+		return 0, fmt.Errorf("second subscriber: subscribe: %v", err)
+	}
+	m := &mirror{c: c, uri: uri, last: from}
+	if err := json.Unmarshal(raw, &m.st); err != nil {
+		return 0, err
+	}
+	if m.st.Status != protocol.StatusReady || len(m.st.Files) < files {
+		err = m.wait(ctx, "second subscriber ready", func(_ *fake.Envelope, st *protocol.ChangesetState) bool {
+			return st.Status == protocol.StatusReady && len(st.Files) >= files
+		})
+	}
+	return time.Since(start), err
 }
 
 // uncommittedTemplate subscribes to the session and returns the URI
