@@ -507,7 +507,8 @@ type idxEntry struct {
 // indexLocked returns the index, re-decoding it when the file changed.
 // r.mu must be held.
 func (r *Repo) indexLocked() (*indexSnapshot, error) {
-	f, err := os.Open(filepath.Join(r.gitDir, "index"))
+	path := filepath.Join(r.gitDir, "index")
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		r.idx = &indexSnapshot{m: map[string]*idxEntry{}}
 		return r.idx, nil
@@ -524,12 +525,16 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	if r.idx != nil && r.idx.stat == st {
 		return r.idx, nil
 	}
-	var idx index.Index
-	if err := index.NewDecoder(bufio.NewReaderSize(f, 1<<16)).Decode(&idx); err != nil {
-		return nil, fmt.Errorf("scm: decode index: %w", err)
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("scm: read index: %w", err)
 	}
-	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.Entries))}
-	for _, e := range idx.Entries {
+	idx, err := decodeIndex(b, sharedIndexReader(path, r.gitDir))
+	if err != nil {
+		return nil, fmt.Errorf("scm: read index: %w", err)
+	}
+	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries))}
+	for _, e := range idx.entries {
 		if prev, ok := snap.m[e.Name]; ok {
 			if e.Stage == stageMerged {
 				prev.e, prev.conflict = e, false
