@@ -23,6 +23,9 @@ type layoutCase struct {
 	// branch also checks the branch changeset against git, from the merge
 	// base of this revision and HEAD.
 	branch string
+	// live, when set, edits the working tree while subscribed; the
+	// changeset must follow git again.
+	live func(t *testing.T, dir string)
 	// check runs extra checks on the ready uncommitted changeset.
 	check func(t *testing.T, c *fake.Client, dir, top, uri string, st protocol.ChangesetState)
 }
@@ -59,6 +62,12 @@ func layoutCases() []layoutCase {
 				return filepath.Join(repo, "sub")
 			},
 			check: checkSubdirectory,
+			live: func(t *testing.T, dir string) {
+				writeFile(t, dir, "live.txt", "live\n")
+				writeFile(t, dir, "deep/c.txt", "back\n")
+				writeFile(t, dir, "../other/live.txt", "outside\n")
+				writeFile(t, dir, "../a.txt", "outside edit\n")
+			},
 		},
 		{
 			name: "shared clone",
@@ -246,17 +255,24 @@ func TestRepositoryLayoutsEndToEnd(t *testing.T) {
 			sum := onlySession(t, c)
 			cat := catalogue(t, c, sum.Resource)
 			want := gitExpect(t, dir, "")
-			st, uri := waitFiles(t, c, cat, "uncommitted", top, want)
+			m, uri := subscribeKind(t, c, cat, "uncommitted")
+			st := waitFiles(m, top, want)
 			checkCounts(t, top, st, want)
 			checkSidesReadable(t, c, top, st)
 			if lc.check != nil {
 				lc.check(t, c, dir, top, uri, st)
 			}
+			if lc.live != nil {
+				lc.live(t, dir)
+				want := gitExpect(t, dir, "")
+				st := waitFiles(m, top, want)
+				checkCounts(t, top, st, want)
+			}
 			if lc.branch != "" {
 				base := strings.TrimSpace(git(t, dir, "merge-base", lc.branch, "HEAD"))
 				want := gitExpect(t, dir, base)
-				st, _ := waitFiles(t, c, cat, "branch", top, want)
-				checkCounts(t, top, st, want)
+				m, _ := subscribeKind(t, c, cat, "branch")
+				checkCounts(t, top, waitFiles(m, top, want), want)
 			}
 		})
 	}
@@ -333,22 +349,27 @@ func gitMayFail(t *testing.T, dir string, args ...string) {
 	_, _ = gitOutErr(dir, append([]string{"-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
 }
 
-// waitFiles subscribes to the changeset of kind and waits until it is
-// ready with exactly the files of want.
-func waitFiles(t *testing.T, c *fake.Client, cat map[string]protocol.Changeset, kind, top string, want map[string]numstat) (protocol.ChangesetState, string) {
+// subscribeKind subscribes to the session's changeset of kind.
+func subscribeKind(t *testing.T, c *fake.Client, cat map[string]protocol.Changeset, kind string) (*changesetMirror, string) {
 	t.Helper()
 	cs, ok := cat[kind]
 	if !ok {
 		t.Fatalf("no %s changeset in the catalogue", kind)
 	}
 	uri := expand(t, cs.URITemplate, nil)
-	m := mirrorChangeset(t, c, uri)
+	return mirrorChangeset(t, c, uri), uri
+}
+
+// waitFiles waits until the changeset is ready with exactly the files of
+// want.
+func waitFiles(m *changesetMirror, top string, want map[string]numstat) protocol.ChangesetState {
+	m.t.Helper()
 	var ids []string
 	for p := range want {
 		ids = append(ids, fileURI(top, p))
 	}
 	slices.Sort(ids)
-	return m.Wait(fmt.Sprintf("%s ready with %v", kind, ids), func(st protocol.ChangesetState) bool {
+	return m.Wait(fmt.Sprintf("ready with %v", ids), func(st protocol.ChangesetState) bool {
 		if !ready(st) || len(st.Files) != len(ids) {
 			return false
 		}
@@ -358,7 +379,7 @@ func waitFiles(t *testing.T, c *fake.Client, cat map[string]protocol.Changeset, 
 			}
 		}
 		return true
-	}), uri
+	})
 }
 
 // checkCounts compares every file's counts with git's.
