@@ -198,8 +198,19 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 		return nil, nil, bad("%d entries in %d bytes", n, len(b))
 	}
 	x := &indexFile{version: version, entries: make([]*index.Entry, n), assumeValid: map[entryKey]bool{}}
-	// One allocation for all entries.
+	// One allocation for all entries, and one for all names: version 2
+	// and 3 names are slices of the file as a string, version 4 names
+	// (prefix-compressed) are gathered into one buffer and sliced after.
 	store := make([]index.Entry, n)
+	var all string
+	var names []byte
+	var ends []int
+	if version < 4 {
+		all = string(b)
+	} else {
+		names = make([]byte, 0, len(b))
+		ends = make([]int, n)
+	}
 	off := 12
 	var prev []byte
 	for i := 0; i < n; i++ {
@@ -251,7 +262,7 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			if p+l > end {
 				return nil, nil, bad("truncated name")
 			}
-			e.Name = string(b[p : p+l])
+			e.Name = all[p : p+l]
 			off += (p - off + l + 8) &^ 7
 		case 4:
 			var strip int
@@ -278,20 +289,35 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 				return nil, nil, bad("unterminated name")
 			}
 			prev = append(prev[:len(prev)-strip], b[p:p+j]...)
-			e.Name = string(prev)
+			names = append(names, prev...)
+			ends[i] = len(names)
 			off = p + j + 1
 		}
 		if off > end {
 			return nil, nil, bad("truncated entry %d", i)
 		}
 		if flags&flagAssumeValid != 0 {
-			name := e.Name
-			if name == "" {
-				name = replaceKey(i)
-			}
-			x.assumeValid[entryKey{name, int(e.Stage)}] = true
+			x.assumeValid[entryKey{replaceKey(i), int(e.Stage)}] = true
 		}
 		x.entries[i] = e
+	}
+	if version == 4 {
+		s := string(names)
+		start := 0
+		for i, e := range x.entries {
+			e.Name = s[start:ends[i]]
+			start = ends[i]
+		}
+	}
+	// Assume-valid bits were keyed by position while names were pending;
+	// named entries get their name back (nameless ones replace shared
+	// entries and keep the position key for mergeSplit).
+	for k := range x.assumeValid {
+		i, _ := strconv.Atoi(k.name[1:])
+		if name := x.entries[i].Name; name != "" {
+			delete(x.assumeValid, k)
+			x.assumeValid[entryKey{name, k.stage}] = true
+		}
 	}
 	var link *linkExt
 	for off+8 <= end {
