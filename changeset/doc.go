@@ -4,9 +4,10 @@
 // mode") to what the changeset channel publishes about that path:
 //
 //   - line diffs with git semantics (LF ends a line, CR is content, a final
-//     line without a newline is a line), computed with the Myers
-//     implementation of github.com/sergi/go-diff under a per-file time
-//     budget, and with the anchored diff of
+//     line without a newline is a line), computed as git's xdiff does
+//     (its record classification, discarding of unmatched lines and cost
+//     heuristics, so the counts are git diff --numstat's) under a
+//     per-file time budget, and with the anchored diff of
 //     github.com/rogpeppe/go-internal/diff when that budget runs out;
 //   - git's post-processing of a line diff: sliding change groups (xdiff's
 //     change compaction, including the indent heuristic), hunking with
@@ -19,8 +20,8 @@
 //   - blob OIDs, binary detection and rename pairing.
 //
 // The package does no I/O: no git, no filesystem, no goroutines and no
-// logging. Its only use of the clock is measuring a Myers run against
+// logging. Its only use of the clock is measuring a line diff against
 // Options.Budget. It imports the protocol package, the standard library
-// and the two pure diff libraries above, and nothing else; in particular
+// and the pure diff library above, and nothing else; in particular
 // never os, os/exec, net, sync, log/slog, go-git or fsnotify.
 package changeset

@@ -4,10 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/diff"
-	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // xfile is one side of a line diff: the lines, their interned ids, and
@@ -35,22 +33,14 @@ func (f *xfile) markAll(from, to int) {
 // lineDiff is the outcome of diffLines.
 type lineDiff struct {
 	a, b       *xfile
-	fallback   bool // the anchored diff was used
+	fallback   bool // the anchored diff was used, not git's
 	degenerate bool // the fallback replaced everything although lines are shared
 }
 
-// maxRuneID is the number of distinct lines the rune mapping can carry.
-const maxRuneID = utf8.MaxRune + 1 - (0xE000 - 0xD800)
-
-func idRune(id int32) rune {
-	if id >= 0xD800 {
-		return rune(id) + (0xE000 - 0xD800)
-	}
-	return rune(id)
-}
-
-// diffLines marks the changed lines of a and b, then slides the changes as
-// git's xdiff does.
+// diffLines marks the changed lines of a and b as git's xdiff does (see
+// xdiff.go), then slides the changes as git does. When the budget runs
+// out, or the changed region is huge, go-internal's anchored diff marks
+// them instead.
 func diffLines(a, b []string, budget time.Duration) lineDiff {
 	d := lineDiff{a: newXfile(a), b: newXfile(b)}
 	intern := make(map[string]int32, len(a)+len(b))
@@ -78,81 +68,16 @@ func diffLines(a, b []string, budget time.Duration) lineDiff {
 	case p == ea || p == eb:
 		d.a.markAll(p, ea)
 		d.b.markAll(p, eb)
-	case len(intern) > maxRuneID || ea-p > anchoredOnlyLines || eb-p > anchoredOnlyLines ||
-		repetitionWork(d.a.ids[p:ea], d.b.ids[p:eb]) > maxRepetitionWork:
+	case ea-p > anchoredOnlyLines || eb-p > anchoredOnlyLines:
 		d.anchored(p, ea, eb)
 	default:
-		if !d.myers(p, ea, eb, budget) {
+		if !d.xdiff(p, ea, eb, time.Now().Add(budget)) {
 			d.anchored(p, ea, eb)
 		}
 	}
 	compact(d.a, d.b)
 	compact(d.b, d.a)
 	return d
-}
-
-// maxRepetitionWork bounds repetitionWork for the Myers path. go-diff's
-// substring test (runesIndex) and its half-match seed search run before
-// its deadline is ever checked and are quadratic on repetitive input:
-// their cost is at most (occurrences of the most frequent line) × (lines).
-// 50,000 copies of one line took 2.7 s; at this bound the worst case stays
-// within about the 100 ms budget, while a 10,000-line source file with 15%
-// blank lines scores about 6e7.
-const maxRepetitionWork = 5e8
-
-func repetitionWork(a, b []int32) int {
-	count := make(map[int32]int)
-	most := 0
-	for _, ids := range [][]int32{a, b} {
-		for _, id := range ids {
-			count[id]++
-			most = max(most, count[id])
-		}
-	}
-	return most * (len(a) + len(b))
-}
-
-// myers runs go-diff's Myers on a[p:ea] and b[p:eb]. It reports false
-// when the budget ran out; the marks are then cleared.
-func (d *lineDiff) myers(p, ea, eb int, budget time.Duration) bool {
-	ra := make([]rune, ea-p)
-	for i := range ra {
-		ra[i] = idRune(d.a.ids[p+i])
-	}
-	rb := make([]rune, eb-p)
-	for i := range rb {
-		rb[i] = idRune(d.b.ids[p+i])
-	}
-	// DiffBisect with a deadline, not DiffMain with a timeout: a timeout
-	// also turns on go-diff's half-match speedup, which is not minimal
-	// (measured: +4 -4 where git and plain Myers give +2 -2).
-	start := time.Now()
-	diffs := bisect(ra, rb, start, budget)
-	if time.Since(start) >= budget {
-		// The deadline may have cut a bisection short and turned a region
-		// into a replacement; the result cannot be told apart, so don't
-		// trust it.
-		return false
-	}
-	i, j := p, p
-	for _, df := range diffs {
-		n := utf8.RuneCountInString(df.Text)
-		switch df.Type {
-		case diffmatchpatch.DiffEqual:
-			i += n
-			j += n
-		case diffmatchpatch.DiffDelete:
-			d.a.markAll(i, i+n)
-			i += n
-		case diffmatchpatch.DiffInsert:
-			d.b.markAll(j, j+n)
-			j += n
-		}
-	}
-	if i != ea || j != eb {
-		panic("changeset: go-diff result does not cover the input")
-	}
-	return true
 }
 
 // anchored runs go-internal's anchored diff on a[p:ea] and b[p:eb] and
@@ -521,26 +446,4 @@ func (s splitScore) cmp(o splitScore) int {
 		c = -1
 	}
 	return indentWeight*c + (s.penalty - o.penalty)
-}
-
-// bisect runs go-diff's Myers bisection with a deadline. go-diff v1.4.0's
-// DiffBisect indexes out of range on some tiny inputs (one line against
-// one line); those, and any other panic, go through DiffMainRunes with a
-// timeout instead, whose half-match step cannot matter at that size.
-func bisect(ra, rb []rune, start time.Time, budget time.Duration) (diffs []diffmatchpatch.Diff) {
-	dmp := diffmatchpatch.New()
-	fallback := func() []diffmatchpatch.Diff {
-		dmp.DiffTimeout = budget
-		return dmp.DiffMainRunes(ra, rb, false)
-	}
-	if len(ra) < 2 || len(rb) < 2 {
-		return fallback()
-	}
-	defer func() {
-		if recover() != nil {
-			diffs = fallback()
-		}
-	}()
-	dmp.DiffTimeout = 0
-	return dmp.DiffBisect(string(ra), string(rb), start.Add(budget))
 }

@@ -41,8 +41,10 @@ var ErrIndexLocked = errors.New("scm: index.lock exists: another git process is 
 //     and unknown optional extensions are dropped: they describe entry
 //     positions or directory contents that a change can invalidate, and
 //     git recomputes them;
-//   - split ("link") and sparse ("sdir") indexes are refused (go-git's
-//     decoder cannot read them either).
+//   - a split index ("link") is merged with its shared index and written
+//     back whole, which git reads and re-splits on its next write under
+//     core.splitIndex; the split index's REUC is dropped. A sparse index
+//     ("sdir") is refused.
 //
 // Untouched entries otherwise stay byte-identical, except that an entry
 // racily clean with respect to the old index file (mtime not older than
@@ -167,8 +169,6 @@ func parseRawIndex(b []byte) (*rawIndex, error) {
 		switch {
 		case sig == "REUC":
 			ri.reuc = b[off : off+8+n]
-		case sig == "link":
-			return nil, fmt.Errorf("scm: index: split index (core.splitIndex) is not supported for writing")
 		case sig == "sdir":
 			return nil, fmt.Errorf("scm: index: sparse index (index.sparse) is not supported for writing")
 		case sig[0] < 'A' || sig[0] > 'Z':
@@ -260,12 +260,18 @@ func (r *Repo) editIndexLocked(ctx context.Context, op string, edit func(x *inde
 	var idx index.Index
 	ri := &rawIndex{version: 2, assumeValid: map[entryKey]bool{}}
 	if raw != nil {
-		if ri, err = parseRawIndex(raw); err != nil {
+		fx, err := decodeIndex(raw, sharedIndexReader(indexPath, r.gitDir))
+		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
-		if err := index.NewDecoder(bytes.NewReader(raw)).Decode(&idx); err != nil {
-			return fmt.Errorf("%s: decode index: %w", op, err)
+		if fx.split {
+			// Written back whole: git reads an unsplit index, and splits
+			// it again on its next write under core.splitIndex.
+			ri = &rawIndex{version: fx.version, assumeValid: fx.assumeValid}
+		} else if ri, err = parseRawIndex(raw); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
 		}
+		idx.Entries = fx.entries
 	}
 	x := &indexEdit{m: make(map[string][]*index.Entry, len(idx.Entries)), touched: map[string]bool{}}
 	for _, e := range idx.Entries {

@@ -15,11 +15,16 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // ErrOutsideWorktree is wrapped by errors for paths that are absolute,
@@ -98,7 +103,7 @@ func Open(dir string) (*Repo, error) {
 	if f := cfg.string("extensions", "", "objectformat"); f != "" && !strings.EqualFold(f, "sha1") {
 		return nil, fmt.Errorf("scm: open %s: object format %s is not supported", dir, f)
 	}
-	repo, err := git.PlainOpenWithOptions(root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	repo, err := openGit(root, gitDir, commonDir)
 	if err != nil {
 		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
 	}
@@ -110,6 +115,21 @@ func Open(dir string) (*Repo, error) {
 		trees:     make(map[plumbing.Hash]*flatTree),
 		cache:     make(map[string]cacheEntry),
 	}, nil
+}
+
+// openGit opens the go-git handle on directories already resolved. The
+// object store's alternates (git clone --shared or --reference) are read
+// through a filesystem rooted at /, so that their absolute paths resolve;
+// go-git's default resolves them inside the .git directory.
+func openGit(root, gitDir, commonDir string) (*git.Repository, error) {
+	var dot billy.Filesystem = osfs.New(gitDir)
+	if commonDir != gitDir {
+		dot = dotgit.NewRepositoryFilesystem(dot, osfs.New(commonDir))
+	}
+	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{
+		AlternatesFS: osfs.New("/", osfs.WithBoundOS()),
+	})
+	return git.Open(st, osfs.New(root))
 }
 
 // resolveGitDir returns root/.git, or the directory a "gitdir:" file names.
@@ -487,7 +507,8 @@ type idxEntry struct {
 // indexLocked returns the index, re-decoding it when the file changed.
 // r.mu must be held.
 func (r *Repo) indexLocked() (*indexSnapshot, error) {
-	f, err := os.Open(filepath.Join(r.gitDir, "index"))
+	path := filepath.Join(r.gitDir, "index")
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		r.idx = &indexSnapshot{m: map[string]*idxEntry{}}
 		return r.idx, nil
@@ -504,12 +525,16 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	if r.idx != nil && r.idx.stat == st {
 		return r.idx, nil
 	}
-	var idx index.Index
-	if err := index.NewDecoder(bufio.NewReaderSize(f, 1<<16)).Decode(&idx); err != nil {
-		return nil, fmt.Errorf("scm: decode index: %w", err)
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("scm: read index: %w", err)
 	}
-	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.Entries))}
-	for _, e := range idx.Entries {
+	idx, err := decodeIndex(b, sharedIndexReader(path, r.gitDir))
+	if err != nil {
+		return nil, fmt.Errorf("scm: read index: %w", err)
+	}
+	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries))}
+	for _, e := range idx.entries {
 		if prev, ok := snap.m[e.Name]; ok {
 			if e.Stage == stageMerged {
 				prev.e, prev.conflict = e, false

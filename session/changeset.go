@@ -539,7 +539,7 @@ func contentKey(f protocol.ChangesetFile) string {
 // fileOf builds the wire form of a file change. A reviewed flag carries
 // over only while the content pair is unchanged.
 func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.ChangesetFile, fileOrigin) {
-	root := s.workspaces[ws].dir
+	root := s.workspaces[ws].root()
 	side := func(sd *Side) *protocol.FileEditSide {
 		uri := FileURI(filepath.Join(root, filepath.FromSlash(sd.Path)))
 		content := protocol.ContentRef{URI: BlobURI(s.id, sd.OID), SizeHint: protocol.Ptr(sd.Size), Nonce: sd.OID}

@@ -40,6 +40,9 @@ func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return m.readLink(uri, path)
+	}
 	real, err := filepath.EvalSymlinks(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: file does not exist", uri)
@@ -71,6 +74,24 @@ func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: file is larger than %d bytes", uri, limit)
 	}
 	return data, nil
+}
+
+// readLink returns a symbolic link's target, which is its content as git
+// stores and diffs it; the link is not followed.
+func (m *Manager) readLink(uri, path string) ([]byte, error) {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+	}
+	link := filepath.Join(dir, filepath.Base(path))
+	if !m.insideSessionDirs(link) {
+		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: outside every session's working directories", uri)
+	}
+	t, err := os.Readlink(link)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+	}
+	return []byte(t), nil
 }
 
 // insideSessionDirs reports whether real (a symlink-free absolute path)

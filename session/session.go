@@ -63,6 +63,16 @@ type workspaceEntry struct {
 	err error
 }
 
+// root is the directory a file change's path is relative to: the top of
+// the repository, which is above dir when the session is on a
+// subdirectory of it.
+func (e *workspaceEntry) root() string {
+	if e.ws != nil {
+		return e.ws.Root()
+	}
+	return e.dir
+}
+
 func newSession(m *Manager, id, uri string, dirs []string, title string, createdAt time.Time) *Session {
 	now := createdAt
 	if title == "" {

@@ -10,7 +10,10 @@ import (
 // channels see it. The daemon implements it over package scm; tests may use
 // the same implementation on a temporary repository.
 type Workspace interface {
-	// Root is the absolute directory.
+	// Root is the absolute top of the working tree, which every path of
+	// a Side is relative to. A session on a subdirectory of a repository
+	// has the repository's top here, and Changes lists only the files
+	// under the session's directory.
 	Root() string
 	// Changes computes the file changes of a changeset kind (uncommitted
 	// or branch). With Paths set, only changes under those relative paths
@@ -62,7 +65,7 @@ type ChangeList struct {
 
 // Side is one side of a file change.
 type Side struct {
-	Path string // slash-separated, relative to the workspace root
+	Path string // slash-separated, relative to the workspace Root
 	OID  string // git blob id
 	Mode uint32 // git mode
 	Size int64

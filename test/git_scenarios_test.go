@@ -175,7 +175,7 @@ func gitScenarios() []gitScenario {
 			want: []wantFile{
 				// A symlink diffs its target as one line without a final
 				// newline: a retarget is 1/1, as git numstat says.
-				{path: "link1", op: "modify", fileType: "symlink", added: 1, removed: 1},
+				{path: "link1", op: "modify", fileType: "symlink", added: 1, removed: 1, read: true},
 				{path: "link2", op: "add", fileType: "symlink", added: 1},
 			},
 		},
@@ -964,7 +964,7 @@ func checkResourceRead(t *testing.T, c *fake.Client, repo string, f *protocol.Ch
 			t.Errorf("%s: resourceRead %s = %q, %v; want git show HEAD:%s = %q", w.path, f.Edit.Before.Content.URI, got, err, w.src(), want)
 		}
 	}
-	if f.Edit.After != nil && w.fileType != "symlink" {
+	if f.Edit.After != nil {
 		got, err := readResource(t, c, f.Edit.After.Content.URI)
 		want := diskContent(t, repo, w.path)
 		if err != nil || !bytes.Equal(got, want) {

@@ -70,7 +70,14 @@ func (w *workspace) HeadContent(path string) ([]byte, uint32, bool, error) {
 
 func (w *workspace) HasStaged(ctx context.Context) (bool, error) { return w.repo.HasStaged(ctx) }
 
-func (w *workspace) StageAll(ctx context.Context) error { return opErr(w.repo.StageAll(ctx)) }
+// StageAll stages every change under the session's directory (git add -A
+// run there).
+func (w *workspace) StageAll(ctx context.Context) error {
+	if w.scope != "" {
+		return opErr(w.repo.StagePath(ctx, w.scope))
+	}
+	return opErr(w.repo.StageAll(ctx))
+}
 
 func (w *workspace) Commit(ctx context.Context, message string) (string, error) {
 	id, err := w.repo.Commit(ctx, message)

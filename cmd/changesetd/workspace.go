@@ -27,6 +27,13 @@ type workspace struct {
 	repo  *scm.Repo
 	snaps *snapstore.Store
 	log   *slog.Logger
+	// top is the repository's top directory spelt from the session's
+	// directory (symbolic links in it kept), the root of file URIs.
+	top string
+	// scope is the session's directory relative to the repository's top,
+	// slash-separated; "" when the session is on the top. Changes lists
+	// only files at or below it, as git diff -- . run there does.
+	scope string
 
 	snapMu sync.Mutex // serialises snapshots
 	tr     tracker
@@ -44,7 +51,11 @@ func openWorkspace(log *slog.Logger, snaps *snapstore.Store) func(dir string) (s
 		if err := snaps.AddAlternate(filepath.Join(repo.CommonDir(), "objects")); err != nil {
 			return nil, err
 		}
-		w := &workspace{repo: repo, snaps: snaps, log: log.With("component", "workspace", "root", repo.Root())}
+		top, scope, err := scopeOf(dir, repo.Root())
+		if err != nil {
+			return nil, err
+		}
+		w := &workspace{repo: repo, snaps: snaps, top: top, scope: scope, log: log.With("component", "workspace", "root", repo.Root())}
 		// The first scan fills the stat cache.
 		if _, err := repo.Status(context.Background()); err != nil {
 			return nil, err
@@ -53,7 +64,49 @@ func openWorkspace(log *slog.Logger, snaps *snapstore.Store) func(dir string) (s
 	}
 }
 
-func (w *workspace) Root() string { return w.repo.Root() }
+// scopeOf returns the repository top as seen from dir and dir's path
+// below it.
+func scopeOf(dir, root string) (top, scope string, err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	real := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		real = r
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", "", fmt.Errorf("%s is not inside the repository at %s", dir, root)
+	}
+	if rel == "." {
+		return abs, "", nil
+	}
+	scope = filepath.ToSlash(rel)
+	// Keep the session's spelling of the path when it ends in scope, so
+	// that file URIs start with the directory the session was given.
+	top = root
+	if t, ok := strings.CutSuffix(abs, string(filepath.Separator)+rel); ok {
+		top = t
+	}
+	return top, scope, nil
+}
+
+func (w *workspace) Root() string { return w.top }
+
+// inScope reports whether a repository path is under the session's
+// directory.
+func (w *workspace) inScope(p string) bool {
+	return w.scope == "" || p == w.scope || strings.HasPrefix(p, w.scope+"/")
+}
+
+// scoped drops the changes outside the session's directory.
+func (w *workspace) scoped(cs []scm.Change) []scm.Change {
+	if w.scope == "" {
+		return cs
+	}
+	return slices.DeleteFunc(cs, func(c scm.Change) bool { return !w.inScope(c.Path) })
+}
 
 // ReadBlob reads an object of the project or of a snapshot.
 func (w *workspace) ReadBlob(oid string) ([]byte, error) {
@@ -151,6 +204,13 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 				return nil, err
 			}
 			changes, warnings = cs, w.trackedWarnings()
+		} else if w.scope != "" {
+			// Only the session's directory is walked.
+			cs, err := w.repo.StatusPaths(ctx, []string{w.scope})
+			if err != nil {
+				return nil, err
+			}
+			changes = cs
 		} else {
 			st, err := w.repo.Status(ctx)
 			if err != nil {
@@ -158,6 +218,7 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 			}
 			changes, warnings = st.Changes, st.Warnings
 		}
+		changes = w.scoped(changes)
 	case session.QueryTrees:
 		return w.between(ctx, q)
 	case protocol.KindBranch:
@@ -173,7 +234,7 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		if err != nil {
 			return nil, err
 		}
-		changes, warnings = st.Changes, st.Warnings
+		changes, warnings = w.scoped(st.Changes), st.Warnings
 		if q.Paths != nil {
 			changes = slices.DeleteFunc(changes, func(c scm.Change) bool { return !under(c.Path, q.Paths) })
 		}
@@ -394,7 +455,7 @@ func (w *workspace) between(ctx context.Context, q session.Query) (*session.Chan
 		}
 		sides := make([][2]*changeset.Side, 0, len(diffs))
 		for _, d := range diffs {
-			if q.Paths != nil && !under(d.Path, q.Paths) {
+			if (q.Paths != nil && !under(d.Path, q.Paths)) || !w.inScope(d.Path) {
 				continue
 			}
 			old, err := w.storedSide(d.Old)
@@ -430,6 +491,7 @@ func (w *workspace) between(ctx context.Context, q session.Query) (*session.Chan
 	if err != nil {
 		return nil, err
 	}
+	changes = w.scoped(changes)
 	dirty := make(map[string]scm.Change, len(changes))
 	for _, c := range changes {
 		dirty[c.Path] = c
@@ -440,7 +502,7 @@ func (w *workspace) between(ctx context.Context, q session.Query) (*session.Chan
 	}
 	candidates := map[string]bool{}
 	for _, d := range base {
-		if q.Paths == nil || under(d.Path, q.Paths) {
+		if (q.Paths == nil || under(d.Path, q.Paths)) && w.inScope(d.Path) {
 			candidates[d.Path] = true
 		}
 	}
