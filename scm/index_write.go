@@ -476,13 +476,13 @@ func (r *Repo) entryFromWorktree(s *scan, rel string, fi fs.FileInfo) (*index.En
 		}
 		content = []byte(t)
 	case mode == filemode.Symlink: // core.symlinks=false: the file holds the target
-		b, err := os.ReadFile(abs)
+		b, err := readRegular(abs)
 		if err != nil {
 			return nil, fmt.Errorf("scm: stage %s: %w", rel, err)
 		}
 		content = b
 	default:
-		b, err := os.ReadFile(abs)
+		b, err := readRegular(abs)
 		if err != nil {
 			return nil, fmt.Errorf("scm: stage %s: %w", rel, err)
 		}

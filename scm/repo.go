@@ -263,13 +263,18 @@ func (r *Repo) ReadWorktree(p string) ([]byte, uint32, error) {
 			return nil, 0, fmt.Errorf("scm: read worktree %s: %w", rel, err)
 		}
 		defer root.Close()
-		b, err := root.ReadFile(filepath.FromSlash(rel))
+		f, _, err := openRegularIn(root, filepath.FromSlash(rel))
+		if err != nil {
+			return nil, 0, fmt.Errorf("scm: read worktree %s: %w", rel, err)
+		}
+		defer f.Close()
+		b, err := readAllSized(f, fi.Size())
 		if err != nil {
 			return nil, 0, fmt.Errorf("scm: read worktree %s: %w", rel, err)
 		}
 		return b, uint32(workMode(&s, statOf(fi), ie)), nil
 	}
-	return nil, 0, fmt.Errorf("scm: read worktree %s: not a regular file", rel)
+	return nil, 0, fmt.Errorf("scm: read worktree %s: %w (%s)", rel, ErrNotRegular, FileType(fi.Mode()))
 }
 
 // ReadWorktreeCanonical is ReadWorktree with git's clean conversion applied
