@@ -102,14 +102,19 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
 	}
-	return &Repo{
+	r := &Repo{
 		root:      root,
 		gitDir:    gitDir,
 		commonDir: commonDir,
 		repo:      repo,
 		trees:     make(map[plumbing.Hash]*flatTree),
 		cache:     make(map[string]cacheEntry),
-	}, nil
+	}
+	// A write interrupted by a crash left its temp file under .git; it is
+	// garbage (the target was never replaced) and goes now. Failing to
+	// remove it harms nothing, so that is not an error.
+	_, _ = r.RemoveStaleTemps()
+	return r, nil
 }
 
 // resolveGitDir returns root/.git, or the directory a "gitdir:" file names.

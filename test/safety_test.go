@@ -1,14 +1,20 @@
 package test
 
 import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/changesetd/changesetd/protocol"
 )
@@ -86,5 +92,118 @@ func TestNonRegularFilesRefused(t *testing.T) {
 	// The regular file beside them is still served and the daemon alive.
 	if got, err := readResource(t, e.c, fileURI(repo, "a.txt")); err != nil || string(got) != "b\n" {
 		t.Fatalf("resourceRead a.txt = %q, %v", got, err)
+	}
+}
+
+// workingTreeFiles lists the files of repo outside .git.
+func workingTreeFiles(t *testing.T, repo string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(repo, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(repo, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// bigContent is size bytes of numbered lines, different per seed.
+func bigContent(size int, seed string) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "%s line %08d of a large file under revert\n", seed, i)
+	}
+	return b.Bytes()
+}
+
+// SIGKILL at random points of a large revert never leaves a file in the
+// working tree (the temp file lives under .git and is removed at the next
+// start), and the daemon's commit-everything after the restart commits
+// only the user's files.
+func TestKillNineDuringRevertLeavesNoTempFile(t *testing.T) {
+	const size = 24 << 20
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "base"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "add", "big.txt")
+	git(t, repo, "commit", "-q", "-m", "big")
+	state := t.TempDir()
+	want := []string{"a.txt", "big.txt"}
+	tmpDir := filepath.Join(repo, ".git", "changesetd-tmp")
+	// How long one revert takes here, so the kills fall inside it.
+	var took time.Duration
+	{
+		if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "timing"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := startDaemonIn(t, state, repo)
+		e := attachOps(t, d, repo)
+		e.waitHas("big.txt")
+		e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+		start := time.Now()
+		e.mustInvoke("revert", resTarget(e.id("big.txt")), nil)
+		took = time.Since(start)
+		e.c.Close()
+		d.stop()
+	}
+	for round := range 6 {
+		if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, fmt.Sprintf("round%d", round)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := startDaemonIn(t, state, repo)
+		e := attachOps(t, d, repo)
+		e.waitHas("big.txt")
+		e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.invoke("revert", resTarget(e.id("big.txt")), nil)
+			done <- err
+		}()
+		time.Sleep(time.Duration(rand.Int64N(int64(took) + 1))) // the random kill point
+		d.kill(t)
+		err := <-done
+		e.c.Close()
+		if got := workingTreeFiles(t, repo); !slices.Equal(got, want) {
+			t.Fatalf("round %d: after SIGKILL (revert answered %v) the working tree holds %v, want %v", round, err, got, want)
+		}
+		left, _ := os.ReadDir(tmpDir)
+		t.Logf("round %d: killed within a %v revert; revert answered %v; %d temp files left under .git", round, took, err, len(left))
+	}
+
+	// After a restart the leftovers are gone and a commit of everything
+	// holds only what the user changed.
+	writeFile(t, repo, "user.txt", "mine\n")
+	d := startDaemonIn(t, state, repo)
+	e := attachOps(t, d, repo)
+	e.waitHas("user.txt")
+	if ents, err := os.ReadDir(tmpDir); err == nil && len(ents) != 0 {
+		t.Errorf("%d leftovers in %s after restart", len(ents), tmpDir)
+	}
+	e.waitOffered("commit", protocol.ScopeChangeset)
+	e.mustInvoke("commit", nil, map[string]any{"message": "after crashes"})
+	names := strings.Fields(e.git("show", "--name-only", "--format=", "HEAD"))
+	for _, n := range names {
+		if n != "user.txt" && n != "big.txt" {
+			t.Errorf("the commit after restart holds %s; only user files are allowed: %v", n, names)
+		}
+	}
+	if !slices.Contains(names, "user.txt") {
+		t.Errorf("the commit after restart lacks user.txt: %v", names)
+	}
+	if got := e.git("status", "--porcelain", "--untracked-files=all"); got != "" {
+		t.Errorf("status after committing everything:\n%s", got)
 	}
 }
