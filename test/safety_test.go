@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -205,5 +206,106 @@ func TestKillNineDuringRevertLeavesNoTempFile(t *testing.T) {
 	}
 	if got := e.git("status", "--porcelain", "--untracked-files=all"); got != "" {
 		t.Errorf("status after committing everything:\n%s", got)
+	}
+}
+
+// serveExit runs the daemon on stateDir expecting it to refuse to start,
+// and returns its exit code and stderr.
+func serveExit(t *testing.T, stateDir string, dirs ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", stateDir}, dirs...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("daemon started on a damaged state.db; stderr:\n%s", stderr.String())
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+// A damaged state.db never comes up empty or crashes: with the backup of
+// the last clean shutdown it is restored, saying so in the log; without
+// one the daemon refuses with exit code 3, naming the file and the fix.
+func TestDamagedStateDB(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	state := t.TempDir()
+	db := filepath.Join(state, "state.db")
+
+	// A clean run that records a turn; its shutdown writes the backup.
+	d := startDaemonIn(t, state, repo)
+	c := d.client(t, "agent")
+	sessionURI := onlySession(t, c).Resource
+	catalogue(t, c, sessionURI) // waits for the session to have started
+	for _, m := range []string{protocol.MethodTurnStart, protocol.MethodTurnEnd} {
+		if err := c.Call(ctx(t), m, map[string]any{"channel": sessionURI, "turnId": "t1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(db + ".bak"); err != nil {
+		t.Fatalf("no backup after a clean shutdown: %v", err)
+	}
+	good, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	damage := map[string]func(){
+		"empty":     func() { os.WriteFile(db, nil, 0o600) },
+		"truncated": func() { os.WriteFile(db, good[:8<<10], 0o600) },
+		"garbage":   func() { os.WriteFile(db, bytes.Repeat([]byte("x"), len(good)), 0o600) },
+	}
+	for _, name := range []string{"empty", "truncated", "garbage"} {
+		t.Run(name+"/recovered", func(t *testing.T) {
+			damage[name]()
+			d := startDaemonIn(t, state, repo)
+			c := d.client(t, "agent")
+			done, _ := chatTurns(t, c, sessionURI)
+			if !slices.Contains(done, "t1") {
+				t.Fatalf("turn t1 lost after recovery from the backup; turns %v", done)
+			}
+			c.Close()
+			d.stop()
+			if log := d.stderr.String(); !strings.Contains(log, "recovered from its backup") || !strings.Contains(log, db) {
+				t.Fatalf("the log does not report the recovery:\n%s", log)
+			}
+		})
+		t.Run(name+"/refused", func(t *testing.T) {
+			for _, b := range []string{".bak", ".bak.1"} {
+				os.Remove(db + b)
+			}
+			damage[name]()
+			code, stderr := serveExit(t, state, repo)
+			if code != 3 {
+				t.Fatalf("exit code %d, want 3; stderr:\n%s", code, stderr)
+			}
+			for _, bad := range []string{"panic", "SIGBUS", "goroutine "} {
+				if strings.Contains(stderr, bad) {
+					t.Fatalf("stderr holds %q:\n%s", bad, stderr)
+				}
+			}
+			if !strings.Contains(stderr, db) || !strings.Contains(stderr, "move it away") {
+				t.Fatalf("the refusal does not name the file and the fix:\n%s", stderr)
+			}
+			t.Logf("refusal: %s", strings.TrimSpace(stderr))
+			// Put the good file back for the next case; its clean
+			// shutdown in the next subtest rewrites the backup.
+			if err := os.WriteFile(db, good, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			d := startDaemonIn(t, state, repo)
+			d.stop()
+		})
 	}
 }
