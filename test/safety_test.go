@@ -309,3 +309,48 @@ func TestDamagedStateDB(t *testing.T) {
 		})
 	}
 }
+
+// A range revert is bound to the content its lines were picked on: with
+// _meta.expectedNonce naming a version that is no longer the published
+// one it is refused (-32011) and changes nothing; with the current nonce
+// it runs.
+func TestStaleRangeRevertRefused(t *testing.T) {
+	orig := numbered(60)
+	seen := slices.Clone(orig)
+	seen[40] = "line 41 changed"
+	repo := gitRepo(t, map[string]string{"long.txt": joinLines(orig)})
+	writeFile(t, repo, "long.txt", joinLines(seen))
+	e := startOps(t, repo)
+	st := e.waitHas("long.txt")
+	e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+	n1 := findFile(st, repo, "long.txt").Edit.After.Content.Nonce
+
+	// The file changes after the reviewer saw it: 30 lines go.
+	now := slices.Concat(seen[:5], seen[35:])
+	now[len(now)-1] = "line 60 changed"
+	writeFile(t, repo, "long.txt", joinLines(now))
+	st = e.m.Wait("long.txt republished", func(st protocol.ChangesetState) bool {
+		f := findFile(st, repo, "long.txt")
+		return ready(st) && f != nil && f.Edit.After.Content.Nonce != n1
+	})
+	n2 := findFile(st, repo, "long.txt").Edit.After.Content.Nonce
+
+	_, err := e.invoke("revert", lineTarget(e.id("long.txt"), 0, 40), map[string]any{"expectedNonce": n1})
+	if rpcCode(err) != protocol.CodeConflict || !strings.Contains(err.Error(), "expectedNonce") {
+		t.Fatalf("stale range revert: %v; want -32011 naming expectedNonce", err)
+	}
+	if got := string(e.disk("long.txt")); got != joinLines(now) {
+		t.Fatalf("a refused range revert changed the file:\n%s", got)
+	}
+
+	// On the current version it applies: only the last line's hunk goes
+	// back.
+	e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+	last := len(now) - 1
+	e.mustInvoke("revert", lineTarget(e.id("long.txt"), last, last), map[string]any{"expectedNonce": n2})
+	want := slices.Clone(now)
+	want[last] = orig[len(orig)-1]
+	if got := string(e.disk("long.txt")); got != joinLines(want) {
+		t.Fatalf("range revert on the current version:\n%s\nwant:\n%s", got, joinLines(want))
+	}
+}
