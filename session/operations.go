@@ -272,9 +272,6 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 		}
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: operation %q cannot run now: %s", p.OperationID, reason)
 	}
-	if op.Status == protocol.OpRunning {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: operation %q is already running on %s", p.OperationID, p.Channel)
-	}
 	t := opTarget{op: op.ID, scope: protocol.ScopeChangeset, meta: p.Meta}
 	if p.Target != nil {
 		t.scope = p.Target.Kind
@@ -333,7 +330,15 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 	}
 	undo := cs.undo
 	kind := cs.ref.Kind
-	cs.setOpStatus(s, op.ID, protocol.OpRunning, nil)
+	// Invocations on one working tree queue on its lock; only identical
+	// ones (joined in Invoke) are not run twice.
+	if cs.opRunning == nil {
+		cs.opRunning = map[string]int{}
+	}
+	if cs.opRunning[op.ID] == 0 {
+		cs.setOpStatus(s, op.ID, protocol.OpRunning, nil)
+	}
+	cs.opRunning[op.ID]++
 	lock := s.m.treeLock(s.workspaces[ws].dir)
 	ctx := s.m.ctx
 	return func() (*protocol.InvokeChangesetOperationResult, error) {
@@ -352,10 +357,13 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 
 // finishOp publishes an operation's outcome on the actor.
 func (s *Session) finishOp(cs *csChannel, t opTarget, ws int, newUndo *undoRecord, err error) {
+	cs.opRunning[t.op]--
 	if err != nil {
 		cs.setOpStatus(s, t.op, protocol.OpError, &protocol.ErrorInfo{ErrorType: errorType(err), Message: err.Error()})
 	} else {
-		cs.setOpStatus(s, t.op, protocol.OpIdle, nil)
+		if cs.opRunning[t.op] == 0 {
+			cs.setOpStatus(s, t.op, protocol.OpIdle, nil)
+		}
 		switch t.op {
 		case OpRevert:
 			cs.undo = newUndo

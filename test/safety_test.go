@@ -354,3 +354,49 @@ func TestStaleRangeRevertRefused(t *testing.T) {
 		t.Fatalf("range revert on the current version:\n%s\nwant:\n%s", got, joinLines(want))
 	}
 }
+
+// Operations on one working tree queue rather than refuse each other:
+// two clients staging different files at once both succeed, and so do
+// many stages at once.
+func TestConcurrentStagesOfDifferentFilesAllSucceed(t *testing.T) {
+	const n = 12
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("f%02d.txt", i)] = "old\n"
+	}
+	repo := gitRepo(t, files)
+	for name := range files {
+		writeFile(t, repo, name, "new "+name+"\n")
+	}
+	e := startOps(t, repo)
+	e.m.Wait("all files changed", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == n })
+	e.waitOffered("stage", protocol.ScopeResource, protocol.ScopeRange)
+	other := e.d.client(t, "ide-2")
+	mirrorChangeset(t, other, e.uri).Wait("ready", ready)
+
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		c := e.c
+		if i%2 == 1 {
+			c = other
+		}
+		wg.Go(func() {
+			_, errs[i] = invokeOn(t, c, e.uri, "stage", resTarget(e.id(fmt.Sprintf("f%02d.txt", i))), nil)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("stage f%02d.txt: %v", i, err)
+		}
+	}
+	staged := strings.Fields(e.git("diff", "--cached", "--name-only"))
+	if len(staged) != n {
+		t.Fatalf("%d files staged, want %d: %v", len(staged), n, staged)
+	}
+	e.m.Wait("stage idle again", func(st protocol.ChangesetState) bool {
+		o := opIn(st, "stage")
+		return o != nil && o.Status == protocol.OpIdle
+	})
+}
