@@ -199,21 +199,14 @@ func (r *Repo) updateRefLocked(cfg *gitConfig, ref plumbing.ReferenceName, old, 
 	if ref == "" {
 		name = "HEAD"
 	}
-	lockPath := file + ".lock"
-	lock, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("scm: commit: %s is locked by another git process (%s exists)", name, lockPath)
+	lock, err := acquireLock(file)
+	if isLocked(err) {
+		return fmt.Errorf("scm: commit: %s is locked by another git process (%s.lock exists)", name, file)
 	}
 	if err != nil {
 		return fmt.Errorf("scm: commit: update %s: %w", name, err)
 	}
-	done := false
-	defer func() {
-		if !done {
-			lock.Close()
-			os.Remove(lockPath)
-		}
-	}()
+	defer lock.Rollback()
 	cur, err := r.refValue(file, ref)
 	if err != nil {
 		return fmt.Errorf("scm: commit: update %s: %w", name, err)
@@ -221,19 +214,12 @@ func (r *Repo) updateRefLocked(cfg *gitConfig, ref plumbing.ReferenceName, old, 
 	if cur != old {
 		return fmt.Errorf("scm: commit: %s moved to %s while committing on %s", name, cur, old)
 	}
-	if _, err := lock.WriteString(new.String() + "\n"); err != nil {
+	if _, err := lock.Write([]byte(new.String() + "\n")); err != nil {
 		return fmt.Errorf("scm: commit: update %s: %w", name, err)
 	}
-	if err := lock.Sync(); err != nil {
+	if err := lock.Commit(); err != nil {
 		return fmt.Errorf("scm: commit: update %s: %w", name, err)
 	}
-	if err := lock.Close(); err != nil {
-		return fmt.Errorf("scm: commit: update %s: %w", name, err)
-	}
-	if err := os.Rename(lockPath, file); err != nil {
-		return fmt.Errorf("scm: commit: update %s: %w", name, err)
-	}
-	done = true
 
 	// The commit is made; a reflog failure is reported but not undone.
 	logAll := cfg.bool("core", "", "logallrefupdates", true)

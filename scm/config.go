@@ -46,7 +46,7 @@ func loadConfig(commonDir, gitDir string) *gitConfig {
 }
 
 func (c *gitConfig) add(path string) {
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path)
 	if err != nil {
 		return
 	}

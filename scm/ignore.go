@@ -65,7 +65,7 @@ func newRules(root, commonDir string, s *settings) *rules {
 // readIgnoreFile parses a gitignore-format file; domain is the directory the
 // file lives in, as path components.
 func readIgnoreFile(path string, domain []string) []gitignore.Pattern {
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path)
 	if err != nil {
 		return nil
 	}
@@ -84,7 +84,7 @@ func readIgnoreFile(path string, domain []string) []gitignore.Pattern {
 }
 
 func (r *rules) readAttrFile(path string, domain []string, allowMacro bool) []gitattributes.MatchAttribute {
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path)
 	if err != nil {
 		return nil
 	}

@@ -231,20 +231,15 @@ func (r *Repo) editIndexLocked(ctx context.Context, op string, edit func(x *inde
 		return err
 	}
 	indexPath := filepath.Join(r.gitDir, "index")
-	lockPath := indexPath + ".lock"
-	lock, err := os.OpenFile(lockPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s: %w (%s)", op, ErrIndexLocked, lockPath)
+	lock, err := acquireLock(indexPath)
+	if isLocked(err) {
+		return fmt.Errorf("%s: %w (%s.lock)", op, ErrIndexLocked, indexPath)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	done := false
 	defer func() {
-		if !done {
-			lock.Close()
-			os.Remove(lockPath) // ours: we created it with O_EXCL
-		}
+		lock.Rollback()
 		// Whatever happened, re-read the index on next use.
 		r.idx = nil
 	}()
@@ -353,16 +348,9 @@ func (r *Repo) editIndexLocked(ctx context.Context, op string, edit func(x *inde
 	if _, err := lock.Write(body); err != nil {
 		return fmt.Errorf("%s: write index: %w", op, err)
 	}
-	if err := lock.Sync(); err != nil {
+	if err := lock.Commit(); err != nil {
 		return fmt.Errorf("%s: write index: %w", op, err)
 	}
-	if err := lock.Close(); err != nil {
-		return fmt.Errorf("%s: write index: %w", op, err)
-	}
-	if err := os.Rename(lockPath, indexPath); err != nil {
-		return fmt.Errorf("%s: write index: %w", op, err)
-	}
-	done = true
 	return nil
 }
 
@@ -482,13 +470,13 @@ func (r *Repo) entryFromWorktree(s *scan, rel string, fi fs.FileInfo) (*index.En
 		}
 		content = []byte(t)
 	case mode == filemode.Symlink: // core.symlinks=false: the file holds the target
-		b, err := os.ReadFile(abs)
+		b, err := readRegular(abs)
 		if err != nil {
 			return nil, fmt.Errorf("scm: stage %s: %w", rel, err)
 		}
 		content = b
 	default:
-		b, err := os.ReadFile(abs)
+		b, err := readRegular(abs)
 		if err != nil {
 			return nil, fmt.Errorf("scm: stage %s: %w", rel, err)
 		}

@@ -107,14 +107,19 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
 	}
-	return &Repo{
+	r := &Repo{
 		root:      root,
 		gitDir:    gitDir,
 		commonDir: commonDir,
 		repo:      repo,
 		trees:     make(map[plumbing.Hash]*flatTree),
 		cache:     make(map[string]cacheEntry),
-	}, nil
+	}
+	// A write interrupted by a crash left its temp file under .git; it is
+	// garbage (the target was never replaced) and goes now. Failing to
+	// remove it harms nothing, so that is not an error.
+	_, _ = r.RemoveStaleTemps()
+	return r, nil
 }
 
 // openGit opens the go-git handle on directories already resolved. The
@@ -283,13 +288,18 @@ func (r *Repo) ReadWorktree(p string) ([]byte, uint32, error) {
 			return nil, 0, fmt.Errorf("scm: read worktree %s: %w", rel, err)
 		}
 		defer root.Close()
-		b, err := root.ReadFile(filepath.FromSlash(rel))
+		f, _, err := openRegularIn(root, filepath.FromSlash(rel))
+		if err != nil {
+			return nil, 0, fmt.Errorf("scm: read worktree %s: %w", rel, err)
+		}
+		defer f.Close()
+		b, err := readAllSized(f, fi.Size())
 		if err != nil {
 			return nil, 0, fmt.Errorf("scm: read worktree %s: %w", rel, err)
 		}
 		return b, uint32(workMode(&s, statOf(fi), ie)), nil
 	}
-	return nil, 0, fmt.Errorf("scm: read worktree %s: not a regular file", rel)
+	return nil, 0, fmt.Errorf("scm: read worktree %s: %w (%s)", rel, ErrNotRegular, FileType(fi.Mode()))
 }
 
 // ReadWorktreeCanonical is ReadWorktree with git's clean conversion applied

@@ -633,7 +633,7 @@ func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry)
 		h, err = hashFileStream(abs)
 	default:
 		var b []byte
-		b, err = os.ReadFile(abs)
+		b, err = readRegular(abs)
 		if err == nil {
 			h = plumbing.ComputeHash(plumbing.BlobObject, s.r.cleanLocked(b, plan, ie))
 		}
@@ -666,18 +666,11 @@ func (r *Repo) cleanLocked(b []byte, plan cleanPlan, ie *idxEntry) []byte {
 }
 
 func hashFileStream(abs string) (plumbing.Hash, error) {
-	f, err := os.Open(abs)
+	f, fi, err := openRegular(abs)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if !fi.Mode().IsRegular() {
-		return plumbing.ZeroHash, fmt.Errorf("%s: not a regular file", abs)
-	}
 	hs := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
 	n, err := io.Copy(hs, io.LimitReader(f, fi.Size()))
 	if err != nil {

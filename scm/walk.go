@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
@@ -78,7 +79,8 @@ func (s *scan) walk(rel string) error {
 func (s *scan) listDir(rel string) (*dirListing, []string) {
 	l := &dirListing{rel: rel}
 	abs := s.abs(rel)
-	f, err := os.Open(abs)
+	// Non-blocking: a directory replaced by a FIFO must not hang the scan.
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return l, nil
 	}

@@ -63,7 +63,8 @@ func checkParents(root *os.Root, op, rel string, create bool) error {
 	return nil
 }
 
-// tempName is a fresh name next to name for an atomic replace.
+// tempName is a fresh name next to name for an atomic replace, used only
+// when the temp dir under .git is on another file system.
 func tempName(name string) string {
 	dir, base := filepath.Split(name)
 	return dir + "." + base + ".scm-" + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
@@ -139,26 +140,50 @@ func (r *Repo) WriteWorktree(p string, content []byte, mode uint32) error {
 		}
 		replaceDir = true
 	}
-	tmp := tempName(name)
-	if fm == filemode.Symlink {
-		if err := root.Symlink(string(content), tmp); err != nil {
-			return fmt.Errorf("scm: write %s: %w", rel, err)
-		}
-	} else if err := writeTemp(root, tmp, content, fm, old); err != nil {
+	// The new content is prepared under .git (see TempDirName), then
+	// renamed into place. Only when .git is on another file system (a
+	// gitdir file pointing elsewhere) is it prepared next to the target.
+	tmpDir, err := r.openTempDir()
+	if err != nil {
+		return fmt.Errorf("scm: write %s: temp dir: %w", rel, err)
+	}
+	defer tmpDir.Close()
+	tmp := newTempName()
+	if err := makeTemp(tmpDir, tmp, content, fm, old); err != nil {
 		return fmt.Errorf("scm: write %s: %w", rel, err)
 	}
 	if replaceDir {
 		if err := root.Remove(name); err != nil {
-			root.Remove(tmp)
+			tmpDir.Remove(tmp)
 			return fmt.Errorf("scm: write %s: %w", rel, err)
 		}
 	}
-	if err := root.Rename(tmp, name); err != nil {
-		root.Remove(tmp)
+	err = renameInto(tmpDir, tmp, root, name)
+	if err != nil {
+		tmpDir.Remove(tmp)
+	}
+	if isCrossDevice(err) {
+		tmp = tempName(name)
+		if err = makeTemp(root, tmp, content, fm, old); err == nil {
+			if err = root.Rename(tmp, name); err != nil {
+				root.Remove(tmp)
+			}
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("scm: write %s: %w", rel, err)
 	}
 	r.forgetLocked(rel)
 	return nil
+}
+
+// makeTemp creates tmp in dir: a symlink to content, or a file (see
+// writeTemp).
+func makeTemp(dir *os.Root, tmp string, content []byte, fm filemode.FileMode, old fs.FileInfo) error {
+	if fm == filemode.Symlink {
+		return dir.Symlink(string(content), tmp)
+	}
+	return writeTemp(dir, tmp, content, fm, old)
 }
 
 // writeTemp creates tmp with content, synced, with the permission bits

@@ -38,7 +38,10 @@ type csChannel struct {
 
 	byID     map[string]int     // file id -> index in state.Files; nil: rebuild
 	opStatus map[string]opState // last reported status per operation
-	undo     *undoRecord        // the last revert, while it can be undone
+	// opRunning counts invocations per operation that are queued or
+	// running; the status goes back to idle when the last one ends.
+	opRunning map[string]int
+	undo      *undoRecord // the last revert, while it can be undone
 }
 
 type fileOrigin struct {

@@ -3,12 +3,16 @@ package session
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -268,9 +272,6 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 		}
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: operation %q cannot run now: %s", p.OperationID, reason)
 	}
-	if op.Status == protocol.OpRunning {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: operation %q is already running on %s", p.OperationID, p.Channel)
-	}
 	t := opTarget{op: op.ID, scope: protocol.ScopeChangeset, meta: p.Meta}
 	if p.Target != nil {
 		t.scope = p.Target.Kind
@@ -304,6 +305,9 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: a range target must name one file")
 		}
 		t.rng = r
+		if err := checkExpectedNonce(p.Meta, t.files[0], t.side); err != nil {
+			return nil, err
+		}
 	}
 	var ed Editor
 	var ws int
@@ -326,7 +330,15 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 	}
 	undo := cs.undo
 	kind := cs.ref.Kind
-	cs.setOpStatus(s, op.ID, protocol.OpRunning, nil)
+	// Invocations on one working tree queue on its lock; only identical
+	// ones (joined in Invoke) are not run twice.
+	if cs.opRunning == nil {
+		cs.opRunning = map[string]int{}
+	}
+	if cs.opRunning[op.ID] == 0 {
+		cs.setOpStatus(s, op.ID, protocol.OpRunning, nil)
+	}
+	cs.opRunning[op.ID]++
 	lock := s.m.treeLock(s.workspaces[ws].dir)
 	ctx := s.m.ctx
 	return func() (*protocol.InvokeChangesetOperationResult, error) {
@@ -345,10 +357,13 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 
 // finishOp publishes an operation's outcome on the actor.
 func (s *Session) finishOp(cs *csChannel, t opTarget, ws int, newUndo *undoRecord, err error) {
+	cs.opRunning[t.op]--
 	if err != nil {
 		cs.setOpStatus(s, t.op, protocol.OpError, &protocol.ErrorInfo{ErrorType: errorType(err), Message: err.Error()})
 	} else {
-		cs.setOpStatus(s, t.op, protocol.OpIdle, nil)
+		if cs.opRunning[t.op] == 0 {
+			cs.setOpStatus(s, t.op, protocol.OpIdle, nil)
+		}
 		switch t.op {
 		case OpRevert:
 			cs.undo = newUndo
@@ -569,6 +584,51 @@ func selectHunks(hunks []changeset.Hunk, r protocol.TextRange, side string) (in,
 	return in, out
 }
 
+// MetaExpectedNonce is the optional _meta key of a range invocation
+// naming the content its lines were picked on: the content.nonce of the
+// target's side (after, unless target.side is "before") as the client
+// saw it. When it is not the version last published the invocation is
+// refused, since the lines may no longer be the ones the reviewer chose.
+const MetaExpectedNonce = "expectedNonce"
+
+// checkExpectedNonce refuses a range invocation whose _meta.expectedNonce
+// is not the published nonce of the side its lines refer to.
+func checkExpectedNonce(meta protocol.Object, f fileOrigin, side string) error {
+	v, ok := meta[MetaExpectedNonce]
+	if !ok {
+		return nil
+	}
+	want, _ := v.(string)
+	sd := f.to
+	if side == "before" {
+		sd = f.from
+	}
+	got := ""
+	if sd != nil {
+		got = sd.OID
+	}
+	if want == "" || want != got {
+		return protocol.Errorf(protocol.CodeConflict, "invokeChangesetOperation: %s: _meta.expectedNonce %q is not the %s side's current content (%q); the file changed since the lines were chosen: select them again on the current version", f.path(), want, side, got)
+	}
+	return nil
+}
+
+// gitBlobID is the git object id of a blob with content b (SHA-1, or
+// SHA-256 when like is a 64-digit id).
+func gitBlobID(b []byte, like string) string {
+	hdr := "blob " + strconv.Itoa(len(b)) + "\x00"
+	if len(like) == 64 {
+		h := sha256.New()
+		h.Write([]byte(hdr))
+		h.Write(b)
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	h := sha1.New()
+	h.Write([]byte(hdr))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 func revertRange(ctx context.Context, ed Editor, t opTarget, f fileOrigin, s *Session) error {
 	if f.from == nil || f.to == nil || f.from.Path != f.to.Path {
 		return protocol.Errorf(protocol.CodeInvalidParams, "a range revert needs a file modified in place; revert %s as a whole", f.path())
@@ -580,6 +640,12 @@ func revertRange(ctx context.Context, ed Editor, t opTarget, f fileOrigin, s *Se
 	cur, mode, err := ed.ReadWorktree(f.to.Path)
 	if err != nil {
 		return err
+	}
+	// The range was picked on the version last published; lines of any
+	// other version are other lines. The check is on the very bytes the
+	// edit is computed from.
+	if id := gitBlobID(cur, f.to.OID); id != f.to.OID {
+		return protocol.Errorf(protocol.CodeConflict, "%s changed on disk since the version the range refers to was published (%.12s, now %.12s); nothing was reverted: wait for the changeset to update and select the lines again", f.path(), f.to.OID, id)
 	}
 	next, err := rangeEdit(old, cur, *t.rng, t.side, false, "change of "+f.path())
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/changesetd/changesetd/protocol"
 )
@@ -53,14 +54,27 @@ func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
 	if !m.insideSessionDirs(real) {
 		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: outside every session's working directories", uri)
 	}
-	f, err := os.Open(real)
+	// Lstat before opening: a named pipe, socket or device is refused
+	// without being opened (opening a FIFO blocks until a writer comes,
+	// pinning an OS thread per read). The open itself is non-blocking
+	// and the type checked again on the descriptor, in case the file was
+	// swapped between the two.
+	if fi, err := os.Lstat(real); err != nil {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, notRegular(uri, fi.Mode())
+	}
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: not a regular file", uri)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular(uri, fi.Mode())
 	}
 	if hardLinked(fi) {
 		// A second name for a file may point outside the workspace.
@@ -92,6 +106,22 @@ func (m *Manager) readLink(uri, path string) ([]byte, error) {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
 	return []byte(t), nil
+}
+
+// notRegular is the refusal of a file that is not a regular file.
+func notRegular(uri string, m fs.FileMode) error {
+	kind := "special file"
+	switch {
+	case m.IsDir():
+		kind = "directory"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "named pipe"
+	case m&fs.ModeSocket != 0:
+		kind = "socket"
+	case m&fs.ModeDevice != 0:
+		kind = "device"
+	}
+	return protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: is a %s, not a regular file; only regular files are served", uri, kind)
 }
 
 // insideSessionDirs reports whether real (a symlink-free absolute path)

@@ -17,6 +17,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -32,18 +35,72 @@ var (
 var ErrLocked = errors.New("store: the state dir is in use by another changesetd")
 
 // DB is the open state database. It is safe for concurrent use.
-type DB struct{ bolt *bolt.DB }
+type DB struct {
+	bolt      *bolt.DB
+	recovered string
+}
 
-// Open opens (creating if needed) the database at path.
+// Open opens (creating if needed) the database at path. A file that
+// exists is checked first and never silently replaced by a new one: a
+// damaged file is restored from the backup of the last clean shutdown
+// (see Recovered), or refused with an error wrapping ErrDamaged that
+// names the file and what to do.
 func Open(path string) (*DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
+	var report string
+	err := checkFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := create(path); err != nil {
+			return nil, fmt.Errorf("store: create %s: %w", path, err)
+		}
+	case err != nil:
+		if report, err = recoverFromBackup(path, err); err != nil {
+			return nil, err
+		}
+	}
+	db, err := openChecked(path)
+	if err != nil && !errors.Is(err, ErrLocked) && report == "" {
+		// Sound header, corrupt pages.
+		if report, err = recoverFromBackup(path, err); err == nil {
+			db, err = openChecked(path)
+		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	return &DB{bolt: db, recovered: report}, nil
+}
+
+// Recovered says, for the log, how Open restored a damaged database from
+// its backup; it is empty when the file was sound.
+func (d *DB) Recovered() string { return d.recovered }
+
+// create makes a new, empty database at path through a temp file and a
+// rename, so a crash during creation never leaves an empty file behind
+// (which the next start would rightly refuse).
+func create(path string) error {
+	tmp := path + ".new"
+	os.Remove(tmp)
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return err
+	}
+	err = initBuckets(db)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func initBuckets(db *bolt.DB) error {
+	return db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketSessions, bucketTurns, bucketReviews} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -51,15 +108,50 @@ func Open(path string) (*DB, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store: init %s: %w", path, err)
-	}
-	return &DB{bolt: db}, nil
 }
 
-// Close closes the database.
-func (d *DB) Close() error { return d.bolt.Close() }
+// openChecked opens a file checkFile accepted and checks every page; a
+// panic of bbolt on a corrupt page is returned as an error.
+func openChecked(path string) (db *bolt.DB, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if db != nil {
+				db.Close()
+			}
+			db, err = nil, fmt.Errorf("corrupt: %v", p)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	err = db.View(checkTx)
+	if err == nil {
+		err = initBuckets(db)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close backs the database up (see ErrDamaged's neighbours: the copy Open
+// restores from) and closes it. A failed backup is returned after the
+// database is closed; the database itself is intact either way.
+func (d *DB) Close() error {
+	berr := d.backup()
+	if err := d.bolt.Close(); err != nil {
+		return err
+	}
+	if berr != nil {
+		return fmt.Errorf("store: back up %s: %w", d.bolt.Path(), berr)
+	}
+	return nil
+}
 
 // Workspace is one working directory of a session and its baseline.
 type Workspace struct {

@@ -31,7 +31,12 @@ type opEnv struct {
 
 func startOps(t *testing.T, repo string) *opEnv {
 	t.Helper()
-	d := startDaemon(t, repo)
+	return attachOps(t, startDaemon(t, repo), repo)
+}
+
+// attachOps is startOps on a running daemon.
+func attachOps(t *testing.T, d *daemon, repo string) *opEnv {
+	t.Helper()
 	c := d.client(t, "ide")
 	sum := onlySession(t, c)
 	cat := catalogue(t, c, sum.Resource)

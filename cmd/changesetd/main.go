@@ -151,6 +151,10 @@ func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
 
+// exitDamagedState is serve's exit code when state.db is damaged and no
+// backup could replace it; 1 is every other startup failure, 2 usage.
+const exitDamagedState = 3
+
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a, err := parseServe(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -186,11 +190,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	db, err := store.Open(filepath.Join(a.stateDir, "state.db"))
+	if errors.Is(err, store.ErrDamaged) {
+		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		return exitDamagedState
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd: %v\n", err)
 		return 1
 	}
-	defer db.Close()
+	if msg := db.Recovered(); msg != "" {
+		log.Warn("state database recovered from its backup", "report", msg)
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			log.Warn("closing the state database", "err", err)
+		}
+	}()
 
 	snaps, err := snapstore.Open(filepath.Join(a.stateDir, "snapshots.git"))
 	if err != nil {

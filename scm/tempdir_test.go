@@ -1,0 +1,59 @@
+package scm
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Writes are prepared under .git: the working tree never holds a temp
+// file, not even for a moment, and leftovers of an earlier process are
+// removed when the repository is opened.
+func TestWriteTempsLiveUnderGit(t *testing.T) {
+	dir := baseRepo(t)
+	r := openRepo(t, dir)
+	must(t, r.WriteWorktree("n/new.txt", []byte("new\n"), 0o100644))
+	must(t, r.WriteWorktree("a.txt", []byte("changed\n"), 0o100644))
+	must(t, r.WriteWorktree("lnk", []byte("a.txt"), 0o120000))
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(d.Name(), ".tmp") {
+			t.Errorf("temp file in the working tree: %s", p)
+		}
+		return nil
+	})
+	must(t, err)
+
+	tmpDir := filepath.Join(dir, ".git", TempDirName)
+	ents, err := os.ReadDir(tmpDir)
+	must(t, err)
+	if len(ents) != 0 {
+		t.Errorf("temp dir holds %d entries after successful writes", len(ents))
+	}
+	// A crash of another process left these behind.
+	must(t, os.WriteFile(filepath.Join(tmpDir, "1-abc.tmp"), []byte("half"), 0o600))
+	must(t, os.Symlink("x", filepath.Join(tmpDir, "2-def.tmp")))
+	mine := filepath.Join(tmpDir, tempPrefix()+"live.tmp")
+	must(t, os.WriteFile(mine, nil, 0o600))
+	openRepo(t, dir)
+	ents, err = os.ReadDir(tmpDir)
+	must(t, err)
+	if len(ents) != 1 || ents[0].Name() != filepath.Base(mine) {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("after open, temp dir holds %v; want only this process's %s", names, filepath.Base(mine))
+	}
+	out := gitRun(t, dir, "status", "--porcelain", "--untracked-files=all")
+	if strings.Contains(out, ".tmp") || strings.Contains(out, TempDirName) {
+		t.Errorf("git status shows temp files:\n%s", out)
+	}
+}

@@ -1,0 +1,402 @@
+package test
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// osThreads is the Threads line of /proc/<pid>/status.
+func (d *daemon) osThreads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/status")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no Threads line in /proc status")
+	return 0
+}
+
+// A named pipe or socket in the working tree is refused at once by
+// resourceRead, never opened for a blocking read: 1,000 reads leave no
+// OS thread behind, and the changeset still computes around them.
+func TestNonRegularFilesRefused(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	if err := syscall.Mkfifo(filepath.Join(repo, "pipe"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	ln, err := net.Listen("unix", filepath.Join(repo, "sock"))
+	if err != nil {
+		t.Skipf("unix socket: %v", err)
+	}
+	defer ln.Close()
+	writeFile(t, repo, "a.txt", "b\n")
+	e := startOps(t, repo)
+	e.waitHas("a.txt")
+
+	before := e.d.osThreads(t)
+	const reads = 1000
+	var wg sync.WaitGroup
+	errs := make(chan error, reads)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < reads; i += 8 {
+				name := "pipe"
+				if i%2 == 1 {
+					name = "sock"
+				}
+				_, err := readResource(t, e.c, fileURI(repo, name))
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for err := range errs {
+		n++
+		if err == nil || rpcCode(err) != protocol.CodeNotFound || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("resourceRead of a special file: %v; want a refusal saying it is not a regular file", err)
+		}
+	}
+	if n != reads {
+		t.Fatalf("%d answers, want %d", n, reads)
+	}
+	after := e.d.osThreads(t)
+	t.Logf("OS threads: %d before, %d after %d reads", before, after, reads)
+	if after > before+4 {
+		t.Fatalf("OS threads grew from %d to %d over %d refused reads", before, after, reads)
+	}
+	// The regular file beside them is still served and the daemon alive.
+	if got, err := readResource(t, e.c, fileURI(repo, "a.txt")); err != nil || string(got) != "b\n" {
+		t.Fatalf("resourceRead a.txt = %q, %v", got, err)
+	}
+}
+
+// workingTreeFiles lists the files of repo outside .git.
+func workingTreeFiles(t *testing.T, repo string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(repo, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(repo, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// bigContent is size bytes of numbered lines, different per seed.
+func bigContent(size int, seed string) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "%s line %08d of a large file under revert\n", seed, i)
+	}
+	return b.Bytes()
+}
+
+// SIGKILL at random points of a large revert never leaves a file in the
+// working tree (the temp file lives under .git and is removed at the next
+// start), and the daemon's commit-everything after the restart commits
+// only the user's files.
+func TestKillNineDuringRevertLeavesNoTempFile(t *testing.T) {
+	const size = 24 << 20
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "base"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "add", "big.txt")
+	git(t, repo, "commit", "-q", "-m", "big")
+	state := t.TempDir()
+	want := []string{"a.txt", "big.txt"}
+	tmpDir := filepath.Join(repo, ".git", "changesetd-tmp")
+	// How long one revert takes here, so the kills fall inside it.
+	var took time.Duration
+	{
+		if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "timing"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := startDaemonIn(t, state, repo)
+		e := attachOps(t, d, repo)
+		e.waitHas("big.txt")
+		e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+		start := time.Now()
+		e.mustInvoke("revert", resTarget(e.id("big.txt")), nil)
+		took = time.Since(start)
+		e.c.Close()
+		d.stop()
+	}
+	for round := range 6 {
+		if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, fmt.Sprintf("round%d", round)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := startDaemonIn(t, state, repo)
+		e := attachOps(t, d, repo)
+		e.waitHas("big.txt")
+		e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.invoke("revert", resTarget(e.id("big.txt")), nil)
+			done <- err
+		}()
+		time.Sleep(time.Duration(rand.Int64N(int64(took) + 1))) // the random kill point
+		d.kill(t)
+		err := <-done
+		e.c.Close()
+		if got := workingTreeFiles(t, repo); !slices.Equal(got, want) {
+			t.Fatalf("round %d: after SIGKILL (revert answered %v) the working tree holds %v, want %v", round, err, got, want)
+		}
+		left, _ := os.ReadDir(tmpDir)
+		t.Logf("round %d: killed within a %v revert; revert answered %v; %d temp files left under .git", round, took, err, len(left))
+	}
+
+	// After a restart the leftovers are gone and a commit of everything
+	// holds only what the user changed.
+	writeFile(t, repo, "user.txt", "mine\n")
+	d := startDaemonIn(t, state, repo)
+	e := attachOps(t, d, repo)
+	e.waitHas("user.txt")
+	if ents, err := os.ReadDir(tmpDir); err == nil && len(ents) != 0 {
+		t.Errorf("%d leftovers in %s after restart", len(ents), tmpDir)
+	}
+	e.waitOffered("commit", protocol.ScopeChangeset)
+	e.mustInvoke("commit", nil, map[string]any{"message": "after crashes"})
+	names := strings.Fields(e.git("show", "--name-only", "--format=", "HEAD"))
+	for _, n := range names {
+		if n != "user.txt" && n != "big.txt" {
+			t.Errorf("the commit after restart holds %s; only user files are allowed: %v", n, names)
+		}
+	}
+	if !slices.Contains(names, "user.txt") {
+		t.Errorf("the commit after restart lacks user.txt: %v", names)
+	}
+	if got := e.git("status", "--porcelain", "--untracked-files=all"); got != "" {
+		t.Errorf("status after committing everything:\n%s", got)
+	}
+}
+
+// serveExit runs the daemon on stateDir expecting it to refuse to start,
+// and returns its exit code and stderr.
+func serveExit(t *testing.T, stateDir string, dirs ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", stateDir}, dirs...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("daemon started on a damaged state.db; stderr:\n%s", stderr.String())
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+// A damaged state.db never comes up empty or crashes: with the backup of
+// the last clean shutdown it is restored, saying so in the log; without
+// one the daemon refuses with exit code 3, naming the file and the fix.
+func TestDamagedStateDB(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	state := t.TempDir()
+	db := filepath.Join(state, "state.db")
+
+	// A clean run that records a turn; its shutdown writes the backup.
+	d := startDaemonIn(t, state, repo)
+	c := d.client(t, "agent")
+	sessionURI := onlySession(t, c).Resource
+	catalogue(t, c, sessionURI) // waits for the session to have started
+	for _, m := range []string{protocol.MethodTurnStart, protocol.MethodTurnEnd} {
+		if err := c.Call(ctx(t), m, map[string]any{"channel": sessionURI, "turnId": "t1"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(db + ".bak"); err != nil {
+		t.Fatalf("no backup after a clean shutdown: %v", err)
+	}
+	good, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	damage := map[string]func(){
+		"empty":     func() { os.WriteFile(db, nil, 0o600) },
+		"truncated": func() { os.WriteFile(db, good[:8<<10], 0o600) },
+		"garbage":   func() { os.WriteFile(db, bytes.Repeat([]byte("x"), len(good)), 0o600) },
+	}
+	for _, name := range []string{"empty", "truncated", "garbage"} {
+		t.Run(name+"/recovered", func(t *testing.T) {
+			damage[name]()
+			d := startDaemonIn(t, state, repo)
+			c := d.client(t, "agent")
+			done, _ := chatTurns(t, c, sessionURI)
+			if !slices.Contains(done, "t1") {
+				t.Fatalf("turn t1 lost after recovery from the backup; turns %v", done)
+			}
+			c.Close()
+			d.stop()
+			if log := d.stderr.String(); !strings.Contains(log, "recovered from its backup") || !strings.Contains(log, db) {
+				t.Fatalf("the log does not report the recovery:\n%s", log)
+			}
+		})
+		t.Run(name+"/refused", func(t *testing.T) {
+			for _, b := range []string{".bak", ".bak.1"} {
+				os.Remove(db + b)
+			}
+			damage[name]()
+			code, stderr := serveExit(t, state, repo)
+			if code != 3 {
+				t.Fatalf("exit code %d, want 3; stderr:\n%s", code, stderr)
+			}
+			for _, bad := range []string{"panic", "SIGBUS", "goroutine "} {
+				if strings.Contains(stderr, bad) {
+					t.Fatalf("stderr holds %q:\n%s", bad, stderr)
+				}
+			}
+			if !strings.Contains(stderr, db) || !strings.Contains(stderr, "move it away") {
+				t.Fatalf("the refusal does not name the file and the fix:\n%s", stderr)
+			}
+			t.Logf("refusal: %s", strings.TrimSpace(stderr))
+			// Put the good file back for the next case; its clean
+			// shutdown in the next subtest rewrites the backup.
+			if err := os.WriteFile(db, good, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			d := startDaemonIn(t, state, repo)
+			d.stop()
+		})
+	}
+}
+
+// A range revert is bound to the content its lines were picked on: with
+// _meta.expectedNonce naming a version that is no longer the published
+// one it is refused (-32011) and changes nothing; with the current nonce
+// it runs.
+func TestStaleRangeRevertRefused(t *testing.T) {
+	orig := numbered(60)
+	seen := slices.Clone(orig)
+	seen[40] = "line 41 changed"
+	repo := gitRepo(t, map[string]string{"long.txt": joinLines(orig)})
+	writeFile(t, repo, "long.txt", joinLines(seen))
+	e := startOps(t, repo)
+	st := e.waitHas("long.txt")
+	e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+	n1 := findFile(st, repo, "long.txt").Edit.After.Content.Nonce
+
+	// The file changes after the reviewer saw it: 30 lines go.
+	now := slices.Concat(seen[:5], seen[35:])
+	now[len(now)-1] = "line 60 changed"
+	writeFile(t, repo, "long.txt", joinLines(now))
+	st = e.m.Wait("long.txt republished", func(st protocol.ChangesetState) bool {
+		f := findFile(st, repo, "long.txt")
+		return ready(st) && f != nil && f.Edit.After.Content.Nonce != n1
+	})
+	n2 := findFile(st, repo, "long.txt").Edit.After.Content.Nonce
+
+	_, err := e.invoke("revert", lineTarget(e.id("long.txt"), 0, 40), map[string]any{"expectedNonce": n1})
+	if rpcCode(err) != protocol.CodeConflict || !strings.Contains(err.Error(), "expectedNonce") {
+		t.Fatalf("stale range revert: %v; want -32011 naming expectedNonce", err)
+	}
+	if got := string(e.disk("long.txt")); got != joinLines(now) {
+		t.Fatalf("a refused range revert changed the file:\n%s", got)
+	}
+
+	// On the current version it applies: only the last line's hunk goes
+	// back.
+	e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+	last := len(now) - 1
+	e.mustInvoke("revert", lineTarget(e.id("long.txt"), last, last), map[string]any{"expectedNonce": n2})
+	want := slices.Clone(now)
+	want[last] = orig[len(orig)-1]
+	if got := string(e.disk("long.txt")); got != joinLines(want) {
+		t.Fatalf("range revert on the current version:\n%s\nwant:\n%s", got, joinLines(want))
+	}
+}
+
+// Operations on one working tree queue rather than refuse each other:
+// two clients staging different files at once both succeed, and so do
+// many stages at once.
+func TestConcurrentStagesOfDifferentFilesAllSucceed(t *testing.T) {
+	const n = 12
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("f%02d.txt", i)] = "old\n"
+	}
+	repo := gitRepo(t, files)
+	for name := range files {
+		writeFile(t, repo, name, "new "+name+"\n")
+	}
+	e := startOps(t, repo)
+	e.m.Wait("all files changed", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == n })
+	e.waitOffered("stage", protocol.ScopeResource, protocol.ScopeRange)
+	other := e.d.client(t, "ide-2")
+	mirrorChangeset(t, other, e.uri).Wait("ready", ready)
+
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		c := e.c
+		if i%2 == 1 {
+			c = other
+		}
+		wg.Go(func() {
+			_, errs[i] = invokeOn(t, c, e.uri, "stage", resTarget(e.id(fmt.Sprintf("f%02d.txt", i))), nil)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("stage f%02d.txt: %v", i, err)
+		}
+	}
+	staged := strings.Fields(e.git("diff", "--cached", "--name-only"))
+	if len(staged) != n {
+		t.Fatalf("%d files staged, want %d: %v", len(staged), n, staged)
+	}
+	e.m.Wait("stage idle again", func(st protocol.ChangesetState) bool {
+		o := opIn(st, "stage")
+		return o != nil && o.Status == protocol.OpIdle
+	})
+}
