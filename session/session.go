@@ -189,9 +189,19 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 	}
 	rec := store.Session{ID: s.id, URI: s.uri, Title: s.state.Title, CreatedAt: s.createdAt}
 	for i, e := range entries {
-		rec.Workspaces = append(rec.Workspaces, store.Workspace{Dir: e.dir, Baseline: baseline[i]})
+		w := store.Workspace{Dir: e.dir, Baseline: baseline[i]}
+		if id, ok := e.ws.(Identifier); ok {
+			w.Repo, w.Head = id.Identity()
+		}
+		rec.Workspaces = append(rec.Workspaces, w)
 	}
 	if db := s.m.opts.Store; db != nil {
+		// A stored session with this id that was not restored belongs to
+		// something else (another project once at this path): this session
+		// starts clean, without its turns or review flags.
+		if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
+			s.log.Error("cannot clear an earlier session's records", "err", err)
+		}
 		if err := db.PutSession(rec); err != nil {
 			s.log.Error("cannot record the session; it will not survive a restart", "err", err)
 		}

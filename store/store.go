@@ -66,6 +66,9 @@ type Workspace struct {
 	Dir      string `json:"dir"`
 	Baseline string `json:"baseline,omitempty"` // snapshot tree at session start
 	Head     string `json:"head,omitempty"`     // HEAD commit at session start
+	// Repo names the repository (its root commit, see scm.Repo.RootCommit),
+	// so that a restart can tell another project checked out at Dir.
+	Repo string `json:"repo,omitempty"`
 }
 
 // Session is a persisted session.

@@ -289,3 +289,81 @@ func TestWildcardListenAndAllowHost(t *testing.T) {
 		t.Errorf("turn start against a wildcard listener: %s", errOut)
 	}
 }
+
+func TestProjectSwappedAtSamePathGetsNewSession(t *testing.T) {
+	// Every container mounts its project at the same path; here a
+	// directory plays /workspace and holds project A, then B, then A again.
+	parent := t.TempDir()
+	if real, err := filepath.EvalSymlinks(parent); err == nil {
+		parent = real
+	}
+	workspace := filepath.Join(parent, "workspace")
+	makeProject := func(name string) {
+		t.Helper()
+		if err := os.MkdirAll(workspace, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		git(t, workspace, "init", "-q", "-b", "main")
+		writeFile(t, workspace, name+".txt", name+"\n")
+		git(t, workspace, "add", "-A")
+		git(t, workspace, "commit", "-q", "-m", "project "+name)
+	}
+	sessionOf := func(d *daemon) (string, []string) {
+		t.Helper()
+		c := d.client(t, "swap")
+		s := onlySession(t, c)
+		done, _ := chatTurns(t, c, s.Resource)
+		return s.Resource, done
+	}
+
+	makeProject("a")
+	state := t.TempDir()
+	d := startDaemonIn(t, state, workspace)
+	d.turnCLI(t, "start", "--dir", workspace, "--message", "work on A")
+	writeFile(t, workspace, "a.txt", "a changed\n")
+	d.turnCLI(t, "end", "--dir", workspace)
+	uriA, turnsA := sessionOf(d)
+	if len(turnsA) != 1 {
+		t.Fatalf("project A's turns: %v", turnsA)
+	}
+	d.stop()
+
+	// Same project after a restart: same session, same turns.
+	d = startDaemonIn(t, state, workspace)
+	if uri, turns := sessionOf(d); uri != uriA || len(turns) != 1 {
+		t.Fatalf("after a restart: session %s with turns %v, want %s with %v", uri, turns, uriA, turnsA)
+	}
+	d.stop()
+
+	// Project B at the same path: a new session without A's turns.
+	if err := os.Rename(workspace, filepath.Join(parent, "a-away")); err != nil {
+		t.Fatal(err)
+	}
+	makeProject("b")
+	d = startDaemonIn(t, state, workspace)
+	uriB, turnsB := sessionOf(d)
+	if uriB == uriA || len(turnsB) != 0 {
+		t.Errorf("project B at A's path: session %s with turns %v; want a new session without turns (A's was %s)", uriB, turnsB, uriA)
+	}
+	c := d.client(t, "b")
+	cat := catalogue(t, c, uriB)
+	if files := changesetSummary(t, c, cat["session"].URITemplate, workspace); len(files) != 0 {
+		t.Errorf("project B's session changeset inherits A's baseline: %v", files)
+	}
+	d.stop()
+	if !strings.Contains(d.stderr.String(), "another repository") {
+		t.Errorf("the log does not say why A's session was not restored:\n%s", d.stderr)
+	}
+
+	// A back at its path: its session comes back with its turn.
+	if err := os.Rename(workspace, filepath.Join(parent, "b-away")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(parent, "a-away"), workspace); err != nil {
+		t.Fatal(err)
+	}
+	d = startDaemonIn(t, state, workspace)
+	if uri, turns := sessionOf(d); uri != uriA || len(turns) != 1 {
+		t.Errorf("project A back: session %s with turns %v, want %s with %v", uri, turns, uriA, turnsA)
+	}
+}

@@ -16,7 +16,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -248,10 +247,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
 		}
-		uri := protocol.SessionScheme + "/" + stableID(abs)
-		if restored[uri] {
-			continue
+		if restored[abs] {
+			continue // the session made for it, with its baseline and turns
 		}
+		uri := protocol.SessionScheme + "/" + sessionID(abs, rootCommit(abs))
 		_, err = m.Create(session.CreateParams{URI: uri, WorkingDirectories: []string{session.FileURI(abs)}})
 		if err != nil {
 			fmt.Fprintf(stderr, "changesetd: %s: %v\n", d, err)
@@ -366,23 +365,27 @@ func writeDaemonInfo(stateDir, addr string) error {
 	return os.Rename(tmp, path)
 }
 
-// stableID derives a session id from a directory's absolute path, so a
-// restart finds the same session. It is shaped like a UUID.
-func stableID(abs string) string {
-	h := sha256.Sum256([]byte(abs))
-	x := hex.EncodeToString(h[:16])
-	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
-}
-
 // restoreSessions brings back every stored session with its baseline and
-// turns, then drops snapshot objects no stored session refers to.
-func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, log *slog.Logger) (map[string]bool, error) {
+// turns, then drops snapshot objects no stored session refers to. A
+// session whose directory now holds another repository (a different
+// project mounted at the same path) is not restored: its records stay, in
+// case that project comes back, and the directory gets a new session.
+// restored holds the directories whose command-line session was restored.
+func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, log *slog.Logger) (restored map[string]bool, err error) {
 	recs, err := db.Sessions()
 	if err != nil {
 		return nil, err
 	}
-	restored := map[string]bool{}
+	restored = map[string]bool{}
+	n := 0
+recs:
 	for _, rec := range recs {
+		for _, w := range rec.Workspaces {
+			if ok, why := sameRepository(w); !ok {
+				log.Warn("not restoring a session: its directory holds another repository now", "session", rec.URI, "dir", w.Dir, "reason", why)
+				continue recs
+			}
+		}
 		turns, err := db.Turns(rec.ID)
 		if err != nil {
 			return nil, err
@@ -391,9 +394,17 @@ func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, l
 			log.Error("cannot restore session", "session", rec.URI, "err", err)
 			continue
 		}
-		restored[rec.URI] = true
+		n++
+		if len(rec.Workspaces) == 1 {
+			// One the command line made for a DIR: before or since
+			// sessions were named by repository.
+			w := rec.Workspaces[0]
+			if rec.URI == protocol.SessionScheme+"/"+sessionID(w.Dir, w.Repo) || rec.URI == protocol.SessionScheme+"/"+stableID(w.Dir) {
+				restored[w.Dir] = true
+			}
+		}
 	}
-	log.Info("restored sessions", "count", len(restored))
+	log.Info("restored sessions", "count", n)
 	go collectSnapshots(db, snaps, log)
 	return restored, nil
 }

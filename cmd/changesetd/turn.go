@@ -252,7 +252,7 @@ func (c *client) sessionFor(ctx context.Context, dir string) (string, error) {
 	if best != "" {
 		return best, nil
 	}
-	uri := protocol.SessionScheme + "/" + stableID(abs)
+	uri := protocol.SessionScheme + "/" + sessionID(abs, rootCommit(abs))
 	err = c.call(ctx, protocol.MethodCreateSession, protocol.CreateSessionParams{
 		BaseParams: protocol.BaseParams{Channel: uri}, WorkingDirectories: []string{session.FileURI(abs)},
 	}, nil)
