@@ -45,8 +45,7 @@ type Session struct {
 	// running.
 	baseline []string
 	turns    []*turn
-	chat     protocol.ChatState
-	chatCh   *channel
+	chats    []*chat        // the default chat first, then agents' in order of their first turn
 	restored *store.Session // the record this session was restored from
 
 	// boundaryMu serialises turn boundaries; it is held while snapshotting,
@@ -87,9 +86,8 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		ch:         newChannel(uri, m.opts.ReplayBuffer),
 		changesets: map[string]*csChannel{},
 		templates:  uritemplate.SessionChangesetTemplates(id),
-		chatCh:     newChannel(protocol.ChatScheme+"/"+id, m.opts.ReplayBuffer),
 	}
-	s.chat = protocol.ChatState{Resource: s.chatURI(), Title: "Agent turns", Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Turns: []protocol.Turn{}}
+	s.chats = []*chat{newChat(id, "", m.opts.ReplayBuffer, now)}
 	s.state = protocol.SessionState{
 		Provider:           Provider,
 		Title:              title,
@@ -97,7 +95,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		Lifecycle:          protocol.LifecycleCreating,
 		ActiveClients:      []protocol.Object{},
 		WorkingDirectories: wd,
-		Chats:              []protocol.ChatSummary{s.chatSummary()},
+		Chats:              []protocol.ChatSummary{s.chats[0].summary()},
 		DefaultChat:        s.chatURI(),
 	}
 	return s
@@ -378,7 +376,9 @@ func (s *Session) dispose() {
 		}
 		s.m.commitMu.Lock()
 		clear(s.ch.subs)
-		clear(s.chatCh.subs)
+		for _, c := range s.chats {
+			clear(c.ch.subs)
+		}
 		s.m.commitMu.Unlock()
 	}) {
 		return

@@ -85,6 +85,7 @@ type Session struct {
 type Turn struct {
 	Seq       uint64    `json:"seq"`
 	ID        string    `json:"id"`
+	Chat      string    `json:"chat,omitempty"` // the agent's chat key; "" = the session's default chat
 	Message   string    `json:"message,omitempty"`
 	StartedAt time.Time `json:"startedAt"`
 	EndedAt   time.Time `json:"endedAt,omitzero"`

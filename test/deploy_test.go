@@ -3,18 +3,22 @@ package test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/test/fake"
+	"github.com/changesetd/changesetd/uritemplate"
 )
 
 // launch runs the daemon binary with exactly args and extra environment
@@ -365,5 +369,87 @@ func TestProjectSwappedAtSamePathGetsNewSession(t *testing.T) {
 	d = startDaemonIn(t, state, workspace)
 	if uri, turns := sessionOf(d); uri != uriA || len(turns) != 1 {
 		t.Errorf("project A back: session %s with turns %v, want %s with %v", uri, turns, uriA, turnsA)
+	}
+}
+
+// chatsOf returns the session's chats with their completed turns and the
+// active one (as "*id").
+func chatsOf(t *testing.T, c *fake.Client, sessionURI string) map[string][]string {
+	t.Helper()
+	raw, _ := subscribe(t, c, sessionURI)
+	var st protocol.SessionState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, ch := range st.Chats {
+		raw, _ := subscribe(t, c, ch.Resource)
+		var chat protocol.ChatState
+		if err := json.Unmarshal(raw, &chat); err != nil {
+			t.Fatal(err)
+		}
+		turns := []string{}
+		for _, tr := range chat.Turns {
+			turns = append(turns, tr.ID+":"+tr.Message.Text)
+		}
+		if chat.ActiveTurn != nil {
+			turns = append(turns, "*"+chat.ActiveTurn.ID+":"+chat.ActiveTurn.Message.Text)
+		}
+		out[ch.Resource] = turns
+		c.Call(ctx(t), protocol.MethodUnsubscribe, map[string]any{"channel": ch.Resource}, nil)
+	}
+	c.Call(ctx(t), protocol.MethodUnsubscribe, map[string]any{"channel": sessionURI}, nil)
+	return out
+}
+
+func TestTwoAgentsInOneDirectoryKeepTheirOwnTurns(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	d := startDaemon(t, repo)
+	hook := func(edge, sessionID, prompt string) {
+		t.Helper()
+		in, _ := json.Marshal(map[string]string{"cwd": repo, "session_id": sessionID, "prompt": prompt, "hook_event_name": "x"})
+		code, out, errOut := cli(t, string(in), nil, "turn", edge, "--hook", "--state-dir", d.StateDir)
+		if code != 0 || out != "" {
+			t.Fatalf("hook %s for %s: exit %d, stdout %q, stderr %q", edge, sessionID, code, out, errOut)
+		}
+	}
+	const agentA, agentB = "0f9c2b1e-aaaa-4c1e-9d3b-111111111111", "7d1e4c2a-bbbb-4f0a-8e2c-222222222222"
+	hook("start", agentA, "A: edit a")
+	writeFile(t, repo, "a.txt", "a by A\n")
+	hook("start", agentB, "B: edit b")
+	writeFile(t, repo, "b.txt", "b by B\n")
+	hook("end", agentA, "") // A's Stop must not end B's turn
+	c := d.client(t, "agents")
+	sess := onlySession(t, c).Resource
+	id := strings.TrimPrefix(sess, protocol.SessionScheme+"/")
+	chatA, chatB := protocol.ChatScheme+"/"+id+"/"+agentA, protocol.ChatScheme+"/"+id+"/"+agentB
+	want := map[string][]string{
+		protocol.ChatScheme + "/" + id: {},
+		chatA:                          {"turn-1:A: edit a"},
+		chatB:                          {"*turn-2:B: edit b"},
+	}
+	if got := chatsOf(t, c, sess); !reflect.DeepEqual(got, want) {
+		t.Fatalf("chats after A's Stop:\n got %v\nwant %v", got, want)
+	}
+	hook("end", agentB, "")
+	hook("end", agentA, "") // a second Stop of A: nothing running there, not an error
+	want[chatB] = []string{"turn-2:B: edit b"}
+	if got := chatsOf(t, c, sess); !reflect.DeepEqual(got, want) {
+		t.Fatalf("chats after B's Stop:\n got %v\nwant %v", got, want)
+	}
+	// Each turn's changeset is its own agent's span of time.
+	cat := catalogue(t, c, sess)
+	turn := func(id string) []string {
+		return changesetSummary(t, c, expand(t, cat["turn"].URITemplate, uritemplate.Values{"turnId": id}), repo)
+	}
+	if got := turn("turn-2"); len(got) != 1 || !strings.Contains(got[0], "b.txt") {
+		t.Errorf("B's turn changeset: %v, want b.txt only", got)
+	}
+	// The chats and their turns survive a restart.
+	d.stop()
+	d = startDaemonIn(t, d.StateDir, repo)
+	c = d.client(t, "agents-again")
+	if got := chatsOf(t, c, sess); !reflect.DeepEqual(got, want) {
+		t.Errorf("chats after a restart:\n got %v\nwant %v", got, want)
 	}
 }

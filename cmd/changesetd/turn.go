@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -20,15 +23,17 @@ import (
 )
 
 const turnUsage = `Usage:
-  changesetd turn start [--dir DIR | --session URI] [--message TEXT] [--id ID]
-  changesetd turn end   [--dir DIR | --session URI] [--id ID]
+  changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID]
+  changesetd turn end   [--dir DIR | --session URI] [--agent NAME] [--id ID]
 
 Marks an agent turn boundary on the running daemon, which snapshots the
 session's working directories. The daemon is found through the state dir
 (its address and token), or through --url and --token. With --dir
 (default: the current directory) the session is the one whose working
 directory contains DIR; if there is none, one is created for DIR. "start"
-prints the new turn id, "end" the ended one.
+prints the new turn id, "end" the ended one. With --agent (or, with
+--hook, the hook's session_id) the turn goes to that agent's own chat, so
+several agents in one directory keep their turns apart.
 `
 
 // turnCmd implements "changesetd turn start|end".
@@ -47,7 +52,8 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var dc dialConfig
 	dc.flags(fs)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
-	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt), print nothing, never exit 2, and treat 'no turn is running' at end as done")
+	agent := fs.String("agent", "", "the agent session the turn belongs to: each gets its own chat and turns (with --hook: the hook's session_id)")
+	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt, session_id), print nothing, never exit 2, and treat 'no turn is running' at end as done")
 	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); printDefaults(fs) }
 	if err := dc.parse(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -61,8 +67,9 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		// some agents, and stdout may be fed back to the model.
 		stdout = io.Discard
 		var in struct {
-			CWD    string `json:"cwd"`
-			Prompt string `json:"prompt"`
+			CWD       string `json:"cwd"`
+			Prompt    string `json:"prompt"`
+			SessionID string `json:"session_id"`
 		}
 		if b, err := io.ReadAll(io.LimitReader(stdin, 1<<20)); err == nil && len(b) > 0 {
 			_ = json.Unmarshal(b, &in)
@@ -75,15 +82,18 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if *message == "" && edge == "start" {
 			*message = in.Prompt
 		}
+		if *agent == "" {
+			*agent = in.SessionID
+		}
 	}
-	code := runTurn(ctx, edge, *dir, *sessionURI, *message, *id, &dc, *timeout, stdout, stderr, *hook)
+	code := runTurn(ctx, edge, *dir, *sessionURI, agentKey(*agent), *message, *id, &dc, *timeout, stdout, stderr, *hook)
 	if *hook && code != 0 {
 		return 1
 	}
 	return code
 }
 
-func runTurn(ctx context.Context, edge, dir, sessionURI, message, id string, dc *dialConfig, timeout time.Duration, stdout, stderr io.Writer, hook bool) int {
+func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id string, dc *dialConfig, timeout time.Duration, stdout, stderr io.Writer, hook bool) int {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c, err := dialDaemon(ctx, dc)
@@ -99,12 +109,17 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, message, id string, dc 
 			return 1
 		}
 	}
+	channel := uri
+	if agent != "" {
+		// The agent's own chat in the session: ahp-chat:/<session id>/<agent>.
+		channel = protocol.ChatScheme + "/" + strings.TrimPrefix(uri, protocol.SessionScheme+"/") + "/" + agent
+	}
 	var info session.TurnInfo
 	for {
 		if edge == "start" {
-			err = c.call(ctx, protocol.MethodTurnStart, protocol.TurnStartParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: id, Message: message}, &info)
+			err = c.call(ctx, protocol.MethodTurnStart, protocol.TurnStartParams{BaseParams: protocol.BaseParams{Channel: channel}, TurnID: id, Message: message}, &info)
 		} else {
-			err = c.call(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: id}, &info)
+			err = c.call(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: channel}, TurnID: id}, &info)
 		}
 		// A session created a moment ago may still be starting.
 		var re *rpcError
@@ -128,6 +143,18 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, message, id string, dc 
 	fmt.Fprintln(stdout, info.ID)
 	return 0
 }
+
+// agentKey makes an agent name usable as a chat key (letters, digits and
+// ._~-, at most 128): names that are not are replaced by a hash of them.
+func agentKey(name string) string {
+	if name == "" || agentKeyPattern.MatchString(name) {
+		return name
+	}
+	h := sha256.Sum256([]byte(name))
+	return "agent-" + hex.EncodeToString(h[:8])
+}
+
+var agentKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
 
 // client is a minimal synchronous AHP client for the CLI.
 type client struct {
