@@ -25,6 +25,7 @@ import (
 type Config struct {
 	Token         string   // required on every upgrade
 	AllowOrigins  []string // extra allowed browser origins, e.g. "https://ide.example"
+	AllowHosts    []string // extra allowed Host header names, e.g. a container's service name
 	MaxFrameBytes int64    // largest accepted message
 	SendQueue     int      // frames queued per connection before it is dropped as too slow
 	MaxConns      int      // concurrent connections
@@ -121,8 +122,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
 	if !s.checkHost(r) {
-		s.log.Warn("refused upgrade: Host is not this server", "host", r.Host, "remote", r.RemoteAddr)
-		http.Error(w, "forbidden: Host header does not name this server", http.StatusForbidden)
+		name := hostName(r.Host)
+		s.log.Warn("refused upgrade: Host is not this server; --allow-host "+name+" (or CHANGESETD_ALLOW_HOST) accepts it", "host", r.Host, "remote", r.RemoteAddr)
+		http.Error(w, fmt.Sprintf("forbidden: Host %q does not name this server; start changesetd with --allow-host %s (or CHANGESETD_ALLOW_HOST=%s) to accept it", r.Host, name, name), http.StatusForbidden)
 		return
 	}
 	if !s.checkToken(r) {
@@ -213,10 +215,7 @@ func (s *Server) checkOrigin(r *http.Request) bool {
 // checkHost refuses requests whose Host names something other than a
 // loopback name or an address of this machine (DNS rebinding).
 func (s *Server) checkHost(r *http.Request) bool {
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
+	host := hostName(r.Host)
 	if isLoopbackHost(host) {
 		return true
 	}
@@ -228,7 +227,21 @@ func (s *Server) checkHost(r *http.Request) bool {
 			return true
 		}
 	}
+	for _, h := range s.cfg.AllowHosts {
+		if strings.EqualFold(hostName(h), host) {
+			return true
+		}
+	}
 	return false
+}
+
+// hostName is the name of a Host header (or an --allow-host value)
+// without its port.
+func hostName(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
 }
 
 func isLoopbackHost(h string) bool {

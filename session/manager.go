@@ -191,12 +191,13 @@ func (m *Manager) Attach(sub Subscriber, uri string, lastSeen int64, done func(A
 		}
 		s.attachSession(sub, lastSeen, done)
 	case protocol.ChannelChat:
-		s, ok := m.Session(protocol.SessionScheme + "/" + strings.TrimPrefix(uri, protocol.ChatScheme+"/"))
+		sessionURI, key := splitChatURI(uri)
+		s, ok := m.Session(sessionURI)
 		if !ok {
-			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; each session has one, ahp-chat:/<session id>", uri))
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; a session's chats are ahp-chat:/<session id> and, per agent, ahp-chat:/<session id>/<agent>", uri))
 			return
 		}
-		s.attachChat(sub, lastSeen, done)
+		s.attachChat(sub, uri, key, lastSeen, done)
 	case protocol.ChannelChangeset:
 		ref, err := uritemplate.ParseChangesetURI(uri)
 		if err != nil {
@@ -224,8 +225,9 @@ func (m *Manager) Detach(sub Subscriber, uri string) {
 			s.do(func() { m.detachChannel(s.ch, sub) })
 		}
 	case protocol.ChannelChat:
-		if s, ok := m.Session(protocol.SessionScheme + "/" + strings.TrimPrefix(uri, protocol.ChatScheme+"/")); ok {
-			s.do(func() { m.detachChannel(s.chatCh, sub) })
+		sessionURI, key := splitChatURI(uri)
+		if s, ok := m.Session(sessionURI); ok {
+			s.do(func() { s.detachChat(sub, key) })
 		}
 	case protocol.ChannelChangeset:
 		if ref, err := uritemplate.ParseChangesetURI(uri); err == nil {
@@ -468,7 +470,10 @@ func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, erro
 	s := newSession(m, rec.ID, rec.URI, dirs, rec.Title, rec.CreatedAt)
 	s.restored = &rec
 	s.restoreTurns(turns)
-	s.state.Chats = []protocol.ChatSummary{s.chatSummary()}
+	s.state.Chats = s.state.Chats[:0]
+	for _, c := range s.chats {
+		s.state.Chats = append(s.state.Chats, c.summary())
+	}
 	if err := m.add(s); err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}

@@ -45,8 +45,7 @@ type Session struct {
 	// running.
 	baseline []string
 	turns    []*turn
-	chat     protocol.ChatState
-	chatCh   *channel
+	chats    []*chat        // the default chat first, then agents' in order of their first turn
 	restored *store.Session // the record this session was restored from
 
 	// boundaryMu serialises turn boundaries; it is held while snapshotting,
@@ -97,9 +96,8 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		ch:         newChannel(uri, m.opts.ReplayBuffer),
 		changesets: map[string]*csChannel{},
 		templates:  uritemplate.SessionChangesetTemplates(id),
-		chatCh:     newChannel(protocol.ChatScheme+"/"+id, m.opts.ReplayBuffer),
 	}
-	s.chat = protocol.ChatState{Resource: s.chatURI(), Title: "Agent turns", Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Turns: []protocol.Turn{}}
+	s.chats = []*chat{newChat(id, "", m.opts.ReplayBuffer, now)}
 	s.state = protocol.SessionState{
 		Provider:           Provider,
 		Title:              title,
@@ -107,7 +105,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		Lifecycle:          protocol.LifecycleCreating,
 		ActiveClients:      []protocol.Object{},
 		WorkingDirectories: wd,
-		Chats:              []protocol.ChatSummary{s.chatSummary()},
+		Chats:              []protocol.ChatSummary{s.chats[0].summary()},
 		DefaultChat:        s.chatURI(),
 	}
 	return s
@@ -199,9 +197,19 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 	}
 	rec := store.Session{ID: s.id, URI: s.uri, Title: s.state.Title, CreatedAt: s.createdAt}
 	for i, e := range entries {
-		rec.Workspaces = append(rec.Workspaces, store.Workspace{Dir: e.dir, Baseline: baseline[i]})
+		w := store.Workspace{Dir: e.dir, Baseline: baseline[i]}
+		if id, ok := e.ws.(Identifier); ok {
+			w.Repo, w.Head = id.Identity()
+		}
+		rec.Workspaces = append(rec.Workspaces, w)
 	}
 	if db := s.m.opts.Store; db != nil {
+		// A stored session with this id that was not restored belongs to
+		// something else (another project once at this path): this session
+		// starts clean, without its turns or review flags.
+		if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
+			s.log.Error("cannot clear an earlier session's records", "err", err)
+		}
 		if err := db.PutSession(rec); err != nil {
 			s.log.Error("cannot record the session; it will not survive a restart", "err", err)
 		}
@@ -366,7 +374,9 @@ func (s *Session) dispose() {
 		}
 		s.m.commitMu.Lock()
 		clear(s.ch.subs)
-		clear(s.chatCh.subs)
+		for _, c := range s.chats {
+			clear(c.ch.subs)
+		}
 		s.m.commitMu.Unlock()
 	}) {
 		return

@@ -24,6 +24,7 @@ const BaselineTurnID = "baseline"
 type turn struct {
 	seq       uint64
 	id        string
+	chat      string // the key of the chat it belongs to; "" = the default chat
 	message   string
 	startedAt time.Time
 	endedAt   time.Time
@@ -43,7 +44,7 @@ func (t *turn) endOf(i int) string {
 }
 
 func (t *turn) record() store.Turn {
-	return store.Turn{Seq: t.seq, ID: t.id, Message: t.message, StartedAt: t.startedAt, EndedAt: t.endedAt, Start: t.start, End: t.end}
+	return store.Turn{Seq: t.seq, ID: t.id, Chat: t.chat, Message: t.message, StartedAt: t.startedAt, EndedAt: t.endedAt, Start: t.start, End: t.end}
 }
 
 func (s *Session) turnByID(id string) *turn {
@@ -55,9 +56,22 @@ func (s *Session) turnByID(id string) *turn {
 	return nil
 }
 
+// activeTurn is the latest running turn of any chat, or nil.
 func (s *Session) activeTurn() *turn {
-	if n := len(s.turns); n > 0 && s.turns[n-1].running() {
-		return s.turns[n-1]
+	for i := len(s.turns) - 1; i >= 0; i-- {
+		if s.turns[i].running() {
+			return s.turns[i]
+		}
+	}
+	return nil
+}
+
+// activeTurnIn is the running turn of the chat with key, or nil.
+func (s *Session) activeTurnIn(key string) *turn {
+	for i := len(s.turns) - 1; i >= 0; i-- {
+		if t := s.turns[i]; t.chat == key && t.running() {
+			return t
+		}
 	}
 	return nil
 }
@@ -97,8 +111,95 @@ func (s *Session) knownTurns() string {
 	return " (known: " + strings.Join(ids, ", ") + ", and " + strconv.Quote(BaselineTurnID) + " in compare-turns)"
 }
 
-// chatURI is the session's chat, which lists its turns.
-func (s *Session) chatURI() string { return protocol.ChatScheme + "/" + s.id }
+// chat is one agent's conversation as far as this server knows it: the
+// turns it marked. Every session has a default chat, ahp-chat:/<session
+// id>, for turns marked without naming an agent; each agent session that
+// names itself (a Claude Code session_id, say) gets its own chat,
+// ahp-chat:/<session id>/<key>, so that several agents working in one
+// directory each see their own turns, and one agent's turn end does not
+// end another's turn. Turn ids stay unique across the session's chats, so
+// the turn and compare-turns changesets name turns alone.
+type chat struct {
+	key   string
+	state protocol.ChatState
+	ch    *channel
+}
+
+func newChat(sessionID, key string, replay int, now time.Time) *chat {
+	uri := chatURIOf(sessionID, key)
+	title := "Agent turns"
+	if key != "" {
+		title = "Agent " + key
+		if len(key) > 8 {
+			title = "Agent " + key[:8]
+		}
+	}
+	return &chat{
+		key:   key,
+		state: protocol.ChatState{Resource: uri, Title: title, Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Turns: []protocol.Turn{}},
+		ch:    newChannel(uri, replay),
+	}
+}
+
+func chatURIOf(sessionID, key string) string {
+	if key == "" {
+		return protocol.ChatScheme + "/" + sessionID
+	}
+	return protocol.ChatScheme + "/" + sessionID + "/" + key
+}
+
+// splitChatURI returns the session URI and chat key of a chat URI.
+func splitChatURI(uri string) (sessionURI, key string) {
+	rest := strings.TrimPrefix(uri, protocol.ChatScheme+"/")
+	id, key, _ := strings.Cut(rest, "/")
+	return protocol.SessionScheme + "/" + id, key
+}
+
+// chatURI is the session's default chat.
+func (s *Session) chatURI() string { return chatURIOf(s.id, "") }
+
+// chatByKey returns the chat with key, or nil.
+func (s *Session) chatByKey(key string) *chat {
+	for _, c := range s.chats {
+		if c.key == key {
+			return c
+		}
+	}
+	return nil
+}
+
+// chatFor returns the chat with key, adding it when it is new. On the actor
+// (or before the session starts).
+func (s *Session) chatFor(key string, publish bool) *chat {
+	if c := s.chatByKey(key); c != nil {
+		return c
+	}
+	c := newChat(s.id, key, s.m.opts.ReplayBuffer, s.m.opts.Now())
+	s.chats = append(s.chats, c)
+	if publish {
+		s.commitSession(protocol.SessionChatAdded{Summary: c.summary()}, nil)
+	} else {
+		s.state.Chats = append(s.state.Chats, c.summary())
+	}
+	return c
+}
+
+// turnTarget resolves the channel of a turn command: a session, or one of
+// its chats (its default chat, or an agent's, ahp-chat:/<session id>/<key>).
+func (m *Manager) turnTarget(method, channel string) (*Session, string, error) {
+	sessionURI, key := channel, ""
+	if strings.HasPrefix(channel, protocol.ChatScheme) {
+		sessionURI, key = splitChatURI(channel)
+		if key != "" && !turnIDPattern.MatchString(key) {
+			return nil, "", protocol.Errorf(protocol.CodeInvalidParams, "%s: chat %s: the agent key after the session id must be 1-128 letters, digits or ._~-", method, channel)
+		}
+	}
+	s, ok := m.Session(sessionURI)
+	if !ok {
+		return nil, "", protocol.Errorf(protocol.CodeSessionNotFound, "%s: session %s does not exist", method, sessionURI)
+	}
+	return s, key, nil
+}
 
 // TurnInfo is what a turn boundary reports back.
 type TurnInfo struct {
@@ -108,14 +209,16 @@ type TurnInfo struct {
 
 var turnIDPattern = sessionIDPattern
 
-// TurnStart snapshots every working directory and starts a turn. A turn
-// still running is ended first, at the same moment. The turn is durable
-// before TurnStart returns.
-func (m *Manager) TurnStart(ctx context.Context, sessionURI, turnID, message string) (TurnInfo, error) {
-	s, ok := m.Session(sessionURI)
-	if !ok {
-		return TurnInfo{}, protocol.Errorf(protocol.CodeSessionNotFound, "turnStart: session %s does not exist", sessionURI)
+// TurnStart snapshots every working directory and starts a turn in the
+// chat that channel names (a session URI names its default chat). A turn
+// of that chat still running is ended first, at the same moment; turns of
+// other chats go on. The turn is durable before TurnStart returns.
+func (m *Manager) TurnStart(ctx context.Context, channel, turnID, message string) (TurnInfo, error) {
+	s, key, err := m.turnTarget("turnStart", channel)
+	if err != nil {
+		return TurnInfo{}, err
 	}
+	sessionURI := s.uri
 	if turnID != "" && (!turnIDPattern.MatchString(turnID) || turnID == BaselineTurnID) {
 		return TurnInfo{}, protocol.Errorf(protocol.CodeInvalidParams, "turnStart: turn id %q must be 1-128 letters, digits or ._~- and not %q", turnID, BaselineTurnID)
 	}
@@ -139,7 +242,7 @@ func (m *Manager) TurnStart(ctx context.Context, sessionURI, turnID, message str
 		if n := len(s.turns); n > 0 {
 			seq = s.turns[n-1].seq + 1
 		}
-		return prep{wss: s.workspaceList(), seq: seq, active: s.activeTurn()}, nil
+		return prep{wss: s.workspaceList(), seq: seq, active: s.activeTurnIn(key)}, nil
 	})
 	if err != nil {
 		return TurnInfo{}, err
@@ -164,7 +267,7 @@ func (m *Manager) TurnStart(ctx context.Context, sessionURI, turnID, message str
 			turnID += "x"
 		}
 	}
-	t := &turn{seq: p.seq, id: turnID, message: message, startedAt: now, start: trees}
+	t := &turn{seq: p.seq, id: turnID, chat: key, message: message, startedAt: now, start: trees}
 	if err := m.saveTurn(s.id, t); err != nil {
 		return TurnInfo{}, fmt.Errorf("turnStart: %w", err)
 	}
@@ -180,14 +283,15 @@ func (s *Session) hasTurnID(ctx context.Context, id string) bool {
 	return ok
 }
 
-// TurnEnd snapshots every working directory and ends the running turn
-// (which must be turnID when it is given). The end is durable before
-// TurnEnd returns.
-func (m *Manager) TurnEnd(ctx context.Context, sessionURI, turnID string) (TurnInfo, error) {
-	s, ok := m.Session(sessionURI)
-	if !ok {
-		return TurnInfo{}, protocol.Errorf(protocol.CodeSessionNotFound, "turnEnd: session %s does not exist", sessionURI)
+// TurnEnd snapshots every working directory and ends the running turn of
+// the chat that channel names (which must be turnID when it is given). The
+// end is durable before TurnEnd returns.
+func (m *Manager) TurnEnd(ctx context.Context, channel, turnID string) (TurnInfo, error) {
+	s, key, err := m.turnTarget("turnEnd", channel)
+	if err != nil {
+		return TurnInfo{}, err
 	}
+	sessionURI := channel
 	m.inflight.Add(1)
 	defer m.inflight.Done()
 	s.boundaryMu.Lock()
@@ -197,14 +301,14 @@ func (m *Manager) TurnEnd(ctx context.Context, sessionURI, turnID string) (TurnI
 		active *turn
 	}
 	p, err := call(ctx, s, func() (prep, error) {
-		a := s.activeTurn()
+		a := s.activeTurnIn(key)
 		switch {
 		case a == nil && turnID != "" && s.turnByID(turnID) != nil:
 			return prep{}, protocol.Errorf(protocol.CodeInvalidParams, "turnEnd: turn %q has already ended", turnID)
 		case a == nil:
-			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: no turn is running in session %s", sessionURI)
+			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: no turn is running in %s", sessionURI)
 		case turnID != "" && a.id != turnID:
-			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: turn %q is not running in session %s (running: %q)", turnID, sessionURI, a.id)
+			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: turn %q is not running in %s (running: %q)", turnID, sessionURI, a.id)
 		}
 		return prep{wss: s.workspaceList(), active: a}, nil
 	})
@@ -274,12 +378,13 @@ func (s *Session) hasGitIn(wss []Workspace) bool {
 // applyTurnStart publishes a new running turn. On the actor.
 func (s *Session) applyTurnStart(t *turn) {
 	s.turns = append(s.turns, t)
-	s.commitChat(protocol.ChatTurnStarted{
+	c := s.chatFor(t.chat, true)
+	s.commitChat(c, protocol.ChatTurnStarted{
 		TurnID:    t.id,
 		StartedAt: formatTime(t.startedAt),
 		Message:   protocol.Message{Text: t.message, Origin: protocol.MessageOrigin{Kind: protocol.MessageUser}},
 	})
-	s.chatSummaryChanged()
+	s.chatSummaryChanged(c)
 	for _, cs := range s.changesets {
 		cs.syncOperations(s) // writing operations are disabled while it runs
 	}
@@ -293,8 +398,9 @@ func (s *Session) applyTurnEnd(id string, trees []string, now time.Time, dur int
 		return
 	}
 	t.end, t.endedAt = trees, now
-	s.commitChat(protocol.ChatTurnComplete{TurnID: id, Duration: dur})
-	s.chatSummaryChanged()
+	c := s.chatFor(t.chat, true)
+	s.commitChat(c, protocol.ChatTurnComplete{TurnID: id, Duration: dur})
+	s.chatSummaryChanged(c)
 	for _, cs := range s.changesets {
 		cs.syncOperations(s)
 		if cs.ref.Kind != protocol.KindTurn && cs.ref.Kind != protocol.KindCompareTurns {
@@ -310,34 +416,48 @@ func (s *Session) applyTurnEnd(id string, trees []string, now time.Time, dur int
 	}
 }
 
-// commitChat reduces a on the chat state and publishes it.
-func (s *Session) commitChat(a protocol.Action) {
-	next, out := reducerApplyChat(s.chat, a)
+// commitChat reduces a on the chat's state and publishes it.
+func (s *Session) commitChat(c *chat, a protocol.Action) {
+	next, out := reducerApplyChat(c.state, a)
 	if out {
-		s.chat = next
+		c.state = next
 		s.modifiedAt = s.m.opts.Now()
 	}
-	s.m.publish(s.chatCh, a, nil)
+	s.m.publish(c.ch, a, nil)
 }
 
-// chatSummary is the session's entry for its chat.
-func (s *Session) chatSummary() protocol.ChatSummary {
-	return protocol.ChatSummary{Resource: s.chatURI(), Title: s.chat.Title, Status: s.chat.Status, ModifiedAt: s.chat.ModifiedAt}
+// summary is the session's entry for the chat.
+func (c *chat) summary() protocol.ChatSummary {
+	return protocol.ChatSummary{Resource: c.state.Resource, Title: c.state.Title, Status: c.state.Status, ModifiedAt: c.state.ModifiedAt}
 }
 
-func (s *Session) chatSummaryChanged() {
-	s.commitSession(protocol.SessionChatUpdated{Chat: s.chatURI(), Changes: protocol.Object{"status": s.chat.Status, "modifiedAt": s.chat.ModifiedAt}}, nil)
+func (s *Session) chatSummaryChanged(c *chat) {
+	s.commitSession(protocol.SessionChatUpdated{Chat: c.state.Resource, Changes: protocol.Object{"status": c.state.Status, "modifiedAt": c.state.ModifiedAt}}, nil)
 }
 
-func (s *Session) attachChat(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
+// attachChat subscribes sub to the chat with key. An agent's chat that has
+// no turn yet does not exist.
+func (s *Session) attachChat(sub Subscriber, uri, key string, lastSeen int64, done func(Attachment, error)) {
 	if !s.do(func() {
 		if s.disposed {
-			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", s.chatURI()))
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", uri))
 			return
 		}
-		s.m.attach(s.chatCh, sub, lastSeen, func() any { return cloneChat(s.chat) }, done)
+		c := s.chatByKey(key)
+		if c == nil {
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; session %s lists its chats in SessionState.chats", uri, s.uri))
+			return
+		}
+		s.m.attach(c.ch, sub, lastSeen, func() any { return cloneChat(c.state) }, done)
 	}) {
-		done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", s.chatURI()))
+		done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", uri))
+	}
+}
+
+// detachChat unsubscribes sub from the chat with key. On the actor.
+func (s *Session) detachChat(sub Subscriber, key string) {
+	if c := s.chatByKey(key); c != nil {
+		s.m.detachChannel(c.ch, sub)
 	}
 }
 
@@ -354,17 +474,18 @@ func cloneChat(c protocol.ChatState) protocol.ChatState {
 // restoreTurns rebuilds turns and the chat from stored records.
 func (s *Session) restoreTurns(recs []store.Turn) {
 	for _, r := range recs {
-		t := &turn{seq: r.Seq, id: r.ID, message: r.Message, startedAt: r.StartedAt, endedAt: r.EndedAt, start: r.Start, end: r.End}
+		t := &turn{seq: r.Seq, id: r.ID, chat: r.Chat, message: r.Message, startedAt: r.StartedAt, endedAt: r.EndedAt, start: r.Start, end: r.End}
 		if len(t.end) == 0 {
 			t.end = nil
 		}
 		s.turns = append(s.turns, t)
-		s.chat, _ = reducerApplyChat(s.chat, protocol.ChatTurnStarted{
+		c := s.chatFor(t.chat, false)
+		c.state, _ = reducerApplyChat(c.state, protocol.ChatTurnStarted{
 			TurnID: t.id, StartedAt: formatTime(t.startedAt),
 			Message: protocol.Message{Text: t.message, Origin: protocol.MessageOrigin{Kind: protocol.MessageUser}},
 		})
 		if !t.running() {
-			s.chat, _ = reducerApplyChat(s.chat, protocol.ChatTurnComplete{TurnID: t.id, Duration: max(t.endedAt.Sub(t.startedAt).Milliseconds(), 0)})
+			c.state, _ = reducerApplyChat(c.state, protocol.ChatTurnComplete{TurnID: t.id, Duration: max(t.endedAt.Sub(t.startedAt).Milliseconds(), 0)})
 		}
 	}
 }

@@ -34,6 +34,15 @@ type Workspace interface {
 	Snapshot(ctx context.Context, track bool) (string, error)
 }
 
+// Identifier is implemented by workspaces that can name their repository
+// independently of its path. A new session records both names, so that a
+// restart can tell whether its directory still holds the same project.
+type Identifier interface {
+	// Identity returns the repository's name (empty when it has none,
+	// such as an unborn branch) and HEAD's commit.
+	Identity() (repo, head string)
+}
+
 // Watcher is a running watch of a workspace.
 type Watcher interface {
 	// Mode says how changes are noticed ("fsnotify" or "poll") and, when

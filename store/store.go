@@ -158,6 +158,9 @@ type Workspace struct {
 	Dir      string `json:"dir"`
 	Baseline string `json:"baseline,omitempty"` // snapshot tree at session start
 	Head     string `json:"head,omitempty"`     // HEAD commit at session start
+	// Repo names the repository (its root commit, see scm.Repo.RootCommit),
+	// so that a restart can tell another project checked out at Dir.
+	Repo string `json:"repo,omitempty"`
 }
 
 // Session is a persisted session.
@@ -174,6 +177,7 @@ type Session struct {
 type Turn struct {
 	Seq       uint64    `json:"seq"`
 	ID        string    `json:"id"`
+	Chat      string    `json:"chat,omitempty"` // the agent's chat key; "" = the session's default chat
 	Message   string    `json:"message,omitempty"`
 	StartedAt time.Time `json:"startedAt"`
 	EndedAt   time.Time `json:"endedAt,omitzero"`

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/changesetd/changesetd/protocol"
 )
 
 // docBlock returns the fenced block of docs/agents.md whose info string is
@@ -99,10 +101,15 @@ func TestAgentRecipesFromTheDocs(t *testing.T) {
 		t.Fatalf("generic recipe printed %q; want the same turn id from start and end", printed)
 	}
 
-	done, active := chatTurns(t, c, sum.Resource)
-	if len(done) != 2 || active != "" || done[1] != printed[0] {
-		t.Fatalf("turns = %v (active %q), want two ended turns, the second %s", done, active, printed[0])
+	// The hook's turn is in the chat of its agent session (session_id
+	// cc-1), the generic one in the session's default chat.
+	id := strings.TrimPrefix(sum.Resource, protocol.SessionScheme+"/")
+	chats := chatsOf(t, c, sum.Resource)
+	hookChat, defaultChat := chats[protocol.ChatScheme+"/"+id+"/cc-1"], chats[protocol.ChatScheme+"/"+id]
+	if len(chats) != 2 || len(hookChat) != 1 || len(defaultChat) != 1 || !strings.HasPrefix(defaultChat[0], printed[0]+":") {
+		t.Fatalf("chats = %v; want the hook's turn in the cc-1 chat and %s ended in the default chat", chats, printed[0])
 	}
+	done := []string{strings.Split(hookChat[0], ":")[0], printed[0]}
 	cat := catalogue(t, c, sum.Resource)
 	first := changesetSummary(t, c, expand(t, cat["turn"].URITemplate, map[string]string{"turnId": done[0]}), repo)
 	if !slices.Equal(first, []string{"add sub/new.txt +1 -0"}) {

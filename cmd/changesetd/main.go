@@ -3,13 +3,19 @@
 // trees for IDE review panels.
 //
 //	changesetd serve [flags] [DIR...]
+//	changesetd turn start|end [flags]
+//	changesetd health [flags]
 //	changesetd version
+//
+// Every flag can also be set through an environment variable named
+// CHANGESETD_ and the flag's name in capitals with dashes as underscores
+// (CHANGESETD_ALLOW_HOST for --allow-host); a flag on the command line
+// wins over the variable.
 package main
 
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -22,6 +28,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -37,7 +44,9 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP arrives when the terminal closes or a supervisor says so; like
+	// SIGTERM it stops the daemon gracefully rather than killing it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -48,9 +57,13 @@ const usage = `changesetd serves live git changesets to AHP clients over WebSock
 Usage:
   changesetd serve [flags] [DIR...]   run the daemon; each DIR becomes a session
   changesetd turn start|end [flags]   mark an agent turn boundary on the running daemon
+  changesetd health [flags]           exit 0 if the daemon answers, 1 if not
   changesetd version                  print the version
 
-Run "changesetd serve -h" for the flags.
+Run "changesetd serve -h" for the flags. Every flag can also be set with
+an environment variable: CHANGESETD_ and the flag name in capitals, dashes
+as underscores (CHANGESETD_ALLOW_HOST=a,b for --allow-host); a flag given
+on the command line wins.
 `
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -63,6 +76,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serve(ctx, args[1:], stdout, stderr)
 	case "turn":
 		return turnCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "health":
+		return healthCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "changesetd %s\n", version)
 		return 0
@@ -81,6 +96,7 @@ type serveArgs struct {
 	tokenFile    string
 	stateDir     string
 	allowOrigins stringList
+	allowHosts   stringList
 	allowRoots   stringList
 	logFormat    string
 	logLevel     string
@@ -105,6 +121,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.StringVar(&a.tokenFile, "token-file", "", "read the token from this file")
 	fs.StringVar(&a.stateDir, "state-dir", defaultStateDir(), "directory for the token and daemon state")
 	fs.Var(&a.allowOrigins, "allow-origin", "browser origin allowed to connect, e.g. https://ide.example (repeatable)")
+	fs.Var(&a.allowHosts, "allow-host", "host name clients may use in the Host header besides loopback names and IP addresses, e.g. a container's service name (repeatable)")
 	fs.Var(&a.allowRoots, "allow-root", "directory under which clients may create sessions (repeatable; default: your home directory, the temp directory and every DIR)")
 	fs.StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -113,16 +130,13 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow client is disconnected")
 	fs.IntVar(&a.maxConns, "max-conns", server.DefaultMaxConns, "concurrent WebSocket connections; more get HTTP 503")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: changesetd serve [flags] [DIR...]\n\nEach DIR becomes a session whose id is stable for its absolute path.\n\nFlags:\n")
-		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "Usage: changesetd serve [flags] [DIR...]\n\nEach DIR becomes a session whose id is stable for its absolute path and repository.\n\nFlags (each also read from the environment variable named after it):\n")
+		printDefaults(fs)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, []string{"token", "token-file"}); err != nil {
 		return nil, err
 	}
 	a.dirs = fs.Args()
-	if a.token != "" && a.tokenFile != "" {
-		return nil, errors.New("use either --token or --token-file, not both")
-	}
 	return &a, nil
 }
 
@@ -188,6 +202,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if host, _, _ := net.SplitHostPort(a.listen); !isLoopback(host) {
 		log.Warn("listening beyond loopback: anyone who can reach this address and has the token can read these working trees", "listen", a.listen)
 	}
+	local, everywhere := connectAddr(ln.Addr())
 
 	db, err := store.Open(filepath.Join(a.stateDir, "state.db"))
 	if errors.Is(err, store.ErrDamaged) {
@@ -226,6 +241,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	srv := server.New(server.Config{
 		Token:         token,
 		AllowOrigins:  a.allowOrigins,
+		AllowHosts:    a.allowHosts,
 		MaxFrameBytes: a.maxFrame,
 		SendQueue:     a.sendQueue,
 		MaxConns:      a.maxConns,
@@ -246,10 +262,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
 		}
-		uri := protocol.SessionScheme + "/" + stableID(abs)
-		if restored[uri] {
-			continue
+		if restored[abs] {
+			continue // the session made for it, with its baseline and turns
 		}
+		uri := protocol.SessionScheme + "/" + sessionID(abs, rootCommit(abs))
 		_, err = m.Create(session.CreateParams{URI: uri, WorkingDirectories: []string{session.FileURI(abs)}})
 		if err != nil {
 			fmt.Fprintf(stderr, "changesetd: %s: %v\n", d, err)
@@ -261,13 +277,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
-	addr := ln.Addr().String()
-	url := fmt.Sprintf("ws://%s/ahp?token=%s", addr, token)
-	if err := writeDaemonInfo(a.stateDir, addr); err != nil {
+	url := fmt.Sprintf("ws://%s/ahp?token=%s", local, token)
+	if err := writeDaemonInfo(a.stateDir, local); err != nil {
 		log.Warn("cannot record the daemon address in the state dir", "err", err)
 	}
-	log.Info("serving", "listen", addr, "sessions", len(a.dirs), "stateDir", a.stateDir)
-	fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\n", version, url)
+	log.Info("serving", "listen", ln.Addr().String(), "sessions", len(a.dirs), "stateDir", a.stateDir)
+	if everywhere {
+		// A wildcard address cannot be dialled from elsewhere: print the
+		// loopback URL and say that other names reach it too.
+		fmt.Fprintf(stdout, "changesetd %s ready, listening on all interfaces (%s); from another machine or container use its address or name (names need --allow-host)\nconnect: %s\n", version, ln.Addr(), url)
+	} else {
+		fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\n", version, url)
+	}
 
 	select {
 	case <-ctx.Done():
@@ -290,6 +311,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	_ = os.Remove(filepath.Join(a.stateDir, "daemon.json"))
 	log.Info("stopped")
 	return 0
+}
+
+// connectAddr is the address a local client dials to reach a listener on
+// addr: addr itself, or the loopback address of its port when addr is the
+// unspecified address (0.0.0.0 or ::), which nobody can dial elsewhere.
+// everywhere reports the latter. Go listens dual-stack on "::", so
+// 127.0.0.1 reaches both.
+func connectAddr(addr net.Addr) (local string, everywhere bool) {
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok || !ta.IP.IsUnspecified() {
+		return addr.String(), false
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port)), true
 }
 
 func isLoopback(host string) bool {
@@ -346,23 +380,27 @@ func writeDaemonInfo(stateDir, addr string) error {
 	return os.Rename(tmp, path)
 }
 
-// stableID derives a session id from a directory's absolute path, so a
-// restart finds the same session. It is shaped like a UUID.
-func stableID(abs string) string {
-	h := sha256.Sum256([]byte(abs))
-	x := hex.EncodeToString(h[:16])
-	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
-}
-
 // restoreSessions brings back every stored session with its baseline and
-// turns, then drops snapshot objects no stored session refers to.
-func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, log *slog.Logger) (map[string]bool, error) {
+// turns, then drops snapshot objects no stored session refers to. A
+// session whose directory now holds another repository (a different
+// project mounted at the same path) is not restored: its records stay, in
+// case that project comes back, and the directory gets a new session.
+// restored holds the directories whose command-line session was restored.
+func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, log *slog.Logger) (restored map[string]bool, err error) {
 	recs, err := db.Sessions()
 	if err != nil {
 		return nil, err
 	}
-	restored := map[string]bool{}
+	restored = map[string]bool{}
+	n := 0
+recs:
 	for _, rec := range recs {
+		for _, w := range rec.Workspaces {
+			if ok, why := sameRepository(w); !ok {
+				log.Warn("not restoring a session: its directory holds another repository now", "session", rec.URI, "dir", w.Dir, "reason", why)
+				continue recs
+			}
+		}
 		turns, err := db.Turns(rec.ID)
 		if err != nil {
 			return nil, err
@@ -371,9 +409,17 @@ func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, l
 			log.Error("cannot restore session", "session", rec.URI, "err", err)
 			continue
 		}
-		restored[rec.URI] = true
+		n++
+		if len(rec.Workspaces) == 1 {
+			// One the command line made for a DIR: before or since
+			// sessions were named by repository.
+			w := rec.Workspaces[0]
+			if rec.URI == protocol.SessionScheme+"/"+sessionID(w.Dir, w.Repo) || rec.URI == protocol.SessionScheme+"/"+stableID(w.Dir) {
+				restored[w.Dir] = true
+			}
+		}
 	}
-	log.Info("restored sessions", "count", len(restored))
+	log.Info("restored sessions", "count", n)
 	go collectSnapshots(db, snaps, log)
 	return restored, nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -20,14 +23,17 @@ import (
 )
 
 const turnUsage = `Usage:
-  changesetd turn start [--dir DIR | --session URI] [--message TEXT] [--id ID]
-  changesetd turn end   [--dir DIR | --session URI] [--id ID]
+  changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID]
+  changesetd turn end   [--dir DIR | --session URI] [--agent NAME] [--id ID]
 
 Marks an agent turn boundary on the running daemon, which snapshots the
 session's working directories. The daemon is found through the state dir
-(its address and token). With --dir (default: the current directory) the
-session is the one whose working directory contains DIR; if there is none,
-one is created for DIR. "start" prints the new turn id, "end" the ended one.
+(its address and token), or through --url and --token. With --dir
+(default: the current directory) the session is the one whose working
+directory contains DIR; if there is none, one is created for DIR. "start"
+prints the new turn id, "end" the ended one. With --agent (or, with
+--hook, the hook's session_id) the turn goes to that agent's own chat, so
+several agents in one directory keep their turns apart.
 `
 
 // turnCmd implements "changesetd turn start|end".
@@ -43,14 +49,17 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	sessionURI := fs.String("session", "", "the session URI (instead of --dir)")
 	message := fs.String("message", "", "what the turn is about (start only)")
 	id := fs.String("id", "", "the turn id (start: chosen by the daemon when empty; end: the running turn when empty)")
-	stateDir := fs.String("state-dir", defaultStateDir(), "the daemon's state dir")
+	var dc dialConfig
+	dc.flags(fs)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
-	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt), print nothing, never exit 2, and treat 'no turn is running' at end as done")
-	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); fs.PrintDefaults() }
-	if err := fs.Parse(args[1:]); err != nil {
+	agent := fs.String("agent", "", "the agent session the turn belongs to: each gets its own chat and turns (with --hook: the hook's session_id)")
+	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt, session_id), print nothing, never exit 2, and treat 'no turn is running' at end as done")
+	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); printDefaults(fs) }
+	if err := dc.parse(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
 		return 2
 	}
 	if *hook {
@@ -58,8 +67,9 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		// some agents, and stdout may be fed back to the model.
 		stdout = io.Discard
 		var in struct {
-			CWD    string `json:"cwd"`
-			Prompt string `json:"prompt"`
+			CWD       string `json:"cwd"`
+			Prompt    string `json:"prompt"`
+			SessionID string `json:"session_id"`
 		}
 		if b, err := io.ReadAll(io.LimitReader(stdin, 1<<20)); err == nil && len(b) > 0 {
 			_ = json.Unmarshal(b, &in)
@@ -72,18 +82,21 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if *message == "" && edge == "start" {
 			*message = in.Prompt
 		}
+		if *agent == "" {
+			*agent = in.SessionID
+		}
 	}
-	code := runTurn(ctx, edge, *dir, *sessionURI, *message, *id, *stateDir, *timeout, stdout, stderr, *hook)
+	code := runTurn(ctx, edge, *dir, *sessionURI, agentKey(*agent), *message, *id, &dc, *timeout, stdout, stderr, *hook)
 	if *hook && code != 0 {
 		return 1
 	}
 	return code
 }
 
-func runTurn(ctx context.Context, edge, dir, sessionURI, message, id, stateDir string, timeout time.Duration, stdout, stderr io.Writer, hook bool) int {
+func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id string, dc *dialConfig, timeout time.Duration, stdout, stderr io.Writer, hook bool) int {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := dialDaemon(ctx, stateDir)
+	c, err := dialDaemon(ctx, dc)
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
 		return 1
@@ -96,12 +109,17 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, message, id, stateDir s
 			return 1
 		}
 	}
+	channel := uri
+	if agent != "" {
+		// The agent's own chat in the session: ahp-chat:/<session id>/<agent>.
+		channel = protocol.ChatScheme + "/" + strings.TrimPrefix(uri, protocol.SessionScheme+"/") + "/" + agent
+	}
 	var info session.TurnInfo
 	for {
 		if edge == "start" {
-			err = c.call(ctx, protocol.MethodTurnStart, protocol.TurnStartParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: id, Message: message}, &info)
+			err = c.call(ctx, protocol.MethodTurnStart, protocol.TurnStartParams{BaseParams: protocol.BaseParams{Channel: channel}, TurnID: id, Message: message}, &info)
 		} else {
-			err = c.call(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: uri}, TurnID: id}, &info)
+			err = c.call(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: channel}, TurnID: id}, &info)
 		}
 		// A session created a moment ago may still be starting.
 		var re *protocol.Error
@@ -126,32 +144,34 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, message, id, stateDir s
 	return 0
 }
 
+// agentKey makes an agent name usable as a chat key (letters, digits and
+// ._~-, at most 128): names that are not are replaced by a hash of them.
+func agentKey(name string) string {
+	if name == "" || agentKeyPattern.MatchString(name) {
+		return name
+	}
+	h := sha256.Sum256([]byte(name))
+	return "agent-" + hex.EncodeToString(h[:8])
+}
+
+var agentKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
+
 // client is a minimal synchronous AHP client for the CLI.
 type client struct {
 	ws   *websocket.Conn
 	next int
 }
 
-// dialDaemon connects to the daemon recorded in stateDir and initializes.
-func dialDaemon(ctx context.Context, stateDir string) (*client, error) {
-	raw, err := os.ReadFile(filepath.Join(stateDir, "daemon.json"))
+// dialDaemon connects to the daemon and initializes.
+func dialDaemon(ctx context.Context, dc *dialConfig) (*client, error) {
+	addr, token, err := dc.resolve(true)
 	if err != nil {
-		return nil, fmt.Errorf("no running daemon found in %s (is \"changesetd serve\" running with this --state-dir?): %w", stateDir, err)
+		return nil, err
 	}
-	var info struct {
-		Listen string `json:"listen"`
-	}
-	if err := json.Unmarshal(raw, &info); err != nil {
-		return nil, fmt.Errorf("%s/daemon.json: %w", stateDir, err)
-	}
-	token, err := os.ReadFile(filepath.Join(stateDir, "token"))
+	h := http.Header{"Authorization": {"Bearer " + token}}
+	ws, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+addr+"/ahp", h)
 	if err != nil {
-		return nil, fmt.Errorf("read token: %w", err)
-	}
-	h := http.Header{"Authorization": {"Bearer " + strings.TrimSpace(string(token))}}
-	ws, _, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+info.Listen+"/ahp", h)
-	if err != nil {
-		return nil, fmt.Errorf("connect to the daemon at %s: %w", info.Listen, err)
+		return nil, handshakeError(addr, resp, err)
 	}
 	c := &client{ws: ws}
 	host, _ := os.Hostname()
@@ -166,6 +186,23 @@ func dialDaemon(ctx context.Context, stateDir string) (*client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// handshakeError explains a refused upgrade by its status instead of
+// gorilla's "bad handshake".
+func handshakeError(addr string, resp *http.Response, err error) error {
+	if resp == nil {
+		return fmt.Errorf("connect to the daemon at %s: %w", addr, err)
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		return fmt.Errorf("the daemon at %s refused the token (wrong token): pass the daemon's token with --token, --token-file or CHANGESETD_TOKEN, or --state-dir of the daemon", addr)
+	case http.StatusForbidden:
+		return fmt.Errorf("the daemon at %s refused the connection: %s", addr, strings.TrimSpace(string(body)))
+	}
+	return fmt.Errorf("connect to the daemon at %s: HTTP %s: %s", addr, resp.Status, strings.TrimSpace(string(body)))
 }
 
 func (c *client) close() {
@@ -231,7 +268,7 @@ func (c *client) sessionFor(ctx context.Context, dir string) (string, error) {
 	if best != "" {
 		return best, nil
 	}
-	uri := protocol.SessionScheme + "/" + stableID(abs)
+	uri := protocol.SessionScheme + "/" + sessionID(abs, rootCommit(abs))
 	err = c.call(ctx, protocol.MethodCreateSession, protocol.CreateSessionParams{
 		BaseParams: protocol.BaseParams{Channel: uri}, WorkingDirectories: []string{session.FileURI(abs)},
 	}, nil)

@@ -578,3 +578,12 @@ func (w *workspace) present() error {
 	}
 	return nil
 }
+
+// Identity names the repository by its root commit, for the session record.
+func (w *workspace) Identity() (repo, head string) {
+	root, head, err := w.repo.RootCommit()
+	if err != nil {
+		w.log.Warn("cannot name the repository; a restart will not tell another project at this path", "err", err)
+	}
+	return root, head
+}

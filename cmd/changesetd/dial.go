@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// dialConfig says how the client commands (turn, health) reach the daemon:
+// --url and --token, or else the address and token the daemon keeps in its
+// state dir.
+type dialConfig struct {
+	url       string
+	token     string
+	tokenFile string
+	stateDir  string
+	fs        *flag.FlagSet
+}
+
+func (dc *dialConfig) flags(fs *flag.FlagSet) {
+	dc.fs = fs
+	fs.StringVar(&dc.url, "url", "", "the daemon's address: host:port, or the connect URL it prints (default: read from the state dir)")
+	fs.StringVar(&dc.token, "token", "", "the daemon's token (default: from --url's token=, else the state dir)")
+	fs.StringVar(&dc.tokenFile, "token-file", "", "read the daemon's token from this file")
+	fs.StringVar(&dc.stateDir, "state-dir", defaultStateDir(), "the daemon's state dir")
+}
+
+// parse parses args and reads the CHANGESETD_* variables of the flags the
+// command line left unset. Only the flags that say how to reach the daemon
+// are read from the environment: the others describe one invocation.
+func (dc *dialConfig) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	skip := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		switch f.Name {
+		case "url", "token", "token-file", "state-dir":
+			skip[f.Name] = given[f.Name]
+		default:
+			skip[f.Name] = true
+		}
+	})
+	if given["token"] || given["token-file"] {
+		skip["token"], skip["token-file"] = true, true
+	}
+	if err := flagsFromEnv(fs, skip); err != nil {
+		return err
+	}
+	if dc.token != "" && dc.tokenFile != "" {
+		return fmt.Errorf("use only one of %s and %s", flagSource(fs, "token"), flagSource(fs, "token-file"))
+	}
+	return nil
+}
+
+// resolve returns the daemon's host:port and, when needToken, its token.
+func (dc *dialConfig) resolve(needToken bool) (addr, token string, err error) {
+	if dc.url != "" {
+		addr, token, err = parseDaemonURL(dc.url)
+		if err != nil {
+			return "", "", fmt.Errorf("%s: %w", flagSource(dc.fs, "url"), err)
+		}
+	} else {
+		raw, err := os.ReadFile(filepath.Join(dc.stateDir, "daemon.json"))
+		if err != nil {
+			return "", "", fmt.Errorf("no running daemon found in %s (is \"changesetd serve\" running with this --state-dir? or pass --url): %w", dc.stateDir, err)
+		}
+		var info struct {
+			Listen string `json:"listen"`
+		}
+		if err := json.Unmarshal(raw, &info); err != nil {
+			return "", "", fmt.Errorf("%s/daemon.json: %w", dc.stateDir, err)
+		}
+		addr = info.Listen
+	}
+	if !needToken {
+		return addr, "", nil
+	}
+	switch {
+	case dc.token != "":
+		token = dc.token
+	case dc.tokenFile != "":
+		b, err := os.ReadFile(dc.tokenFile)
+		if err != nil {
+			return "", "", fmt.Errorf("%s: %w", flagSource(dc.fs, "token-file"), err)
+		}
+		token = strings.TrimSpace(string(b))
+	case token != "": // from the URL
+	default:
+		b, err := os.ReadFile(filepath.Join(dc.stateDir, "token"))
+		if err != nil {
+			return "", "", fmt.Errorf("no token: pass --token, --token-file or CHANGESETD_TOKEN, or the --state-dir of the daemon (%w)", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	return addr, token, nil
+}
+
+// parseDaemonURL accepts host:port, http(s)://host:port or the printed
+// connect URL ws://host:port/ahp?token=..., whose token it returns.
+func parseDaemonURL(s string) (addr, token string, err error) {
+	if !strings.Contains(s, "://") {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			return "", "", fmt.Errorf("%q is neither host:port nor a ws:// URL", s)
+		}
+		return s, "", nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", "", err
+	}
+	switch u.Scheme {
+	case "ws", "http":
+	default:
+		return "", "", fmt.Errorf("%q: the daemon speaks plain ws:// (put a TLS proxy in front for wss)", s)
+	}
+	addr = u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	return addr, u.Query().Get("token"), nil
+}
+
+const healthUsage = `Usage:
+  changesetd health [--url HOST:PORT] [--state-dir DIR] [--timeout 5s]
+
+Exits 0 when the daemon answers its /healthz endpoint, 1 when it does not,
+printing why. The daemon is found as by "changesetd turn": --url, else its
+state dir. Meant for container health checks (no shell or curl needed).
+`
+
+// healthCmd implements "changesetd health".
+func healthCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("changesetd health", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var dc dialConfig
+	dc.flags(fs)
+	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
+	fs.Usage = func() { fmt.Fprint(stderr, healthUsage, "\nFlags:\n"); printDefaults(fs) }
+	if err := dc.parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "changesetd health: %v\n", err)
+		return 2
+	}
+	if err := health(ctx, &dc, *timeout); err != nil {
+		fmt.Fprintf(stderr, "changesetd health: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "ok")
+	return 0
+}
+
+func health(ctx context.Context, dc *dialConfig, timeout time.Duration) error {
+	addr, _, err := dc.resolve(false)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the daemon at %s does not answer: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&body) != nil || body.Status != "ok" {
+		return fmt.Errorf("the daemon at %s answers /healthz with HTTP %s, status %q", addr, resp.Status, body.Status)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/changesetd/changesetd/scm"
+	"github.com/changesetd/changesetd/store"
+)
+
+// sessionID derives the id of the session the command line creates for a
+// directory: from its absolute path and the root commit of its repository,
+// so that a restart finds the same session, while another project mounted
+// at the same path (every container's /workspace) gets its own. Without a
+// root commit (no repository, an unborn branch) the id is the path's alone,
+// as it was before repositories were named.
+func sessionID(abs, root string) string {
+	if root == "" {
+		return stableID(abs)
+	}
+	return stableID(abs + "\x00" + root)
+}
+
+// stableID hashes s into an id shaped like a UUID.
+func stableID(s string) string {
+	h := sha256.Sum256([]byte(s))
+	x := hex.EncodeToString(h[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// rootCommit is the root commit of the repository containing dir, or ""
+// when there is none or it has no commits yet.
+func rootCommit(dir string) string {
+	r, err := scm.Open(dir)
+	if err != nil {
+		return ""
+	}
+	root, _, err := r.RootCommit()
+	if err != nil {
+		return ""
+	}
+	return root
+}
+
+// sameRepository reports whether w's directory still holds the repository
+// the session was made for. HEAD's commit at the session's start still
+// being there answers in one lookup; otherwise (history rewritten and
+// pruned since) the root commits are compared. Records without names
+// (written before repositories were named, or of a directory that had no
+// commits) are taken as they are.
+func sameRepository(w store.Workspace) (bool, string) {
+	if w.Repo == "" && w.Head == "" {
+		return true, ""
+	}
+	r, err := scm.Open(w.Dir)
+	if err != nil {
+		return false, "no repository there any more"
+	}
+	if w.Head != "" && r.HasCommit(w.Head) {
+		return true, ""
+	}
+	root, _, err := r.RootCommit()
+	if err == nil && root == w.Repo && root != "" {
+		return true, ""
+	}
+	if root == "" {
+		return false, "the repository there has no commits"
+	}
+	return false, fmt.Sprintf("the repository there has root commit %s, the session's had %s", short(root), short(w.Repo))
+}
+
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	if oid == "" {
+		return "none"
+	}
+	return oid
+}
