@@ -118,7 +118,8 @@ type Result struct {
 	TooLarge bool
 
 	// PatchOmitted reports that Patch was dropped because it would exceed
-	// MaxPatchBytes, or because the file is too large to diff.
+	// MaxPatchBytes, or because the file is too large to diff (a binary
+	// side over MaxFileBytes is not encoded at all).
 	PatchOmitted bool
 
 	// Similarity is git's similarity index in percent for a rename
@@ -127,8 +128,10 @@ type Result struct {
 
 	// Patch is git-compatible patch text for this file, one "diff --git"
 	// section (two for a type change), as "git diff --full-index" prints
-	// it. A binary change has its header and a "Binary files ... differ"
-	// line. Empty when nothing changed or when PatchOmitted.
+	// it. A binary change carries git's "GIT binary patch" (as "git diff
+	// --binary" prints it) while both sides are within MaxFileBytes and
+	// the patch within MaxPatchBytes. Empty when nothing changed or when
+	// PatchOmitted.
 	Patch string
 
 	// Hunks are the changes with context. A type change is one hunk that
@@ -235,7 +238,12 @@ func Compare(old, new *Side, opt Options) Result {
 		return r
 	}
 	if r.Binary {
-		r.Patch = writeHeader(&r, opt) + binaryLine(old, new, opt)
+		bin, ok := binaryPatch(old, new, opt)
+		if !ok {
+			r.PatchOmitted = true
+			return r
+		}
+		r.Patch = writeHeader(&r, opt) + bin
 		return r
 	}
 	if (old != nil && len(old.Content) > opt.maxFile()) || (new != nil && len(new.Content) > opt.maxFile()) {

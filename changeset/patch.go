@@ -246,17 +246,6 @@ func writeHeader(r *Result, opt Options) string {
 	return sb.String()
 }
 
-func binaryLine(old, new *Side, opt Options) string {
-	a, b := "/dev/null", "/dev/null"
-	if old != nil {
-		a = quoteTwo("a/", old.Path, opt)
-	}
-	if new != nil {
-		b = quoteTwo("b/", new.Path, opt)
-	}
-	return "Binary files " + a + " and " + b + " differ\n"
-}
-
 func modeString(m uint32) string {
 	s := strconv.FormatUint(uint64(m), 8)
 	for len(s) < 6 {
