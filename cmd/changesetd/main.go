@@ -48,6 +48,8 @@ const usage = `changesetd serves live git changesets to AHP clients over WebSock
 Usage:
   changesetd serve [flags] [DIR...]   run the daemon; each DIR becomes a session
   changesetd turn start|end [flags]   mark an agent turn boundary on the running daemon
+  changesetd diff [flags]             print a changeset as one patch for git apply
+  changesetd edits [flags]            report an edit tool's EditOutput events (NDJSON on stdin)
   changesetd version                  print the version
 
 Run "changesetd serve -h" for the flags.
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serve(ctx, args[1:], stdout, stderr)
 	case "turn":
 		return turnCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "diff", "edits":
+		return agentCmd(ctx, args, stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "changesetd %s\n", version)
 		return 0
