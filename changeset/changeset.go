@@ -47,6 +47,25 @@ type Options struct {
 
 	// NoFuncNames leaves out git's function-name context after "@@".
 	NoFuncNames bool
+
+	// SrcPrefix and DstPrefix replace git's "a/" and "b/" before the
+	// paths of the patch (git diff --src-prefix, --dst-prefix); "" keeps
+	// git's. An ACP v2 git_patch uses the absolute directory on both sides.
+	SrcPrefix, DstPrefix string
+}
+
+func (o Options) srcPrefix() string {
+	if o.SrcPrefix == "" {
+		return "a/"
+	}
+	return o.SrcPrefix
+}
+
+func (o Options) dstPrefix() string {
+	if o.DstPrefix == "" {
+		return "b/"
+	}
+	return o.DstPrefix
 }
 
 func (o Options) budget() time.Duration {
@@ -137,6 +156,24 @@ type Result struct {
 	// Hunks are the changes with context. A type change is one hunk that
 	// removes every old line and adds every new one.
 	Hunks []Hunk
+
+	bin string // the "GIT binary patch" block of a binary change
+}
+
+// PatchWith renders the patch of r again with other Options (prefixes,
+// quoting), as Compare(r.Old, r.New, opt).Patch would be, without
+// diffing again. It is "" when r has no patch.
+func (r Result) PatchWith(opt Options) string {
+	if r.Patch == "" {
+		return ""
+	}
+	switch {
+	case r.Kind() == TypeChanged:
+		return Compare(r.Old, nil, opt).Patch + Compare(nil, r.New, opt).Patch
+	case r.bin != "":
+		return writeHeader(&r, opt) + r.bin
+	}
+	return writeHeader(&r, opt) + writeHunks(&r, opt)
 }
 
 // Hunk is one "@@" block.
@@ -243,6 +280,7 @@ func Compare(old, new *Side, opt Options) Result {
 			r.PatchOmitted = true
 			return r
 		}
+		r.bin = bin
 		r.Patch = writeHeader(&r, opt) + bin
 		return r
 	}

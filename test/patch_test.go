@@ -171,11 +171,7 @@ func TestWholeChangesetPatch(t *testing.T) {
 
 		// The same patch through the URI in the changeset state's _meta.
 		uri := expand(t, cat[k.kind].URITemplate, k.vars)
-		raw, _ := subscribe(t, c, uri)
-		var st protocol.ChangesetState
-		if err := json.Unmarshal(raw, &st); err != nil {
-			t.Fatal(err)
-		}
+		st := mirrorChangeset(t, c, uri).Wait("ready", ready)
 		pu := metaString(st.Meta, "changesetd", "patchResource", "uri")
 		if maxBytes, ok := metaInt(st.Meta, "changesetd", "patchResource", "maxBytes"); !ok || maxBytes <= 0 {
 			t.Errorf("%s: _meta.changesetd.patchResource.maxBytes = %v", k.name, st.Meta)
@@ -187,7 +183,71 @@ func TestWholeChangesetPatch(t *testing.T) {
 		if string(got) != patch {
 			t.Errorf("%s: resourceRead of %s differs from changesetd diff", k.name, pu)
 		}
+		if k.name == "turn A" {
+			checkACPDiffs(t, repo, st)
+		}
 		c.Call(ctx(t), protocol.MethodUnsubscribe, map[string]any{"channel": uri}, nil)
+	}
+}
+
+// checkACPDiffs checks each file's _meta.changesetd.acpDiff against the
+// ACP v2 diff shape: {type: "diff", changes: [{operation, path, oldPath
+// for a move, fileType}], patch: {format: "git_patch", diff}} with
+// absolute paths and no a/ b/ prefixes in the patch.
+func checkACPDiffs(t *testing.T, repo string, st protocol.ChangesetState) {
+	t.Helper()
+	want := map[string]string{ // path → operation
+		"text.txt": "modify", "new.txt": "move", "run.sh": "modify",
+		"gone.txt": "delete", "bin.dat": "modify", "add.bin": "add",
+	}
+	if len(st.Files) != len(want) {
+		t.Errorf("turn A has %d files, want %d", len(st.Files), len(want))
+	}
+	for _, f := range st.Files {
+		raw, _ := json.Marshal(f.Meta["changesetd"].(map[string]any)["acpDiff"])
+		var d struct {
+			Type    string `json:"type"`
+			Changes []struct {
+				Operation string `json:"operation"`
+				Path      string `json:"path"`
+				OldPath   string `json:"oldPath"`
+				FileType  string `json:"fileType"`
+			} `json:"changes"`
+			Patch *struct {
+				Format string `json:"format"`
+				Diff   string `json:"diff"`
+			} `json:"patch"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil || d.Type != "diff" || len(d.Changes) != 1 || d.Patch == nil {
+			t.Errorf("%s: acpDiff %s is not an ACP v2 diff with one change and a patch", f.ID, raw)
+			continue
+		}
+		ch := d.Changes[0]
+		rel := strings.TrimPrefix(ch.Path, repo+"/")
+		if !filepath.IsAbs(ch.Path) || want[rel] == "" {
+			t.Errorf("%s: acpDiff path %q is not an absolute path of a changed file", f.ID, ch.Path)
+			continue
+		}
+		if ch.Operation != want[rel] {
+			t.Errorf("%s: operation %q, want %q", rel, ch.Operation, want[rel])
+		}
+		if (ch.Operation == "move") != (ch.OldPath == filepath.Join(repo, "old.txt")) {
+			t.Errorf("%s: oldPath %q for a %s", rel, ch.OldPath, ch.Operation)
+		}
+		if wantType := map[bool]string{true: "binary", false: "text"}[strings.HasSuffix(rel, ".bin") || strings.HasSuffix(rel, ".dat")]; ch.FileType != wantType {
+			t.Errorf("%s: fileType %q, want %q", rel, ch.FileType, wantType)
+		}
+		from := ch.Path
+		if ch.OldPath != "" {
+			from = ch.OldPath
+		}
+		header := "diff --git " + from + " " + ch.Path + "\n"
+		if d.Patch.Format != "git_patch" || !strings.HasPrefix(d.Patch.Diff, header) || strings.Contains(d.Patch.Diff, " a/") || strings.Contains(d.Patch.Diff, " b/") {
+			t.Errorf("%s: patch %q is not a git_patch starting %q without a/ b/ prefixes", rel, d.Patch.Diff, header)
+		}
+		if ch.Operation == "modify" && ch.FileType == "text" && !strings.Contains(d.Patch.Diff, "\n--- "+ch.Path+"\n+++ "+ch.Path+"\n") && rel != "run.sh" {
+			t.Errorf("%s: patch lacks absolute ---/+++ lines:\n%s", rel, d.Patch.Diff)
+		}
 	}
 }
 

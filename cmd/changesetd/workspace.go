@@ -235,6 +235,7 @@ func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, q s
 	for _, a := range added {
 		pairs = append(pairs, [2]*changeset.Side{nil, a})
 	}
+	root := filepath.ToSlash(w.repo.Root())
 	// Diffs are independent and CPU-bound: spread them over the cores.
 	list.Files = make([]session.FileChange, len(pairs))
 	var next atomic.Int64
@@ -252,6 +253,10 @@ func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, q s
 				metrics.DiffSeconds.Observe(time.Since(start).Seconds())
 				metrics.FilesDiffed.Inc()
 				fc := fileChange(r)
+				if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
+					own := fc.Meta["changesetd"].(protocol.Object)
+					own["acpDiff"] = acpDiff(r, root, own["fileType"].(string))
+				}
 				if fc.New != nil {
 					fc.New.Live = live(p[1])
 				}
