@@ -62,6 +62,8 @@ func (c *conn) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request
 		c.turnStart(req)
 	case protocol.MethodTurnEnd:
 		c.turnEnd(req)
+	case protocol.MethodEditEvents:
+		c.editEvents(req)
 	default:
 		c.reply(req, nil, protocol.Errorf(protocol.CodeMethodNotFound, "method %q is not supported by this server", req.Method))
 	}
@@ -414,5 +416,17 @@ func (c *conn) turnEnd(req *jsonrpc2.Request) {
 	go func() {
 		info, err := c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
 		c.reply(req, info, err)
+	}()
+}
+
+func (c *conn) editEvents(req *jsonrpc2.Request) {
+	var p protocol.EditEventsParams
+	if err := decode(req, &p); err != nil {
+		c.reply(req, nil, err)
+		return
+	}
+	go func() {
+		res, err := c.srv.m.EditEvents(c.ctx, p.Channel, p.Events)
+		c.reply(req, res, err)
 	}()
 }
