@@ -187,6 +187,30 @@ func TestEditEvents(t *testing.T) {
 		return has("d.txt")(st) && has("e.txt")(st)
 	})
 
+	// The same over the protocol: relative paths are relative to the
+	// session's directory; bad events come back by index.
+	writeFile(t, repo, "f.txt", "f\n")
+	var res struct {
+		Applied int `json:"applied"`
+		Errors  []struct {
+			Index   int    `json:"index"`
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	err := c.Call(ctx(t), protocol.MethodEditEvents, map[string]any{"channel": sum.Resource, "events": []any{
+		map[string]any{"type": "edit", "path": "f.txt", "mode": "exact", "checksum_after": blake3Hex("f\n")},
+		map[string]any{"path": "../elsewhere.txt"},
+		"not an object",
+	}}, &res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Applied != 1 || len(res.Errors) != 2 || res.Errors[0].Index != 1 || !strings.Contains(res.Errors[0].Message, "outside the session") ||
+		res.Errors[1].Index != 2 || !strings.Contains(res.Errors[1].Message, "must be a JSON object") {
+		t.Errorf("editEvents result = %+v", res)
+	}
+	unc.Wait("f.txt from x-changesetd/editEvents", has("f.txt"))
+
 	// b.txt was edited like a.txt but never reported: the poller, due in
 	// an hour, has not seen it, so a.txt was caught by its event.
 	if f := fileByPath(unc.State(), repo, "b.txt"); f != nil {
