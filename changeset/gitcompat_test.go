@@ -388,7 +388,7 @@ func gitCases() []gitCase {
 		{name: "binary delete", old: one("b.bin", "\x00\x01\x02"), wantNum: "- -"},
 		{name: "binary modify", old: one("b.bin", binBlob(1, 3000)), new: one("b.bin", binBlob(2, 3100)), wantNum: "- -", contains: []string{"GIT binary patch\nliteral 3100\n"}},
 		{name: "binary to text", old: one("b", "\x00\x01"), new: one("b", "text\n"), wantNum: "- -"},
-		{name: "binary rename with edit", renames: true, old: one("r1.bin", binBlob(3, 4000)), new: one("r2.bin", binBlob(3, 4000)+"\x00tail"), wantNum: "- -"},
+		{name: "binary rename with edit", renames: true, old: one("r1.bin", binBlob(3, 4000)), new: one("r2.bin", binBlob(3, 4000)+"\x00tail"), wantNum: "- -", contains: []string{"GIT binary patch\ndelta "}},
 		{name: "binary empty side", old: one("b.bin", ""), new: one("b.bin", "\x00"), wantNum: "- -", contains: []string{"literal 1\n", "literal 0\n"}},
 		{name: "binary mode only", old: one("b.bin", "\x00\x01"), new: []fileSpec{{path: "b.bin", content: "\x00\x01", mode: ModeExecutable}}, wantNum: "- -"},
 		{name: "E13 symlink retarget", old: []fileSpec{{path: "l", content: "target1", mode: ModeSymlink}}, new: []fileSpec{{path: "l", content: "target2", mode: ModeSymlink}}, wantNum: "1 1", wantAIR: "1 1"},
