@@ -47,6 +47,25 @@ type Options struct {
 
 	// NoFuncNames leaves out git's function-name context after "@@".
 	NoFuncNames bool
+
+	// SrcPrefix and DstPrefix replace git's "a/" and "b/" before the
+	// paths of the patch (git diff --src-prefix, --dst-prefix); "" keeps
+	// git's. An ACP v2 git_patch uses the absolute directory on both sides.
+	SrcPrefix, DstPrefix string
+}
+
+func (o Options) srcPrefix() string {
+	if o.SrcPrefix == "" {
+		return "a/"
+	}
+	return o.SrcPrefix
+}
+
+func (o Options) dstPrefix() string {
+	if o.DstPrefix == "" {
+		return "b/"
+	}
+	return o.DstPrefix
 }
 
 func (o Options) budget() time.Duration {
@@ -118,7 +137,8 @@ type Result struct {
 	TooLarge bool
 
 	// PatchOmitted reports that Patch was dropped because it would exceed
-	// MaxPatchBytes, or because the file is too large to diff.
+	// MaxPatchBytes, or because the file is too large to diff (a binary
+	// side over MaxFileBytes is not encoded at all).
 	PatchOmitted bool
 
 	// Similarity is git's similarity index in percent for a rename
@@ -127,13 +147,33 @@ type Result struct {
 
 	// Patch is git-compatible patch text for this file, one "diff --git"
 	// section (two for a type change), as "git diff --full-index" prints
-	// it. A binary change has its header and a "Binary files ... differ"
-	// line. Empty when nothing changed or when PatchOmitted.
+	// it. A binary change carries git's "GIT binary patch" (as "git diff
+	// --binary" prints it) while both sides are within MaxFileBytes and
+	// the patch within MaxPatchBytes. Empty when nothing changed or when
+	// PatchOmitted.
 	Patch string
 
 	// Hunks are the changes with context. A type change is one hunk that
 	// removes every old line and adds every new one.
 	Hunks []Hunk
+
+	bin string // the "GIT binary patch" block of a binary change
+}
+
+// PatchWith renders the patch of r again with other Options (prefixes,
+// quoting), as Compare(r.Old, r.New, opt).Patch would be, without
+// diffing again. It is "" when r has no patch.
+func (r Result) PatchWith(opt Options) string {
+	if r.Patch == "" {
+		return ""
+	}
+	switch {
+	case r.Kind() == TypeChanged:
+		return Compare(r.Old, nil, opt).Patch + Compare(nil, r.New, opt).Patch
+	case r.bin != "":
+		return writeHeader(&r, opt) + r.bin
+	}
+	return writeHeader(&r, opt) + writeHunks(&r, opt)
 }
 
 // Hunk is one "@@" block.
@@ -235,7 +275,13 @@ func Compare(old, new *Side, opt Options) Result {
 		return r
 	}
 	if r.Binary {
-		r.Patch = writeHeader(&r, opt) + binaryLine(old, new, opt)
+		bin, ok := binaryPatch(old, new, opt)
+		if !ok {
+			r.PatchOmitted = true
+			return r
+		}
+		r.bin = bin
+		r.Patch = writeHeader(&r, opt) + bin
 		return r
 	}
 	if (old != nil && len(old.Content) > opt.maxFile()) || (new != nil && len(new.Content) > opt.maxFile()) {

@@ -155,10 +155,10 @@ func writeHunks(r *Result, opt Options) string {
 	var sb strings.Builder
 	a, b := "/dev/null", "/dev/null"
 	if r.Old != nil {
-		a = quoteTwo("a/", r.Old.Path, opt)
+		a = quoteTwo(opt.srcPrefix(), r.Old.Path, opt)
 	}
 	if r.New != nil {
-		b = quoteTwo("b/", r.New.Path, opt)
+		b = quoteTwo(opt.dstPrefix(), r.New.Path, opt)
 	}
 	sb.WriteString("--- " + a + tabIfSpace(a) + "\n")
 	sb.WriteString("+++ " + b + tabIfSpace(b) + "\n")
@@ -208,7 +208,7 @@ func writeHeader(r *Result, opt Options) string {
 		return "" // nothing changed
 	}
 	var sb strings.Builder
-	sb.WriteString("diff --git " + quoteTwo("a/", na, opt) + " " + quoteTwo("b/", nb, opt) + "\n")
+	sb.WriteString("diff --git " + quoteTwo(opt.srcPrefix(), na, opt) + " " + quoteTwo(opt.dstPrefix(), nb, opt) + "\n")
 	switch {
 	case old == nil:
 		sb.WriteString("new file mode " + modeString(new.mode()) + "\n")
@@ -246,17 +246,6 @@ func writeHeader(r *Result, opt Options) string {
 	return sb.String()
 }
 
-func binaryLine(old, new *Side, opt Options) string {
-	a, b := "/dev/null", "/dev/null"
-	if old != nil {
-		a = quoteTwo("a/", old.Path, opt)
-	}
-	if new != nil {
-		b = quoteTwo("b/", new.Path, opt)
-	}
-	return "Binary files " + a + " and " + b + " differ\n"
-}
-
 func modeString(m uint32) string {
 	s := strconv.FormatUint(uint64(m), 8)
 	for len(s) < 6 {
@@ -269,10 +258,10 @@ func modeString(m uint32) string {
 // when the name needs quoting. One leading '/' of the name is dropped.
 func quoteTwo(prefix, name string, opt Options) string {
 	name = strings.TrimPrefix(name, "/")
-	if !needsQuote(name, opt) {
+	if !needsQuote(prefix+name, opt) {
 		return prefix + name
 	}
-	return `"` + prefix + cQuote(name, opt) + `"`
+	return `"` + cQuote(prefix+name, opt) + `"`
 }
 
 // quoteName is git's quote_c_style of a bare name.

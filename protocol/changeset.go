@@ -59,6 +59,8 @@ type ChangesetState struct {
 	Error      *ErrorInfo           `json:"error,omitempty"`
 	Files      []ChangesetFile      `json:"files"`
 	Operations []ChangesetOperation `json:"operations,omitzero"`
+	// Meta is implementation data; treated as immutable once published.
+	Meta Object `json:"_meta,omitzero"`
 }
 
 // MarshalJSON writes files as [] rather than null when empty.

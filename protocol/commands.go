@@ -17,8 +17,9 @@ const (
 	MethodInvokeChangesetOperation = "invokeChangesetOperation"
 
 	// Implementation-defined commands, under AHP's reserved x- prefix.
-	MethodTurnStart = "x-changesetd/turnStart"
-	MethodTurnEnd   = "x-changesetd/turnEnd"
+	MethodTurnStart  = "x-changesetd/turnStart"
+	MethodTurnEnd    = "x-changesetd/turnEnd"
+	MethodEditEvents = "x-changesetd/editEvents"
 
 	NotifyAction                = "action"
 	NotifySessionAdded          = "root/sessionAdded"
@@ -182,6 +183,13 @@ type TurnStartParams struct {
 	BaseParams
 	TurnID  string `json:"turnId,omitempty"`
 	Message string `json:"message,omitempty"`
+}
+
+// EditEventsParams are the params of x-changesetd/editEvents; Channel is
+// the session URI and Events are an edit tool's EditOutput objects.
+type EditEventsParams struct {
+	BaseParams
+	Events []json.RawMessage `json:"events"`
 }
 
 // TurnEndParams are the params of x-changesetd/turnEnd; an empty TurnID

@@ -57,6 +57,9 @@ type Repo struct {
 	cache map[string]cacheEntry
 	// hashes counts files read and hashed (cache misses), for tests.
 	hashes int
+	// edited holds paths someone reported editing (Forget): their index
+	// stat data is not trusted, so an edit that kept it is still seen.
+	edited map[string]bool
 
 	// ign caches the rules IsIgnored uses; it has its own lock.
 	ign ignoreCache

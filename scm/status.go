@@ -536,7 +536,7 @@ func (s *scan) checkTracked(p string, ie *idxEntry, st fileStat) error {
 		return nil
 	}
 	size := st.size
-	if !ie.conflict && mode == ie.e.Mode && s.statMatches(ie, st) && !s.racy(ie) &&
+	if !ie.conflict && mode == ie.e.Mode && s.statMatches(ie, st) && !s.racy(ie) && !s.r.edited[p] &&
 		!(ie.e.Size == 0 && ie.e.Hash != emptyBlob) { // size 0 may be a smudged racy entry
 		s.work[p] = &workFile{mode: mode, oid: ie.e.Hash, known: true, size: size, st: st}
 		return nil

@@ -62,6 +62,8 @@ func (c *conn) handle(req *jsonrpc2.Request) {
 		c.turnStart(req)
 	case protocol.MethodTurnEnd:
 		c.turnEnd(req)
+	case protocol.MethodEditEvents:
+		c.editEvents(req)
 	default:
 		c.reply(req, nil, protocol.Errorf(protocol.CodeMethodNotFound, "method %q is not supported by this server", req.Method))
 	}
@@ -442,4 +444,16 @@ func checkDelivery(raw json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+func (c *conn) editEvents(req *jsonrpc2.Request) {
+	var p protocol.EditEventsParams
+	if err := decode(req, &p); err != nil {
+		c.reply(req, nil, err)
+		return
+	}
+	go func() {
+		res, err := c.srv.m.EditEvents(c.ctx, p.Channel, p.Events)
+		c.reply(req, res, err)
+	}()
 }

@@ -81,7 +81,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 				uri:    uri,
 				ref:    ref,
 				ch:     newChannel(uri, s.m.opts.ReplayBuffer),
-				state:  protocol.ChangesetState{Status: protocol.StatusComputing, Files: []protocol.ChangesetFile{}},
+				state:  protocol.ChangesetState{Status: protocol.StatusComputing, Files: []protocol.ChangesetFile{}, Meta: patchMeta(uri)},
 				origin: map[string]fileOrigin{},
 			}
 			cs.reviews = s.m.loadReviews(uri)
@@ -524,7 +524,7 @@ func (cs *csChannel) find(id string) *protocol.ChangesetFile {
 
 // sameFile reports whether republishing f would change nothing.
 func sameFile(a, b protocol.ChangesetFile) bool {
-	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed()
+	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed() && sameEdits(a, b)
 }
 
 // contentKey identifies the content pair a review applies to.
@@ -554,7 +554,7 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 		}
 		return &protocol.FileEditSide{URI: uri, Content: content}
 	}
-	f := protocol.ChangesetFile{Edit: protocol.FileEdit{}, Meta: fc.Meta}
+	f := protocol.ChangesetFile{Edit: protocol.FileEdit{}, Meta: withEdits(fc.Meta, s.editsMeta(cs, ws, fc.Path()))}
 	o := fileOrigin{ws: ws, from: fc.Old, to: fc.New}
 	if fc.Old != nil {
 		f.Edit.Before = side(fc.Old)

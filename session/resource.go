@@ -19,7 +19,8 @@ import (
 var blobURIPattern = regexp.MustCompile(`^ahp-session:/([A-Za-z0-9._~-]+)/blob/([0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // ReadResource reads the content a ContentRef points at: a stored object
-// of a session, or a file inside one of a session's working directories.
+// of a session, a file inside one of a session's working directories, or
+// the whole patch of a changeset (PatchURI).
 // Anything else is NotFound; a file outside every session's directories,
 // including through a symbolic link, is PermissionDenied.
 func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]byte, error) {
@@ -32,6 +33,9 @@ func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]
 	}
 	if strings.HasPrefix(uri, "file:") {
 		return m.readFile(uri, limit)
+	}
+	if cs, ok := changesetOfPatch(uri); ok {
+		return m.ChangesetPatch(ctx, cs, int(min(limit, MaxChangesetPatchBytes)))
 	}
 	return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: not a content URI of this server", uri)
 }

@@ -53,6 +53,8 @@ type Session struct {
 	boundaryMu sync.Mutex
 
 	flights map[string]*flight // operations in progress, by invocation
+
+	edits map[editKey]*fileEdits // what edit tools reported, by file (edits.go)
 }
 
 // workspaceEntry is one working directory and what opening it gave.

@@ -58,6 +58,9 @@ type Query struct {
 	From  string   // for QueryTrees: the snapshot tree of the old side
 	To    string   // for QueryTrees: the snapshot tree of the new side; "" = the live working tree
 	Paths []string // nil = everything
+	// MaxPatchBytes, when positive, is the largest patch written for one
+	// file (the whole-changeset patch asks for more than the default).
+	MaxPatchBytes int
 }
 
 // QueryTrees asks for the changes between two snapshots, or a snapshot and

@@ -120,3 +120,102 @@ func TestAgentRecipesFromTheDocs(t *testing.T) {
 		t.Errorf("the generic turn = %v (a.txt was edited before it started)", second)
 	}
 }
+
+// TestMoreAgentRecipesFromTheDocs runs the Gemini CLI and Copilot CLI
+// recipes of docs/agents.md with the hook input their references document.
+func TestMoreAgentRecipesFromTheDocs(t *testing.T) {
+	xdg := t.TempDir()
+	env := []string{"XDG_STATE_HOME=" + xdg}
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	d := startDaemonIn(t, filepath.Join(xdg, "changesetd"), repo)
+	c := d.client(t, "panel")
+	sum := onlySession(t, c)
+
+	// Gemini CLI: settings.json hooks, BeforeAgent and AfterAgent, whose
+	// standard output must be JSON.
+	var gemini struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(docBlock(t, "json", "gemini-settings")), &gemini); err != nil {
+		t.Fatalf("the Gemini CLI settings block is not valid JSON: %v", err)
+	}
+	geminiHook := func(event string) string {
+		h := gemini.Hooks[event]
+		if len(h) != 1 || len(h[0].Hooks) != 1 || h[0].Hooks[0].Type != "command" {
+			t.Fatalf("Gemini settings lack one %s command hook", event)
+		}
+		return h[0].Hooks[0].Command
+	}
+	base := map[string]any{"session_id": "gm-1", "transcript_path": filepath.Join(xdg, "t.json"), "cwd": repo, "timestamp": "2026-01-01T00:00:00Z"}
+	with := func(m map[string]any, kv ...any) string {
+		out := map[string]any{}
+		for k, v := range m {
+			out[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i].(string)] = kv[i+1]
+		}
+		b, _ := json.Marshal(out)
+		return string(b)
+	}
+	for _, call := range []struct{ event, in string }{
+		{"BeforeAgent", with(base, "hook_event_name", "BeforeAgent", "prompt", "Add a gemini file")},
+		{"AfterAgent", with(base, "hook_event_name", "AfterAgent", "prompt", "Add a gemini file", "prompt_response", "Done.", "stop_hook_active", false)},
+		{"AfterAgent", with(base, "hook_event_name", "AfterAgent", "prompt", "Add a gemini file", "prompt_response", "Done.", "stop_hook_active", true)},
+	} {
+		if call.event == "AfterAgent" {
+			writeFile(t, repo, "gemini.txt", "g\n")
+		}
+		out := runDocCommand(t, geminiHook(call.event), t.TempDir(), call.in, env)
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Errorf("the %s hook printed %q, which Gemini CLI cannot parse as JSON", call.event, out)
+		}
+	}
+
+	// Copilot CLI: a .github/hooks/*.json file with camelCase events.
+	var copilot struct {
+		Version int `json:"version"`
+		Hooks   map[string][]struct {
+			Type string `json:"type"`
+			Bash string `json:"bash"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(docBlock(t, "json", "copilot-hooks")), &copilot); err != nil {
+		t.Fatalf("the Copilot CLI hooks block is not valid JSON: %v", err)
+	}
+	if copilot.Version != 1 {
+		t.Errorf("Copilot CLI hook files have version 1, the doc says %d", copilot.Version)
+	}
+	copilotHook := func(event string) string {
+		h := copilot.Hooks[event]
+		if len(h) != 1 || h[0].Type != "command" || h[0].Bash == "" {
+			t.Fatalf("Copilot hooks lack one %s command", event)
+		}
+		return h[0].Bash
+	}
+	sub := filepath.Join(repo, "pkg")
+	os.MkdirAll(sub, 0o755)
+	in, _ := json.Marshal(map[string]any{"sessionId": "cp-1", "timestamp": 1767225600000, "cwd": sub, "prompt": "Add a copilot file"})
+	runDocCommand(t, copilotHook("userPromptSubmitted"), t.TempDir(), string(in), env)
+	writeFile(t, repo, "pkg/copilot.txt", "c\n")
+	stop, _ := json.Marshal(map[string]any{"sessionId": "cp-1", "timestamp": 1767225660000, "cwd": sub, "transcriptPath": filepath.Join(xdg, "c.json"), "stopReason": "end_turn"})
+	runDocCommand(t, copilotHook("agentStop"), t.TempDir(), string(stop), env)
+
+	done, active := chatTurns(t, c, sum.Resource)
+	if len(done) != 2 || active != "" {
+		t.Fatalf("turns = %v (active %q), want two ended turns", done, active)
+	}
+	cat := catalogue(t, c, sum.Resource)
+	for i, want := range []string{"add gemini.txt +1 -0", "add pkg/copilot.txt +1 -0"} {
+		got := changesetSummary(t, c, expand(t, cat["turn"].URITemplate, map[string]string{"turnId": done[i]}), repo)
+		if !slices.Equal(got, []string{want}) {
+			t.Errorf("turn %d = %v, want %q", i+1, got, want)
+		}
+	}
+}

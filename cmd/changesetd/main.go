@@ -58,6 +58,8 @@ Usage:
   changesetd serve [flags] [DIR...]   run the daemon; each DIR becomes a session
   changesetd turn start|end [flags]   mark an agent turn boundary on the running daemon
   changesetd health [flags]           exit 0 if the daemon answers, 1 if not
+  changesetd diff [flags]             print a changeset as one patch for git apply
+  changesetd edits [flags]            report an edit tool's EditOutput events (NDJSON on stdin)
   changesetd version                  print the version
 
 Run "changesetd serve -h" for the flags. Every flag can also be set with
@@ -78,6 +80,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return turnCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "health":
 		return healthCmd(ctx, args[1:], stdout, stderr)
+	case "diff", "edits":
+		return agentCmd(ctx, args, stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "changesetd %s\n", version)
 		return 0

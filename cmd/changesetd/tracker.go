@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,6 +44,15 @@ type tracker struct {
 	warnings   []string              // of the last full status
 }
 
+// pollInterval is CHANGESETD_POLL_INTERVAL (a Go duration), or zero for
+// the watcher's default. With CHANGESETD_WATCH=poll the tree is polled
+// instead of watched, as on a network file system where events do not
+// arrive.
+func pollInterval() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv("CHANGESETD_POLL_INTERVAL"))
+	return d
+}
+
 // ensureLocked starts the watcher. tr.mu must be held.
 func (w *workspace) ensureWatcherLocked() error {
 	tr := &w.tr
@@ -60,8 +70,10 @@ func (w *workspace) ensureWatcherLocked() error {
 		// quiet coalesces it while keeping a save's delivery well under
 		// the time of one git status on a large repository. Turn
 		// boundaries do not wait for it (they use Sync).
-		Quiet:  8 * time.Millisecond,
-		Logger: w.log,
+		Quiet:        8 * time.Millisecond,
+		Logger:       w.log,
+		ForcePoll:    os.Getenv("CHANGESETD_WATCH") == "poll",
+		PollInterval: pollInterval(),
 	}, w.onBatch)
 	if err != nil {
 		return err

@@ -254,7 +254,7 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		}
 		sides = append(sides, [2]*changeset.Side{old, cur})
 	}
-	list, err := w.diffAll(ctx, sides, func(*changeset.Side) bool { return true })
+	list, err := w.diffAll(ctx, sides, q, func(*changeset.Side) bool { return true })
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,14 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 
 // diffAll pairs renames among the sides and diffs every pair. live tells
 // whether a new side is the working-tree file.
-func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, live func(*changeset.Side) bool) (*session.ChangeList, error) {
+func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, q session.Query, live func(*changeset.Side) bool) (*session.ChangeList, error) {
+	var opt changeset.Options
+	if q.MaxPatchBytes > 0 {
+		// A whole-changeset patch: every file's patch up to the limit,
+		// binary sides up to it too.
+		opt.MaxPatchBytes = q.MaxPatchBytes
+		opt.MaxFileBytes = max(q.MaxPatchBytes, changeset.DefaultMaxFileBytes)
+	}
 	list := &session.ChangeList{}
 	var deleted, added []*changeset.Side
 	var pairs [][2]*changeset.Side
@@ -289,6 +296,7 @@ func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, liv
 	for _, a := range added {
 		pairs = append(pairs, [2]*changeset.Side{nil, a})
 	}
+	root := filepath.ToSlash(w.repo.Root())
 	// Diffs are independent and CPU-bound: spread them over the cores.
 	list.Files = make([]session.FileChange, len(pairs))
 	var next atomic.Int64
@@ -302,10 +310,14 @@ func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, liv
 				}
 				p := pairs[i]
 				start := time.Now()
-				r := changeset.Compare(p[0], p[1], changeset.Options{})
+				r := changeset.Compare(p[0], p[1], opt)
 				metrics.DiffSeconds.Observe(time.Since(start).Seconds())
 				metrics.FilesDiffed.Inc()
 				fc := fileChange(r)
+				if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
+					own := fc.Meta["changesetd"].(protocol.Object)
+					own["acpDiff"] = acpDiff(r, root, own["fileType"].(string))
+				}
 				if fc.New != nil {
 					fc.New.Live = live(p[1])
 				}
@@ -468,7 +480,7 @@ func (w *workspace) between(ctx context.Context, q session.Query) (*session.Chan
 			}
 			sides = append(sides, [2]*changeset.Side{old, cur})
 		}
-		return w.diffAll(ctx, sides, func(*changeset.Side) bool { return false })
+		return w.diffAll(ctx, sides, q, func(*changeset.Side) bool { return false })
 	}
 
 	// Live: the working tree is HEAD plus the status changes. Candidates are
@@ -541,7 +553,7 @@ func (w *workspace) between(ctx context.Context, q session.Query) (*session.Chan
 		}
 		sides = append(sides, [2]*changeset.Side{old, cur})
 	}
-	list, err := w.diffAll(ctx, sides, func(*changeset.Side) bool { return true })
+	list, err := w.diffAll(ctx, sides, q, func(*changeset.Side) bool { return true })
 	if err != nil {
 		return nil, err
 	}

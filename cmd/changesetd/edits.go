@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"lukechampine.com/blake3"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session"
+)
+
+var _ session.EditReader = (*workspace)(nil)
+
+// Edited is session.EditReader: the path is re-read whatever its stat data
+// says, and the next turn boundary re-checks it. The checksum is BLAKE3,
+// as edit tools report it.
+func (w *workspace) Edited(path string) (string, error) {
+	w.repo.Forget(path)
+	w.tr.mu.Lock()
+	if w.tr.tracking {
+		if w.tr.pending == nil {
+			w.tr.pending = map[string]bool{}
+		}
+		w.tr.pending[path] = true
+	}
+	w.tr.mu.Unlock()
+	b, _, err := w.repo.ReadWorktree(path)
+	if err != nil {
+		return "", err
+	}
+	sum := blake3.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+const editsUsage = `Usage:
+  edit-tool … | changesetd edits [--dir DIR | --session URI]
+
+Reads an edit tool's EditOutput events, one JSON object a line, on
+standard input and reports each to the running daemon as it arrives. The
+daemon re-reads the edited file at once (an edit that kept the size and
+the modification time is found too), checks checksum_after (BLAKE3)
+against the bytes on disk, and records the edit on the file, attributed
+to the running turn, in _meta.changesetd.edits. Relative paths are
+relative to the current directory. A bad line is reported with its line
+number on standard error and the lines after it still count; the exit
+status is 1 if any line was bad.
+`
+
+// maxEditLine bounds one NDJSON line; an EditOutput record is small (its
+// diff preview is cut to 500 characters).
+const maxEditLine = 1 << 20
+
+// editsCmd implements "changesetd edits".
+func editsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("changesetd edits", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".", "a directory inside the session's working directory")
+	sessionURI := fs.String("session", "", "the session URI (instead of --dir)")
+	var dc dialConfig
+	dc.flags(fs)
+	timeout := fs.Duration("timeout", 60*time.Second, "give up on one event after this long")
+	fs.Usage = func() { fmt.Fprint(stderr, editsUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	if err := dc.parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "changesetd edits: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cwd, err := filepath.Abs(".")
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd edits: %v\n", err)
+		return 1
+	}
+	dctx, cancel := context.WithTimeout(ctx, *timeout)
+	c, err := dialDaemon(dctx, &dc)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd edits: %v\n", err)
+		return 1
+	}
+	defer c.close()
+	uri := *sessionURI
+	if uri == "" {
+		dctx, cancel := context.WithTimeout(ctx, *timeout)
+		uri, err = c.sessionFor(dctx, *dir)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "changesetd edits: %v\n", err)
+			return 1
+		}
+	}
+
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), maxEditLine)
+	bad, applied := 0, 0
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		ev, err := session.DecodeEditOutput(text)
+		if err != nil {
+			fmt.Fprintf(stderr, "changesetd edits: line %d: %v\n", line, err)
+			bad++
+			continue
+		}
+		// Paths are the tool's, relative to where it ran.
+		raw := json.RawMessage(text)
+		if !filepath.IsAbs(ev.Path) {
+			var obj map[string]json.RawMessage
+			_ = json.Unmarshal(text, &obj)
+			obj["path"], _ = json.Marshal(filepath.Join(cwd, filepath.FromSlash(ev.Path)))
+			raw, _ = json.Marshal(obj)
+		}
+		var res session.EditEventsResult
+		ectx, cancel := context.WithTimeout(ctx, *timeout)
+		for {
+			err = c.call(ectx, protocol.MethodEditEvents, protocol.EditEventsParams{
+				BaseParams: protocol.BaseParams{Channel: uri}, Events: []json.RawMessage{raw},
+			}, &res)
+			var re *protocol.Error
+			if errors.As(err, &re) && re.Code == protocol.CodeInvalidRequest && strings.Contains(re.Message, "still starting") {
+				select {
+				case <-time.After(100 * time.Millisecond):
+					continue
+				case <-ectx.Done():
+				}
+			}
+			break
+		}
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "changesetd edits: line %d: %v\n", line, err)
+			var re *protocol.Error
+			if !errors.As(err, &re) {
+				return 1 // the connection is gone
+			}
+			bad++
+			continue
+		}
+		for _, e := range res.Errors {
+			fmt.Fprintf(stderr, "changesetd edits: line %d: %s\n", line, e.Message)
+			bad++
+		}
+		applied += res.Applied
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(stderr, "changesetd edits: reading standard input: %v\n", err)
+		return 1
+	}
+	if bad > 0 {
+		fmt.Fprintf(stderr, "changesetd edits: %d events applied, %d lines not\n", applied, bad)
+		return 1
+	}
+	return 0
+}
