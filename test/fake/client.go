@@ -175,8 +175,7 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	if err := c.SendRaw(frame); err != nil {
 		return err
 	}
-	select {
-	case m := <-ch:
+	answer := func(m Message) error {
 		if m.Error != nil {
 			return m.Error
 		}
@@ -184,7 +183,18 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 			return json.Unmarshal(m.Result, out)
 		}
 		return nil
+	}
+	select {
+	case m := <-ch:
+		return answer(m)
 	case <-c.done:
+		// A server may answer and then close (an unsupported version):
+		// the answer, when it came, wins over the close.
+		select {
+		case m := <-ch:
+			return answer(m)
+		default:
+		}
 		return fmt.Errorf("%s: connection closed", method)
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %w", method, ctx.Err())
