@@ -59,7 +59,7 @@ var (
 		},
 		{
 			def: "StateAction",
-			why: `the generator emitted an empty reference {"$ref":"#/$defs/"} among the oneOf members; it resolves to the whole $defs object, which every action matches, so oneOf would reject every action`,
+			why: `the generator emitted an empty reference {"$ref":"#/$defs/"} among the oneOf members, naming a $defs entry "" that does not exist: no schema that reaches StateAction compiles`,
 			apply: func(d map[string]any) bool {
 				one, _ := d["oneOf"].([]any)
 				kept := slices.DeleteFunc(slices.Clone(one), func(m any) bool {
@@ -358,6 +358,12 @@ func (s *ahpSchemas) checkFrame(f []byte, methods map[string][]string, st *frame
 	errObj, hasError := top["error"]
 	if !hasID {
 		fail("a response without id")
+	} else if v := obj["id"]; v != nil {
+		switch v.(type) {
+		case json.Number, string:
+		default:
+			fail("id %s is neither a number, a string nor null", id)
+		}
 	}
 	if hasResult == hasError {
 		fail("a response must have exactly one of result and error (result: %v, error: %v)", hasResult, hasError)
