@@ -115,6 +115,11 @@ class Conn {
   }
 }
 
+// JSON-RPC 2.0 allows a string, a number or null as an id.
+function idOK(msg) {
+  return 'id' in msg && (msg.id === null || typeof msg.id === 'string' || typeof msg.id === 'number');
+}
+
 function members(msg) {
   return msg && typeof msg === 'object' ? Object.keys(msg).sort().join(',') : typeof msg;
 }
@@ -126,6 +131,7 @@ function expectResult(name, msg) {
   if (ok) {
     check(`${name}: members`, members(msg) === 'id,jsonrpc,result', `members ${members(msg)}`);
     check(`${name}: jsonrpc`, msg.jsonrpc === '2.0', `jsonrpc ${JSON.stringify(msg.jsonrpc)}`);
+    check(`${name}: id`, idOK(msg), `id ${JSON.stringify(msg.id)}`);
   }
   return ok ? msg.result : undefined;
 }
@@ -147,6 +153,7 @@ function expectError(name, msg, code) {
   check(`${name}: error members`, extra.length === 0, `unexpected ${extra.join(', ')}`);
   check(`${name}: members`, members(msg) === 'error,id,jsonrpc', `members ${members(msg)}`);
   check(`${name}: jsonrpc`, msg.jsonrpc === '2.0', `jsonrpc ${JSON.stringify(msg.jsonrpc)}`);
+  check(`${name}: id`, idOK(msg), `id ${JSON.stringify(msg.id)}`);
 }
 
 async function main() {
@@ -206,7 +213,14 @@ async function main() {
   expectError('not an object', await c.send('not an object', '42'), -32600);
   expectError('bad jsonrpc version', await c.send('bad jsonrpc version', '{"jsonrpc":"1.0","id":91,"method":"ping"}'), -32600);
   expectError('missing jsonrpc', await c.send('missing jsonrpc', '{"id":92,"method":"ping"}'), -32600);
-  expectError('bad id', await c.send('bad id', '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}'), -32600);
+  for (const [what, id] of [['object id', '{"a":1}'], ['boolean id', 'true']]) {
+    const msg = await c.send(what, `{"jsonrpc":"2.0","id":${id},"method":"ping"}`);
+    expectError(what, msg, -32600);
+    check(`${what}: answered with a null id`, msg.id === null, `id ${JSON.stringify(msg.id)}`);
+  }
+  const neg = await c.send('negative id', '{"jsonrpc":"2.0","id":-1,"method":"ping"}');
+  expectError('negative id', neg, -32600);
+  check('negative id: echoed', neg.id === -1, `id ${JSON.stringify(neg.id)}`);
   expectError('params not an object', await c.send('params not an object', '{"jsonrpc":"2.0","id":93,"method":"subscribe","params":5}'), -32602);
   expectError('binary frame', await c.send('binary frame', Buffer.from('{"jsonrpc":"2.0","id":94,"method":"ping"}'), true), -32600);
 
