@@ -190,7 +190,9 @@ async function main() {
 
   // Errors answered by the method handlers.
   expectError('unknown method', await c.call('noSuchMethod', { channel: ROOT }), -32601);
-  expectError('invalid params', await c.call('subscribe', { channel: 5 }), -32602);
+  const bad = await c.call('subscribe', { channel: 5 });
+  expectError('invalid params', bad, -32602);
+  check('invalid params: names params.channel', bad.error && /\bparams\.channel\b/.test(bad.error.message), `message ${JSON.stringify(bad.error && bad.error.message)}`);
   expectError('listSessions limit not a number', await c.call('listSessions', { channel: ROOT, limit: 'ten' }), -32602);
   const sessionId = session.replace(/^ahp-session:\//, '');
   expectError('subscribe unknown changeset', await c.call('subscribe', { channel: `ahp-changeset:/${sessionId}/changeset/nosuch` }), -32008);
