@@ -147,6 +147,17 @@ type ChangesetFilesReviewChanged struct {
 	Reviewed bool     `json:"reviewed"`
 }
 
+// MarshalJSON writes files as [] rather than null: a rejected toggle
+// that named no files is echoed to its sender, and files is a required
+// array.
+func (a ChangesetFilesReviewChanged) MarshalJSON() ([]byte, error) {
+	type plain ChangesetFilesReviewChanged
+	if a.Files == nil {
+		a.Files = []string{}
+	}
+	return json.Marshal(plain(a))
+}
+
 // ChangesetContentChanged replaces the file list. Operations nil means
 // "keep"; non-nil (even empty) replaces. Error is only sent to 0.6/0.7
 // clients and only applied by their reducer (see reducer.Env).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/gorilla/websocket"
@@ -176,7 +177,11 @@ func decode(req *jsonrpc2.Request, v any) error {
 	if err := json.Unmarshal(*req.Params, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return protocol.Errorf(protocol.CodeInvalidParams, "%s: params.%s must be %s, not %s", req.Method, te.Field, te.Type, te.Value)
+			// The path as the client wrote it: without the Go name of the
+			// embedded BaseParams ("params.channel", not
+			// "params.BaseParams.channel").
+			field := strings.ReplaceAll(te.Field, "BaseParams.", "")
+			return protocol.Errorf(protocol.CodeInvalidParams, "%s: params.%s must be %s, not %s", req.Method, field, te.Type, te.Value)
 		}
 		return protocol.Errorf(protocol.CodeInvalidParams, "%s: %v", req.Method, err)
 	}

@@ -395,7 +395,16 @@ func (c *conn) invokeOperation(req *jsonrpc2.Request) {
 	}
 	go func() {
 		res, err := c.srv.m.Invoke(c.ctx, p)
-		c.reply(req, res, err)
+		if err != nil {
+			c.reply(req, nil, err)
+			return
+		}
+		if res == nil {
+			// The result is an object whose members are all optional:
+			// {} when there is nothing to say, never null.
+			res = &protocol.InvokeChangesetOperationResult{}
+		}
+		c.reply(req, res, nil)
 	}()
 }
 

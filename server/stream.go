@@ -351,7 +351,7 @@ func parseFrame(data []byte) (*jsonrpc2.Request, *protocol.Error, json.RawMessag
 	idOK := true
 	if hasID {
 		reqID, idOK = parseID(rawID)
-		if idOK || isScalar(rawID) {
+		if idOK || isIDType(rawID) {
 			id = rawID
 		}
 	}
@@ -406,7 +406,13 @@ func parseID(raw json.RawMessage) (jsonrpc2.ID, bool) {
 	return jsonrpc2.ID{Num: uint64(n)}, true
 }
 
-func isScalar(raw json.RawMessage) bool {
+// isIDType reports whether raw has a type JSON-RPC 2.0 allows for an id:
+// a string, a number or null. An id of that type that this server does
+// not accept (negative, fractional, too large) is still echoed in the
+// error so the client can match it; any other (true, an object) is
+// answered with a null id, as JSON-RPC requires when the id cannot be
+// determined.
+func isIDType(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] != '{' && t[0] != '['
+	return len(t) > 0 && (t[0] == '"' || t[0] == '-' || ('0' <= t[0] && t[0] <= '9') || string(t) == "null")
 }

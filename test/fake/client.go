@@ -34,6 +34,8 @@ type Client struct {
 	nextID      int
 	pending     map[string]chan Message
 	notes       []Message // notifications, in arrival order
+	frames      [][]byte  // every message received, raw, in wire order
+	sent        [][]byte  // every data frame written, in wire order
 	stray       []Message // responses whose id matched no pending call
 	changed     chan struct{}
 	closed      bool
@@ -84,8 +86,10 @@ func (c *Client) readLoop() {
 			c.mu.Unlock()
 			return
 		}
+		c.frames = append(c.frames, data)
 		var m Message
 		if json.Unmarshal(data, &m) != nil {
+			c.signalLocked()
 			c.mu.Unlock()
 			continue
 		}
@@ -141,15 +145,16 @@ func (c *Client) Closed() (bool, int, string) {
 
 // SendRaw writes one text frame as is.
 func (c *Client) SendRaw(data []byte) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	return c.ws.WriteMessage(websocket.TextMessage, data)
+	return c.SendFrame(websocket.TextMessage, data)
 }
 
 // SendFrame writes one frame of the given websocket message type.
 func (c *Client) SendFrame(typ int, data []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	c.mu.Lock()
+	c.sent = append(c.sent, append([]byte(nil), data...))
+	c.mu.Unlock()
 	return c.ws.WriteMessage(typ, data)
 }
 
@@ -170,8 +175,7 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	if err := c.SendRaw(frame); err != nil {
 		return err
 	}
-	select {
-	case m := <-ch:
+	answer := func(m Message) error {
 		if m.Error != nil {
 			return m.Error
 		}
@@ -179,7 +183,18 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 			return json.Unmarshal(m.Result, out)
 		}
 		return nil
+	}
+	select {
+	case m := <-ch:
+		return answer(m)
 	case <-c.done:
+		// A server may answer and then close (an unsupported version):
+		// the answer, when it came, wins over the close.
+		select {
+		case m := <-ch:
+			return answer(m)
+		default:
+		}
 		return fmt.Errorf("%s: connection closed", method)
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %w", method, ctx.Err())
@@ -212,6 +227,24 @@ func (c *Client) Notes() []Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]Message(nil), c.notes...)
+}
+
+// Frames returns every message received so far exactly as it arrived,
+// in wire order: responses, notifications and frames that are not JSON.
+// Tests that must see the bytes themselves (Go's decoder matches keys
+// case-insensitively and ignores unknown members) read these.
+func (c *Client) Frames() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]byte(nil), c.frames...)
+}
+
+// Sent returns every data frame written so far, in wire order, so a test
+// can tell which request a response answers.
+func (c *Client) Sent() [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]byte(nil), c.sent...)
 }
 
 // Stray returns responses that matched no call (answers to raw frames).

@@ -1,0 +1,52 @@
+package test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNodeClient runs test/node/client.mjs, a client written in
+// JavaScript on Node's ws package, against the real daemon: every error
+// path must reach it as {"error":{…}} without "result", with a numeric
+// code and a string message, and every success as "result" without
+// "error". Outside CI it is skipped when node or the package's
+// node_modules (npm ci --prefix test/node) is missing; in CI (CI set) that
+// is a failure.
+func TestNodeClient(t *testing.T) {
+	script, _ := filepath.Abs(filepath.Join("node", "client.mjs"))
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join("node", "node_modules", "ws", "package.json"))
+	}
+	if err != nil {
+		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+			t.Fatalf("CI=%s and the Node client cannot run (install Node and run npm ci --prefix test/node): %v", ci, err)
+		}
+		t.Skipf("node client not runnable (install Node and run npm ci --prefix test/node): %v", err)
+	}
+
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	writeFile(t, repo, "a.txt", "a, edited\n")
+	const maxFrame = "65536"
+	d := startDaemon(t, "--max-frame", maxFrame, repo)
+
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, node, script, d.URL)
+	cmd.Env = append(os.Environ(), "AHP_MAX_FRAME="+maxFrame)
+	out, err := cmd.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	summary := lines[len(lines)-1]
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	if !strings.Contains(summary, " 0 failed") {
+		t.Fatalf("node client summary %q\n%s", summary, out)
+	}
+	t.Log(summary)
+}
