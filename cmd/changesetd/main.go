@@ -207,6 +207,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: openWorkspace(log, snaps),
 		Version:       version,
+		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 	})
 	srv := server.New(server.Config{
 		Token:         token,
@@ -252,7 +253,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Warn("cannot record the daemon address in the state dir", "err", err)
 	}
 	log.Info("serving", "listen", addr, "sessions", len(a.dirs), "stateDir", a.stateDir)
-	fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\n", version, url)
+	// The review page takes the token in the fragment, which the browser
+	// never sends to the server, so it stays out of logs and Referers.
+	fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\nreview: http://%s/#token=%s\n", version, url, addr, token)
 
 	select {
 	case <-ctx.Done():
