@@ -367,3 +367,167 @@ func TestBrowserReview(t *testing.T) {
 		b.shot("05-recovered")
 	})
 }
+
+// openBlank opens the page of a daemon without the token, for tests that
+// only need the page's origin to import its modules.
+func openBlank(t *testing.T, b *browser, d *daemon) {
+	t.Helper()
+	b.do(chromedp.Navigate("http://" + d.Addr + "/"))
+	b.waitFor("the token form", `!document.getElementById('login').hidden`)
+}
+
+// TestBrowserReducerParity runs the upstream changeset reducer fixtures
+// through the page's reducer, the same ones the server's reducer passes.
+func TestBrowserReducerParity(t *testing.T) {
+	b := newBrowser(t)
+	d := startDaemon(t)
+	openBlank(t, b, d)
+	// Pre-0.9.0 behaviour, which the page (speaking 1.0) does not have;
+	// reducer/fixtures_test.go skips it for 1.0 as well.
+	skip := map[string]bool{"159-changeset-contentchanged-updates-error.json": true}
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "ahp-fixtures", "reducers", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no reducer fixtures: %v", err)
+	}
+	ran := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx struct {
+			Reducer  string          `json:"reducer"`
+			Initial  json.RawMessage `json:"initial"`
+			Actions  json.RawMessage `json:"actions"`
+			Expected json.RawMessage `json:"expected"`
+		}
+		if err := json.Unmarshal(raw, &fx); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		name := filepath.Base(f)
+		if fx.Reducer != "changeset" || skip[name] {
+			continue
+		}
+		ran++
+		var got any
+		b.eval(fmt.Sprintf(`import('/assets/reducer.js').then(m => { let s = %s; for (const a of %s) [s] = m.applyChangeset(s, a); return s; })`, fx.Initial, fx.Actions), &got)
+		var want any
+		json.Unmarshal(fx.Expected, &want)
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Errorf("%s:\n got %s\nwant %s", name, gb, wb)
+		}
+	}
+	if ran < 10 {
+		t.Fatalf("only %d changeset fixtures ran", ran)
+	}
+}
+
+// TestBrowserClientWire feeds the page's client the exact frames a daemon
+// may send: error replies with and without a stray "result":null, errors
+// spelled Code/Message, a null result, and the echo or rejection of an
+// optimistic review toggle.
+func TestBrowserClientWire(t *testing.T) {
+	b := newBrowser(t)
+	d := startDaemon(t)
+	openBlank(t, b, d)
+	var got map[string]any
+	b.eval(`import('/assets/ahp.js').then(async ({ Client }) => {
+		const c = new Client('ws://invalid.invalid/', 'wire-test');
+		c.send = () => {};
+		const out = {};
+		const call = (id) => new Promise((resolve) => c.pending.set(id, {
+			resolve: (v) => resolve({ result: v }),
+			reject: (e) => resolve({ code: e.code, message: e.message }),
+		}));
+		const p1 = call(1), p2 = call(2), p3 = call(3), p4 = call(4);
+		c.receive('{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32601,"message":"no such method"}}');
+		c.receive('{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad params"}}');
+		c.receive('{"jsonrpc":"2.0","id":3,"result":null,"error":{"Code":-32600,"Message":"capitalised"}}');
+		c.receive('{"jsonrpc":"2.0","id":4,"result":null}');
+		out.stray = await p1; out.plain = await p2; out.capitalised = await p3; out.nullResult = await p4;
+		const frameErrors = [];
+		c.addEventListener('protocolError', (e) => frameErrors.push(e.detail.code));
+		c.receive('{"jsonrpc":"2.0","id":null,"result":null,"error":{"Code":-32700,"Message":"parse error"}}');
+		c.receive('not json');
+		out.frameErrors = frameErrors;
+
+		const ch = 'ahp-changeset:/s/changeset/uncommitted';
+		c.installSnapshot({ resource: ch, fromSeq: 10, state: { status: 'ready', files: [{ id: 'file:///a', edit: {} }, { id: 'file:///b', edit: {} }] } });
+		const reviewed = () => c.state(ch).files.map((f) => f.reviewed ?? null);
+		const seq1 = c.dispatch(ch, { type: 'changeset/filesReviewChanged', files: ['file:///a'], reviewed: true });
+		out.optimistic = reviewed();
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 11, origin: { clientId: 'wire-test', clientSeq: seq1 },
+			action: { type: 'changeset/filesReviewChanged', files: ['file:///a'], reviewed: true } } }));
+		out.confirmed = reviewed();
+		const rejections = [];
+		c.addEventListener('rejected', (e) => rejections.push(e.detail.reason));
+		const seq2 = c.dispatch(ch, { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: true });
+		out.optimistic2 = reviewed();
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 12, origin: { clientId: 'wire-test', clientSeq: seq2 },
+			rejectionReason: 'no', action: { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: true } } }));
+		out.rolledBack = reviewed();
+		out.rejections = rejections;
+		// Another client's toggle applies; an envelope at or before the
+		// snapshot's fromSeq does not.
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 13, origin: { clientId: 'other', clientSeq: 1 },
+			action: { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: false } } }));
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 9,
+			action: { type: 'changeset/cleared' } } }));
+		out.foreign = reviewed();
+		return out;
+	})`, &got)
+	want := map[string]any{
+		"stray":       map[string]any{"code": -32601.0, "message": "no such method"},
+		"plain":       map[string]any{"code": -32602.0, "message": "bad params"},
+		"capitalised": map[string]any{"code": -32600.0, "message": "capitalised"},
+		"nullResult":  map[string]any{"result": nil},
+		"frameErrors": []any{-32700.0},
+		"optimistic":  []any{true, nil},
+		"confirmed":   []any{true, nil},
+		"optimistic2": []any{true, true},
+		"rolledBack":  []any{true, nil},
+		"rejections":  []any{"no"},
+		"foreign":     []any{true, false},
+	}
+	for k, w := range want {
+		gb, _ := json.Marshal(got[k])
+		wb, _ := json.Marshal(w)
+		if string(gb) != string(wb) {
+			t.Errorf("%s: got %s, want %s", k, gb, wb)
+		}
+	}
+}
+
+// TestBrowserTurns checks the turn timeline: each turn with its message
+// and counts, a click opens its changeset, and two ticked turns compare.
+func TestBrowserTurns(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	d := startDaemon(t, repo)
+	d.turnCLI(t, "start", "--dir", repo, "--message", "add a line to a")
+	writeFile(t, repo, "a.txt", "a\nmore a\n")
+	d.turnCLI(t, "end", "--dir", repo)
+	d.turnCLI(t, "start", "--dir", repo, "--message", "rewrite b")
+	writeFile(t, repo, "b.txt", "B\nB\n")
+	d.turnCLI(t, "end", "--dir", repo)
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("two turns with counts", `(() => {
+		const t = [...document.querySelectorAll('#turns li.turn')].map(li => li.textContent);
+		return t.length === 2 && t[0].includes('rewrite b') && t[0].includes('+2 −1') && t[1].includes('add a line to a') && t[1].includes('+1 −0');
+	})()`)
+	b.do(chromedp.Click(`#turns li.turn:nth-child(2) .name`))
+	b.waitFor("the first turn's changeset", `document.getElementById('cs-label').textContent.includes('add a line to a') &&
+		document.querySelectorAll('#files li.file').length === 1 && !!document.querySelector('#files li.file[data-path="a.txt"]')`)
+	b.do(chromedp.Click(`#turns li.turn:nth-child(1) input`), chromedp.Click(`#turns li.turn:nth-child(2) input`))
+	b.waitFor("Compare enabled", `!document.getElementById('compare').disabled`)
+	b.do(chromedp.Click(`#compare`))
+	b.waitFor("the comparison: b.txt only", `document.getElementById('cs-label').textContent.startsWith('Compare turns') &&
+		document.getElementById('cs-status').textContent === 'ready' &&
+		document.querySelectorAll('#files li.file').length === 1 && !!document.querySelector('#files li.file[data-path="b.txt"]')`)
+	b.do(chromedp.Click(`#view-toggle`))
+	b.waitFor("side by side", `!!document.querySelector('#diff table.split')`)
+	b.shot("06-compare-turns-split")
+}
