@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -530,4 +532,75 @@ func TestBrowserTurns(t *testing.T) {
 	b.do(chromedp.Click(`#view-toggle`))
 	b.waitFor("side by side", `!!document.querySelector('#diff table.split')`)
 	b.shot("06-compare-turns-split")
+}
+
+// darkMode makes the page see prefers-color-scheme: dark.
+func darkMode(dark bool) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		v := "light"
+		if dark {
+			v = "dark"
+		}
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}})
+		return err
+	})
+}
+
+// TestBrowserTokenKeysAndLayout covers the edges around the main flow: a
+// wrong token leads to the token form, the keyboard moves between files
+// and ticks them, a failed operation shows its error, and the page works
+// in dark mode and in a narrow window.
+func TestBrowserTokenKeysAndLayout(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	writeFile(t, repo, "a.txt", "a\nA\n")
+	writeFile(t, repo, "b.txt", "b\nB\n")
+	d := startDaemon(t, repo)
+
+	b.do(chromedp.Navigate("http://" + d.Addr + "/#token=wrong"))
+	b.waitFor("the token form saying the token was refused", `!document.getElementById('login').hidden && document.getElementById('login-message').textContent.includes('refused')`)
+	b.do(chromedp.SendKeys(`#login-token`, d.Token), chromedp.Click(`#login-form button`))
+	b.waitFor("two files", `document.querySelectorAll('#files li.file').length === 2 && document.getElementById('conn').dataset.state === 'connected'`)
+
+	selected := `document.querySelector('#files li.file.selected').dataset.path`
+	b.waitFor("a.txt selected first", selected+` === 'a.txt'`)
+	b.do(chromedp.KeyEvent("j"))
+	b.waitFor("j: b.txt selected", selected+` === 'b.txt'`)
+	b.do(chromedp.KeyEvent("x"))
+	b.waitFor("x: b.txt ticked", fileRow("b.txt")+`.querySelector('input.review').checked`)
+	b.do(chromedp.KeyEvent("k"))
+	b.waitFor("k: a.txt selected", selected+` === 'a.txt' && !`+fileRow("a.txt")+`.querySelector('input.review').checked`)
+	b.do(chromedp.KeyEvent("s"))
+	b.waitFor("s: side by side", `!!document.querySelector('#diff table.split')`)
+	b.do(chromedp.KeyEvent("s"))
+	b.waitFor("s: unified again", `!!document.querySelector('#diff table.unified')`)
+
+	// Another git holds the index: staging fails, and the page says so.
+	lock := filepath.Join(repo, ".git", "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.do(chromedp.Click(`#file-ops button[data-op="stage"]`))
+	b.waitFor("the stage error", `[...document.querySelectorAll('#cs-ops .opstatus.error')].some(e => e.textContent.startsWith('Stage failed'))`)
+	b.shot("07-operation-error")
+	os.Remove(lock)
+	b.do(chromedp.Click(`#file-ops button[data-op="stage"]`))
+	b.waitFor("the stage error gone", `!document.querySelector('#cs-ops .opstatus')`)
+
+	b.do(darkMode(true))
+	var bg string
+	b.eval(`getComputedStyle(document.body).backgroundColor`, &bg)
+	if bg != "rgb(13, 17, 23)" {
+		t.Errorf("dark mode background %s, want rgb(13, 17, 23)", bg)
+	}
+	b.shot("08-dark")
+	b.do(chromedp.EmulateViewport(420, 900))
+	b.waitFor("the sessions above the changeset", `document.getElementById('side').getBoundingClientRect().bottom <= document.getElementById('main').getBoundingClientRect().top + 1`)
+	var overflow bool
+	b.eval(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow)
+	if overflow {
+		t.Errorf("the page scrolls sideways in a 420px window")
+	}
+	b.shot("09-narrow-dark")
+	b.do(darkMode(false), chromedp.ResetViewport())
 }

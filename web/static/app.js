@@ -337,7 +337,8 @@ function compareTurns() {
   const [a, b] = ui.picks.slice().sort((x, y) => order.indexOf(x) - order.indexOf(y));
   const c = catalogEntry('compare-turns');
   if (!c) return;
-  openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: ${a} → ${b}` });
+  const msg = (id) => [...(chat?.turns || []), chat?.activeTurn].find((t) => t && t.id === id)?.message?.text || id;
+  openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”` });
 }
 
 // ---- the changeset ----------------------------------------------------
@@ -650,8 +651,11 @@ function start(token) {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const c = new Client(`${proto}//${location.host}/ahp?token=${encodeURIComponent(token)}`, clientId());
   ui.client = c;
+  let everConnected = false;
   c.addEventListener('status', (e) => {
     const { status, detail } = e.detail;
+    if (status === 'connected') everConnected = true;
+    if (status === 'disconnected' && !everConnected) checkToken(c);
     $('conn').dataset.state = status;
     $('conn').textContent = CONN_TEXT[status] + (detail ? ` — ${detail}` : '');
     document.body.dataset.conn = status;
@@ -679,6 +683,38 @@ function start(token) {
   c.start();
 }
 
+// checkToken tells a refused token from a stopped daemon: a browser sees
+// neither the 401 nor its reason, but when /healthz answers, the daemon
+// is up and it is the token it refused.
+async function checkToken(c) {
+  let up = false;
+  try {
+    up = (await fetch('/healthz', { cache: 'no-store' })).ok;
+  } catch {
+    return;
+  }
+  if (!up || c.status === 'connected') return;
+  c.close();
+  sessionStorage.removeItem('changesetd.token');
+  $('app').hidden = true;
+  showLogin('The daemon refused this token. Open the review: URL it printed, or paste the token.');
+}
+
+function showLogin(message) {
+  $('login').hidden = false;
+  if (message) $('login-message').textContent = message;
+  $('login-form').onsubmit = (e) => {
+    e.preventDefault();
+    const v = $('login-token').value.trim();
+    const m = /token=([^&#\s]+)/.exec(v);
+    const t = m ? decodeURIComponent(m[1]) : v;
+    if (!t) return;
+    sessionStorage.setItem('changesetd.token', t);
+    $('login-token').value = '';
+    start(t);
+  };
+}
+
 function main() {
   $('view-toggle').onclick = toggleView;
   $('compare').onclick = compareTurns;
@@ -693,16 +729,7 @@ function main() {
   $('range-ops').addEventListener('mousedown', (e) => e.preventDefault());
   const token = takeToken();
   if (!token) {
-    $('login').hidden = false;
-    $('login-form').onsubmit = (e) => {
-      e.preventDefault();
-      const v = $('login-token').value.trim();
-      const m = /token=([^&#\s]+)/.exec(v);
-      const t = m ? decodeURIComponent(m[1]) : v;
-      if (!t) return;
-      sessionStorage.setItem('changesetd.token', t);
-      start(t);
-    };
+    showLogin();
     return;
   }
   start(token);
