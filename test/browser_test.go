@@ -587,6 +587,25 @@ func TestBrowserTokenKeysAndLayout(t *testing.T) {
 	b.do(chromedp.Click(`#file-ops button[data-op="stage"]`))
 	b.waitFor("the stage error gone", `!document.querySelector('#cs-ops .opstatus')`)
 
+	// A binary file is shown as such, not as a diff.
+	writeFile(t, repo, "blob.bin", "\x00\x01\x02binary\n")
+	b.waitFor("blob.bin listed", fileRow("blob.bin")+` !== null`)
+	b.do(chromedp.Click(`#files li.file[data-path="blob.bin"]`))
+	b.waitFor("the binary note", `document.querySelector('#diff .note') && document.querySelector('#diff .note').textContent.startsWith('Binary file')`)
+
+	// A session created by another client appears through root/sessionAdded.
+	other := gitRepo(t, map[string]string{"c.txt": "c\n"})
+	c := d.client(t, "creator")
+	const uri = "ahp-session:/3f2a9c1e-0000-4000-8000-0000000000b1"
+	if err := c.Call(ctx(t), "createSession", map[string]any{"channel": uri, "workingDirectories": []string{"file://" + other}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the new session listed", `!!document.querySelector('#sessions [data-session="`+uri+`"]')`)
+	if err := c.Call(ctx(t), "disposeSession", map[string]any{"channel": uri}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the disposed session gone", `!document.querySelector('#sessions [data-session="`+uri+`"]')`)
+
 	b.do(darkMode(true))
 	var bg string
 	b.eval(`getComputedStyle(document.body).backgroundColor`, &bg)
