@@ -90,6 +90,7 @@ export class Client extends EventTarget {
       this.setStatus('connected');
       this.dispatchEvent(new CustomEvent('ready', { detail: { resumed: this.initialized && this.resumed } }));
     } catch (e) {
+      if (this.ws !== ws) return; // dropped meanwhile; the retry is scheduled
       if (e.code === -32005) {
         this.closedByUs = true;
         this.setStatus('error', `the daemon speaks none of ${PROTOCOL_VERSIONS.join(', ')}: ${e.message}`);
@@ -125,10 +126,15 @@ export class Client extends EventTarget {
       res = await this.request('reconnect', { channel: ROOT, clientId: this.clientId, lastSeenServerSeq: this.lastSeen, subscriptions: subs });
     } catch (e) {
       if (e.code !== -32602 && e.code !== -32600) throw e;
-      // The daemon does not know how to resume us: start over.
+      // The daemon does not know how to resume us: start over, and
+      // subscribe afresh to every channel the page mirrors.
       this.initialized = false;
       await this.initialize();
-      for (const ch of subs) if (ch !== ROOT) await this.subscribe(ch).catch(() => this.forget(ch));
+      for (const ch of subs) {
+        if (ch === ROOT) continue;
+        this.channels.delete(ch);
+        await this.subscribe(ch).catch(() => this.dispatchEvent(new CustomEvent('gone', { detail: { channel: ch } })));
+      }
       return;
     }
     for (const uri of res.missing || []) this.forget(uri);
