@@ -10,6 +10,10 @@
 // notifications and action envelopes share that one queue, so a reply
 // carrying a snapshot always precedes the live actions after it.
 //
-// The package imports session, protocol, jsonrpc2, gorilla/websocket and
-// the standard library; it never imports scm, go-git or fsnotify.
+// The same listener serves the review page of package web at / and
+// /assets/, without a token (it holds no data) but behind the Host check;
+// the page's own origin passes the Origin check of the upgrade.
+//
+// The package imports session, protocol, web, jsonrpc2, gorilla/websocket
+// and the standard library; it never imports scm, go-git or fsnotify.
 package server

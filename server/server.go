@@ -19,6 +19,7 @@ import (
 
 	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/session"
+	"github.com/changesetd/changesetd/web"
 )
 
 // Config configures a Server. Zero fields take the defaults below.
@@ -76,10 +77,11 @@ func (c *Config) setDefaults() {
 
 // Server serves AHP over WebSocket at /ahp.
 type Server struct {
-	cfg Config
-	m   *session.Manager
-	log *slog.Logger
-	up  websocket.Upgrader
+	cfg  Config
+	m    *session.Manager
+	log  *slog.Logger
+	up   websocket.Upgrader
+	page http.Handler
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -94,7 +96,7 @@ func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, m: m, log: log.With("component", "server"), conns: map[*conn]struct{}{}, versions: map[string]string{}}
+	s := &Server{cfg: cfg, m: m, log: log.With("component", "server"), conns: map[*conn]struct{}{}, versions: map[string]string{}, page: web.Handler()}
 	s.up = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		CheckOrigin:      s.checkOrigin,
@@ -102,7 +104,8 @@ func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
 	return s
 }
 
-// ServeHTTP routes /ahp and /healthz.
+// ServeHTTP routes /ahp, /healthz, /metrics and the review page (/ and
+// /assets/).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/healthz":
@@ -116,7 +119,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/ahp":
 		s.serveAHP(w, r)
 	default:
-		http.NotFound(w, r)
+		if r.URL.Path != "/" && !strings.HasPrefix(r.URL.Path, "/assets/") {
+			http.NotFound(w, r)
+			return
+		}
+		// The page holds no data, but a rebound name must not get a
+		// page that then talks to us as its own origin.
+		if !s.checkHost(r) {
+			http.Error(w, "forbidden: Host header does not name this server", http.StatusForbidden)
+			return
+		}
+		s.page.ServeHTTP(w, r)
 	}
 }
 
@@ -190,9 +203,10 @@ func (s *Server) checkToken(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
 }
 
-// checkOrigin admits non-browser clients (no Origin), loopback pages and
-// configured origins; other browser pages are refused (cross-site
-// WebSocket hijacking).
+// checkOrigin admits non-browser clients (no Origin), loopback pages, the
+// review page this server serves itself (same origin) and configured
+// origins; other browser pages are refused (cross-site WebSocket
+// hijacking).
 func (s *Server) checkOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -204,6 +218,11 @@ func (s *Server) checkOrigin(r *http.Request) bool {
 	u, err := url.Parse(origin)
 	if err != nil {
 		return false
+	}
+	// Same origin: the page came from this listener under the Host the
+	// upgrade names, and checkHost has already refused rebound names.
+	if (u.Scheme == "http" || u.Scheme == "https") && u.Host == r.Host && u.Path == "" {
+		return true
 	}
 	ok := isLoopbackHost(u.Hostname())
 	if !ok {

@@ -43,6 +43,11 @@ type Options struct {
 	// AfterDispose, if set, runs on its own goroutine after a session was
 	// disposed and its record deleted (the daemon collects its snapshots).
 	AfterDispose func()
+	// SeqBase is the serverSeq this run starts after. serverSeq must never
+	// be reused, also across restarts, or a client's reconnect cursor from
+	// an earlier run would be taken for one of this run; the daemon passes
+	// a clock reading. Cursors below it are answered with snapshots.
+	SeqBase int64
 }
 
 // Manager owns the root channel and every session.
@@ -56,6 +61,7 @@ type Manager struct {
 	// notification; see the package doc.
 	commitMu  sync.Mutex
 	seq       int64
+	firstSeq  int64 // opts.SeqBase: cursors before it are from an earlier run
 	root      *channel
 	rootState protocol.RootState
 
@@ -88,6 +94,8 @@ func NewManager(opts Options) *Manager {
 		stop:     stop,
 		root:     newChannel(protocol.RootURI, opts.ReplayBuffer),
 		sessions: map[string]*Session{},
+		seq:      opts.SeqBase,
+		firstSeq: opts.SeqBase,
 	}
 	m.rootState = protocol.RootState{
 		Agents: []protocol.AgentInfo{{
@@ -152,7 +160,11 @@ func (m *Manager) attach(c *channel, sub Subscriber, lastSeen int64, state func(
 	m.commitMu.Lock()
 	defer m.commitMu.Unlock()
 	var at Attachment
-	if lastSeen >= 0 {
+	// A cursor outside this run's sequence numbers was handed out by an
+	// earlier run of the daemon (or under a clock that since went back):
+	// this run's replay buffers cannot bring it up to date, only a
+	// snapshot can.
+	if lastSeen >= 0 && lastSeen >= m.firstSeq && lastSeen <= m.seq {
 		at.Replay, at.CanReplay = c.replayLocked(lastSeen)
 	}
 	at.Snapshot = protocol.Snapshot{Resource: c.uri, State: state(), FromSeq: m.seq}

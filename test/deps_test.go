@@ -19,6 +19,7 @@ import (
 	_ "github.com/changesetd/changesetd/session"
 	_ "github.com/changesetd/changesetd/store"
 	_ "github.com/changesetd/changesetd/uritemplate"
+	_ "github.com/changesetd/changesetd/web"
 )
 
 func touchSources() {

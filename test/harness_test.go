@@ -55,6 +55,7 @@ type daemon struct {
 	t        *testing.T
 	cmd      *exec.Cmd
 	URL      string // ws://host:port/ahp?token=...
+	Review   string // http://host:port/#token=..., the review page
 	Addr     string
 	Token    string
 	StateDir string
@@ -95,7 +96,7 @@ func startDaemonIn(t *testing.T, stateDir string, args ...string) *daemon {
 	}()
 	go func() { d.exited <- d.cmd.Wait() }()
 	timeout := time.After(30 * time.Second)
-	for d.URL == "" {
+	for d.URL == "" || d.Review == "" {
 		select {
 		case l, ok := <-lines:
 			if !ok {
@@ -103,6 +104,9 @@ func startDaemonIn(t *testing.T, stateDir string, args ...string) *daemon {
 			}
 			if u, ok := strings.CutPrefix(l, "connect: "); ok {
 				d.URL = u
+			}
+			if u, ok := strings.CutPrefix(l, "review: "); ok {
+				d.Review = u
 			}
 		case <-timeout:
 			t.Fatalf("daemon not ready in 30s; stderr:\n%s", d.stderr)

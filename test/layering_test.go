@@ -30,7 +30,8 @@ var layers = map[string]struct {
 	"scm/fswatch":   {nil, true},
 	"scm/snapstore": {[]string{"scm"}, true},
 	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store"}, true},
-	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store", "session"}, true},
+	"web":           {nil, false},
+	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store", "session", "web"}, true},
 }
 
 // TestLayering enforces the layering with go list -deps, so an import

@@ -241,6 +241,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: openWorkspace(log, snaps),
 		Version:       version,
+		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 	})
 	srv := server.New(server.Config{
 		Token:         token,
@@ -286,12 +287,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Warn("cannot record the daemon address in the state dir", "err", err)
 	}
 	log.Info("serving", "listen", ln.Addr().String(), "sessions", len(a.dirs), "stateDir", a.stateDir)
+	// The review page takes the token in the fragment, which the browser
+	// never sends to the server, so it stays out of logs and Referers.
+	review := fmt.Sprintf("http://%s/#token=%s", local, token)
 	if everywhere {
 		// A wildcard address cannot be dialled from elsewhere: print the
 		// loopback URL and say that other names reach it too.
-		fmt.Fprintf(stdout, "changesetd %s ready, listening on all interfaces (%s); from another machine or container use its address or name (names need --allow-host)\nconnect: %s\n", version, ln.Addr(), url)
+		fmt.Fprintf(stdout, "changesetd %s ready, listening on all interfaces (%s); from another machine or container use its address or name (names need --allow-host)\nconnect: %s\nreview: %s\n", version, ln.Addr(), url, review)
 	} else {
-		fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\n", version, url)
+		fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\nreview: %s\n", version, url, review)
 	}
 
 	select {

@@ -1,0 +1,625 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// The review page is tested in headless Chromium against the real daemon.
+// The tests skip only where no Chromium is installed and CI is unset; on CI
+// (CI=true) a missing browser is a failure, since .ci/run installs it.
+
+// browserWait bounds each wait for the page; it is a deadline for a hang,
+// not a timing assertion.
+const browserWait = 20 * time.Second
+
+// findChromium returns the browser binary, or skips or fails the test.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "" {
+		t.Skip("no chromium on PATH (apt-get install -y chromium); the browser tests skip outside CI")
+	}
+	t.Fatal("no chromium on PATH, and CI is set: .ci/run installs it (apt-get install -y chromium)")
+	return ""
+}
+
+// browser is one headless Chromium tab with its console captured.
+type browser struct {
+	t       *testing.T
+	ctx     context.Context
+	mu      sync.Mutex
+	console []string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	path := findChromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 860),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	b := &browser{t: t, ctx: ctx}
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.console = append(b.console, m.String())
+			b.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			b.mu.Lock()
+			t.Logf("browser console:\n%s", strings.Join(b.console, "\n"))
+			b.mu.Unlock()
+		}
+	})
+	return b
+}
+
+func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.t.Fatalf("browser: %v", err)
+	}
+}
+
+// eval evaluates a JavaScript expression and decodes its value into out.
+func (b *browser) eval(expr string, out any) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("browser: evaluate %s: %v", expr, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			b.t.Fatalf("browser: evaluate %s: %s: %v", expr, raw, err)
+		}
+	}
+}
+
+// waitFor polls a JavaScript condition until it is truthy; what says what
+// was awaited when it never is.
+func (b *browser) waitFor(what, cond string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(browserWait))); err != nil {
+		var page string
+		b.eval(`document.querySelector('main') ? document.querySelector('main').innerText.slice(0, 3000) : document.body.innerText`, &page)
+		b.shot("failed-" + sanitize(b.t.Name()))
+		b.t.Fatalf("browser: waiting for %s: %v\npage text:\n%s", what, err, page)
+	}
+}
+
+// shot writes a screenshot of the page to the artifacts directory.
+func (b *browser) shot(name string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return ""
+	}
+	p := filepath.Join(artifactsDir(b.t), name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return ""
+	}
+	b.t.Logf("screenshot: %s", p)
+	return p
+}
+
+var artifactsOnce struct {
+	sync.Once
+	dir string
+}
+
+// artifactsDir is $CHANGESETD_ARTIFACTS, else a fixed directory under the
+// temp dir, so screenshots outlive the test for a person or CI to look at.
+func artifactsDir(t *testing.T) string {
+	artifactsOnce.Do(func() {
+		d := os.Getenv("CHANGESETD_ARTIFACTS")
+		if d == "" {
+			d = filepath.Join(os.TempDir(), "changesetd-artifacts")
+		}
+		artifactsOnce.dir = d
+	})
+	if err := os.MkdirAll(artifactsOnce.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return artifactsOnce.dir
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' {
+			return '-'
+		}
+		return r
+	}, s)
+}
+
+// js quotes s as a JavaScript string literal.
+func js(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// fileRow is the JavaScript for the page's row of the file at path.
+func fileRow(path string) string {
+	return fmt.Sprintf(`document.querySelector('#files li.file[data-path=%s]')`, js(path))
+}
+
+// pageLines returns n numbered lines, "line 1\n" … "line n\n".
+func pageLines(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	return b.String()
+}
+
+// TestBrowserReview walks the review page through what a person does with
+// it, in one browser against one daemon: open the printed URL, see the
+// session and its uncommitted changes with git's counts, watch an edit on
+// disk arrive, tick a file reviewed and reload, revert one hunk selected
+// in the diff, and ride out a daemon restart.
+func TestBrowserReview(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"a.txt": pageLines(40), "b.txt": "bee\n", "gone.txt": "bye\n"})
+	// Two hunks in a.txt, far enough apart to stay two hunks.
+	a := strings.Replace(strings.Replace(pageLines(40), "line 3\n", "line three\n", 1), "line 35\n", "line thirty-five\nline 35.5\n", 1)
+	writeFile(t, repo, "a.txt", a)
+	writeFile(t, repo, "new.txt", "one\ntwo\nthree\n")
+	if err := os.Remove(filepath.Join(repo, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, repo)
+
+	t.Run("printed URL opens the page without leaking the token", func(t *testing.T) {
+		if !strings.HasPrefix(d.Review, "http://"+d.Addr+"/#token=") {
+			t.Fatalf("review URL %q, want http://%s/#token=…", d.Review, d.Addr)
+		}
+		resp := httpGet(t, "http://"+d.Addr+"/", nil)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") {
+			t.Fatalf("GET / = %d, CSP %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+		}
+	})
+
+	b.do(chromedp.Navigate(d.Review))
+	b.t = t
+
+	if !t.Run("lists the session", func(t *testing.T) {
+		b.t = t
+		b.waitFor("the session in the list", fmt.Sprintf(`[...document.querySelectorAll('#sessions [data-session]')].some(e => e.textContent.includes(%s))`, js(filepath.Base(repo))))
+		var href string
+		b.eval(`location.href`, &href)
+		if strings.Contains(href, "token") {
+			t.Errorf("the token is still in the address bar: %s", href)
+		}
+		var stored bool
+		b.eval(`sessionStorage.getItem('changesetd.token') === `+js(d.Token), &stored)
+		if !stored {
+			t.Errorf("the token was not kept in sessionStorage")
+		}
+	}) {
+		return
+	}
+
+	if !t.Run("shows the uncommitted changeset with git's counts", func(t *testing.T) {
+		b.t = t
+		b.waitFor("three files, ready", `document.querySelectorAll('#files li.file').length === 3 && document.getElementById('cs-status').textContent === 'ready'`)
+		ns := gitNumstat(t, repo, false, false)
+		for _, path := range []string{"a.txt", "new.txt", "gone.txt"} {
+			var got struct{ Added, Removed, Kind string }
+			b.eval(fmt.Sprintf(`(() => { const r = %s; return r && {Added: r.querySelector('.counts .added').textContent, Removed: r.querySelector('.counts .removed').textContent, Kind: r.querySelector('.opkind').textContent}; })()`, fileRow(path)), &got)
+			want := ns[path]
+			if got.Added != "+"+want.added || got.Removed != "−"+want.removed {
+				t.Errorf("%s: page shows %s %s, git numstat +%s −%s", path, got.Added, got.Removed, want.added, want.removed)
+			}
+			wantKind := map[string]string{"a.txt": "modified", "new.txt": "added", "gone.txt": "deleted"}[path]
+			if got.Kind != wantKind {
+				t.Errorf("%s: operation %q, want %q", path, got.Kind, wantKind)
+			}
+		}
+		var totals string
+		b.eval(`document.getElementById('totals').textContent`, &totals)
+		if !strings.Contains(totals, "+6") || !strings.Contains(totals, "−3") {
+			t.Errorf("totals %q, want +6 −3 (a.txt +3 −2, new.txt +3, gone.txt −1, b.txt unchanged)", totals)
+		}
+		b.shot("01-uncommitted")
+	}) {
+		return
+	}
+
+	if !t.Run("updates when a file is edited on disk", func(t *testing.T) {
+		b.t = t
+		writeFile(t, repo, "b.txt", "bee\nsting\n")
+		b.waitFor("b.txt with +1 −0", fmt.Sprintf(`(() => { const r = %s; return r && r.querySelector('.added').textContent === '+1' && r.querySelector('.removed').textContent === '−0'; })()`, fileRow("b.txt")))
+	}) {
+		return
+	}
+
+	if !t.Run("keeps a reviewed tick across a reload", func(t *testing.T) {
+		b.t = t
+		b.do(chromedp.Click(`#files li.file[data-path="new.txt"] input.review`))
+		b.waitFor("new.txt ticked", fileRow("new.txt")+`.querySelector('input.review').checked`)
+		b.waitFor("1/4 reviewed", `document.getElementById('totals').textContent.includes('1/4 reviewed')`)
+		b.do(chromedp.Reload())
+		b.waitFor("the files after the reload", `document.querySelectorAll('#files li.file').length === 4`)
+		b.waitFor("new.txt still ticked", fileRow("new.txt")+`.querySelector('input.review').checked`)
+		var others int
+		b.eval(`document.querySelectorAll('#files input.review:checked').length`, &others)
+		if others != 1 {
+			t.Errorf("%d files ticked after the reload, want 1", others)
+		}
+	}) {
+		return
+	}
+
+	if !t.Run("reverts one hunk selected in the diff", func(t *testing.T) {
+		b.t = t
+		b.do(chromedp.Click(`#files li.file[data-path="a.txt"]`))
+		b.waitFor("a.txt's two hunks", `document.querySelectorAll('#diff tr.hunk').length === 2`)
+		b.shot("02-diff")
+		// Select the added lines of the second hunk, as a drag would.
+		b.eval(`(() => {
+			const rows = [...document.querySelectorAll('#diff tr.line.add[data-hunk="1"]')];
+			const r = document.createRange();
+			r.setStart(rows[0].querySelector('.code').firstChild, 0);
+			r.setEnd(rows[rows.length - 1].querySelector('.code').firstChild, 3);
+			const s = document.getSelection();
+			s.removeAllRanges();
+			s.addRange(r);
+			return rows.length;
+		})()`, nil)
+		b.waitFor("the range buttons", `!document.getElementById('range-ops').hidden`)
+		b.do(chromedp.Click(`#range-revert`))
+		b.waitFor("the confirmation", `document.getElementById('confirm').open && document.getElementById('confirm-text').textContent.length > 0`)
+		var text string
+		b.eval(`document.getElementById('confirm-text').textContent`, &text)
+		if !strings.Contains(text, "lines 35–36") {
+			t.Errorf("confirmation %q does not name the selected lines 35–36", text)
+		}
+		b.shot("03-confirm")
+		b.do(chromedp.Click(`#confirm-ok`))
+		b.waitFor("a.txt down to +1 −1", fmt.Sprintf(`(() => { const r = %s; return r && r.querySelector('.added').textContent === '+1' && r.querySelector('.removed').textContent === '−1'; })()`, fileRow("a.txt")))
+		got, err := os.ReadFile(filepath.Join(repo, "a.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Replace(pageLines(40), "line 3\n", "line three\n", 1)
+		if string(got) != want {
+			t.Errorf("a.txt after reverting the second hunk:\n%s\nwant:\n%s", got, want)
+		}
+		b.waitFor("the revert back to idle", `!document.querySelector('.opstatus')`)
+	}) {
+		return
+	}
+
+	t.Run("recovers after the daemon restarts", func(t *testing.T) {
+		b.t = t
+		b.eval(`window.notReloaded = true`, nil)
+		if err := d.stop(); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+		b.waitFor("the page to notice", `document.getElementById('conn').dataset.state !== 'connected'`)
+		b.shot("04-disconnected")
+		writeFile(t, repo, "b.txt", "bee\nsting\nhoney\n")
+		d2 := startDaemonIn(t, d.StateDir, "--listen", d.Addr, repo)
+		if d2.Addr != d.Addr {
+			t.Fatalf("restarted on %s, want %s", d2.Addr, d.Addr)
+		}
+		b.waitFor("live again", `document.getElementById('conn').dataset.state === 'connected'`)
+		b.waitFor("b.txt with +2 from the new daemon", fmt.Sprintf(`(() => { const r = %s; return r && r.querySelector('.added').textContent === '+2'; })()`, fileRow("b.txt")))
+		writeFile(t, repo, "b.txt", "bee\nsting\nhoney\ncomb\n")
+		b.waitFor("b.txt with +3, live", fmt.Sprintf(`(() => { const r = %s; return r && r.querySelector('.added').textContent === '+3'; })()`, fileRow("b.txt")))
+		b.waitFor("new.txt still ticked", fileRow("new.txt")+`.querySelector('input.review').checked`)
+		var same bool
+		b.eval(`window.notReloaded === true`, &same)
+		if !same {
+			t.Errorf("the page was reloaded; it should recover in place")
+		}
+		b.shot("05-recovered")
+	})
+}
+
+// openBlank opens the page of a daemon without the token, for tests that
+// only need the page's origin to import its modules.
+func openBlank(t *testing.T, b *browser, d *daemon) {
+	t.Helper()
+	b.do(chromedp.Navigate("http://" + d.Addr + "/"))
+	b.waitFor("the token form", `!document.getElementById('login').hidden`)
+}
+
+// TestBrowserReducerParity runs the upstream changeset reducer fixtures
+// through the page's reducer, the same ones the server's reducer passes.
+func TestBrowserReducerParity(t *testing.T) {
+	b := newBrowser(t)
+	d := startDaemon(t)
+	openBlank(t, b, d)
+	// Pre-0.9.0 behaviour, which the page (speaking 1.0) does not have;
+	// reducer/fixtures_test.go skips it for 1.0 as well.
+	skip := map[string]bool{"159-changeset-contentchanged-updates-error.json": true}
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "ahp-fixtures", "reducers", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no reducer fixtures: %v", err)
+	}
+	ran := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx struct {
+			Reducer  string          `json:"reducer"`
+			Initial  json.RawMessage `json:"initial"`
+			Actions  json.RawMessage `json:"actions"`
+			Expected json.RawMessage `json:"expected"`
+		}
+		if err := json.Unmarshal(raw, &fx); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		name := filepath.Base(f)
+		if fx.Reducer != "changeset" || skip[name] {
+			continue
+		}
+		ran++
+		var got any
+		b.eval(fmt.Sprintf(`import('/assets/reducer.js').then(m => { let s = %s; for (const a of %s) [s] = m.applyChangeset(s, a); return s; })`, fx.Initial, fx.Actions), &got)
+		var want any
+		json.Unmarshal(fx.Expected, &want)
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Errorf("%s:\n got %s\nwant %s", name, gb, wb)
+		}
+	}
+	if ran < 10 {
+		t.Fatalf("only %d changeset fixtures ran", ran)
+	}
+}
+
+// TestBrowserClientWire feeds the page's client the exact frames a daemon
+// may send: error replies with and without a stray "result":null, errors
+// spelled Code/Message, a null result, and the echo or rejection of an
+// optimistic review toggle.
+func TestBrowserClientWire(t *testing.T) {
+	b := newBrowser(t)
+	d := startDaemon(t)
+	openBlank(t, b, d)
+	var got map[string]any
+	b.eval(`import('/assets/ahp.js').then(async ({ Client }) => {
+		const c = new Client('ws://invalid.invalid/', 'wire-test');
+		c.send = () => {};
+		const out = {};
+		const call = (id) => new Promise((resolve) => c.pending.set(id, {
+			resolve: (v) => resolve({ result: v }),
+			reject: (e) => resolve({ code: e.code, message: e.message }),
+		}));
+		const p1 = call(1), p2 = call(2), p3 = call(3), p4 = call(4);
+		c.receive('{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32601,"message":"no such method"}}');
+		c.receive('{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad params"}}');
+		c.receive('{"jsonrpc":"2.0","id":3,"result":null,"error":{"Code":-32600,"Message":"capitalised"}}');
+		c.receive('{"jsonrpc":"2.0","id":4,"result":null}');
+		out.stray = await p1; out.plain = await p2; out.capitalised = await p3; out.nullResult = await p4;
+		const frameErrors = [];
+		c.addEventListener('protocolError', (e) => frameErrors.push(e.detail.code));
+		c.receive('{"jsonrpc":"2.0","id":null,"result":null,"error":{"Code":-32700,"Message":"parse error"}}');
+		c.receive('not json');
+		out.frameErrors = frameErrors;
+
+		const ch = 'ahp-changeset:/s/changeset/uncommitted';
+		c.installSnapshot({ resource: ch, fromSeq: 10, state: { status: 'ready', files: [{ id: 'file:///a', edit: {} }, { id: 'file:///b', edit: {} }] } });
+		const reviewed = () => c.state(ch).files.map((f) => f.reviewed ?? null);
+		const seq1 = c.dispatch(ch, { type: 'changeset/filesReviewChanged', files: ['file:///a'], reviewed: true });
+		out.optimistic = reviewed();
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 11, origin: { clientId: 'wire-test', clientSeq: seq1 },
+			action: { type: 'changeset/filesReviewChanged', files: ['file:///a'], reviewed: true } } }));
+		out.confirmed = reviewed();
+		const rejections = [];
+		c.addEventListener('rejected', (e) => rejections.push(e.detail.reason));
+		const seq2 = c.dispatch(ch, { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: true });
+		out.optimistic2 = reviewed();
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 12, origin: { clientId: 'wire-test', clientSeq: seq2 },
+			rejectionReason: 'no', action: { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: true } } }));
+		out.rolledBack = reviewed();
+		out.rejections = rejections;
+		// Another client's toggle applies; an envelope at or before the
+		// snapshot's fromSeq does not.
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 13, origin: { clientId: 'other', clientSeq: 1 },
+			action: { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: false } } }));
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 9,
+			action: { type: 'changeset/cleared' } } }));
+		out.foreign = reviewed();
+		return out;
+	})`, &got)
+	want := map[string]any{
+		"stray":       map[string]any{"code": -32601.0, "message": "no such method"},
+		"plain":       map[string]any{"code": -32602.0, "message": "bad params"},
+		"capitalised": map[string]any{"code": -32600.0, "message": "capitalised"},
+		"nullResult":  map[string]any{"result": nil},
+		"frameErrors": []any{-32700.0},
+		"optimistic":  []any{true, nil},
+		"confirmed":   []any{true, nil},
+		"optimistic2": []any{true, true},
+		"rolledBack":  []any{true, nil},
+		"rejections":  []any{"no"},
+		"foreign":     []any{true, false},
+	}
+	for k, w := range want {
+		gb, _ := json.Marshal(got[k])
+		wb, _ := json.Marshal(w)
+		if string(gb) != string(wb) {
+			t.Errorf("%s: got %s, want %s", k, gb, wb)
+		}
+	}
+}
+
+// TestBrowserTurns checks the turn timeline: each turn with its message
+// and counts, a click opens its changeset, and two ticked turns compare.
+func TestBrowserTurns(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	d := startDaemon(t, repo)
+	d.turnCLI(t, "start", "--dir", repo, "--message", "add a line to a")
+	writeFile(t, repo, "a.txt", "a\nmore a\n")
+	d.turnCLI(t, "end", "--dir", repo)
+	d.turnCLI(t, "start", "--dir", repo, "--message", "rewrite b")
+	writeFile(t, repo, "b.txt", "B\nB\n")
+	d.turnCLI(t, "end", "--dir", repo)
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("two turns with counts", `(() => {
+		const t = [...document.querySelectorAll('#turns li.turn')].map(li => li.textContent);
+		return t.length === 2 && t[0].includes('rewrite b') && t[0].includes('+2 −1') && t[1].includes('add a line to a') && t[1].includes('+1 −0');
+	})()`)
+	b.do(chromedp.Click(`#turns li.turn:nth-child(2) .name`))
+	b.waitFor("the first turn's changeset", `document.getElementById('cs-label').textContent.includes('add a line to a') &&
+		document.querySelectorAll('#files li.file').length === 1 && !!document.querySelector('#files li.file[data-path="a.txt"]')`)
+	b.do(chromedp.Click(`#turns li.turn:nth-child(1) input`), chromedp.Click(`#turns li.turn:nth-child(2) input`))
+	b.waitFor("Compare enabled", `!document.getElementById('compare').disabled`)
+	b.do(chromedp.Click(`#compare`))
+	b.waitFor("the comparison: b.txt only", `document.getElementById('cs-label').textContent.startsWith('Compare turns') &&
+		document.getElementById('cs-status').textContent === 'ready' &&
+		document.querySelectorAll('#files li.file').length === 1 && !!document.querySelector('#files li.file[data-path="b.txt"]')`)
+	b.do(chromedp.Click(`#view-toggle`))
+	b.waitFor("side by side", `!!document.querySelector('#diff table.split')`)
+	b.shot("06-compare-turns-split")
+}
+
+// darkMode makes the page see prefers-color-scheme: dark.
+func darkMode(dark bool) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		v := "light"
+		if dark {
+			v = "dark"
+		}
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}})
+		return err
+	})
+}
+
+// TestBrowserTokenKeysAndLayout covers the edges around the main flow: a
+// wrong token leads to the token form, the keyboard moves between files
+// and ticks them, a failed operation shows its error, and the page works
+// in dark mode and in a narrow window.
+func TestBrowserTokenKeysAndLayout(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	writeFile(t, repo, "a.txt", "a\nA\n")
+	writeFile(t, repo, "b.txt", "b\nB\n")
+	d := startDaemon(t, repo)
+
+	b.do(chromedp.Navigate("http://" + d.Addr + "/#token=wrong"))
+	b.waitFor("the token form saying the token was refused", `!document.getElementById('login').hidden && document.getElementById('login-message').textContent.includes('refused')`)
+	b.do(chromedp.SendKeys(`#login-token`, d.Token), chromedp.Click(`#login-form button`))
+	b.waitFor("two files", `document.querySelectorAll('#files li.file').length === 2 && document.getElementById('conn').dataset.state === 'connected'`)
+
+	selected := `document.querySelector('#files li.file.selected').dataset.path`
+	b.waitFor("a.txt selected first", selected+` === 'a.txt'`)
+	b.do(chromedp.KeyEvent("j"))
+	b.waitFor("j: b.txt selected", selected+` === 'b.txt'`)
+	b.do(chromedp.KeyEvent("x"))
+	b.waitFor("x: b.txt ticked", fileRow("b.txt")+`.querySelector('input.review').checked`)
+	b.do(chromedp.KeyEvent("k"))
+	b.waitFor("k: a.txt selected", selected+` === 'a.txt' && !`+fileRow("a.txt")+`.querySelector('input.review').checked`)
+	b.do(chromedp.KeyEvent("s"))
+	b.waitFor("s: side by side", `!!document.querySelector('#diff table.split')`)
+	b.do(chromedp.KeyEvent("s"))
+	b.waitFor("s: unified again", `!!document.querySelector('#diff table.unified')`)
+
+	// Another git holds the index: staging fails, and the page says so.
+	lock := filepath.Join(repo, ".git", "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.do(chromedp.Click(`#file-ops button[data-op="stage"]`))
+	b.waitFor("the stage error", `[...document.querySelectorAll('#cs-ops .opstatus.error')].some(e => e.textContent.startsWith('Stage failed'))`)
+	b.shot("07-operation-error")
+	os.Remove(lock)
+	b.do(chromedp.Click(`#file-ops button[data-op="stage"]`))
+	b.waitFor("the stage error gone", `!document.querySelector('#cs-ops .opstatus')`)
+
+	// A binary file is shown as such, not as a diff.
+	writeFile(t, repo, "blob.bin", "\x00\x01\x02binary\n")
+	b.waitFor("blob.bin listed", fileRow("blob.bin")+` !== null`)
+	b.do(chromedp.Click(`#files li.file[data-path="blob.bin"]`))
+	b.waitFor("the binary note", `document.querySelector('#diff .note') && document.querySelector('#diff .note').textContent.startsWith('Binary file')`)
+
+	// A session created by another client appears through root/sessionAdded.
+	other := gitRepo(t, map[string]string{"c.txt": "c\n"})
+	c := d.client(t, "creator")
+	const uri = "ahp-session:/3f2a9c1e-0000-4000-8000-0000000000b1"
+	if err := c.Call(ctx(t), "createSession", map[string]any{"channel": uri, "workingDirectories": []string{"file://" + other}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the new session listed", `!!document.querySelector('#sessions [data-session="`+uri+`"]')`)
+	if err := c.Call(ctx(t), "disposeSession", map[string]any{"channel": uri}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the disposed session gone", `!document.querySelector('#sessions [data-session="`+uri+`"]')`)
+
+	b.do(darkMode(true))
+	var bg string
+	b.eval(`getComputedStyle(document.body).backgroundColor`, &bg)
+	if bg != "rgb(13, 17, 23)" {
+		t.Errorf("dark mode background %s, want rgb(13, 17, 23)", bg)
+	}
+	b.shot("08-dark")
+	b.do(chromedp.EmulateViewport(420, 900))
+	b.waitFor("the sessions above the changeset", `document.getElementById('side').getBoundingClientRect().bottom <= document.getElementById('main').getBoundingClientRect().top + 1`)
+	var overflow bool
+	b.eval(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow)
+	if overflow {
+		t.Errorf("the page scrolls sideways in a 420px window")
+	}
+	b.shot("09-narrow-dark")
+	b.do(darkMode(false), chromedp.ResetViewport())
+}

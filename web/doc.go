@@ -1,0 +1,16 @@
+// Package web is the review page the daemon serves at GET /: a browser
+// client of the daemon's own AHP endpoint, written as plain HTML, CSS and
+// JavaScript modules embedded in the binary (no build step, nothing fetched
+// from elsewhere).
+//
+// The page and its assets carry no data and need no token; everything the
+// page shows comes over /ahp, which does. The token reaches the page in the
+// URL fragment (#token=…), which browsers never send to the server; the
+// page moves it to sessionStorage and removes it from the address bar.
+//
+// Every response carries a Content-Security-Policy that allows scripts,
+// styles and images from this origin only, no inline script, and
+// connections only back to this host's WebSocket.
+//
+// The package imports only the standard library.
+package web

@@ -1,0 +1,738 @@
+// The review page: sessions, their changeset catalogue and turns, and one
+// changeset's files and diffs, all mirrored live from the daemon over AHP.
+
+import { Client, ROOT } from './ahp.js';
+import { expand, variables } from './uritemplate.js';
+import { parsePatch, renderUnified, renderSplit, selectedRange } from './diff.js';
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = text;
+  return e;
+}
+
+// ---- token and identity ----------------------------------------------
+
+// takeToken moves a token given in the URL (#token=… or ?token=…) to
+// sessionStorage and removes it from the address bar.
+function takeToken() {
+  const frag = new URLSearchParams(location.hash.slice(1));
+  const query = new URLSearchParams(location.search);
+  const t = frag.get('token') || query.get('token');
+  if (t) {
+    sessionStorage.setItem('changesetd.token', t);
+    history.replaceState(null, '', location.pathname);
+  }
+  return t || sessionStorage.getItem('changesetd.token');
+}
+
+function clientId() {
+  let id = sessionStorage.getItem('changesetd.clientId');
+  if (!id) {
+    const b = new Uint8Array(8);
+    crypto.getRandomValues(b);
+    id = 'review-page-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+    sessionStorage.setItem('changesetd.clientId', id);
+  }
+  return id;
+}
+
+// ---- page state -------------------------------------------------------
+
+const ui = {
+  client: null,
+  sessions: new Map(), // uri -> SessionSummary
+  session: null, // selected session uri
+  chat: null, // its chat uri
+  cs: null, // {uri, label, kind, review}
+  file: null, // selected file id
+  view: localStorage.getItem('changesetd.view') === 'split' ? 'split' : 'unified',
+  held: new Map(), // channel -> holders, for shared subscriptions
+  turnCs: new Map(), // turn id -> changeset uri (for counts)
+  picks: [], // turn ids ticked for comparison
+  diffKey: '',
+  lastSelection: null,
+};
+
+const remembered = () => JSON.parse(sessionStorage.getItem('changesetd.selection') || '{}');
+function remember() {
+  sessionStorage.setItem('changesetd.selection', JSON.stringify({ session: ui.session, cs: ui.cs, file: ui.file }));
+}
+
+// hold subscribes to channel once however many parts of the page use it.
+async function hold(channel) {
+  const n = ui.held.get(channel) || 0;
+  ui.held.set(channel, n + 1);
+  if (n === 0 || !ui.client.state(channel)) return ui.client.subscribe(channel);
+  return ui.client.state(channel);
+}
+
+function release(channel) {
+  const n = ui.held.get(channel) || 0;
+  if (n <= 1) {
+    ui.held.delete(channel);
+    ui.client.unsubscribe(channel);
+  } else {
+    ui.held.set(channel, n - 1);
+  }
+}
+
+// ---- notifications ----------------------------------------------------
+
+function toast(text, kind = 'info') {
+  const t = el('div', 'toast ' + kind, text);
+  $('toasts').append(t);
+  setTimeout(() => t.remove(), kind === 'error' ? 9000 : 4000);
+}
+
+function errText(e) {
+  return e && e.code !== undefined ? `${e.message} (${e.code})` : String(e && e.message ? e.message : e);
+}
+
+function plain(sm) {
+  if (sm === undefined || sm === null) return '';
+  if (typeof sm === 'string') return sm;
+  if (typeof sm === 'object' && typeof sm.markdown === 'string') return sm.markdown.replace(/[*_`]/g, '');
+  return String(sm);
+}
+
+// confirmDialog shows text in an in-page dialog and resolves to true on
+// Confirm.
+function confirmDialog(text, label) {
+  const d = $('confirm');
+  $('confirm-text').textContent = text;
+  $('confirm-ok').textContent = label || 'Confirm';
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      $('confirm-ok').onclick = null;
+      $('confirm-cancel').onclick = null;
+      d.onclose = null;
+      if (d.open) d.close();
+      resolve(ok);
+    };
+    $('confirm-ok').onclick = () => done(true);
+    $('confirm-cancel').onclick = () => done(false);
+    d.onclose = () => done(false);
+    d.showModal();
+    $('confirm-ok').focus();
+  });
+}
+
+// ---- sessions ----------------------------------------------------------
+
+async function loadSessions() {
+  const items = [];
+  let cursor;
+  do {
+    const res = await ui.client.request('listSessions', cursor ? { channel: ROOT, cursor } : { channel: ROOT });
+    items.push(...(res.items || []));
+    cursor = res.nextCursor;
+  } while (cursor);
+  ui.sessions = new Map(items.map((s) => [s.resource, s]));
+  renderSessions();
+  if (ui.session && ui.sessions.has(ui.session)) return;
+  const want = remembered().session;
+  const first = ui.sessions.has(want) ? want : items[0]?.resource;
+  if (first) selectSession(first, remembered());
+}
+
+function counts(c) {
+  if (!c) return '';
+  return `+${c.additions ?? 0} −${c.deletions ?? 0}`;
+}
+
+function dirName(uri) {
+  try {
+    return decodeURIComponent(new URL(uri).pathname);
+  } catch {
+    return uri;
+  }
+}
+
+function renderSessions() {
+  const ul = $('sessions');
+  ul.replaceChildren();
+  if (ui.sessions.size === 0) ul.append(el('li', 'muted', 'No sessions. Start the daemon with a directory: changesetd serve DIR'));
+  for (const s of ui.sessions.values()) {
+    const li = el('li', 'item' + (s.resource === ui.session ? ' selected' : ''));
+    li.dataset.session = s.resource;
+    li.tabIndex = 0;
+    li.append(el('span', 'name', s.title || s.resource));
+    if (s.changes) li.append(el('span', 'counts', counts(s.changes) + (s.changes.files !== undefined ? ` · ${s.changes.files} files` : '')));
+    if (s.workingDirectories?.length) li.append(el('span', 'dir muted', s.workingDirectories.map(dirName).join(', ')));
+    li.onclick = () => selectSession(s.resource);
+    li.onkeydown = (e) => { if (e.key === 'Enter') selectSession(s.resource); };
+    ul.append(li);
+  }
+}
+
+function onRootNotification({ method, params }) {
+  if (method === 'root/sessionAdded') {
+    ui.sessions.set(params.summary.resource, params.summary);
+    renderSessions();
+    if (!ui.session) selectSession(params.summary.resource);
+  } else if (method === 'root/sessionRemoved') {
+    ui.sessions.delete(params.session);
+    if (params.session === ui.session) clearSession();
+    renderSessions();
+  } else if (method === 'root/sessionSummaryChanged') {
+    const s = ui.sessions.get(params.session);
+    if (s) {
+      Object.assign(s, params.changes || {});
+      renderSessions();
+    }
+  }
+}
+
+function clearSession() {
+  closeChangeset();
+  for (const uri of ui.turnCs.values()) release(uri);
+  ui.turnCs.clear();
+  ui.picks = [];
+  if (ui.session) release(ui.session);
+  if (ui.chat) release(ui.chat);
+  ui.session = null;
+  ui.chat = null;
+  renderCatalog();
+  renderTurns();
+}
+
+async function selectSession(uri, want = {}) {
+  if (ui.session === uri) return;
+  clearSession();
+  ui.session = uri;
+  ui.chat = 'ahp-chat:/' + uri.slice(uri.indexOf(':/') + 2);
+  renderSessions();
+  remember();
+  try {
+    await hold(uri);
+  } catch (e) {
+    toast(`Cannot open the session: ${errText(e)}`, 'error');
+    return;
+  }
+  renderCatalog();
+  hold(ui.chat).then(renderTurns, () => renderTurns());
+  if (want.session === uri && want.cs) {
+    openChangeset(want.cs, want.file);
+  } else {
+    const cat = ui.client.state(uri)?.changesets || [];
+    const first = cat.find((c) => c.changeKind === 'uncommitted') || cat.find((c) => variables(c.uriTemplate).length === 0);
+    if (first) openChangeset(entryFor(first, {}));
+  }
+}
+
+// ---- catalogue and turns ---------------------------------------------
+
+function entryFor(c, values) {
+  return { uri: expand(c.uriTemplate, values), label: c.label, kind: c.changeKind, review: !!c.capabilities?.review };
+}
+
+function catalogEntry(kind) {
+  const s = ui.session && ui.client.state(ui.session);
+  return (s?.changesets || []).find((c) => c.changeKind === kind);
+}
+
+function renderCatalog() {
+  const ul = $('catalog');
+  ul.replaceChildren();
+  const s = ui.session && ui.client.state(ui.session);
+  for (const c of s?.changesets || []) {
+    if (variables(c.uriTemplate).length > 0) continue; // turns and comparisons come from the timeline
+    const e = entryFor(c, {});
+    const li = el('li', 'item' + (ui.cs?.uri === e.uri ? ' selected' : ''));
+    li.dataset.kind = c.changeKind;
+    li.tabIndex = 0;
+    li.append(el('span', 'name', c.label));
+    if (c.description) li.title = c.description;
+    li.onclick = () => openChangeset(e);
+    li.onkeydown = (ev) => { if (ev.key === 'Enter') openChangeset(e); };
+    ul.append(li);
+  }
+}
+
+function fmtDuration(ms) {
+  if (ms === undefined || ms === null) return '';
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+function totalsOf(state) {
+  let added = 0;
+  let removed = 0;
+  for (const f of state?.files || []) {
+    added += f.edit?.diff?.added || 0;
+    removed += f.edit?.diff?.removed || 0;
+  }
+  return { added, removed, files: state?.files?.length || 0 };
+}
+
+// The turn list is at most this long: each shown turn holds a
+// subscription for its counts.
+const MAX_TURNS = 50;
+
+function renderTurns() {
+  const ol = $('turns');
+  ol.replaceChildren();
+  const chat = ui.chat && ui.client.state(ui.chat);
+  const turns = [...(chat?.turns || [])];
+  if (chat?.activeTurn) turns.push({ ...chat.activeTurn, state: 'running' });
+  $('no-turns').hidden = turns.length > 0;
+  const tmpl = catalogEntry('turn');
+  const shown = turns.slice(-MAX_TURNS);
+  const keep = new Set();
+  for (const t of shown.slice().reverse()) {
+    const li = el('li', 'item turn' + (ui.cs?.turn === t.id ? ' selected' : ''));
+    li.dataset.turn = t.id;
+    const pick = el('input');
+    pick.type = 'checkbox';
+    pick.title = 'Tick two turns to compare them';
+    pick.checked = ui.picks.includes(t.id);
+    pick.onclick = (e) => {
+      e.stopPropagation();
+      ui.picks = pick.checked ? [...ui.picks, t.id].slice(-2) : ui.picks.filter((x) => x !== t.id);
+      renderTurns();
+    };
+    li.append(pick);
+    const body = el('span', 'turnbody');
+    body.append(el('span', 'name', t.message?.text || '(no message)'));
+    const meta = el('span', 'muted');
+    const parts = [t.state === 'running' ? 'running' : fmtDuration(t.duration)];
+    if (tmpl) {
+      const uri = expand(tmpl.uriTemplate, { turnId: t.id });
+      keep.add(t.id);
+      if (!ui.turnCs.has(t.id)) {
+        ui.turnCs.set(t.id, uri);
+        hold(uri).catch(() => {});
+      }
+      const st = ui.client.state(uri);
+      if (st && (st.status === 'ready' || st.status === 'recomputing')) {
+        const tot = totalsOf(st);
+        parts.push(`+${tot.added} −${tot.removed}`);
+      } else if (st) {
+        parts.push(st.status);
+      }
+      li.onclick = () => openChangeset({ ...entryFor(tmpl, { turnId: t.id }), label: `Turn: ${t.message?.text || t.id}`, turn: t.id });
+    }
+    meta.textContent = parts.filter(Boolean).join(' · ');
+    body.append(meta);
+    li.append(body);
+    ol.append(li);
+  }
+  for (const [id, uri] of ui.turnCs) {
+    if (!keep.has(id)) {
+      ui.turnCs.delete(id);
+      release(uri);
+    }
+  }
+  ui.picks = ui.picks.filter((id) => turns.some((t) => t.id === id));
+  $('compare').disabled = ui.picks.length !== 2 || !catalogEntry('compare-turns');
+}
+
+function compareTurns() {
+  const chat = ui.client.state(ui.chat);
+  const order = [...(chat?.turns || []), ...(chat?.activeTurn ? [chat.activeTurn] : [])].map((t) => t.id);
+  const [a, b] = ui.picks.slice().sort((x, y) => order.indexOf(x) - order.indexOf(y));
+  const c = catalogEntry('compare-turns');
+  if (!c) return;
+  const msg = (id) => [...(chat?.turns || []), chat?.activeTurn].find((t) => t && t.id === id)?.message?.text || id;
+  openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”` });
+}
+
+// ---- the changeset ----------------------------------------------------
+
+function closeChangeset() {
+  if (ui.cs) release(ui.cs.uri);
+  ui.cs = null;
+  ui.file = null;
+  ui.diffKey = '';
+  renderChangeset();
+}
+
+async function openChangeset(entry, file) {
+  if (ui.cs?.uri === entry.uri) return;
+  closeChangeset();
+  ui.cs = entry;
+  ui.file = file || null;
+  remember();
+  renderCatalog();
+  renderTurns();
+  renderChangeset();
+  try {
+    await hold(entry.uri);
+  } catch (e) {
+    if (ui.cs === entry) {
+      $('cs-error').hidden = false;
+      $('cs-error').textContent = `Cannot open ${entry.label}: ${errText(e)}`;
+    }
+    return;
+  }
+  renderChangeset();
+}
+
+function relPath(uri) {
+  const dirs = ui.sessions.get(ui.session)?.workingDirectories || ui.client.state(ui.session)?.workingDirectories || [];
+  for (const d of dirs) {
+    const base = d.endsWith('/') ? d : d + '/';
+    if (uri.startsWith(base)) return decodeURIComponent(uri.slice(base.length));
+  }
+  return dirName(uri);
+}
+
+function operationOf(f) {
+  const op = f._meta?.changesetd?.operation;
+  if (op) return op;
+  const b = f.edit?.before;
+  const a = f.edit?.after;
+  if (a && !b) return 'add';
+  if (b && !a) return 'delete';
+  if (a && b && a.uri !== b.uri) return 'move';
+  return 'modify';
+}
+
+const OP_LABEL = { add: 'added', delete: 'deleted', move: 'renamed', modify: 'modified' };
+
+function pathOf(f) {
+  const a = f.edit?.after?.uri;
+  const b = f.edit?.before?.uri;
+  if (a && b && a !== b) return `${relPath(b)} → ${relPath(a)}`;
+  return relPath(a || b || f.id);
+}
+
+function csState() {
+  return ui.cs && ui.client.state(ui.cs.uri);
+}
+
+function renderChangeset() {
+  const s = csState();
+  $('cs-label').textContent = ui.cs ? ui.cs.label : 'Pick a changeset';
+  const status = s?.status || (ui.cs ? 'subscribing' : '');
+  $('cs-status').textContent = status;
+  $('cs-status').dataset.status = status;
+  $('cs-progress').hidden = !(status === 'computing' || status === 'recomputing' || status === 'subscribing');
+  const err = $('cs-error');
+  if (s?.status === 'error') {
+    err.hidden = false;
+    err.textContent = `Could not compute this changeset: ${s.error?.message || 'unknown error'}`;
+  } else if (s) {
+    err.hidden = true;
+  }
+  const tot = totalsOf(s);
+  const reviewed = (s?.files || []).filter((f) => f.reviewed).length;
+  const totals = $('totals');
+  totals.replaceChildren();
+  if (s) {
+    totals.append(el('span', 'nfiles', `${tot.files} file${tot.files === 1 ? '' : 's'}`),
+      el('span', 'added', `+${tot.added}`), el('span', 'removed', `−${tot.removed}`));
+    if (ui.cs.review) totals.append(el('span', 'reviewed', `${reviewed}/${tot.files} reviewed`));
+  }
+  renderOps(s);
+  renderFiles(s);
+  renderDiff(s);
+}
+
+function opButton(op, target, label) {
+  const b = el('button', 'op' + (op.confirmation ? ' danger' : ''), label || op.label);
+  b.type = 'button';
+  b.dataset.op = op.id;
+  b.title = op.description || '';
+  b.disabled = op.status === 'disabled' || op.status === 'running';
+  b.onclick = () => invoke(op, target);
+  return b;
+}
+
+function renderOps(s) {
+  const box = $('cs-ops');
+  box.replaceChildren();
+  for (const op of s?.operations || []) {
+    if (op.scopes.includes('changeset')) box.append(opButton(op));
+    if (op.status === 'running') box.append(el('span', 'opstatus running', `${op.label}: running…`));
+    if (op.status === 'error') box.append(el('span', 'opstatus error', `${op.label} failed: ${op.error?.message || 'error'}`));
+  }
+}
+
+function renderFiles(s) {
+  const ul = $('files');
+  const files = s?.files || [];
+  if (ui.file && !files.some((f) => f.id === ui.file)) ui.file = null;
+  if (!ui.file && files.length) ui.file = files[0].id;
+  ul.replaceChildren();
+  if (s && files.length === 0 && s.status === 'ready') ul.append(el('li', 'muted empty', 'No changes.'));
+  for (const f of files) {
+    const li = el('li', 'file' + (f.id === ui.file ? ' selected' : '') + (f.reviewed ? ' is-reviewed' : ''));
+    li.dataset.id = f.id;
+    li.dataset.path = relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+    if (ui.cs.review) {
+      const cb = el('input', 'review');
+      cb.type = 'checkbox';
+      cb.checked = !!f.reviewed;
+      cb.title = 'Reviewed (x)';
+      cb.setAttribute('aria-label', 'Reviewed');
+      cb.onclick = (e) => {
+        e.stopPropagation();
+        setReviewed(f.id, cb.checked);
+      };
+      li.append(cb);
+    }
+    const op = operationOf(f);
+    li.append(el('span', 'opkind ' + op, OP_LABEL[op] || op), el('span', 'path', pathOf(f)));
+    const d = f.edit?.diff;
+    const c = el('span', 'counts');
+    if (d) c.append(el('span', 'added', `+${d.added ?? 0}`), el('span', 'removed', `−${d.removed ?? 0}`));
+    else c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
+    li.append(c);
+    li.onclick = () => selectFile(f.id);
+    ul.append(li);
+  }
+}
+
+function selectFile(id) {
+  ui.file = id;
+  remember();
+  const s = csState();
+  renderFiles(s);
+  renderDiff(s);
+  document.querySelector(`#files li.selected`)?.scrollIntoView({ block: 'nearest' });
+}
+
+function renderDiff(s) {
+  const f = s?.files?.find((x) => x.id === ui.file);
+  const pane = $('diff');
+  const meta = f?._meta?.changesetd || {};
+  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, meta.patch, meta.fileType, meta.tooLarge, meta.patchOmitted]);
+  $('view-toggle').textContent = ui.view === 'split' ? 'Unified' : 'Side by side';
+  $('diff-path').textContent = f ? pathOf(f) : '';
+  renderFileOps(s, f);
+  if (key === ui.diffKey) return;
+  ui.diffKey = key;
+  ui.lastSelection = null;
+  updateRangeOps();
+  pane.replaceChildren();
+  if (!f) return;
+  if (meta.fileType === 'binary') {
+    pane.append(el('p', 'note', 'Binary file: no text diff.'));
+  } else if (meta.tooLarge) {
+    pane.append(el('p', 'note', 'This file is too large to diff.'));
+  } else if (meta.patchOmitted || meta.patch === undefined) {
+    pane.append(el('p', 'note', 'The diff of this file is too large to show.'));
+  } else {
+    const hunks = parsePatch(meta.patch);
+    if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
+    else pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
+  }
+}
+
+function renderFileOps(s, f) {
+  const box = $('file-ops');
+  box.replaceChildren();
+  if (!f) return;
+  const resource = f.edit?.after?.uri || f.edit?.before?.uri || f.id;
+  for (const op of s?.operations || []) {
+    if (op.scopes.includes('resource')) box.append(opButton(op, { kind: 'resource', resource }));
+  }
+}
+
+function rangeOp(id) {
+  const s = csState();
+  return (s?.operations || []).find((op) => op.id === id && op.scopes.includes('range'));
+}
+
+function updateRangeOps() {
+  const rev = rangeOp('revert');
+  const stage = rangeOp('stage');
+  const show = !!ui.lastSelection && (rev || stage);
+  $('range-ops').hidden = !show;
+  $('range-revert').hidden = !rev;
+  $('range-stage').hidden = !stage;
+  $('range-revert').disabled = !rev || rev.status === 'disabled' || rev.status === 'running';
+  $('range-stage').disabled = !stage || stage.status === 'disabled' || stage.status === 'running';
+}
+
+function invokeRange(id) {
+  const op = rangeOp(id);
+  const s = csState();
+  const f = s?.files?.find((x) => x.id === ui.file);
+  if (!op || !f || !ui.lastSelection) return;
+  const resource = f.edit?.after?.uri || f.id;
+  const r = ui.lastSelection;
+  const lines = r.start.line === r.end.line ? `line ${r.start.line + 1}` : `lines ${r.start.line + 1}–${r.end.line + 1}`;
+  invoke(op, { kind: 'range', resource, side: 'after', range: r }, `${op.label} the hunks at ${lines} of ${pathOf(f)}?`);
+}
+
+// invoke runs an operation, asking first when it carries a confirmation.
+// Its running/error status arrives in the changeset state.
+async function invoke(op, target, what) {
+  if (op.confirmation !== undefined && op.confirmation !== null) {
+    const text = [what, plain(op.confirmation)].filter(Boolean).join('\n\n');
+    if (!(await confirmDialog(text, op.label))) return;
+  }
+  const params = { channel: ui.cs.uri, operationId: op.id };
+  if (target) params.target = target;
+  try {
+    const res = await ui.client.request('invokeChangesetOperation', params);
+    if (res?.message) toast(plain(res.message));
+  } catch (e) {
+    toast(`${op.label} failed: ${errText(e)}`, 'error');
+  }
+}
+
+function setReviewed(id, reviewed) {
+  if (!ui.cs) return;
+  try {
+    ui.client.dispatch(ui.cs.uri, { type: 'changeset/filesReviewChanged', files: [id], reviewed });
+  } catch (e) {
+    toast(`Not connected: the review flag was not saved (${errText(e)})`, 'error');
+    renderChangeset();
+  }
+}
+
+// ---- keyboard ----------------------------------------------------------
+
+function onKey(e) {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const t = e.target;
+  if (t && (t.tagName === 'INPUT' && t.type !== 'checkbox' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
+  if ($('confirm').open) return;
+  const files = csState()?.files || [];
+  const i = files.findIndex((f) => f.id === ui.file);
+  if (e.key === 'j' && files.length) {
+    selectFile(files[Math.min(i + 1, files.length - 1)].id);
+  } else if (e.key === 'k' && files.length) {
+    selectFile(files[Math.max(i - 1, 0)].id);
+  } else if (e.key === 'x' && i >= 0 && ui.cs?.review) {
+    setReviewed(files[i].id, !files[i].reviewed);
+  } else if (e.key === 's') {
+    toggleView();
+  } else {
+    return;
+  }
+  e.preventDefault();
+}
+
+function toggleView() {
+  ui.view = ui.view === 'split' ? 'unified' : 'split';
+  localStorage.setItem('changesetd.view', ui.view);
+  renderDiff(csState());
+}
+
+// ---- wiring ------------------------------------------------------------
+
+function onState({ channel }) {
+  if (channel === ui.session) {
+    renderCatalog();
+    if (!ui.cs) {
+      const c = catalogEntry('uncommitted');
+      if (c) openChangeset(entryFor(c, {}));
+    }
+  } else if (channel === ui.chat) {
+    renderTurns();
+  } else if (ui.cs && channel === ui.cs.uri) {
+    renderChangeset();
+    if ([...ui.turnCs.values()].includes(channel)) renderTurns();
+  } else if ([...ui.turnCs.values()].includes(channel)) {
+    renderTurns();
+  }
+}
+
+const CONN_TEXT = {
+  connecting: 'connecting…',
+  connected: 'live',
+  disconnected: 'disconnected',
+  reconnecting: 'reconnecting…',
+  error: 'error',
+  closed: 'closed',
+};
+
+function start(token) {
+  $('login').hidden = true;
+  $('app').hidden = false;
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const c = new Client(`${proto}//${location.host}/ahp?token=${encodeURIComponent(token)}`, clientId());
+  ui.client = c;
+  let everConnected = false;
+  c.addEventListener('status', (e) => {
+    const { status, detail } = e.detail;
+    if (status === 'connected') everConnected = true;
+    if (status === 'disconnected' && !everConnected) checkToken(c);
+    $('conn').dataset.state = status;
+    $('conn').textContent = CONN_TEXT[status] + (detail ? ` — ${detail}` : '');
+    document.body.dataset.conn = status;
+  });
+  c.addEventListener('ready', async () => {
+    try {
+      await loadSessions();
+    } catch (e) {
+      toast(`listSessions failed: ${errText(e)}`, 'error');
+    }
+    renderCatalog();
+    renderTurns();
+    renderChangeset();
+  });
+  c.addEventListener('state', (e) => onState(e.detail));
+  c.addEventListener('notification', (e) => onRootNotification(e.detail));
+  c.addEventListener('rejected', (e) => toast(`The daemon refused ${e.detail.action.type}: ${e.detail.reason}`, 'error'));
+  c.addEventListener('protocolError', (e) => toast(`Protocol error: ${errText(e.detail)}`, 'error'));
+  c.addEventListener('gone', (e) => {
+    const ch = e.detail.channel;
+    ui.held.delete(ch);
+    if (ch === ui.session) clearSession();
+    else if (ui.cs && ch === ui.cs.uri) closeChangeset();
+  });
+  c.start();
+}
+
+// checkToken tells a refused token from a stopped daemon: a browser sees
+// neither the 401 nor its reason, but when /healthz answers, the daemon
+// is up and it is the token it refused.
+async function checkToken(c) {
+  let up = false;
+  try {
+    up = (await fetch('/healthz', { cache: 'no-store' })).ok;
+  } catch {
+    return;
+  }
+  if (!up || c.status === 'connected') return;
+  c.close();
+  sessionStorage.removeItem('changesetd.token');
+  $('app').hidden = true;
+  showLogin('The daemon refused this token. Open the review: URL it printed, or paste the token.');
+}
+
+function showLogin(message) {
+  $('login').hidden = false;
+  if (message) $('login-message').textContent = message;
+  $('login-form').onsubmit = (e) => {
+    e.preventDefault();
+    const v = $('login-token').value.trim();
+    const m = /token=([^&#\s]+)/.exec(v);
+    const t = m ? decodeURIComponent(m[1]) : v;
+    if (!t) return;
+    sessionStorage.setItem('changesetd.token', t);
+    $('login-token').value = '';
+    start(t);
+  };
+}
+
+function main() {
+  $('view-toggle').onclick = toggleView;
+  $('compare').onclick = compareTurns;
+  $('range-revert').onclick = () => invokeRange('revert');
+  $('range-stage').onclick = () => invokeRange('stage');
+  document.addEventListener('keydown', onKey);
+  document.addEventListener('selectionchange', () => {
+    ui.lastSelection = selectedRange($('diff'));
+    updateRangeOps();
+  });
+  // Pressing a range button must not move focus or drop the selection.
+  $('range-ops').addEventListener('mousedown', (e) => e.preventDefault());
+  const token = takeToken();
+  if (!token) {
+    showLogin();
+    return;
+  }
+  start(token);
+}
+
+main();

@@ -1,0 +1,156 @@
+// Parsing a file's git patch (_meta.changesetd.patch) into hunks and
+// rendering it as a unified or side-by-side table. Every rendered line
+// carries its 0-based position on the after side (data-a), so a text
+// selection maps to a range for a range operation.
+
+// parsePatch returns the hunks of a single-file git patch.
+export function parsePatch(patch) {
+  const hunks = [];
+  let h = null;
+  let oldNo = 0;
+  let newNo = 0;
+  for (const line of patch.split('\n')) {
+    const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$/.exec(line);
+    if (m) {
+      oldNo = Number(m[1]);
+      newNo = Number(m[3]);
+      // A side with no lines names the line before it.
+      if (m[2] === '0') oldNo++;
+      if (m[4] === '0') newNo++;
+      h = { header: line, section: m[5].trim(), lines: [] };
+      hunks.push(h);
+      continue;
+    }
+    if (!h) continue;
+    const c = line[0];
+    const text = line.slice(1);
+    if (c === ' ') {
+      h.lines.push({ kind: 'ctx', text, old: oldNo++, new: newNo, a: newNo - 1 });
+      newNo++;
+    } else if (c === '-') {
+      h.lines.push({ kind: 'del', text, old: oldNo++, new: null, a: newNo - 1 });
+    } else if (c === '+') {
+      h.lines.push({ kind: 'add', text, old: null, new: newNo, a: newNo - 1 });
+      newNo++;
+    } else if (c === '\\') {
+      h.lines.push({ kind: 'note', text: line, old: null, new: null, a: null });
+    }
+  }
+  return hunks;
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function num(n) {
+  return el('td', 'ln', n === null || n === undefined ? '' : String(n));
+}
+
+function setPos(tr, l) {
+  if (l && l.a !== null && l.a !== undefined) tr.dataset.a = String(l.a);
+}
+
+// renderUnified renders hunks as one column of old/new numbers and text.
+export function renderUnified(hunks) {
+  const t = el('table', 'difftable unified');
+  const tb = el('tbody');
+  t.append(tb);
+  hunks.forEach((h, hi) => {
+    const hr = el('tr', 'hunk');
+    hr.dataset.hunk = String(hi);
+    const td = el('td', 'hunkhead', h.header);
+    td.colSpan = 4;
+    hr.append(td);
+    tb.append(hr);
+    for (const l of h.lines) {
+      const tr = el('tr', 'line ' + l.kind);
+      tr.dataset.hunk = String(hi);
+      setPos(tr, l);
+      const sign = l.kind === 'add' ? '+' : l.kind === 'del' ? '-' : l.kind === 'ctx' ? ' ' : '';
+      tr.append(num(l.old), num(l.new), el('td', 'sign', sign), el('td', 'code', l.text));
+      tb.append(tr);
+    }
+  });
+  return t;
+}
+
+// renderSplit renders hunks side by side: deletions on the left paired
+// with the additions that replace them on the right.
+export function renderSplit(hunks) {
+  const t = el('table', 'difftable split');
+  const tb = el('tbody');
+  t.append(tb);
+  hunks.forEach((h, hi) => {
+    const hr = el('tr', 'hunk');
+    hr.dataset.hunk = String(hi);
+    const td = el('td', 'hunkhead', h.header);
+    td.colSpan = 4;
+    hr.append(td);
+    tb.append(hr);
+    const rows = [];
+    let dels = [];
+    let adds = [];
+    const flush = () => {
+      for (let i = 0; i < Math.max(dels.length, adds.length); i++) rows.push([dels[i] || null, adds[i] || null]);
+      dels = [];
+      adds = [];
+    };
+    for (const l of h.lines) {
+      if (l.kind === 'del') {
+        if (adds.length) flush();
+        dels.push(l);
+      } else if (l.kind === 'add') {
+        adds.push(l);
+      } else {
+        flush();
+        rows.push([l, l]);
+      }
+    }
+    flush();
+    for (const [o, n] of rows) {
+      const kind = o && n && o === n ? o.kind : 'chg';
+      const tr = el('tr', 'line ' + kind);
+      tr.dataset.hunk = String(hi);
+      setPos(tr, n || o);
+      if (o && n && o === n) {
+        tr.append(num(o.old), el('td', 'code ' + o.kind, o.text), num(n.new), el('td', 'code ' + n.kind, n.text));
+      } else {
+        tr.append(num(o ? o.old : null), el('td', 'code ' + (o ? o.kind : 'empty'), o ? o.text : ''),
+          num(n ? n.new : null), el('td', 'code ' + (n ? n.kind : 'empty'), n ? n.text : ''));
+      }
+      tb.append(tr);
+    }
+  });
+  return t;
+}
+
+// selectedRange maps the document selection inside container to a range
+// of 0-based after-side lines, or null.
+export function selectedRange(container) {
+  const sel = document.getSelection();
+  if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
+  const r = sel.getRangeAt(0);
+  if (!container.contains(r.commonAncestorContainer)) return null;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const tr of container.querySelectorAll('tr.line[data-a]')) {
+    if (!r.intersectsNode(tr)) continue;
+    // A selection that ends at the very start of a row (a triple click,
+    // a drag to the next line) does not take that row.
+    if (r.endOffset === 0 && rowOf(r.endContainer) === tr && rowOf(r.startContainer) !== tr) continue;
+    const a = Number(tr.dataset.a);
+    lo = Math.min(lo, a);
+    hi = Math.max(hi, a);
+  }
+  if (lo === Infinity) return null;
+  return { start: { line: lo, character: 0 }, end: { line: hi, character: 0 } };
+}
+
+function rowOf(n) {
+  while (n && !(n.nodeType === 1 && n.tagName === 'TR')) n = n.parentNode;
+  return n;
+}

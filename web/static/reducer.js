@@ -1,0 +1,117 @@
+// Reducers for the channels the page mirrors. They follow the daemon's
+// (reducer/changeset.go, reducer/session.go, reducer/chat.go) for the
+// actions the page reads, and never modify their input.
+
+const clone = (v) => (v === undefined ? undefined : structuredClone(v));
+
+// applyChangeset reduces one changeset/* action. It returns [state, applied].
+export function applyChangeset(s, a) {
+  switch (a.type) {
+    case 'changeset/statusChanged': {
+      const n = { ...s, status: a.status };
+      delete n.error;
+      if (a.status === 'error' && a.error) n.error = clone(a.error);
+      return [n, true];
+    }
+    case 'changeset/fileSet': {
+      const files = s.files.slice();
+      const i = files.findIndex((f) => f.id === a.file.id);
+      if (i < 0) files.push(clone(a.file)); else files[i] = clone(a.file);
+      return [{ ...s, files }, true];
+    }
+    case 'changeset/fileRemoved': {
+      const i = s.files.findIndex((f) => f.id === a.fileId);
+      if (i < 0) return [s, false];
+      const files = s.files.slice();
+      files.splice(i, 1);
+      return [{ ...s, files }, true];
+    }
+    case 'changeset/filesReviewChanged': {
+      const ids = new Set(a.files || []);
+      let changed = false;
+      const files = s.files.map((f) => {
+        if (!ids.has(f.id) || f.reviewed === a.reviewed) return f;
+        changed = true;
+        return { ...f, reviewed: a.reviewed };
+      });
+      return changed ? [{ ...s, files }, true] : [s, false];
+    }
+    case 'changeset/contentChanged': {
+      const n = { ...s, files: clone(a.files || []) };
+      if (a.operations !== undefined && a.operations !== null) n.operations = clone(a.operations);
+      return [n, true];
+    }
+    case 'changeset/operationsChanged': {
+      const n = { ...s };
+      if (a.operations === undefined || a.operations === null) delete n.operations;
+      else n.operations = clone(a.operations);
+      return [n, true];
+    }
+    case 'changeset/operationStatusChanged': {
+      if (!s.operations) return [s, false];
+      const i = s.operations.findIndex((op) => op.id === a.operationId);
+      if (i < 0) return [s, false];
+      const ops = s.operations.slice();
+      const op = { ...ops[i], status: a.status };
+      delete op.error;
+      if (a.status === 'error' && a.error) op.error = clone(a.error);
+      ops[i] = op;
+      return [{ ...s, operations: ops }, true];
+    }
+    case 'changeset/cleared':
+      if (s.files.length === 0) return [s, false];
+      return [{ ...s, files: [] }, true];
+  }
+  return [s, false];
+}
+
+// applySession reduces the session actions the page reads: the changeset
+// catalogue, title and readiness. Others leave the state as it is.
+export function applySession(s, a) {
+  switch (a.type) {
+    case 'session/changesetsChanged': {
+      const n = { ...s };
+      if (a.changesets) n.changesets = clone(a.changesets); else delete n.changesets;
+      return [n, true];
+    }
+    case 'session/titleChanged':
+      return [{ ...s, title: a.title }, true];
+    case 'session/ready':
+      return [{ ...s, lifecycle: 'ready' }, true];
+    case 'session/creationFailed':
+      return [{ ...s, lifecycle: 'failed', creationError: clone(a.error) }, true];
+  }
+  return [s, false];
+}
+
+// applyChat reduces the turn actions of a chat channel.
+export function applyChat(s, a) {
+  switch (a.type) {
+    case 'chat/turnStarted':
+      return [{ ...s, activeTurn: { id: a.turnId, startedAt: a.startedAt, message: clone(a.message), responseParts: [] } }, true];
+    case 'chat/turnComplete':
+    case 'chat/turnCancelled': {
+      const t = s.activeTurn;
+      if (!t || t.id !== a.turnId) return [s, false];
+      const turn = { id: t.id, startedAt: t.startedAt, duration: Math.max(a.duration || 0, 0), message: t.message,
+        responseParts: t.responseParts || [], state: a.type === 'chat/turnComplete' ? 'complete' : 'cancelled' };
+      const n = { ...s, turns: [...(s.turns || []), turn] };
+      delete n.activeTurn;
+      return [n, true];
+    }
+    case 'chat/changesetsChanged': {
+      const n = { ...s };
+      if (a.changesets) n.changesets = clone(a.changesets); else delete n.changesets;
+      return [n, true];
+    }
+  }
+  return [s, false];
+}
+
+// reducerFor picks the reducer by the channel's scheme, as AHP clients do.
+export function reducerFor(channel) {
+  if (channel.startsWith('ahp-changeset:')) return applyChangeset;
+  if (channel.startsWith('ahp-session:')) return applySession;
+  if (channel.startsWith('ahp-chat:')) return applyChat;
+  return (s) => [s, false];
+}
