@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -84,11 +83,11 @@ func measureTurns(bin string, r *repo, work, logLevel string, dirty, n, runs int
 		return time.Since(start), err
 	}
 	// The first boundary after start-up may scan; it is not counted. A
-	// session still taking its baseline answers "still starting".
+	// session still taking its baseline answers with reason sessionStarting.
 	for _, m := range []string{protocol.MethodTurnStart, protocol.MethodTurnEnd} {
 		for {
 			_, err := boundary(m)
-			if err != nil && strings.Contains(err.Error(), "still starting") {
+			if protocol.ReasonOf(err) == protocol.ReasonSessionStarting {
 				time.Sleep(100 * time.Millisecond)
 				continue
 			}

@@ -31,7 +31,30 @@ const (
 // Reasons carried in error.data.reason so clients need not parse messages.
 const (
 	ReasonIndexLocked = "indexLocked"
+	// ReasonSessionStarting: the session is still taking its baseline;
+	// the same request succeeds a moment later.
+	ReasonSessionStarting = "sessionStarting"
 )
+
+// WithReason returns e carrying {"reason": reason} as its data.
+func (e *Error) WithReason(reason string) *Error {
+	e.Data = map[string]any{"reason": reason}
+	return e
+}
+
+// ReasonOf reports data.reason of the first *Error in err's chain, or "".
+// It reads both the server's own errors and errors decoded from the wire.
+func ReasonOf(err error) string {
+	var pe *Error
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	if m, ok := pe.Data.(map[string]any); ok {
+		r, _ := m["reason"].(string)
+		return r
+	}
+	return ""
+}
 
 // Error is an error that carries a JSON-RPC error code and optional data.
 // Handlers wrap it with %w; the server finds it with errors.As and keeps the

@@ -153,7 +153,7 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 	// Resolve paths on the actor, which owns the workspaces.
 	resolved, err := call(ctx, s, func() ([]target, error) {
 		if s.workspaces == nil {
-			return nil, protocol.Errorf(protocol.CodeInvalidRequest, "editEvents: session %s is still starting", sessionURI)
+			return nil, protocol.Errorf(protocol.CodeInvalidRequest, "editEvents: session %s is still starting", sessionURI).WithReason(protocol.ReasonSessionStarting)
 		}
 		var out []target
 		for i, ev := range decoded {

@@ -81,7 +81,7 @@ func (m *Manager) ChangesetPatch(ctx context.Context, changesetURI string, limit
 			return nil, protocol.Errorf(protocol.CodeNotFound, "patch of %s: session was disposed", changesetURI)
 		}
 		if s.workspaces == nil {
-			return nil, protocol.Errorf(protocol.CodeInvalidRequest, "patch of %s: session %s is still starting", changesetURI, s.uri)
+			return nil, protocol.Errorf(protocol.CodeInvalidRequest, "patch of %s: session %s is still starting", changesetURI, s.uri).WithReason(protocol.ReasonSessionStarting)
 		}
 		if err := s.checkRef(ref); err != nil {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "patch of %s: %v", changesetURI, err)

@@ -233,7 +233,7 @@ func (m *Manager) TurnStart(ctx context.Context, channel, turnID, message string
 	}
 	p, err := call(ctx, s, func() (prep, error) {
 		if s.workspaces == nil {
-			return prep{}, protocol.Errorf(protocol.CodeInvalidRequest, "turnStart: session %s is still starting", sessionURI)
+			return prep{}, protocol.Errorf(protocol.CodeInvalidRequest, "turnStart: session %s is still starting", sessionURI).WithReason(protocol.ReasonSessionStarting)
 		}
 		if turnID != "" && s.turnByID(turnID) != nil {
 			return prep{}, protocol.Errorf(protocol.CodeInvalidParams, "turnStart: turn %q already exists in session %s", turnID, sessionURI)

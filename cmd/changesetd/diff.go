@@ -101,21 +101,9 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var res protocol.ResourceReadResult
-	for {
-		err = c.call(ctx, protocol.MethodResourceRead, protocol.ResourceReadParams{
-			BaseParams: protocol.BaseParams{Channel: uri}, URI: session.PatchURI(csURI), Encoding: "base64",
-		}, &res)
-		// A session created a moment ago may still be starting.
-		var re *protocol.Error
-		if errors.As(err, &re) && re.Code == protocol.CodeInvalidRequest && strings.Contains(re.Message, "still starting") {
-			select {
-			case <-time.After(100 * time.Millisecond):
-				continue
-			case <-ctx.Done():
-			}
-		}
-		break
-	}
+	err = c.callStarting(ctx, protocol.MethodResourceRead, protocol.ResourceReadParams{
+		BaseParams: protocol.BaseParams{Channel: uri}, URI: session.PatchURI(csURI), Encoding: "base64",
+	}, &res)
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd diff: %v\n", err)
 		return 1

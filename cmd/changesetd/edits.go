@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"lukechampine.com/blake3"
@@ -129,20 +128,9 @@ func editsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		var res session.EditEventsResult
 		ectx, cancel := context.WithTimeout(ctx, *timeout)
-		for {
-			err = c.call(ectx, protocol.MethodEditEvents, protocol.EditEventsParams{
-				BaseParams: protocol.BaseParams{Channel: uri}, Events: []json.RawMessage{raw},
-			}, &res)
-			var re *protocol.Error
-			if errors.As(err, &re) && re.Code == protocol.CodeInvalidRequest && strings.Contains(re.Message, "still starting") {
-				select {
-				case <-time.After(100 * time.Millisecond):
-					continue
-				case <-ectx.Done():
-				}
-			}
-			break
-		}
+		err = c.callStarting(ectx, protocol.MethodEditEvents, protocol.EditEventsParams{
+			BaseParams: protocol.BaseParams{Channel: uri}, Events: []json.RawMessage{raw},
+		}, &res)
 		cancel()
 		if err != nil {
 			fmt.Fprintf(stderr, "changesetd edits: line %d: %v\n", line, err)

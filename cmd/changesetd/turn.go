@@ -115,22 +115,10 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id stri
 		channel = protocol.ChatScheme + "/" + strings.TrimPrefix(uri, protocol.SessionScheme+"/") + "/" + agent
 	}
 	var info session.TurnInfo
-	for {
-		if edge == "start" {
-			err = c.call(ctx, protocol.MethodTurnStart, protocol.TurnStartParams{BaseParams: protocol.BaseParams{Channel: channel}, TurnID: id, Message: message}, &info)
-		} else {
-			err = c.call(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: channel}, TurnID: id}, &info)
-		}
-		// A session created a moment ago may still be starting.
-		var re *protocol.Error
-		if errors.As(err, &re) && re.Code == protocol.CodeInvalidRequest && strings.Contains(re.Message, "still starting") {
-			select {
-			case <-time.After(100 * time.Millisecond):
-				continue
-			case <-ctx.Done():
-			}
-		}
-		break
+	if edge == "start" {
+		err = c.callStarting(ctx, protocol.MethodTurnStart, protocol.TurnStartParams{BaseParams: protocol.BaseParams{Channel: channel}, TurnID: id, Message: message}, &info)
+	} else {
+		err = c.callStarting(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: channel}, TurnID: id}, &info)
 	}
 	var re *protocol.Error
 	if hook && edge == "end" && errors.As(err, &re) && re.Code == protocol.CodeNotFound && strings.Contains(re.Message, "no turn is running") {
@@ -208,6 +196,22 @@ func handshakeError(addr string, resp *http.Response, err error) error {
 func (c *client) close() {
 	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 	c.ws.Close()
+}
+
+// callStarting is call, repeated while the session is still taking its
+// baseline (a session created a moment ago).
+func (c *client) callStarting(ctx context.Context, method string, params, out any) error {
+	for {
+		err := c.call(ctx, method, params, out)
+		if protocol.ReasonOf(err) != protocol.ReasonSessionStarting {
+			return err
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+	}
 }
 
 // call sends a request and waits for its response, skipping notifications.
