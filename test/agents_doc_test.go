@@ -207,15 +207,23 @@ func TestMoreAgentRecipesFromTheDocs(t *testing.T) {
 	stop, _ := json.Marshal(map[string]any{"sessionId": "cp-1", "timestamp": 1767225660000, "cwd": sub, "transcriptPath": filepath.Join(xdg, "c.json"), "stopReason": "end_turn"})
 	runDocCommand(t, copilotHook("agentStop"), t.TempDir(), string(stop), env)
 
-	done, active := chatTurns(t, c, sum.Resource)
-	if len(done) != 2 || active != "" {
-		t.Fatalf("turns = %v (active %q), want two ended turns", done, active)
-	}
+	// Each agent session (Gemini's session_id, Copilot's sessionId) has
+	// its own chat with its own turn.
+	chats := chatsOf(t, c, sum.Resource)
 	cat := catalogue(t, c, sum.Resource)
-	for i, want := range []string{"add gemini.txt +1 -0", "add pkg/copilot.txt +1 -0"} {
-		got := changesetSummary(t, c, expand(t, cat["turn"].URITemplate, map[string]string{"turnId": done[i]}), repo)
-		if !slices.Equal(got, []string{want}) {
-			t.Errorf("turn %d = %v, want %q", i+1, got, want)
+	chatPrefix := protocol.ChatScheme + "/" + strings.TrimPrefix(sum.Resource, protocol.SessionScheme+"/") + "/"
+	for agent, want := range map[string][2]string{
+		"gm-1": {"Add a gemini file", "add gemini.txt +1 -0"},
+		"cp-1": {"Add a copilot file", "add pkg/copilot.txt +1 -0"},
+	} {
+		turns := chats[chatPrefix+agent]
+		if len(turns) != 1 || strings.HasPrefix(turns[0], "*") || !strings.HasSuffix(turns[0], ":"+want[0]) {
+			t.Fatalf("chat of %s: turns %v, want one ended turn %q (chats: %v)", agent, turns, want[0], chats)
+		}
+		id, _, _ := strings.Cut(turns[0], ":")
+		got := changesetSummary(t, c, expand(t, cat["turn"].URITemplate, map[string]string{"turnId": id}), repo)
+		if !slices.Equal(got, []string{want[1]}) {
+			t.Errorf("%s's turn = %v, want %q", agent, got, want[1])
 		}
 	}
 }

