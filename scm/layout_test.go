@@ -115,6 +115,16 @@ func TestLayouts(t *testing.T) {
 					}
 				}
 			}
+			// Staging writes an index git reads back with the same entries
+			// plus the staged file.
+			if err := r.StagePath(context.Background(), "new.txt"); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(gitRun(t, dir, "ls-files", "--stage", "new.txt"), "new.txt") {
+				t.Errorf("new.txt not staged for git")
+			}
+			checkIndexAgainstGit(t, dir)
+			checkAgainstGit(t, dir, status(t, r), "")
 		})
 	}
 }
