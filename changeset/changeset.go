@@ -35,10 +35,13 @@ type Side struct {
 
 // Options tunes Compare. The zero value uses the brief's defaults.
 type Options struct {
-	Budget        time.Duration // Myers time budget per file; zero = DefaultBudget
-	MaxFileBytes  int           // larger sides get no hunks and no stats; zero = DefaultMaxFileBytes
-	MaxPatchBytes int           // longer patch text is dropped (stats kept); zero = DefaultMaxPatchBytes
-	Context       int           // context lines; zero = DefaultContext, negative = 0
+	// Budget bounds the line search per file; zero = DefaultBudget. It is
+	// counted in search steps (about 10 million per 100 ms on one core),
+	// not read from the clock, so a result never depends on the load.
+	Budget        time.Duration
+	MaxFileBytes  int // larger sides get no hunks and no stats; zero = DefaultMaxFileBytes
+	MaxPatchBytes int // longer patch text is dropped (stats kept); zero = DefaultMaxPatchBytes
+	Context       int // context lines; zero = DefaultContext, negative = 0
 
 	// QuoteNonASCII quotes path bytes >= 0x80 as octal escapes, as git does
 	// with core.quotePath=true (its default). The zero value keeps UTF-8

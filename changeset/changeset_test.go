@@ -123,13 +123,20 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// TestBudgetFallback forces the Myers budget to expire: the anchored diff
-// must take over, and its counts are still exact for the emitted hunks.
+// TestBudgetFallback forces the search budget to run out: the anchored
+// diff must take over, and its counts are still exact for the emitted
+// hunks. Lines edited in place need no search (git's line classification
+// settles them), so the edit moves a block: its lines match elsewhere.
 func TestBudgetFallback(t *testing.T) {
 	old := []byte(plainLines(3000))
-	new := []byte(editLines(3000, 10, 1500, 2990))
+	ls := splitLines(string(old))
+	moved := append(append(append(append([]string(nil), ls[:1000]...), ls[1010:2500]...), ls[1000:1010]...), ls[2500:]...)
+	new := []byte(strings.Join(moved, ""))
+	if r := Compare(&Side{Path: "f", Content: old}, &Side{Path: "f", Content: new}, Options{}); r.Fallback || r.Added != 10 || r.Removed != 10 {
+		t.Errorf("within the budget: Fallback=%v +%d -%d", r.Fallback, r.Added, r.Removed)
+	}
 	r := Compare(&Side{Path: "f", Content: old}, &Side{Path: "f", Content: new}, Options{Budget: time.Nanosecond})
-	if !r.Fallback || !r.Precise || r.Added != 3 || r.Removed != 3 {
+	if !r.Fallback || !r.Precise || r.Added != 10 || r.Removed != 10 {
 		t.Errorf("fallback: Fallback=%v Precise=%v +%d -%d", r.Fallback, r.Precise, r.Added, r.Removed)
 	}
 	if got, err := Apply(old, r.Hunks); err != nil || string(got) != string(new) {

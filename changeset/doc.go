@@ -7,7 +7,7 @@
 //     line without a newline is a line), computed as git's xdiff does
 //     (its record classification, discarding of unmatched lines and cost
 //     heuristics, so the counts are git diff --numstat's) under a
-//     per-file time budget, and with the anchored diff of
+//     per-file budget of search steps, and with the anchored diff of
 //     github.com/rogpeppe/go-internal/diff when that budget runs out;
 //   - git's post-processing of a line diff: sliding change groups (xdiff's
 //     change compaction, including the indent heuristic), hunking with
@@ -20,8 +20,8 @@
 //   - blob OIDs, binary detection and rename pairing.
 //
 // The package does no I/O: no git, no filesystem, no goroutines and no
-// logging. Its only use of the clock is measuring a line diff against
-// Options.Budget. It imports the protocol package, the standard library
+// logging, and it does not read the clock: Options.Budget is converted to
+// a number of search steps. It imports the protocol package, the standard library
 // and the pure diff library above, and nothing else; in particular
 // never os, os/exec, net, sync, log/slog, go-git or fsnotify.
 package changeset

@@ -71,7 +71,7 @@ func diffLines(a, b []string, budget time.Duration) lineDiff {
 	case ea-p > anchoredOnlyLines || eb-p > anchoredOnlyLines:
 		d.anchored(p, ea, eb)
 	default:
-		if !d.xdiff(p, ea, eb, time.Now().Add(budget)) {
+		if !d.xdiff(p, ea, eb, budgetSteps(budget)) {
 			d.anchored(p, ea, eb)
 		}
 	}

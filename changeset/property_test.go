@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // propVocab is deliberately small so that lines repeat (braces, blank
@@ -186,4 +187,81 @@ func TestPropertyAgainstGitNoIndex(t *testing.T) {
 		}
 	}
 	t.Logf("%d pairs; %d budget fallbacks", pairs, fallbacks)
+}
+
+// TestHeuristicsAgainstGit diffs large, heavily edited pairs, where git's
+// search passes its cost thresholds (256, and the square root of the
+// diagonals) and takes heuristic splits: the counts must still be git's.
+// The last pairs are long enough (over 32,768 lines a side) for the
+// square-root limit to exceed 256, so the snake heuristic runs first.
+func TestHeuristicsAgainstGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git binary not found")
+	}
+	rng := rand.New(rand.NewPCG(5, 11))
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for i := range 12 {
+		n := 2000 + rng.IntN(6000)
+		if i >= 9 {
+			n = 40000 + rng.IntN(20000)
+		}
+		vocab := 50 + rng.IntN(5000) // few distinct lines: many multiple matches
+		if i >= 9 {
+			vocab = 2000
+		}
+		line := func() string { return fmt.Sprintf("v%d\n", rng.IntN(vocab)) }
+		var old, cur strings.Builder
+		if i >= 9 {
+			// Long unique runs between blocks of shared vocabulary lines:
+			// the search meets long snakes at a high cost.
+			for blk := 0; blk*120 < n; blk++ {
+				for k := range 100 {
+					l := fmt.Sprintf("u%d.%d\n", blk, k)
+					old.WriteString(l)
+					cur.WriteString(l)
+				}
+				for range 20 {
+					old.WriteString(line())
+					cur.WriteString(line())
+				}
+			}
+		}
+		for len := 0; len < n && i < 9; {
+			run := 1 + rng.IntN(40)
+			switch rng.IntN(4) {
+			case 0: // same on both sides
+				for range run {
+					l := line()
+					old.WriteString(l)
+					cur.WriteString(l)
+				}
+			case 1: // replaced
+				for range run {
+					old.WriteString(line())
+					cur.WriteString(line())
+				}
+			case 2: // deleted
+				for range run {
+					old.WriteString(line())
+				}
+			default: // inserted
+				for range run {
+					cur.WriteString(line())
+				}
+			}
+			len += run
+		}
+		if err := os.WriteFile(a, []byte(old.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(b, []byte(cur.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ga, gr := gitNoIndexNumstat(t, dir, "a", "b")
+		r := Compare(&Side{Path: "f", Content: []byte(old.String())}, &Side{Path: "f", Content: []byte(cur.String())}, Options{Budget: time.Minute})
+		if r.Fallback || r.Added != ga || r.Removed != gr {
+			t.Errorf("pair %d (%d lines, %d distinct): fallback %v +%d -%d, git numstat %d %d", i, n, vocab, r.Fallback, r.Added, r.Removed, ga, gr)
+		}
+	}
 }

@@ -34,13 +34,24 @@ const (
 	xdlSimscanWin   = 100
 	xdlKPDisRun     = 4
 	xdlLineMax      = int(^uint(0) >> 1)
-	deadlineChecks  = 64 // xdl_split iterations between deadline checks
 	discardNoMatch  = 0
 	keepMatch       = 1
 	discardMultiple = 2
 )
 
-var errDeadline = errors.New("changeset: diff budget exhausted")
+var errBudget = errors.New("changeset: diff budget exhausted")
+
+// stepsPerSecond converts Options.Budget into search steps (a diagonal
+// visited or a line compared along a snake), measured conservatively on
+// one core. Counting work instead of reading the clock keeps the result
+// a function of the input alone: a loaded machine gets the same counts
+// as an idle one, only later.
+const stepsPerSecond = 100_000_000
+
+// budgetSteps is the search steps a budget allows.
+func budgetSteps(budget time.Duration) int {
+	return int(budget.Seconds() * stepsPerSecond)
+}
 
 // bogosqrt is xdl_bogosqrt: a power of two near the square root of n.
 func bogosqrt(n int) int {
@@ -54,8 +65,8 @@ func bogosqrt(n int) int {
 // xdiff marks the changed lines of a[p:ea] and b[p:eb] (a and b have
 // common prefix [0,p) and common suffixes after ea and eb) as git's Myers
 // does. It reports false, with the marks of the region cleared, when the
-// deadline passed.
-func (d *lineDiff) xdiff(p, ea, eb int, deadline time.Time) bool {
+// search would take more than steps.
+func (d *lineDiff) xdiff(p, ea, eb int, steps int) bool {
 	na, nb := d.a.n(), d.b.n()
 	// Occurrences of every line class on each side, over the whole files.
 	nclass := int32(0)
@@ -78,14 +89,11 @@ func (d *lineDiff) xdiff(p, ea, eb int, deadline time.Time) bool {
 	ndiags := len(ha1) + len(ha2) + 3
 	x := &xsearch{
 		ha1: ha1, ha2: ha2,
-		kvdf:     make([]int, ndiags),
-		kvdb:     make([]int, ndiags),
-		koff:     len(ha2) + 1,
-		mxcost:   max(bogosqrt(ndiags), xdlMaxCostMin),
-		deadline: deadline,
-	}
-	if time.Now().After(deadline) {
-		return x.abandon(d, p, ea, eb)
+		kvdf:   make([]int, ndiags),
+		kvdb:   make([]int, ndiags),
+		koff:   len(ha2) + 1,
+		mxcost: max(bogosqrt(ndiags), xdlMaxCostMin),
+		steps:  steps,
 	}
 	chg1 := make([]bool, len(ha1))
 	chg2 := make([]bool, len(ha2))
@@ -196,8 +204,7 @@ type xsearch struct {
 	kvdf, kvdb []int
 	koff       int
 	mxcost     int
-	deadline   time.Time
-	checks     int
+	steps      int // search steps left; below zero the search gives up
 }
 
 // split is xdl_split's result: where to divide, and whether each half
@@ -256,9 +263,11 @@ func (x *xsearch) split(off1, lim1, off2, lim2 int, needMin bool) (split, error)
 	kvdb[bmid+o] = lim1
 
 	for ec := 1; ; ec++ {
-		x.checks++
-		if x.checks%deadlineChecks == 1 && time.Now().After(x.deadline) {
-			return split{}, errDeadline
+		// Each round visits the diagonals of both searches; the snakes
+		// are charged as they are followed.
+		x.steps -= fmax - fmin + bmax - bmin + 2
+		if x.steps < 0 {
+			return split{}, errBudget
 		}
 		gotSnake := false
 
@@ -287,6 +296,7 @@ func (x *xsearch) split(off1, lim1, off2, lim2 int, needMin bool) (split, error)
 				i1++
 				i2++
 			}
+			x.steps -= i1 - prev1
 			if i1-prev1 > xdlSnakeCnt {
 				gotSnake = true
 			}
@@ -321,6 +331,7 @@ func (x *xsearch) split(off1, lim1, off2, lim2 int, needMin bool) (split, error)
 				i1--
 				i2--
 			}
+			x.steps -= prev1 - i1
 			if prev1-i1 > xdlSnakeCnt {
 				gotSnake = true
 			}

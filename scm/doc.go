@@ -3,8 +3,12 @@
 //
 // It owns:
 //   - opening a repository from any directory inside its worktree, including
-//     linked worktrees (a .git file with "gitdir:") and their common dir;
-//   - reading the index (plumbing/format/index), HEAD, refs, trees and blobs;
+//     linked worktrees (a .git file with "gitdir:") and their common dir, and
+//     object stores borrowed through objects/info/alternates (git clone
+//     --shared or --reference);
+//   - reading the index with its own decoder (index_read.go: versions 2-4,
+//     a split index merged with its shared index), and HEAD, refs, trees
+//     and blobs through go-git;
 //   - working-tree status: HEAD tree (or the merge base with another branch)
 //     against the working tree, staged and unstaged changes together, plus
 //     untracked files listed one by one;
@@ -58,11 +62,13 @@
 // O_EXCL (ErrIndexLocked when it exists; a foreign lock is never waited
 // for or removed), the new index is encoded into it with go-git's encoder,
 // fsynced and renamed over the index. Entries a write does not touch stay
-// byte-identical, including the assume-unchanged bit go-git's decoder
-// drops (patched back into the encoded flags); the one exception is git's
-// own: a racily clean entry whose file changed gets its size zeroed. Of
-// the extensions only REUC is kept; TREE, UNTR, FSMN, EOIE/IEOT are
-// dropped (git rebuilds them), and split or sparse indexes are refused.
+// byte-identical, including the assume-unchanged bit go-git's entries
+// cannot carry (patched back into the encoded flags); the one exception is
+// git's own: a racily clean entry whose file changed gets its size zeroed.
+// Of the extensions only REUC is kept; TREE, UNTR, FSMN, EOIE/IEOT are
+// dropped (git rebuilds them). A split index is written back whole (git
+// reads it, and splits it again under core.splitIndex); a sparse index is
+// refused.
 // Staged entries carry the file's stat data, so the next status need not
 // hash them; content staged by StageContent has zeroed stat data.
 //

@@ -2,6 +2,7 @@ package scm
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -115,6 +116,16 @@ func TestLayouts(t *testing.T) {
 					}
 				}
 			}
+			// Staging writes an index git reads back with the same entries
+			// plus the staged file.
+			if err := r.StagePath(context.Background(), "new.txt"); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(gitRun(t, dir, "ls-files", "--stage", "new.txt"), "new.txt") {
+				t.Errorf("new.txt not staged for git")
+			}
+			checkIndexAgainstGit(t, dir)
+			checkAgainstGit(t, dir, status(t, r), "")
 		})
 	}
 }
@@ -191,4 +202,39 @@ func TestSplitIndexEdits(t *testing.T) {
 		t.Errorf("after staging, ls-files --stage:\n%s\nbefore:\n%s", got, want)
 	}
 	checkAgainstGit(t, dir, status(t, r), "")
+}
+
+// TestEWAHBits decodes a hand-made bitmap in git's serialisation with a
+// run of ones, a run of zeros and literal words.
+func TestEWAHBits(t *testing.T) {
+	rlw := func(run bool, runLen, lits uint64) uint64 {
+		w := runLen<<1 | lits<<33
+		if run {
+			w |= 1
+		}
+		return w
+	}
+	words := []uint64{rlw(true, 2, 1), 0b101, rlw(false, 1, 1), 1 << 63}
+	b := binary.BigEndian.AppendUint32(nil, 320)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(words)))
+	for _, w := range words {
+		b = binary.BigEndian.AppendUint64(b, w)
+	}
+	b = binary.BigEndian.AppendUint32(b, 2) // position of the last RLW
+	b = append(b, 0xff)                     // what follows is not read
+	got, n, err := ewahBits(b)
+	if err != nil || n != len(b)-1 {
+		t.Fatalf("ewahBits: n %d of %d, %v", n, len(b)-1, err)
+	}
+	var want []int
+	for i := range 128 {
+		want = append(want, i)
+	}
+	want = append(want, 128, 130, 319)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("bits %v, want %v", got, want)
+	}
+	if _, _, err := ewahBits(b[:20]); err == nil {
+		t.Errorf("truncated bitmap decoded")
+	}
 }

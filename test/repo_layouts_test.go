@@ -26,6 +26,9 @@ type layoutCase struct {
 	// live, when set, edits the working tree while subscribed; the
 	// changeset must follow git again.
 	live func(t *testing.T, dir string)
+	// wantSession, when set, is the file set of the session changeset
+	// (baseline at start to now) after live.
+	wantSession []string
 	// check runs extra checks on the ready uncommitted changeset.
 	check func(t *testing.T, c *fake.Client, dir, top, uri string, st protocol.ChangesetState)
 }
@@ -68,6 +71,7 @@ func layoutCases() []layoutCase {
 				writeFile(t, dir, "../other/live.txt", "outside\n")
 				writeFile(t, dir, "../a.txt", "outside edit\n")
 			},
+			wantSession: []string{"sub/live.txt", "sub/deep/c.txt"},
 		},
 		{
 			name: "shared clone",
@@ -85,6 +89,9 @@ func layoutCases() []layoutCase {
 				return dst
 			},
 			branch: "origin/main",
+			// The baseline snapshot reads HEAD's tree through the
+			// alternates too: nothing changed since the start.
+			wantSession: []string{},
 		},
 		{
 			name: "reference clone",
@@ -267,6 +274,14 @@ func TestRepositoryLayoutsEndToEnd(t *testing.T) {
 				want := gitExpect(t, dir, "")
 				st := waitFiles(m, top, want)
 				checkCounts(t, top, st, want)
+			}
+			if lc.wantSession != nil {
+				want := map[string]numstat{}
+				for _, p := range lc.wantSession {
+					want[p] = numstat{added: airLines(diskContent(t, top, p))}
+				}
+				m, _ := subscribeKind(t, c, cat, "session")
+				checkCounts(t, top, waitFiles(m, top, want), want)
 			}
 			if lc.branch != "" {
 				base := strings.TrimSpace(git(t, dir, "merge-base", lc.branch, "HEAD"))

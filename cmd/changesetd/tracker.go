@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,9 +62,26 @@ func (w *workspace) ensureWatcherLocked() error {
 	}
 	gd := w.repo.GitDir()
 	extra := []string{filepath.Join(gd, "HEAD"), filepath.Join(gd, "index"), filepath.Join(gd, "packed-refs"), filepath.Join(gd, "refs", "heads")}
+	root, ignore := w.repo.Root(), w.repo.IsIgnored
+	if w.scope != "" {
+		// A session on a subdirectory watches only that directory, plus
+		// the .gitignore files above it, which decide what is ignored in
+		// it.
+		root = filepath.Join(root, filepath.FromSlash(w.scope))
+		ignore = func(rel string, isDir bool) bool { return w.repo.IsIgnored(w.fromWatch(rel), isDir) }
+		for d := path.Dir(w.scope); ; d = path.Dir(d) {
+			if d == "." {
+				d = ""
+			}
+			extra = append(extra, filepath.Join(w.repo.Root(), filepath.FromSlash(d), ".gitignore"))
+			if d == "" {
+				break
+			}
+		}
+	}
 	fw, err := fswatch.New(fswatch.Options{
-		Root:    w.repo.Root(),
-		Ignore:  w.repo.IsIgnored,
+		Root:    root,
+		Ignore:  ignore,
 		Extra:   extra,
 		SyncDir: gd,
 		// An editor's save is a burst of events within a few ms; 8 ms of
@@ -86,10 +104,27 @@ func (w *workspace) ensureWatcherLocked() error {
 	return nil
 }
 
+// fromWatch turns a path relative to the watched directory into one
+// relative to the repository's top.
+func (w *workspace) fromWatch(rel string) string {
+	switch {
+	case w.scope == "":
+		return rel
+	case rel == "" || rel == ".":
+		return w.scope
+	}
+	return w.scope + "/" + rel
+}
+
 func (w *workspace) onBatch(b fswatch.Batch) {
 	tr := &w.tr
 	all := b.Overflow || len(b.Extra) > 0
-	for _, p := range b.Paths {
+	if w.scope != "" {
+		for i, p := range b.Paths {
+			b.Paths[i] = w.fromWatch(p)
+		}
+	}
+	for _, p := range append(b.Paths, b.Extra...) {
 		if filepath.Base(p) == ".gitignore" {
 			w.repo.InvalidateIgnoreRules()
 			all = true // what is ignored may have changed anywhere below
@@ -205,7 +240,7 @@ func (w *workspace) trackedChanges(ctx context.Context) ([]scm.Change, error) {
 	tr.mu.Unlock()
 
 	if all {
-		st, err := w.repo.Status(ctx)
+		st, err := w.status(ctx)
 		if err != nil {
 			w.markUnknown()
 			return nil, err

@@ -57,7 +57,7 @@ func openWorkspace(log *slog.Logger, snaps *snapstore.Store) func(dir string) (s
 		}
 		w := &workspace{repo: repo, snaps: snaps, top: top, scope: scope, log: log.With("component", "workspace", "root", repo.Root())}
 		// The first scan fills the stat cache.
-		if _, err := repo.Status(context.Background()); err != nil {
+		if _, err := w.status(context.Background()); err != nil {
 			return nil, err
 		}
 		return w, nil
@@ -100,6 +100,20 @@ func (w *workspace) inScope(p string) bool {
 	return w.scope == "" || p == w.scope || strings.HasPrefix(p, w.scope+"/")
 }
 
+// status is a full status of the session's directory: the whole tree, or
+// only the subdirectory the session is on (without the warnings, which
+// only a whole-tree status gathers).
+func (w *workspace) status(ctx context.Context) (*scm.Status, error) {
+	if w.scope == "" {
+		return w.repo.Status(ctx)
+	}
+	cs, err := w.repo.StatusPaths(ctx, []string{w.scope})
+	if err != nil {
+		return nil, err
+	}
+	return &scm.Status{Changes: cs}, nil
+}
+
 // scoped drops the changes outside the session's directory.
 func (w *workspace) scoped(cs []scm.Change) []scm.Change {
 	if w.scope == "" {
@@ -136,7 +150,7 @@ func (w *workspace) Snapshot(ctx context.Context, track bool) (string, error) {
 		tracked, err = w.trackedChanges(ctx)
 	} else {
 		var st *scm.Status
-		if st, err = w.repo.Status(ctx); err == nil {
+		if st, err = w.status(ctx); err == nil {
 			tracked = st.Changes
 		}
 	}
@@ -204,15 +218,8 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 				return nil, err
 			}
 			changes, warnings = cs, w.trackedWarnings()
-		} else if w.scope != "" {
-			// Only the session's directory is walked.
-			cs, err := w.repo.StatusPaths(ctx, []string{w.scope})
-			if err != nil {
-				return nil, err
-			}
-			changes = cs
 		} else {
-			st, err := w.repo.Status(ctx)
+			st, err := w.status(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -495,7 +502,7 @@ func (w *workspace) between(ctx context.Context, q session.Query) (*session.Chan
 		changes, err = w.repo.StatusPaths(ctx, q.Paths)
 	} else {
 		var st *scm.Status
-		st, err = w.repo.Status(ctx)
+		st, err = w.status(ctx)
 		if st != nil {
 			changes, warnings = st.Changes, st.Warnings
 		}
