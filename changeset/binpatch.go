@@ -41,14 +41,22 @@ func binaryPatch(old, new *Side, opt Options) (string, bool) {
 // writeImage writes the image of dst: "literal <size>" or "delta <size>"
 // (a delta against src), the deflated data in base85 lines, and the blank
 // line that ends it. Like git, it tries a delta only when both sides have
-// content.
+// content, and takes it when it deflates smaller than the literal; a delta
+// under a sixteenth of dst is taken without deflating the literal, which
+// is most of the cost for a large file with a small change.
 func writeImage(sb *strings.Builder, src, dst []byte) {
-	kind, size, z := "literal", len(dst), deflate(dst)
+	kind, size, z := "literal", len(dst), []byte(nil)
 	if len(src) > 0 && len(dst) > 0 {
 		d := delta(src, dst)
-		if zd := deflate(d); len(zd) < len(z) {
+		zd := deflate(d)
+		if len(d) < len(dst)/16 {
+			kind, size, z = "delta", len(d), zd
+		} else if z = deflate(dst); len(zd) < len(z) {
 			kind, size, z = "delta", len(d), zd
 		}
+	}
+	if z == nil {
+		z = deflate(dst)
 	}
 	sb.WriteString(kind + " " + strconv.Itoa(size) + "\n")
 	writeBase85Lines(sb, z)
@@ -57,7 +65,10 @@ func writeImage(sb *strings.Builder, src, dst []byte) {
 
 func deflate(data []byte) []byte {
 	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	// The fastest level, as in the binary patches git writes (their zlib
+	// header says so): a patch is rebuilt on every refresh of a changed
+	// binary file.
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
 	zw.Write(data) // writes to a bytes.Buffer do not fail
 	zw.Close()
 	return z.Bytes()

@@ -137,8 +137,11 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 		key editKey
 		ws  Workspace
 	}
+	type resolution struct {
+		todo []target
+		errs []EditEventError
+	}
 	res := EditEventsResult{}
-	var todo []target
 	decoded := make([]EditOutput, len(events))
 	bad := make([]bool, len(events))
 	for i, raw := range events {
@@ -151,28 +154,29 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 		decoded[i] = ev
 	}
 	// Resolve paths on the actor, which owns the workspaces.
-	resolved, err := call(ctx, s, func() ([]target, error) {
+	resolved, err := call(ctx, s, func() (resolution, error) {
+		var out resolution
 		if s.workspaces == nil {
-			return nil, protocol.Errorf(protocol.CodeInvalidRequest, "editEvents: session %s is still starting", sessionURI).WithReason(protocol.ReasonSessionStarting)
+			return out, protocol.Errorf(protocol.CodeInvalidRequest, "editEvents: session %s is still starting", sessionURI).WithReason(protocol.ReasonSessionStarting)
 		}
-		var out []target
 		for i, ev := range decoded {
 			if bad[i] {
 				continue
 			}
 			key, ws, err := s.resolveEditPath(ev.Path)
 			if err != nil {
-				res.Errors = append(res.Errors, EditEventError{Index: i, Message: err.Error()})
+				out.errs = append(out.errs, EditEventError{Index: i, Message: err.Error()})
 				continue
 			}
-			out = append(out, target{i: i, ev: ev, key: key, ws: ws})
+			out.todo = append(out.todo, target{i: i, ev: ev, key: key, ws: ws})
 		}
 		return out, nil
 	})
 	if err != nil {
 		return EditEventsResult{}, err
 	}
-	todo = resolved
+	todo := resolved.todo
+	res.Errors = append(res.Errors, resolved.errs...)
 	// Re-read every path now, off the actor.
 	recs := make([]editRecord, len(todo))
 	for j, t := range todo {
@@ -188,9 +192,9 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 		}
 		recs[j] = rec
 	}
-	_, err = call(ctx, s, func() (struct{}, error) {
+	applied, err := call(ctx, s, func() (int, error) {
 		if s.disposed {
-			return struct{}{}, protocol.Errorf(protocol.CodeSessionNotFound, "editEvents: session %s was disposed", sessionURI)
+			return 0, protocol.Errorf(protocol.CodeSessionNotFound, "editEvents: session %s was disposed", sessionURI)
 		}
 		turn := ""
 		if t := s.activeTurn(); t != nil {
@@ -210,7 +214,6 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			}
 			fe.add(rec)
 			touched[t.key.ws] = append(touched[t.key.ws], t.key.path)
-			res.Applied++
 		}
 		for _, cs := range s.changesets {
 			if !cs.active || !cs.live(s) {
@@ -220,11 +223,12 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 				cs.changed(s, ws, paths, false)
 			}
 		}
-		return struct{}{}, nil
+		return len(todo), nil
 	})
 	if err != nil {
 		return EditEventsResult{}, err
 	}
+	res.Applied = applied
 	slices.SortFunc(res.Errors, func(a, b EditEventError) int { return a.Index - b.Index })
 	return res, nil
 }

@@ -108,15 +108,18 @@ func TestEditEvents(t *testing.T) {
 			t.Fatalf("%s: size or mtime changed", name)
 		}
 	}
-	start := time.Now()
-	code, stderr := d.editsCLI(t, repo, editLine(t, map[string]any{
+	// The event goes over the protocol from a connected client, so the
+	// time measured is the daemon's, not a process start.
+	var ev map[string]any
+	json.Unmarshal([]byte(editLine(t, map[string]any{
 		"path": "a.txt", "bytes_before": 12, "bytes_after": 12, "lines_before": 1, "lines_after": 1,
 		"checksum_before": blake3Hex("hello world\n"), "checksum_after": blake3Hex("HELLO world\n"),
 		"mtime_preserved": true, "fuzzy": true, "strategy": "block_anchor", "strategies_tried": 3,
 		"similarity": 0.91, "match_count": 1, "indent_adjusted": true,
-	}))
-	if code != 0 {
-		t.Fatalf("changesetd edits exited %d: %s", code, stderr)
+	})), &ev)
+	start := time.Now()
+	if err := c.Call(ctx(t), protocol.MethodEditEvents, map[string]any{"channel": sum.Resource, "events": []any{ev}}, nil); err != nil {
+		t.Fatal(err)
 	}
 	has := func(rel string) func(protocol.ChangesetState) bool {
 		return func(st protocol.ChangesetState) bool { return editsMetaOf(fileByPath(st, repo, rel)) != nil }
@@ -128,7 +131,7 @@ func TestEditEvents(t *testing.T) {
 	// is that the event, not the watcher, made the edit visible: the
 	// poller runs once an hour and a same-stat edit without an event
 	// never shows (below).
-	t.Logf("an mtime-preserving edit was shown %v after its event was piped in", shown.Round(time.Millisecond))
+	t.Logf("an mtime-preserving edit was shown %v after its event was sent", shown.Round(time.Millisecond))
 	if f := fileByPath(st, repo, "a.txt"); f.Edit.Diff == nil || *f.Edit.Diff.Added != 1 || *f.Edit.Diff.Removed != 1 {
 		t.Errorf("a.txt diff = %+v, want +1 -1", f.Edit.Diff)
 	}
@@ -140,7 +143,7 @@ func TestEditEvents(t *testing.T) {
 	if e["count"] != 1.0 || e["fuzzy"] != true || len(events) != 1 || !slicesEqualAny(e["modes"], "old_new") {
 		t.Fatalf("turn changeset edits = %v", e)
 	}
-	ev := events[0].(map[string]any)
+	ev = events[0].(map[string]any)
 	for k, want := range map[string]any{"turn": turn, "strategy": "block_anchor", "similarity": 0.91, "match_count": 1.0, "indent_adjusted": true, "mtime_preserved": true, "fuzzy": true, "strategies_tried": 3.0} {
 		if ev[k] != want {
 			t.Errorf("edit event %s = %v, want %v", k, ev[k], want)
@@ -175,12 +178,14 @@ func TestEditEvents(t *testing.T) {
 		editLine(t, map[string]any{"path": "/etc/passwd"}) +
 		`{"path": "e.txt", "edits": "two"}` + "\n" +
 		"\n" +
-		editLine(t, map[string]any{"path": "e.txt", "checksum_after": blake3Hex("e\n")})
-	code, stderr = d.editsCLI(t, repo, stream)
+		editLine(t, map[string]any{"path": "e.txt", "checksum_after": blake3Hex("e\n")}) +
+		`{"path": "e.txt", "diff_preview": "` + strings.Repeat("x", 1<<20) + `"}` + "\n" +
+		`{"path": "e.txt"` // cut short at the end of the stream
+	code, stderr := d.editsCLI(t, repo, stream)
 	if code != 1 {
 		t.Errorf("a stream with bad lines exited %d, want 1", code)
 	}
-	for _, want := range []string{"line 2: not JSON", "line 3: field path must be a string", "line 4: path /etc/passwd is outside the session", "line 5: field edits must be a non-negative integer", "2 events applied, 4 lines not"} {
+	for _, want := range []string{"line 2: not JSON", "line 3: field path must be a string", "line 4: path /etc/passwd is outside the session", "line 5: field edits must be a non-negative integer", "line 8: longer than 1048576 bytes", "line 9: not JSON", "2 events applied, 6 lines not"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

@@ -104,12 +104,23 @@ func editsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64<<10), maxEditLine)
+	br := bufio.NewReaderSize(stdin, 64<<10)
 	bad, applied := 0, 0
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
+	for line := 1; ; line++ {
+		text, tooLong, rerr := readLine(br)
+		if rerr != nil && rerr != io.EOF {
+			fmt.Fprintf(stderr, "changesetd edits: reading standard input: %v\n", rerr)
+			return 1
+		}
+		if tooLong {
+			fmt.Fprintf(stderr, "changesetd edits: line %d: longer than %d bytes; skipped\n", line, maxEditLine)
+			bad++
+		}
+		text = bytes.TrimSpace(text)
 		if len(text) == 0 {
+			if rerr == io.EOF {
+				break
+			}
 			continue
 		}
 		ev, err := session.DecodeEditOutput(text)
@@ -146,14 +157,32 @@ func editsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			bad++
 		}
 		applied += res.Applied
-	}
-	if err := sc.Err(); err != nil {
-		fmt.Fprintf(stderr, "changesetd edits: reading standard input: %v\n", err)
-		return 1
+		if rerr == io.EOF {
+			break
+		}
 	}
 	if bad > 0 {
 		fmt.Fprintf(stderr, "changesetd edits: %d events applied, %d lines not\n", applied, bad)
 		return 1
 	}
 	return 0
+}
+
+// readLine reads one line of at most maxEditLine bytes; a longer one is
+// consumed and reported as tooLong, so the lines after it still count.
+func readLine(br *bufio.Reader) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > maxEditLine {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, tooLong, err
+	}
 }
