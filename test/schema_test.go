@@ -65,11 +65,12 @@ var (
 				return true
 			},
 		},
-		// The same as origin, for a member typed `usage: UsageInfo |
-		// undefined`: the generator drops "| undefined" and lists the
+		// The same as origin, for members declared `usage: UsageInfo |
+		// undefined` (upstream types/channels-chat/state.ts, Turn and
+		// ActiveTurn): the generator drops "| undefined" and lists the
 		// member as required. Upstream's own chat reducer fixtures have
-		// turns and active turns without usage (written "usage": null,
-		// their spelling of undefined; see reducer/fixtures_test.go), e.g.
+		// turns without usage (written "usage": null, their spelling of
+		// undefined; see reducer/fixtures_test.go), e.g.
 		// reducers-chat/099-endturn-force-cancels-running-tool-call.json.
 		{def: "Turn", why: "usage is `UsageInfo | undefined` in the TypeScript Turn; upstream fixtures complete turns without it", apply: dropRequired("usage")},
 		{def: "ActiveTurn", why: "usage is `UsageInfo | undefined` in the TypeScript ActiveTurn; upstream fixtures start turns without it", apply: dropRequired("usage")},
