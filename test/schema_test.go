@@ -687,6 +687,13 @@ func schemaTraffic(t *testing.T, version string) map[string]*fake.Client {
 	}
 	tm := mirrorChangeset(t, ide, expand(t, cat["turn"].URITemplate, map[string]string{"turnId": turnID}))
 	tm.Wait("the turn's changeset", func(st protocol.ChangesetState) bool { return ready(st) && fileByPath(st, repo, "turn.txt") != nil })
+	// The remaining changeset kinds, each to its first ready.
+	for _, u := range []string{
+		expand(t, cat["branch"].URITemplate, nil),
+		expand(t, cat["compare-turns"].URITemplate, map[string]string{"originalTurnId": "baseline", "modifiedTurnId": turnID}),
+	} {
+		mirrorChangeset(t, ide, u).Wait(u+" ready", ready)
+	}
 
 	// Error paths answered by handlers.
 	for _, e := range []struct {
