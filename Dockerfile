@@ -5,7 +5,8 @@
 #   docker run --rm -p 127.0.0.1:7878:7878 -v "$PWD":/workspace -v changesetd-state:/state changesetd
 #
 # The token is generated into the state volume on first start; the connect
-# URL is printed on stdout.
+# URL is printed on stdout. README.md, "Container", has bind mounts,
+# detached runs and a compose file.
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -14,14 +15,32 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/changesetd ./cmd/changesetd
+# The state directory, owned by the runtime user: Docker fills a new named
+# volume from the image's content at its mount point, ownership included,
+# so the first start can write its token there. distroless has no shell to
+# create it in the final stage, so it is made here inside a root-to-be
+# (copied as an entry, so --chown and the mode surely apply to it, not only
+# to its contents).
+RUN install -d -o 65532 -g 65532 -m 0700 /out/rootfs/state
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/changesetd /usr/local/bin/changesetd
-VOLUME ["/state"]
-EXPOSE 7878
-USER nonroot:nonroot
+COPY --from=build --chown=65532:65532 /out/rootfs/ /
 # Inside the container the daemon must listen on all interfaces for the
 # published port to reach it; publish it on the host's loopback only (see
-# the run line above). The token still guards every connection.
+# the run line above). The token still guards every connection. Both are
+# variables, so "docker run -e" or a compose file can change them without
+# a new command; a flag in the command would win over them.
+ENV CHANGESETD_LISTEN=0.0.0.0:7878 \
+    CHANGESETD_STATE_DIR=/state
+VOLUME ["/state"]
+EXPOSE 7878
+# 65532 is distroless's "nonroot"; numeric, so that a runtime that insists
+# on a non-root user can check it without a passwd file.
+USER 65532:65532
+# "health" reads the daemon's address from $CHANGESETD_STATE_DIR/daemon.json
+# and asks /healthz; no shell or curl is needed.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+    CMD ["/usr/local/bin/changesetd", "health"]
 ENTRYPOINT ["/usr/local/bin/changesetd"]
-CMD ["serve", "--listen", "0.0.0.0:7878", "--state-dir", "/state", "/workspace"]
+CMD ["serve", "/workspace"]

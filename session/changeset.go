@@ -99,9 +99,14 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 // checkRef reports whether the session can serve a changeset reference.
 func (s *Session) checkRef(ref uritemplate.Ref) error {
 	switch ref.Kind {
-	case protocol.KindUncommitted, protocol.KindBranch, protocol.KindSession:
+	case protocol.KindUncommitted, protocol.KindBranch:
 		if s.workspaces != nil && !s.hasGit() {
 			return fmt.Errorf("changeset %s needs a git repository; no working directory of session %s is one", ref.Kind, s.uri)
+		}
+		return nil
+	case protocol.KindSession:
+		if s.workspaces != nil && !s.hasSnapshots() {
+			return fmt.Errorf("changeset %s needs a readable working directory; session %s has none", ref.Kind, s.uri)
 		}
 		return nil
 	case protocol.KindTurn:

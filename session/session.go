@@ -191,11 +191,23 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 			continue
 		}
 		t, err := e.ws.Snapshot(s.m.ctx, false)
+		if err != nil && isPlain(e.ws) {
+			// A directory without a repository is only its snapshots.
+			s.log.Warn("working directory cannot be snapshotted", "dir", e.dir, "err", err)
+			e.ws, e.err = nil, err
+			continue
+		}
 		if err != nil {
 			s.log.Error("cannot snapshot the session baseline", "dir", e.dir, "err", err)
 			continue
 		}
 		baseline[i] = t
+	}
+	if !slices.ContainsFunc(entries, func(e *workspaceEntry) bool { return e.ws != nil }) {
+		// Nothing here can be served (missing or unreadable directories):
+		// the session lives until the daemon stops, not beyond.
+		s.log.Warn("session not recorded: none of its directories can be served")
+		return baseline
 	}
 	rec := store.Session{ID: s.id, URI: s.uri, Title: s.state.Title, CreatedAt: s.createdAt}
 	for i, e := range entries {
@@ -254,10 +266,13 @@ func (s *Session) catalogue() []protocol.Changeset {
 		out = append(out,
 			entry(protocol.KindUncommitted, "Uncommitted Changes", "Working tree and index against HEAD"),
 			entry(protocol.KindBranch, "Branch Changes", "Working tree against the merge base with the default branch"),
-			entry(protocol.KindSession, "Session Changes", "Everything changed since the session started"),
 		)
 	}
+	if !s.hasSnapshots() {
+		return out // nothing can be snapshotted: no changeset can work
+	}
 	return append(out,
+		entry(protocol.KindSession, "Session Changes", "Everything changed since the session started"),
 		entry(protocol.KindTurn, "Turn Changes", "What one turn changed"),
 		entry(protocol.KindCompareTurns, "Compare Turns", "Differences between the ends of two turns"),
 	)
@@ -266,6 +281,17 @@ func (s *Session) catalogue() []protocol.Changeset {
 // hasGit reports whether any working directory is a git repository; the
 // git-only changesets are offered only then.
 func (s *Session) hasGit() bool {
+	for _, e := range s.workspaces {
+		if e.ws != nil && !isPlain(e.ws) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSnapshots reports whether any working directory could be opened, git
+// or plain: the snapshot changesets (session, turn, compare-turns) need one.
+func (s *Session) hasSnapshots() bool {
 	for _, e := range s.workspaces {
 		if e.ws != nil {
 			return true
@@ -405,7 +431,7 @@ func (s *Session) setWorkspaceInfo(i int, f func(*workspaceInfo)) {
 	if s.info == nil {
 		s.info = make([]workspaceInfo, len(s.workspaces))
 		for j, e := range s.workspaces {
-			s.info[j] = workspaceInfo{Dir: FileURI(e.dir), Git: e.ws != nil}
+			s.info[j] = workspaceInfo{Dir: FileURI(e.dir), Git: e.ws != nil && !isPlain(e.ws)}
 			if e.err != nil {
 				s.info[j].Error = e.err.Error()
 			}

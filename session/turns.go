@@ -247,8 +247,8 @@ func (m *Manager) TurnStart(ctx context.Context, channel, turnID, message string
 	if err != nil {
 		return TurnInfo{}, err
 	}
-	if !s.hasGitIn(p.wss) {
-		return TurnInfo{}, protocol.Errorf(protocol.CodeInvalidRequest, "turnStart: no working directory of session %s is a git repository; turns need one", sessionURI)
+	if !slices.ContainsFunc(p.wss, func(w Workspace) bool { return w != nil }) {
+		return TurnInfo{}, protocol.Errorf(protocol.CodeInvalidRequest, "turnStart: no working directory of session %s can be snapshotted (missing or unreadable); turns need one", sessionURI)
 	}
 	start := time.Now()
 	trees, err := snapshotAll(ctx, p.wss)
@@ -291,7 +291,6 @@ func (m *Manager) TurnEnd(ctx context.Context, channel, turnID string) (TurnInfo
 	if err != nil {
 		return TurnInfo{}, err
 	}
-	sessionURI := channel
 	m.inflight.Add(1)
 	defer m.inflight.Done()
 	s.boundaryMu.Lock()
@@ -306,9 +305,9 @@ func (m *Manager) TurnEnd(ctx context.Context, channel, turnID string) (TurnInfo
 		case a == nil && turnID != "" && s.turnByID(turnID) != nil:
 			return prep{}, protocol.Errorf(protocol.CodeInvalidParams, "turnEnd: turn %q has already ended", turnID)
 		case a == nil:
-			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: no turn is running in %s", sessionURI)
+			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: no turn is running in %s", channel)
 		case turnID != "" && a.id != turnID:
-			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: turn %q is not running in %s (running: %q)", turnID, sessionURI, a.id)
+			return prep{}, protocol.Errorf(protocol.CodeNotFound, "turnEnd: turn %q is not running in %s (running: %q)", turnID, channel, a.id)
 		}
 		return prep{wss: s.workspaceList(), active: a}, nil
 	})
@@ -369,10 +368,6 @@ func (s *Session) workspaceList() []Workspace {
 		out[i] = e.ws
 	}
 	return out
-}
-
-func (s *Session) hasGitIn(wss []Workspace) bool {
-	return slices.ContainsFunc(wss, func(w Workspace) bool { return w != nil })
 }
 
 // applyTurnStart publishes a new running turn. On the actor.

@@ -34,6 +34,18 @@ type Workspace interface {
 	Snapshot(ctx context.Context, track bool) (string, error)
 }
 
+// Plain is implemented by workspaces of directories that are not git
+// repositories. They serve the changesets built from snapshots alone
+// (session, turn, compare-turns); the git ones are not offered for them.
+type Plain interface {
+	Plain() bool
+}
+
+func isPlain(ws Workspace) bool {
+	p, ok := ws.(Plain)
+	return ok && p.Plain()
+}
+
 // Identifier is implemented by workspaces that can name their repository
 // independently of its path. A new session records both names, so that a
 // restart can tell whether its directory still holds the same project.

@@ -3,6 +3,8 @@ package test
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/store"
 	"github.com/changesetd/changesetd/test/fake"
 	"github.com/changesetd/changesetd/uritemplate"
 )
@@ -115,6 +118,17 @@ func cli(t *testing.T, stdin string, env []string, args ...string) (int, string,
 	return -1, "", ""
 }
 
+// waitLog waits for the daemon's log to contain s, which it writes
+// through a pipe a moment after the event; false after 10s.
+func (d *daemon) waitLog(s string) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if d.stderr.contains(s) {
+			return true
+		}
+	}
+	return false
+}
+
 // waitExit waits for the daemon to exit by itself.
 func (d *daemon) waitExit(t *testing.T) error {
 	t.Helper()
@@ -151,6 +165,20 @@ func TestSIGHUPShutsDownGracefully(t *testing.T) {
 	}
 	// The state it left is good for the next start.
 	startDaemonIn(t, d.StateDir)
+
+	// Started under nohup (SIGHUP ignored), it keeps running on SIGHUP.
+	state := t.TempDir()
+	nohup, _ := launchCmd(t, state, func(cmd *exec.Cmd) {
+		cmd.Args = append([]string{"sh", "-c", `trap "" HUP; exec "$0" "$@"`, binary}, cmd.Args[1:]...)
+		cmd.Path, _ = exec.LookPath("sh")
+	}, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, repo)
+	if err := nohup.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if resp := httpGet(t, "http://"+nohup.Addr+"/healthz", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("a daemon started with SIGHUP ignored stopped on SIGHUP")
+	}
 }
 
 func TestTurnTokenAndURLFlags(t *testing.T) {
@@ -285,7 +313,7 @@ func TestWildcardListenAndAllowHost(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "--allow-host other-service") {
 		t.Errorf("Host other-service: %d %q; want 403 naming --allow-host other-service", resp.StatusCode, body)
 	}
-	if !strings.Contains(d.stderr.String(), "--allow-host other-service") {
+	if !d.waitLog("--allow-host other-service") {
 		t.Errorf("the log does not name --allow-host:\n%s", d.stderr)
 	}
 	// The turn command finds the daemon through daemon.json's loopback address.
@@ -451,5 +479,185 @@ func TestTwoAgentsInOneDirectoryKeepTheirOwnTurns(t *testing.T) {
 	c = d.client(t, "agents-again")
 	if got := chatsOf(t, c, sess); !reflect.DeepEqual(got, want) {
 		t.Errorf("chats after a restart:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestPlainDirectoryTurns(t *testing.T) {
+	dir := t.TempDir()
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	for name, content := range map[string]string{
+		"a.txt":                   "a\n",
+		"src/main.go":             "package main\n",
+		".gitignore":              "*.log\nbuild/\n",
+		"app.log":                 "log\n",
+		"build/out.txt":           "built\n",
+		"node_modules/x/index.js": "x\n",
+	} {
+		writeFile(t, dir, name, content)
+	}
+	d := startDaemon(t, dir)
+	c := d.client(t, "plain")
+	sess := onlySession(t, c).Resource
+	cat := catalogue(t, c, sess)
+	for _, kind := range []string{"session", "turn", "compare-turns"} {
+		if _, ok := cat[kind]; !ok {
+			t.Errorf("a plain directory's catalogue lacks %s", kind)
+		}
+	}
+	for _, kind := range []string{"uncommitted", "branch"} {
+		if _, ok := cat[kind]; ok {
+			t.Errorf("a plain directory's catalogue offers %s, which needs git", kind)
+		}
+	}
+
+	hook := func(edge, prompt string) {
+		t.Helper()
+		in, _ := json.Marshal(map[string]string{"cwd": dir, "session_id": "agent-1", "prompt": prompt})
+		if code, _, errOut := cli(t, string(in), nil, "turn", edge, "--hook", "--state-dir", d.StateDir); code != 0 {
+			t.Fatalf("hook %s in a plain directory: %s", edge, errOut)
+		}
+	}
+	hook("start", "edit")
+	writeFile(t, dir, "a.txt", "a\nmore\n")
+	writeFile(t, dir, "src/new.go", "package main\n\nfunc f() {}\n")
+	writeFile(t, dir, "app2.log", "ignored\n")
+	writeFile(t, dir, "build/more.txt", "ignored\n")
+	writeFile(t, dir, "node_modules/y.js", "heavy, skipped\n")
+	writeFile(t, dir, ".venv/lib/z.py", "heavy, skipped\n")
+	hook("end", "")
+	hook("start", "delete")
+	if err := os.Remove(filepath.Join(dir, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	hook("end", "")
+
+	turnURI := func(id string) string {
+		return expand(t, cat["turn"].URITemplate, uritemplate.Values{"turnId": id})
+	}
+	want1 := []string{"add src/new.go +3 -0", "modify a.txt +1 -0"}
+	if got := changesetSummary(t, c, turnURI("turn-1"), dir); !reflect.DeepEqual(got, want1) {
+		t.Errorf("turn 1 in a plain directory = %v, want %v", got, want1)
+	}
+	cmp := expand(t, cat["compare-turns"].URITemplate, uritemplate.Values{"originalTurnId": "turn-1", "modifiedTurnId": "turn-2"})
+	if got := changesetSummary(t, c, cmp, dir); !reflect.DeepEqual(got, []string{"delete a.txt +0 -2"}) {
+		t.Errorf("compare turn-1 turn-2 = %v", got)
+	}
+	wantSession := []string{"add src/new.go +3 -0", "delete a.txt +0 -1"}
+	if got := changesetSummary(t, c, cat["session"].URITemplate, dir); !reflect.DeepEqual(got, wantSession) {
+		t.Errorf("session changeset of a plain directory = %v, want %v", got, wantSession)
+	}
+
+	// It is a real session: it survives a restart with its turns.
+	d.stop()
+	d = startDaemonIn(t, d.StateDir, dir)
+	c = d.client(t, "plain-again")
+	if got := changesetSummary(t, c, turnURI("turn-1"), dir); !reflect.DeepEqual(got, want1) {
+		t.Errorf("turn 1 after a restart = %v, want %v", got, want1)
+	}
+}
+
+func TestHookInUnservableDirectoryLeavesNoSession(t *testing.T) {
+	// The home directory is not a repository and too broad to snapshot:
+	// the hook fails (without exit code 2), and no session stays behind,
+	// now or after a restart. Nor does a turn end create a session.
+	home := t.TempDir()
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
+	writeFile(t, home, "notes.txt", "n\n")
+	state := t.TempDir()
+	d, _ := launch(t, state, []string{"HOME=" + home}, "serve", "--listen", "127.0.0.1:0", "--state-dir", state)
+	in, _ := json.Marshal(map[string]string{"cwd": home, "session_id": "agent-1", "prompt": "hi"})
+	code, _, errOut := cli(t, string(in), nil, "turn", "start", "--hook", "--state-dir", state)
+	if code != 1 || !strings.Contains(errOut, "snapshot") {
+		t.Errorf("hook in the home directory: exit %d, stderr %q; want 1 saying it cannot snapshot", code, errOut)
+	}
+	count := func(d *daemon) int {
+		var res protocol.ListSessionsResult
+		if err := d.client(t, "count").Call(ctx(t), protocol.MethodListSessions, map[string]any{"channel": protocol.RootURI}, &res); err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Items)
+	}
+	if n := count(d); n != 0 {
+		t.Errorf("%d sessions after the failed hook, want none", n)
+	}
+	// A Stop hook where no session is has nothing to end, and creates none.
+	project := t.TempDir()
+	writeFile(t, project, "p.txt", "p\n")
+	stop, _ := json.Marshal(map[string]string{"cwd": project, "session_id": "agent-1"})
+	if code, _, errOut := cli(t, string(stop), nil, "turn", "end", "--hook", "--state-dir", state); code != 0 {
+		t.Errorf("Stop hook without a session: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, "", nil, "turn", "end", "--dir", project, "--state-dir", state); code != 1 || !strings.Contains(errOut, "nothing to end") {
+		t.Errorf("turn end without a session: exit %d, %q", code, errOut)
+	}
+	if n := count(d); n != 0 {
+		t.Errorf("%d sessions after turn end without one, want none", n)
+	}
+	d.stop()
+	d, _ = launch(t, state, []string{"HOME=" + home}, "serve", "--listen", "127.0.0.1:0", "--state-dir", state)
+	if n := count(d); n != 0 {
+		t.Errorf("%d sessions after a restart, want none", n)
+	}
+}
+
+func TestSessionFromEarlierVersionLearnsItsRepository(t *testing.T) {
+	parent := t.TempDir()
+	if real, err := filepath.EvalSymlinks(parent); err == nil {
+		parent = real
+	}
+	workspace := filepath.Join(parent, "workspace")
+	project := func(name string) {
+		t.Helper()
+		os.MkdirAll(workspace, 0o755)
+		git(t, workspace, "init", "-q", "-b", "main")
+		writeFile(t, workspace, name+".txt", name+"\n")
+		git(t, workspace, "add", "-A")
+		git(t, workspace, "commit", "-q", "-m", name)
+	}
+	project("a")
+	state := t.TempDir()
+	d := startDaemonIn(t, state, workspace)
+	d.client(t, "v1")
+	d.stop()
+
+	// Make the record look like an earlier version's: no repository names,
+	// and the path-only id that version gave it.
+	db, err := store.Open(filepath.Join(state, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := db.Sessions()
+	if len(recs) != 1 {
+		t.Fatalf("%d stored sessions", len(recs))
+	}
+	rec := recs[0]
+	db.DeleteSession(rec.ID, "")
+	h := sha256.Sum256([]byte(workspace))
+	x := hex.EncodeToString(h[:16])
+	rec.ID = x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+	rec.URI = protocol.SessionScheme + "/" + rec.ID
+	rec.Workspaces[0].Repo, rec.Workspaces[0].Head = "", ""
+	if err := db.PutSession(rec); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	// The old session is restored and used for the DIR, and learns its
+	// repository...
+	d = startDaemonIn(t, state, workspace)
+	if got := onlySession(t, d.client(t, "v2")).Resource; got != rec.URI {
+		t.Fatalf("session %s after the upgrade, want the earlier version's %s", got, rec.URI)
+	}
+	d.stop()
+	// ...so another project at the same path is told apart from then on.
+	os.Rename(workspace, filepath.Join(parent, "a-away"))
+	project("b")
+	d = startDaemonIn(t, state, workspace)
+	if got := onlySession(t, d.client(t, "v2-b")).Resource; got == rec.URI {
+		t.Errorf("project B at the path of an earlier version's session got that session")
 	}
 }

@@ -175,7 +175,10 @@ func health(ctx context.Context, dc *dialConfig, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// Straight to the daemon: a proxy from the environment (common in
+	// containers) must not stand in between.
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("the daemon at %s does not answer: %w", addr, err)
 	}

@@ -90,7 +90,7 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer c.close()
-	uri, err := c.sessionFor(ctx, *dir)
+	uri, _, err := c.sessionFor(ctx, *dir, true)
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd diff: %v\n", err)
 		return 1

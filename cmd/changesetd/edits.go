@@ -96,7 +96,7 @@ func editsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	uri := *sessionURI
 	if uri == "" {
 		dctx, cancel := context.WithTimeout(ctx, *timeout)
-		uri, err = c.sessionFor(dctx, *dir)
+		uri, _, err = c.sessionFor(dctx, *dir, true)
 		cancel()
 		if err != nil {
 			fmt.Fprintf(stderr, "changesetd edits: %v\n", err)

@@ -79,3 +79,24 @@ func short(oid string) string {
 	}
 	return oid
 }
+
+// nameRepositories fills in the repository names of a record written
+// before they were kept, from what is at its directories now, and reports
+// whether it changed anything.
+func nameRepositories(rec *store.Session) bool {
+	changed := false
+	for i, w := range rec.Workspaces {
+		if w.Repo != "" || w.Head != "" {
+			continue
+		}
+		r, err := scm.Open(w.Dir)
+		if err != nil {
+			continue
+		}
+		if root, head, err := r.RootCommit(); err == nil && root != "" {
+			rec.Workspaces[i].Repo, rec.Workspaces[i].Head = root, head
+			changed = true
+		}
+	}
+	return changed
+}

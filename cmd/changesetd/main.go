@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -45,8 +46,14 @@ var version = "0.1.0-dev"
 
 func main() {
 	// SIGHUP arrives when the terminal closes or a supervisor says so; like
-	// SIGTERM it stops the daemon gracefully rather than killing it.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// SIGTERM it stops the daemon gracefully rather than killing it. Started
+	// with SIGHUP ignored (nohup), it stays ignored: asking for it would
+	// undo nohup.
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -188,13 +195,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := os.MkdirAll(a.stateDir, 0o700); err != nil {
-		fmt.Fprintf(stderr, "changesetd: state dir: %v\n", err)
+		fmt.Fprintf(stderr, "changesetd: state dir: %v%s\n", err, stateDirHint(err, a.stateDir))
 		return 1
 	}
 	_ = os.Chmod(a.stateDir, 0o700)
 	token, err := loadToken(a)
 	if err != nil {
-		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		fmt.Fprintf(stderr, "changesetd: %v%s\n", err, stateDirHint(err, a.stateDir))
 		return 1
 	}
 
@@ -293,7 +300,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if everywhere {
 		// A wildcard address cannot be dialled from elsewhere: print the
 		// loopback URL and say that other names reach it too.
-		fmt.Fprintf(stdout, "changesetd %s ready, listening on all interfaces (%s); from another machine or container use its address or name (names need --allow-host)\nconnect: %s\nreview: %s\n", version, ln.Addr(), url, review)
+		// Say it as asked: Go reports 0.0.0.0 as [::] (it listens dual-stack).
+		host, _, _ := net.SplitHostPort(a.listen)
+		_, port, _ := net.SplitHostPort(local)
+		fmt.Fprintf(stdout, "changesetd %s ready, listening on all interfaces (%s); from another machine or container use its address or name (names need --allow-host)\nconnect: %s\nreview: %s\n", version, net.JoinHostPort(host, port), url, review)
 	} else {
 		fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\nreview: %s\n", version, url, review)
 	}
@@ -332,6 +342,16 @@ func connectAddr(addr net.Addr) (local string, everywhere bool) {
 		return addr.String(), false
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port)), true
+}
+
+// stateDirHint says what to do when the state dir is not writable, the
+// usual first-start failure in a container: a volume owned by root, or a
+// bind mount owned by another user than the one the container runs as.
+func stateDirHint(err error, dir string) string {
+	if !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	return fmt.Sprintf(" (this process runs as uid %d and cannot write %s: make the directory that user's, or run as its owner, e.g. docker run --user \"$(id -u):$(id -g)\" for a bind mount)", os.Getuid(), dir)
 }
 
 func isLoopback(host string) bool {
@@ -409,9 +429,27 @@ recs:
 				continue recs
 			}
 		}
+		if nameRepositories(&rec) {
+			// Recorded before repositories were named: name them now, so
+			// that from this start on another project at the same path is
+			// told apart.
+			if err := db.PutSession(rec); err != nil {
+				log.Warn("cannot record the session's repository", "session", rec.URI, "err", err)
+			}
+		}
 		turns, err := db.Turns(rec.ID)
 		if err != nil {
 			return nil, err
+		}
+		if len(turns) == 0 && !slices.ContainsFunc(rec.Workspaces, func(w store.Workspace) bool { return w.Baseline != "" }) {
+			// Recorded with nothing to show (earlier versions recorded
+			// sessions for directories they could not serve, such as a hook
+			// run outside a repository): drop it.
+			log.Info("dropping a stored session that recorded nothing", "session", rec.URI)
+			if err := db.DeleteSession(rec.ID, protocol.ChangesetScheme+"/"+rec.ID+"/"); err != nil {
+				log.Warn("cannot drop a stored session", "session", rec.URI, "err", err)
+			}
+			continue
 		}
 		if _, err := m.Restore(rec, turns); err != nil {
 			log.Error("cannot restore session", "session", rec.URI, "err", err)

@@ -105,9 +105,14 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id stri
 		return 1
 	}
 	defer c.close()
-	uri := sessionURI
+	uri, created := sessionURI, false
 	if uri == "" {
-		if uri, err = c.sessionFor(ctx, dir); err != nil {
+		// Only a start makes a session: an end without one has nothing
+		// to end.
+		if uri, created, err = c.sessionFor(ctx, dir, edge == "start"); err != nil {
+			if hook && errors.Is(err, errNoSession) {
+				return 0
+			}
 			fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
 			return 1
 		}
@@ -128,6 +133,11 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id stri
 		return 0 // e.g. a Stop hook after an interrupted prompt
 	}
 	if err != nil {
+		if created {
+			// Do not leave behind a session made for a turn that failed
+			// (a directory that cannot be snapshotted, say).
+			_ = c.call(ctx, protocol.MethodDisposeSession, protocol.DisposeSessionParams{BaseParams: protocol.BaseParams{Channel: uri}}, nil)
+		}
 		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
 		return 1
 	}
@@ -246,19 +256,23 @@ func (c *client) call(ctx context.Context, method string, params, out any) error
 	}
 }
 
-// sessionFor finds the session whose working directory contains dir, or
-// creates one for dir.
-func (c *client) sessionFor(ctx context.Context, dir string) (string, error) {
+// errNoSession is sessionFor's error when no session serves the directory
+// and it may not create one.
+var errNoSession = errors.New("no session of the daemon has this directory; nothing to end")
+
+// sessionFor finds the session whose working directory contains dir, or,
+// with create, creates one for dir (created).
+func (c *client) sessionFor(ctx context.Context, dir string, create bool) (uri string, created bool, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
 	var list protocol.ListSessionsResult
 	if err := c.call(ctx, protocol.MethodListSessions, protocol.ListSessionsParams{BaseParams: protocol.BaseParams{Channel: protocol.RootURI}}, &list); err != nil {
-		return "", err
+		return "", false, err
 	}
 	best, bestLen := "", -1
 	for _, s := range list.Items {
@@ -273,15 +287,18 @@ func (c *client) sessionFor(ctx context.Context, dir string) (string, error) {
 		}
 	}
 	if best != "" {
-		return best, nil
+		return best, false, nil
 	}
-	uri := protocol.SessionScheme + "/" + sessionID(abs, rootCommit(abs))
+	if !create {
+		return "", false, fmt.Errorf("%s: %w", abs, errNoSession)
+	}
+	uri = protocol.SessionScheme + "/" + sessionID(abs, rootCommit(abs))
 	err = c.call(ctx, protocol.MethodCreateSession, protocol.CreateSessionParams{
 		BaseParams: protocol.BaseParams{Channel: uri}, WorkingDirectories: []string{session.FileURI(abs)},
 	}, nil)
 	var re *protocol.Error
 	if errors.As(err, &re) && re.Code == protocol.CodeSessionAlreadyExists {
-		err = nil
+		return uri, false, nil
 	}
-	return uri, err
+	return uri, err == nil, err
 }

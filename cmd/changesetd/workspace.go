@@ -44,6 +44,14 @@ var _ session.Workspace = (*workspace)(nil)
 func openWorkspace(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.Workspace, error) {
 	return func(dir string) (session.Workspace, error) {
 		repo, err := scm.Open(dir)
+		if notGit(err) {
+			// Not a repository: snapshots still give it sessions and turns.
+			pw, err := openPlain(dir, snaps, log)
+			if err != nil {
+				return nil, err
+			}
+			return pw, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +269,7 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		}
 		sides = append(sides, [2]*changeset.Side{old, cur})
 	}
-	list, err := w.diffAll(ctx, sides, q, func(*changeset.Side) bool { return true })
+	list, err := diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return true })
 	if err != nil {
 		return nil, err
 	}
@@ -270,8 +278,9 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 }
 
 // diffAll pairs renames among the sides and diffs every pair. live tells
-// whether a new side is the working-tree file.
-func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, q session.Query, live func(*changeset.Side) bool) (*session.ChangeList, error) {
+// whether a new side is the working-tree file; root is where the
+// absolute paths of ACP diffs start.
+func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q session.Query, live func(*changeset.Side) bool) (*session.ChangeList, error) {
 	var opt changeset.Options
 	if q.MaxPatchBytes > 0 {
 		// A whole-changeset patch: every file's patch up to the limit,
@@ -303,7 +312,7 @@ func (w *workspace) diffAll(ctx context.Context, sides [][2]*changeset.Side, q s
 	for _, a := range added {
 		pairs = append(pairs, [2]*changeset.Side{nil, a})
 	}
-	root := filepath.ToSlash(w.repo.Root())
+	root = filepath.ToSlash(root)
 	// Diffs are independent and CPU-bound: spread them over the cores.
 	list.Files = make([]session.FileChange, len(pairs))
 	var next atomic.Int64
@@ -487,7 +496,7 @@ func (w *workspace) between(ctx context.Context, q session.Query) (*session.Chan
 			}
 			sides = append(sides, [2]*changeset.Side{old, cur})
 		}
-		return w.diffAll(ctx, sides, q, func(*changeset.Side) bool { return false })
+		return diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return false })
 	}
 
 	// Live: the working tree is HEAD plus the status changes. Candidates are
@@ -560,7 +569,7 @@ func (w *workspace) between(ctx context.Context, q session.Query) (*session.Chan
 		}
 		sides = append(sides, [2]*changeset.Side{old, cur})
 	}
-	list, err := w.diffAll(ctx, sides, q, func(*changeset.Side) bool { return true })
+	list, err := diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return true })
 	if err != nil {
 		return nil, err
 	}
