@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -54,6 +55,16 @@ type Session struct {
 	boundaryMu sync.Mutex
 
 	flights map[string]*flight // operations in progress, by invocation
+
+	// ctx is cancelled when the session is disposed (or the Manager
+	// closes): work done for the session off the actor stops with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// recMu orders writing the session record (at baseline) with deleting
+	// it (at dispose); gone is set once it is deleted.
+	recMu sync.Mutex
+	gone  bool
 }
 
 // workspaceEntry is one working directory and what opening it gave.
@@ -89,6 +100,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		templates:  uritemplate.SessionChangesetTemplates(id),
 		chatCh:     newChannel(protocol.ChatScheme+"/"+id, m.opts.ReplayBuffer),
 	}
+	s.ctx, s.cancel = context.WithCancel(m.ctx)
 	s.chat = protocol.ChatState{Resource: s.chatURI(), Title: "Agent turns", Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Turns: []protocol.Turn{}}
 	s.state = protocol.SessionState{
 		Provider:           Provider,
@@ -145,7 +157,7 @@ func (s *Session) start() {
 		s.mb.run()
 	}()
 	// Opening repositories reads the index and HEAD: do it off the actor.
-	go func() {
+	s.m.spawn("open workspaces", func() {
 		entries := make([]*workspaceEntry, len(s.dirs))
 		for i, d := range s.dirs {
 			e := &workspaceEntry{dir: d}
@@ -160,8 +172,19 @@ func (s *Session) start() {
 			entries[i] = e
 		}
 		baseline := s.takeBaseline(entries)
-		s.do(func() { s.ready(entries, baseline) })
-	}()
+		if !s.do(func() { s.ready(entries, baseline) }) {
+			closeWorkspaces(entries) // disposed meanwhile
+		}
+	})
+}
+
+// closeWorkspaces releases what the workspaces hold (their watchers).
+func closeWorkspaces(entries []*workspaceEntry) {
+	for _, e := range entries {
+		if c, ok := e.ws.(io.Closer); ok {
+			c.Close()
+		}
+	}
 }
 
 // takeBaseline returns the stored baseline of a restored session, or
@@ -180,7 +203,7 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 		if e.ws == nil {
 			continue
 		}
-		t, err := e.ws.Snapshot(s.m.ctx, false)
+		t, err := e.ws.Snapshot(s.ctx, false)
 		if err != nil {
 			s.log.Error("cannot snapshot the session baseline", "dir", e.dir, "err", err)
 			continue
@@ -191,7 +214,9 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 	for i, e := range entries {
 		rec.Workspaces = append(rec.Workspaces, store.Workspace{Dir: e.dir, Baseline: baseline[i]})
 	}
-	if db := s.m.opts.Store; db != nil {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	if db := s.m.opts.Store; db != nil && !s.gone && s.ctx.Err() == nil {
 		if err := db.PutSession(rec); err != nil {
 			s.log.Error("cannot record the session; it will not survive a restart", "err", err)
 		}
@@ -201,6 +226,7 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 
 func (s *Session) ready(entries []*workspaceEntry, baseline []string) {
 	if s.disposed {
+		closeWorkspaces(entries)
 		return
 	}
 	s.workspaces = entries
@@ -356,13 +382,16 @@ func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05
 // dispose clears every changeset for its subscribers, drops all
 // subscriptions and stops the actor. It waits for the actor to finish.
 func (s *Session) dispose() {
+	s.cancel()
 	done := make(chan struct{})
+	var entries []*workspaceEntry
 	if !s.do(func() {
 		defer close(done)
 		if s.disposed {
 			return
 		}
 		s.disposed = true
+		entries = s.workspaces
 		for _, cs := range s.changesets {
 			cs.close(s)
 		}
@@ -375,6 +404,7 @@ func (s *Session) dispose() {
 	}
 	<-done
 	s.mb.close()
+	closeWorkspaces(entries)
 }
 
 // workspaceInfo is what the session's _meta says about one working

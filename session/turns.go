@@ -119,7 +119,9 @@ func (m *Manager) TurnStart(ctx context.Context, sessionURI, turnID, message str
 	if turnID != "" && (!turnIDPattern.MatchString(turnID) || turnID == BaselineTurnID) {
 		return TurnInfo{}, protocol.Errorf(protocol.CodeInvalidParams, "turnStart: turn id %q must be 1-128 letters, digits or ._~- and not %q", turnID, BaselineTurnID)
 	}
-	m.inflight.Add(1)
+	if err := m.enter("turnStart"); err != nil {
+		return TurnInfo{}, err
+	}
 	defer m.inflight.Done()
 	s.boundaryMu.Lock()
 	defer s.boundaryMu.Unlock()
@@ -188,7 +190,9 @@ func (m *Manager) TurnEnd(ctx context.Context, sessionURI, turnID string) (TurnI
 	if !ok {
 		return TurnInfo{}, protocol.Errorf(protocol.CodeSessionNotFound, "turnEnd: session %s does not exist", sessionURI)
 	}
-	m.inflight.Add(1)
+	if err := m.enter("turnEnd"); err != nil {
+		return TurnInfo{}, err
+	}
 	defer m.inflight.Done()
 	s.boundaryMu.Lock()
 	defer s.boundaryMu.Unlock()

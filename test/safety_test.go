@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/test/fake"
 )
 
 // osThreads is the Threads line of /proc/<pid>/status.
@@ -399,4 +400,138 @@ func TestConcurrentStagesOfDifferentFilesAllSucceed(t *testing.T) {
 		o := opIn(st, "stage")
 		return o != nil && o.Status == protocol.OpIdle
 	})
+}
+
+// inotifyWatches counts the inotify watches the daemon holds, from the
+// fdinfo of its inotify descriptors.
+func (d *daemon) inotifyWatches(t *testing.T) int {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(d.cmd.Process.Pid)
+	fds, err := os.ReadDir(dir + "/fd")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if l, _ := os.Readlink(dir + "/fd/" + fd.Name()); l != "anon_inode:inotify" {
+			continue
+		}
+		b, _ := os.ReadFile(dir + "/fdinfo/" + fd.Name())
+		n += strings.Count(string(b), "inotify wd:")
+	}
+	return n
+}
+
+func createSession(t *testing.T, c *fake.Client, uri, dir string) {
+	t.Helper()
+	if err := c.Call(ctx(t), protocol.MethodCreateSession, map[string]any{"channel": uri, "workingDirectories": []string{"file://" + dir}}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func disposeSession(t *testing.T, c *fake.Client, uri string) {
+	t.Helper()
+	if err := c.Call(ctx(t), protocol.MethodDisposeSession, map[string]any{"channel": uri}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A session that had a turn keeps a watcher; disposing it releases every
+// inotify watch, and creating and disposing it again adds none.
+func TestDisposeReleasesWatches(t *testing.T) {
+	files := map[string]string{}
+	for i := range 20 {
+		files[fmt.Sprintf("d%02d/sub/f.txt", i)] = "x\n"
+	}
+	repo := gitRepo(t, files)
+	d := startDaemon(t)
+	c := d.client(t, "ide")
+	base := d.inotifyWatches(t)
+	const uri = "ahp-session:/3f2a9c1e-0000-4000-8000-0000000000aa"
+	for round := range 2 {
+		createSession(t, c, uri, repo)
+		cs := expand(t, catalogue(t, c, uri)["uncommitted"].URITemplate, nil)
+		mirrorChangeset(t, c, cs).Wait("ready", ready)
+		turnStart(t, c, uri, "work")
+		turnEnd(t, c, uri)
+		if n := d.inotifyWatches(t); n <= base {
+			t.Fatalf("round %d: %d inotify watches with a watched session, %d before; the count does not see them", round, n, base)
+		}
+		disposeSession(t, c, uri)
+		if n := d.inotifyWatches(t); n != base {
+			t.Fatalf("round %d: %d inotify watches after dispose, %d before the session", round, n, base)
+		}
+	}
+}
+
+// invokeChangesetOperation answers promptly when its session is disposed
+// while the operation runs, and the daemon then stops without waiting out
+// its drain deadline.
+func TestDisposeDuringOperationReturns(t *testing.T) {
+	const size = 24 << 20
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "base"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "add", "big.txt")
+	git(t, repo, "commit", "-q", "-m", "big")
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := startOps(t, repo)
+	e.waitHas("big.txt")
+	e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+	answered := make(chan error, 1)
+	go func() {
+		_, err := e.invoke("revert", resTarget(e.id("big.txt")), nil)
+		answered <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the revert start; not an assertion
+	other := e.d.client(t, "admin")
+	disposeSession(t, other, e.sess)
+	select {
+	case err := <-answered:
+		t.Logf("revert answered %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("invokeChangesetOperation did not answer within 10s of its session's dispose")
+	}
+	start := time.Now()
+	if err := e.d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("shutdown took %v after a dispose during an operation", took)
+	}
+}
+
+// A session disposed while its baseline snapshot is taken does not come
+// back after a restart.
+func TestDisposeDuringBaselineStaysDisposed(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(16<<20, "untracked"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	d := startDaemonIn(t, state)
+	c := d.client(t, "ide")
+	var uris []string
+	for i := range 5 {
+		uri := fmt.Sprintf("ahp-session:/3f2a9c1e-0000-4000-8000-0000000001%02d", i)
+		uris = append(uris, uri)
+		createSession(t, c, uri, repo)
+		disposeSession(t, c, uri) // while the baseline is being taken
+	}
+	c.Close()
+	d.stop()
+	d = startDaemonIn(t, state)
+	c = d.client(t, "ide")
+	var list protocol.ListSessionsResult
+	if err := c.Call(ctx(t), protocol.MethodListSessions, map[string]any{"channel": protocol.RootURI}, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range list.Items {
+		if slices.Contains(uris, it.Resource) {
+			t.Errorf("disposed session %s is back after the restart", it.Resource)
+		}
+	}
 }
