@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -534,4 +535,48 @@ func TestDisposeDuringBaselineStaysDisposed(t *testing.T) {
 			t.Errorf("disposed session %s is back after the restart", it.Resource)
 		}
 	}
+}
+
+// vmHWM is the daemon's peak resident set size in MiB.
+func (d *daemon) vmHWM(t *testing.T) float64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/status")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+// The daemon's peak memory with one huge modified file, at ready and
+// after staging it. A measurement for the README, not run by default:
+//
+//	CHANGESETD_HUGE_MB=300 go test ./test -run TestHugeFileMemory -v -count=1
+func TestHugeFileMemory(t *testing.T) {
+	mb, _ := strconv.Atoi(os.Getenv("CHANGESETD_HUGE_MB"))
+	if mb <= 0 {
+		t.Skip("set CHANGESETD_HUGE_MB to measure")
+	}
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "big.txt": "small\n"})
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(mb<<20, "huge"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := startOps(t, repo)
+	st := e.waitHas("big.txt")
+	atReady := e.d.vmHWM(t)
+	meta, _ := json.Marshal(findFile(st, repo, "big.txt").Meta)
+	if !strings.Contains(string(meta), `"tooLarge":true`) {
+		t.Errorf("big.txt is not marked tooLarge: %s", meta)
+	}
+	e.waitOffered("stage", protocol.ScopeResource, protocol.ScopeRange)
+	start := time.Now()
+	e.mustInvoke("stage", resTarget(e.id("big.txt")), nil)
+	staged := time.Since(start)
+	afterStage := e.d.vmHWM(t)
+	t.Logf("%d MiB file: peak RSS %.0f MiB at ready, %.0f MiB after staging it (stage took %v)", mb, atReady, afterStage, staged.Round(time.Millisecond))
 }
