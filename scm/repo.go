@@ -53,6 +53,10 @@ type Repo struct {
 	// hashes counts files read and hashed (cache misses), for tests.
 	hashes int
 
+	// pre holds blobs StagePath stored before taking index.lock, by path.
+	// r.mu must be held.
+	pre map[string]preStored
+
 	// ign caches the rules IsIgnored uses; it has its own lock.
 	ign ignoreCache
 }
