@@ -12,8 +12,10 @@ import (
 	_ "github.com/changesetd/changesetd/metrics"
 	_ "github.com/changesetd/changesetd/scm"
 	_ "github.com/changesetd/changesetd/scm/fswatch"
+	_ "github.com/changesetd/changesetd/scm/snapstore"
 	_ "github.com/changesetd/changesetd/server"
 	_ "github.com/changesetd/changesetd/session"
+	_ "github.com/changesetd/changesetd/store"
 )
 
 func touchSources() {
