@@ -538,6 +538,7 @@ func (m *Manager) Drain(ctx context.Context) error {
 	m.mu.Lock()
 	m.draining = true
 	m.mu.Unlock()
+	m.log.Info("draining: operations and turn boundaries in progress finish, new ones are refused")
 	done := make(chan struct{})
 	go func() { m.inflight.Wait(); close(done) }()
 	select {

@@ -580,3 +580,69 @@ func TestHugeFileMemory(t *testing.T) {
 	afterStage := e.d.vmHWM(t)
 	t.Logf("%d MiB file: peak RSS %.0f MiB at ready, %.0f MiB after staging it (stage took %v)", mb, atReady, afterStage, staged.Round(time.Millisecond))
 }
+
+// SIGTERM during an operation: the listener closes at once, the running
+// operation finishes and answers, a new one is refused, then the daemon
+// exits cleanly.
+func TestShutdownDrainsThenCloses(t *testing.T) {
+	const size = 24 << 20
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "base"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "add", "big.txt")
+	git(t, repo, "commit", "-q", "-m", "big")
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, repo, "a.txt", "changed\n")
+	e := startOps(t, repo)
+	e.waitHas("big.txt")
+	e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+	answered := make(chan error, 1)
+	go func() {
+		_, err := e.invoke("revert", resTarget(e.id("big.txt")), nil)
+		answered <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the revert start; not an assertion
+	_ = e.d.cmd.Process.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(e.d.stderr.String(), "draining") {
+		select {
+		case <-answered:
+			t.Skip("the revert ended before the shutdown began; nothing to drain")
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no drain logged within 10s of SIGTERM")
+		}
+	}
+	// New work on an open connection is refused while the revert drains
+	// (or the connection is already closed once it has).
+	if _, err := e.invoke("stage", resTarget(e.id("a.txt")), nil); err == nil {
+		t.Error("an operation started after SIGTERM was run")
+	}
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Errorf("the operation running at SIGTERM answered %v, want its result", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the operation running at SIGTERM did not answer")
+	}
+	select {
+	case err := <-e.d.exited:
+		e.d.exited <- err
+		if err != nil {
+			t.Fatalf("daemon exit: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("daemon did not exit after SIGTERM")
+	}
+	if got := string(e.disk("big.txt")); got != string(bigContent(size, "base")) {
+		t.Error("the drained revert did not complete")
+	}
+	if _, _, err := fake.Dial(ctx(t), e.d.URL, nil); err == nil {
+		t.Error("a connection was accepted after shutdown")
+	}
+}
