@@ -649,3 +649,59 @@ func TestShutdownDrainsThenCloses(t *testing.T) {
 		t.Error("a connection was accepted after shutdown")
 	}
 }
+
+// Without _meta.expectedNonce a range revert is still bound to the
+// version published when it was invoked: queued behind another operation
+// while the file changes on disk, it is refused and writes nothing.
+func TestRangeRevertQueuedWhileFileChangesRefused(t *testing.T) {
+	const size = 24 << 20 // long enough a revert for the file to change behind it
+	orig := numbered(60)
+	seen := slices.Clone(orig)
+	seen[40] = "line 41 changed"
+	repo := gitRepo(t, map[string]string{"long.txt": joinLines(orig)})
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "base"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "add", "big.txt")
+	git(t, repo, "commit", "-q", "-m", "big")
+	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, repo, "long.txt", joinLines(seen))
+	e := startOps(t, repo)
+	e.waitHas("big.txt")
+	e.waitHas("long.txt")
+	e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+
+	// The big revert holds the tree; the range revert queues behind it.
+	bigDone := make(chan error, 1)
+	go func() {
+		_, err := e.invoke("revert", resTarget(e.id("big.txt")), nil)
+		bigDone <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the big revert take the tree; not an assertion
+	rangeDone := make(chan error, 1)
+	go func() {
+		_, err := e.invoke("revert", lineTarget(e.id("long.txt"), 40, 40), nil)
+		rangeDone <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	now := slices.Concat(seen[:5], seen[35:]) // 30 lines go; line 40 is another line now
+	writeFile(t, repo, "long.txt", joinLines(now))
+	if err := <-bigDone; err != nil {
+		t.Fatalf("big revert: %v", err)
+	}
+	err := <-rangeDone
+	if err == nil {
+		if got := string(e.disk("long.txt")); got != joinLines(now) {
+			t.Fatalf("the range revert ran on content it was not computed on:\n%s", got)
+		}
+		t.Skip("the range revert ran before the file changed; nothing to check")
+	}
+	if rpcCode(err) != protocol.CodeConflict || !strings.Contains(err.Error(), "changed on disk") {
+		t.Fatalf("queued range revert on a changed file: %v; want -32011 saying it changed on disk", err)
+	}
+	if got := string(e.disk("long.txt")); got != joinLines(now) {
+		t.Fatalf("a refused range revert changed the file:\n%s", got)
+	}
+}
