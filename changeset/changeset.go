@@ -31,6 +31,18 @@ type Side struct {
 	Content []byte
 	Mode    uint32 // git mode; 0 means ModeRegular. Symlink: Content is the target; gitlink: Content is the commit hex
 	OID     string // git object id (hex); computed with BlobOID when empty (gitlink: Content)
+	// Size, when non-zero, is the length of a content the caller left
+	// unloaded (Content nil) because it is over MaxFileBytes: Compare
+	// reports the file TooLarge without needing it, and OID must be set.
+	Size int64
+}
+
+// size is the side's content length, loaded or not.
+func (s *Side) size() int64 {
+	if s.Size > 0 && s.Content == nil {
+		return s.Size
+	}
+	return int64(len(s.Content))
 }
 
 // Options tunes Compare. The zero value uses the brief's defaults.
@@ -287,7 +299,7 @@ func Compare(old, new *Side, opt Options) Result {
 		r.Patch = writeHeader(&r, opt) + bin
 		return r
 	}
-	if (old != nil && len(old.Content) > opt.maxFile()) || (new != nil && len(new.Content) > opt.maxFile()) {
+	if (old != nil && old.size() > int64(opt.maxFile())) || (new != nil && new.size() > int64(opt.maxFile())) {
 		r.TooLarge = true
 		r.Precise = false
 		r.PatchOmitted = true

@@ -459,6 +459,11 @@ func (r *Repo) entryFromWorktree(s *scan, rel string, fi fs.FileInfo) (*index.En
 	ie := s.idx.m[rel]
 	mode := workMode(&s.set, st, ie)
 	abs := s.abs(rel)
+	if p, ok := r.pre[rel]; ok && p.st == st && mode != filemode.Symlink {
+		e := &index.Entry{Name: rel, Hash: p.h, Mode: mode}
+		fillStat(e, st)
+		return e, nil
+	}
 	var content []byte
 	switch {
 	case mode == 0:
@@ -668,6 +673,12 @@ func (r *Repo) StagePath(ctx context.Context, p string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// A large file is stored before index.lock is taken (see
+	// streamBlobMin); the edit uses that blob if the file is unchanged.
+	if pre, ok := r.prestoreLocked(ctx, rel); ok && rel != "" {
+		r.pre = map[string]preStored{rel: pre}
+		defer func() { r.pre = nil }()
+	}
 	return r.editIndexLocked(ctx, "scm: stage "+p, func(x *indexEdit, s *scan) error {
 		if rel == "" {
 			return r.stageScopes(x, s, []string{""})

@@ -61,6 +61,10 @@ type Repo struct {
 	// stat data is not trusted, so an edit that kept it is still seen.
 	edited map[string]bool
 
+	// pre holds blobs StagePath stored before taking index.lock, by path.
+	// r.mu must be held.
+	pre map[string]preStored
+
 	// ign caches the rules IsIgnored uses; it has its own lock.
 	ign ignoreCache
 }

@@ -20,8 +20,10 @@ import (
 const TempDirName = "changesetd-tmp"
 
 // tempPrefix starts every temp name with this process's id, so that
-// RemoveStaleTemps never takes a file another live daemon is writing...
-// unless that daemon is an earlier incarnation of this process id.
+// RemoveStaleTemps, run when any Repo is opened, keeps the writes in
+// flight of this process's other Repos on the same repository. Another
+// daemon writing to the same repository at that moment would see its
+// write fail (and retry nothing); its working tree stays untouched.
 func tempPrefix() string { return strconv.Itoa(os.Getpid()) + "-" }
 
 func (r *Repo) tempDir() string { return filepath.Join(r.gitDir, TempDirName) }

@@ -57,3 +57,30 @@ func TestWriteTempsLiveUnderGit(t *testing.T) {
 		t.Errorf("git status shows temp files:\n%s", out)
 	}
 }
+
+// A large file is staged from a blob stored streaming before index.lock
+// is taken; git reads the object and agrees on its id.
+func TestStageLargeFileStreams(t *testing.T) {
+	dir := baseRepo(t)
+	var b strings.Builder
+	for i := 0; b.Len() < 3*streamBlobMin; i++ {
+		b.WriteString("a line of a large file, number ")
+		b.WriteString(strings.Repeat("x", i%17))
+		b.WriteString("\n")
+	}
+	writeFile(t, dir, "large.txt", b.String())
+	r := openRepo(t, dir)
+	must(t, r.StagePath(t.Context(), "large.txt"))
+	want := strings.TrimSpace(gitRun(t, dir, "hash-object", "large.txt"))
+	got := strings.Fields(gitRun(t, dir, "ls-files", "-s", "large.txt"))
+	if len(got) < 2 || got[1] != want {
+		t.Fatalf("staged %v, git hash-object says %s", got, want)
+	}
+	if out := gitRun(t, dir, "cat-file", "-p", want); out != b.String() {
+		t.Fatalf("git cat-file returns %d bytes, want %d", len(out), b.Len())
+	}
+	gitRun(t, dir, "fsck", "--no-dangling")
+	if out := gitRun(t, dir, "status", "--porcelain", "large.txt"); out != "A  large.txt\n" {
+		t.Fatalf("status after staging: %q", out)
+	}
+}

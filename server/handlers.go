@@ -103,6 +103,7 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 
 	c.stream.hold()
 	go func() {
+		defer c.recoverRequest(req)
 		snaps, _ := c.attachAll(p.InitialSubscriptions, -1)
 		res := protocol.InitializeResult{
 			ProtocolVersion: version,
@@ -266,6 +267,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 
 	c.stream.hold()
 	go func() {
+		defer c.recoverRequest(req)
 		results, _ := c.attachAll(p.Subscriptions, p.LastSeenServerSeq)
 		res := protocol.ReconnectResult{Type: protocol.ReconnectReplay, Missing: []string{}, Actions: []protocol.ActionEnvelope{}}
 		replayable := true
@@ -320,6 +322,7 @@ func (c *conn) listSessions(req *jsonrpc2.Request) {
 		return
 	}
 	go func() {
+		defer c.recoverRequest(req)
 		items, err := c.srv.m.List(c.ctx)
 		if err != nil {
 			c.reply(req, nil, err)
@@ -354,7 +357,10 @@ func (c *conn) disposeSession(req *jsonrpc2.Request) {
 		c.reply(req, nil, err)
 		return
 	}
-	go func() { c.reply(req, nil, c.srv.m.Dispose(p.Channel)) }()
+	go func() {
+		defer c.recoverRequest(req)
+		c.reply(req, nil, c.srv.m.Dispose(p.Channel))
+	}()
 }
 
 // maxResourceBytes bounds one resourceRead: content larger than this is
@@ -372,6 +378,7 @@ func (c *conn) resourceRead(req *jsonrpc2.Request) {
 		return
 	}
 	go func() {
+		defer c.recoverRequest(req)
 		data, err := c.srv.m.ReadResource(c.ctx, p.URI, maxResourceBytes)
 		if err != nil {
 			c.reply(req, nil, err)
@@ -394,6 +401,7 @@ func (c *conn) invokeOperation(req *jsonrpc2.Request) {
 		return
 	}
 	go func() {
+		defer c.recoverRequest(req)
 		res, err := c.srv.m.Invoke(c.ctx, p)
 		if err != nil {
 			c.reply(req, nil, err)
@@ -415,6 +423,7 @@ func (c *conn) turnStart(req *jsonrpc2.Request) {
 		return
 	}
 	go func() {
+		defer c.recoverRequest(req)
 		info, err := c.srv.m.TurnStart(c.ctx, p.Channel, p.TurnID, p.Message)
 		c.reply(req, info, err)
 	}()
@@ -427,6 +436,7 @@ func (c *conn) turnEnd(req *jsonrpc2.Request) {
 		return
 	}
 	go func() {
+		defer c.recoverRequest(req)
 		info, err := c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
 		c.reply(req, info, err)
 	}()

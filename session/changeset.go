@@ -175,7 +175,7 @@ func (cs *csChannel) startWatching(s *Session) bool {
 			todo = append(todo, i)
 		}
 	}
-	go func() {
+	s.m.spawn("arm watches", func() {
 		results := make([]armed, 0, len(todo))
 		for _, i := range todo {
 			w, err := s.workspaces[i].ws.Watch(func(paths []string, all bool) {
@@ -203,7 +203,7 @@ func (cs *csChannel) startWatching(s *Session) bool {
 				cs.refresh(s)
 			}
 		})
-	}()
+	})
 	return true
 }
 
@@ -347,13 +347,13 @@ func (cs *csChannel) refresh(s *Session) {
 		}
 	}
 	gen := cs.gen
-	ctx := s.m.ctx
+	ctx := s.ctx
 	undo := cs.undo
 	var undoEd Editor
 	if undo != nil {
 		undoEd, _ = s.workspaces[undo.ws].ws.(Editor)
 	}
-	go func() {
+	s.m.spawn("refresh", func() {
 		results := make([]wsResult, 0, len(jobs))
 		for _, j := range jobs {
 			list, err := j.ws2.Changes(ctx, j.q)
@@ -371,7 +371,7 @@ func (cs *csChannel) refresh(s *Session) {
 			cs.apply(s, all, results)
 			cs.refresh(s)
 		})
-	}()
+	})
 }
 
 // maxRenamePartners bounds the additions and deletions re-checked with a

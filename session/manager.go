@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -70,9 +71,40 @@ type Manager struct {
 	treeLocks map[string]*sync.Mutex // serialise operations per working tree
 
 	// inflight counts operations and turn boundaries in progress, which a
-	// graceful shutdown lets finish.
+	// graceful shutdown lets finish. Add happens under mu and only while
+	// draining is false, so it never races Drain's Wait.
 	inflight sync.WaitGroup
-	wg       sync.WaitGroup
+	draining bool // guarded by mu
+	// wg counts every goroutine the Manager owns (see spawn); Close waits
+	// for all of them.
+	wg sync.WaitGroup
+}
+
+// enter registers an operation or turn boundary with Drain; it is refused
+// once a shutdown drains. A nil error must be paired with m.inflight.Done.
+func (m *Manager) enter(what string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.draining || m.ctx.Err() != nil {
+		return protocol.Errorf(protocol.CodeInternalError, "%s: the server is shutting down", what)
+	}
+	m.inflight.Add(1)
+	return nil
+}
+
+// spawn runs f on a goroutine the Manager owns: Close waits for it, and a
+// panic in it is logged with its stack instead of ending the process.
+func (m *Manager) spawn(what string, f func()) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				m.log.Error("goroutine panicked", "what", what, "panic", p, "stack", string(debug.Stack()))
+			}
+		}()
+		f()
+	}()
 }
 
 // NewManager returns a Manager with no sessions.
@@ -371,17 +403,22 @@ func (m *Manager) Dispose(uri string) error {
 		return protocol.Errorf(protocol.CodeSessionNotFound, "disposeSession: session %s does not exist", uri)
 	}
 	s.dispose()
+	// Under recMu, so that a baseline still being taken cannot write the
+	// record back after it is deleted.
+	s.recMu.Lock()
+	s.gone = true
 	if db := m.opts.Store; db != nil {
 		if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
 			m.log.Error("cannot delete the session record", "session", uri, "err", err)
 		}
 	}
+	s.recMu.Unlock()
 	m.commitMu.Lock()
 	m.rootState.ActiveSessions = protocol.Ptr(n)
 	m.commitMu.Unlock()
 	m.notifyRoot(protocol.NotifySessionRemoved, protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: uri})
 	if f := m.opts.AfterDispose; f != nil {
-		go f()
+		m.spawn("after dispose", f)
 	}
 	return nil
 }
@@ -504,9 +541,13 @@ func (m *Manager) allowedRoot(path string) bool {
 	return false
 }
 
-// Drain waits for operations and turn boundaries in progress to finish,
-// or for ctx to end.
+// Drain refuses new operations and turn boundaries and waits for those in
+// progress to finish, or for ctx to end.
 func (m *Manager) Drain(ctx context.Context) error {
+	m.mu.Lock()
+	m.draining = true
+	m.mu.Unlock()
+	m.log.Info("draining: operations and turn boundaries in progress finish, new ones are refused")
 	done := make(chan struct{})
 	go func() { m.inflight.Wait(); close(done) }()
 	select {

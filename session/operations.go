@@ -186,6 +186,10 @@ func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperatio
 	if !ok {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: session %s does not exist", p.Channel, ref.SessionID)
 	}
+	if err := m.enter("invokeChangesetOperation"); err != nil {
+		return nil, err
+	}
+	defer m.inflight.Done()
 	key := flightKey(p)
 	type start struct {
 		f   *flight
@@ -211,9 +215,7 @@ func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperatio
 		return nil, err
 	}
 	if st.own {
-		m.inflight.Add(1)
 		res, err := st.run()
-		m.inflight.Done()
 		st.f.res, st.f.err = res, err
 		close(st.f.done)
 		s.do(func() { delete(s.flights, key) })
@@ -340,19 +342,30 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 	}
 	cs.opRunning[op.ID]++
 	lock := s.m.treeLock(s.workspaces[ws].dir)
-	ctx := s.m.ctx
+	ctx := s.ctx
 	return func() (*protocol.InvokeChangesetOperationResult, error) {
 		lock.Lock()
 		res, newUndo, err := runOp(ctx, ed, kind, t, undo, s)
 		lock.Unlock()
 		done := make(chan struct{})
-		s.do(func() {
+		if !s.do(func() {
 			defer close(done)
 			s.finishOp(cs, t, ws, newUndo, err)
-		})
+		}) {
+			// Disposed meanwhile: nothing to publish to, and no actor
+			// to wait for.
+			return nil, protocol.Errorf(protocol.CodeSessionNotFound, "invokeChangesetOperation: the session was disposed while %s ran (%v); what it wrote stays", t.op, errOr(err, "it had finished"))
+		}
 		<-done
 		return res, err
 	}, nil
+}
+
+func errOr(err error, otherwise string) any {
+	if err != nil {
+		return err
+	}
+	return otherwise
 }
 
 // finishOp publishes an operation's outcome on the actor.

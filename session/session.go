@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,16 @@ type Session struct {
 	flights map[string]*flight // operations in progress, by invocation
 
 	edits map[editKey]*fileEdits // what edit tools reported, by file (edits.go)
+
+	// ctx is cancelled when the session is disposed (or the Manager
+	// closes): work done for the session off the actor stops with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// recMu orders writing the session record (at baseline) with deleting
+	// it (at dispose); gone is set once it is deleted.
+	recMu sync.Mutex
+	gone  bool
 }
 
 // workspaceEntry is one working directory and what opening it gave.
@@ -99,6 +110,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		changesets: map[string]*csChannel{},
 		templates:  uritemplate.SessionChangesetTemplates(id),
 	}
+	s.ctx, s.cancel = context.WithCancel(m.ctx)
 	s.chats = []*chat{newChat(id, "", m.opts.ReplayBuffer, now)}
 	s.state = protocol.SessionState{
 		Provider:           Provider,
@@ -155,7 +167,7 @@ func (s *Session) start() {
 		s.mb.run()
 	}()
 	// Opening repositories reads the index and HEAD: do it off the actor.
-	go func() {
+	s.m.spawn("open workspaces", func() {
 		entries := make([]*workspaceEntry, len(s.dirs))
 		for i, d := range s.dirs {
 			e := &workspaceEntry{dir: d}
@@ -170,8 +182,19 @@ func (s *Session) start() {
 			entries[i] = e
 		}
 		baseline := s.takeBaseline(entries)
-		s.do(func() { s.ready(entries, baseline) })
-	}()
+		if !s.do(func() { s.ready(entries, baseline) }) {
+			closeWorkspaces(entries) // disposed meanwhile
+		}
+	})
+}
+
+// closeWorkspaces releases what the workspaces hold (their watchers).
+func closeWorkspaces(entries []*workspaceEntry) {
+	for _, e := range entries {
+		if c, ok := e.ws.(io.Closer); ok {
+			c.Close()
+		}
+	}
 }
 
 // takeBaseline returns the stored baseline of a restored session, or
@@ -190,7 +213,7 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 		if e.ws == nil {
 			continue
 		}
-		t, err := e.ws.Snapshot(s.m.ctx, false)
+		t, err := e.ws.Snapshot(s.ctx, false)
 		if err != nil && isPlain(e.ws) {
 			// A directory without a repository is only its snapshots.
 			s.log.Warn("working directory cannot be snapshotted", "dir", e.dir, "err", err)
@@ -217,7 +240,9 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 		}
 		rec.Workspaces = append(rec.Workspaces, w)
 	}
-	if db := s.m.opts.Store; db != nil {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	if db := s.m.opts.Store; db != nil && !s.gone && s.ctx.Err() == nil {
 		// A stored session with this id that was not restored belongs to
 		// something else (another project once at this path): this session
 		// starts clean, without its turns or review flags.
@@ -233,6 +258,7 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 
 func (s *Session) ready(entries []*workspaceEntry, baseline []string) {
 	if s.disposed {
+		closeWorkspaces(entries)
 		return
 	}
 	s.workspaces = entries
@@ -390,13 +416,16 @@ func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05
 // dispose clears every changeset for its subscribers, drops all
 // subscriptions and stops the actor. It waits for the actor to finish.
 func (s *Session) dispose() {
+	s.cancel()
 	done := make(chan struct{})
+	var entries []*workspaceEntry
 	if !s.do(func() {
 		defer close(done)
 		if s.disposed {
 			return
 		}
 		s.disposed = true
+		entries = s.workspaces
 		for _, cs := range s.changesets {
 			cs.close(s)
 		}
@@ -411,6 +440,7 @@ func (s *Session) dispose() {
 	}
 	<-done
 	s.mb.close()
+	closeWorkspaces(entries)
 }
 
 // workspaceInfo is what the session's _meta says about one working

@@ -222,7 +222,9 @@ func (m *Manager) TurnStart(ctx context.Context, channel, turnID, message string
 	if turnID != "" && (!turnIDPattern.MatchString(turnID) || turnID == BaselineTurnID) {
 		return TurnInfo{}, protocol.Errorf(protocol.CodeInvalidParams, "turnStart: turn id %q must be 1-128 letters, digits or ._~- and not %q", turnID, BaselineTurnID)
 	}
-	m.inflight.Add(1)
+	if err := m.enter("turnStart"); err != nil {
+		return TurnInfo{}, err
+	}
 	defer m.inflight.Done()
 	s.boundaryMu.Lock()
 	defer s.boundaryMu.Unlock()
@@ -291,7 +293,9 @@ func (m *Manager) TurnEnd(ctx context.Context, channel, turnID string) (TurnInfo
 	if err != nil {
 		return TurnInfo{}, err
 	}
-	m.inflight.Add(1)
+	if err := m.enter("turnEnd"); err != nil {
+		return TurnInfo{}, err
+	}
 	defer m.inflight.Done()
 	s.boundaryMu.Lock()
 	defer s.boundaryMu.Unlock()

@@ -139,9 +139,10 @@ func openChecked(path string) (db *bolt.DB, err error) {
 	return db, nil
 }
 
-// Close backs the database up (see ErrDamaged's neighbours: the copy Open
-// restores from) and closes it. A failed backup is returned after the
-// database is closed; the database itself is intact either way.
+// Close copies the database to its backup (the copy Open restores a
+// damaged file from; see backupSuffix) and closes it. A failed backup is
+// returned after the database is closed; the database itself is intact
+// either way.
 func (d *DB) Close() error {
 	berr := d.backup()
 	if err := d.bolt.Close(); err != nil {

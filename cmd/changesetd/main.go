@@ -316,15 +316,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	// Operations and turn boundaries in progress finish and answer first;
-	// then every connection gets a close frame.
+	// Stop accepting connections (hs.Shutdown closes the listener and
+	// does not wait for WebSockets); then operations and turn boundaries
+	// in progress finish and answer while new ones are refused; then
+	// every connection gets a close frame; then the sessions stop, and
+	// only then (deferred) the stores close under them.
+	_ = hs.Shutdown(sctx)
 	if err := m.Drain(sctx); err != nil {
 		log.Warn("operations still running at shutdown", "err", err)
 	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("connections did not close in time", "err", err)
 	}
-	_ = hs.Shutdown(sctx)
 	m.Close()
 	_ = os.Remove(filepath.Join(a.stateDir, "daemon.json"))
 	log.Info("stopped")

@@ -305,3 +305,22 @@ func (w *workspace) trackedWarnings() []string {
 	defer w.tr.mu.Unlock()
 	return w.tr.warnings
 }
+
+// Close stops the workspace's watcher, whatever still listens or tracks:
+// the session owning the workspace is gone. It waits for the watcher's
+// goroutines, so its inotify watches are released when it returns.
+func (w *workspace) Close() error {
+	tr := &w.tr
+	tr.mu.Lock()
+	fw, mode := tr.fw, tr.mode
+	tr.fw = nil
+	tr.tracking = false
+	tr.listeners = nil
+	tr.mu.Unlock()
+	if fw == nil {
+		return nil
+	}
+	err := fw.Close()
+	metrics.WatcherMode.WithLabelValues(mode).Dec()
+	return err
+}

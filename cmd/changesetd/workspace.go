@@ -138,6 +138,13 @@ func (w *workspace) ReadBlob(oid string) ([]byte, error) {
 	return w.snaps.ReadBlob(oid)
 }
 
+// maxLoadedFile is the largest file read into memory to be diffed. A
+// bigger one is never diffed anyway (changeset.DefaultMaxFileBytes: no
+// hunks, no counts, marked tooLarge), so it is not read either: memory
+// stays bounded by this size per file diffed at once, whatever the size
+// of the files in the tree.
+const maxLoadedFile = changeset.DefaultMaxFileBytes
+
 // maxSnapshotFile bounds the files a snapshot stores; a bigger changed file
 // keeps its committed version in the snapshot and a warning is logged.
 const maxSnapshotFile = 64 << 20
@@ -363,6 +370,9 @@ func (w *workspace) oldSide(c scm.Change) (*changeset.Side, error) {
 	if c.Head == nil {
 		return nil, nil
 	}
+	if c.Head.Size > maxLoadedFile && c.Head.OID != "" && c.Head.Mode != changeset.ModeGitlink {
+		return &changeset.Side{Path: c.Head.Path, Mode: c.Head.Mode, OID: c.Head.OID, Size: c.Head.Size}, nil
+	}
 	return w.storedSide(&snapstore.Entry{Path: c.Head.Path, Mode: c.Head.Mode, OID: c.Head.OID})
 }
 
@@ -373,6 +383,20 @@ func (w *workspace) newSide(c scm.Change) (*changeset.Side, error) {
 	s := &changeset.Side{Path: c.Work.Path, Mode: c.Work.Mode, OID: c.Work.OID}
 	if c.Work.Mode == changeset.ModeGitlink {
 		s.Content = []byte(c.Work.OID)
+		return s, nil
+	}
+	if c.Work.Size > maxLoadedFile && c.Work.Mode != changeset.ModeSymlink {
+		// Too large to diff: never loaded, hashed streaming if status
+		// did not hash it.
+		if s.OID == "" {
+			oid, err := w.repo.HashWorktree(context.Background(), c.Work.Path)
+			if err != nil {
+				w.log.Debug("file vanished while hashing", "path", c.Work.Path, "err", err)
+				return nil, nil
+			}
+			s.OID = oid
+		}
+		s.Size = c.Work.Size
 		return s, nil
 	}
 	b, mode, _, err := w.repo.ReadWorktreeCanonical(c.Work.Path)
@@ -406,7 +430,11 @@ func fileChange(r changeset.Result) session.FileChange {
 		if mode == 0 {
 			mode = changeset.ModeRegular
 		}
-		return &session.Side{Path: s.Path, OID: oid, Mode: mode, Size: int64(len(s.Content)), Live: live}
+		size := int64(len(s.Content))
+		if s.Content == nil {
+			size = s.Size
+		}
+		return &session.Side{Path: s.Path, OID: oid, Mode: mode, Size: size, Live: live}
 	}
 	fc.Old, fc.New = side(r.Old, false), side(r.New, true)
 	fc.Meta = FileMeta(r, fc)
