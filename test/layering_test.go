@@ -13,9 +13,11 @@ const module = "github.com/changesetd/changesetd/"
 // layers lists, for each package of the daemon, the packages of this
 // module it may depend on (directly or not), as the README's layout table
 // describes them: the wire types and pure reducers at the bottom, the
-// engine packages beside them, session above those, the transport above
-// session, and the command wiring everything. thirdParty says whether it
-// may use modules other than the standard library.
+// engine packages beside them, session above those, the source of a
+// session's changes (the engine adapted to session) and the transport
+// above session and apart from each other, and the command wiring
+// everything. thirdParty says whether it may use modules other than the
+// standard library.
 var layers = map[string]struct {
 	allowed    []string
 	thirdParty bool
@@ -30,6 +32,7 @@ var layers = map[string]struct {
 	"scm/fswatch":   {nil, true},
 	"scm/snapstore": {[]string{"scm"}, true},
 	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store"}, true},
+	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store", "session", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
 	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store", "session", "web"}, true},
 }

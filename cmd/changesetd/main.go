@@ -38,6 +38,7 @@ import (
 	"github.com/changesetd/changesetd/scm/snapstore"
 	"github.com/changesetd/changesetd/server"
 	"github.com/changesetd/changesetd/session"
+	"github.com/changesetd/changesetd/source"
 	"github.com/changesetd/changesetd/store"
 )
 
@@ -246,7 +247,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		AfterDispose:  func() { collectSnapshots(db, snaps, log) },
 		Logger:        log,
 		ReplayBuffer:  a.replayBuffer,
-		OpenWorkspace: openWorkspace(log, snaps),
+		OpenWorkspace: source.Opener(log, snaps),
 		Version:       version,
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 	})
@@ -277,7 +278,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if restored[abs] {
 			continue // the session made for it, with its baseline and turns
 		}
-		uri := protocol.SessionScheme + "/" + sessionID(abs, rootCommit(abs))
+		uri := protocol.SessionScheme + "/" + source.SessionID(abs, source.RootCommit(abs))
 		_, err = m.Create(session.CreateParams{URI: uri, WorkingDirectories: []string{session.FileURI(abs)}})
 		if err != nil {
 			fmt.Fprintf(stderr, "changesetd: %s: %v\n", d, err)
@@ -427,12 +428,12 @@ func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, l
 recs:
 	for _, rec := range recs {
 		for _, w := range rec.Workspaces {
-			if ok, why := sameRepository(w); !ok {
+			if ok, why := source.SameRepository(w); !ok {
 				log.Warn("not restoring a session: its directory holds another repository now", "session", rec.URI, "dir", w.Dir, "reason", why)
 				continue recs
 			}
 		}
-		if nameRepositories(&rec) {
+		if source.NameRepositories(&rec) {
 			// Recorded before repositories were named: name them now, so
 			// that from this start on another project at the same path is
 			// told apart.
@@ -463,7 +464,7 @@ recs:
 			// One the command line made for a DIR: before or since
 			// sessions were named by repository.
 			w := rec.Workspaces[0]
-			if rec.URI == protocol.SessionScheme+"/"+sessionID(w.Dir, w.Repo) || rec.URI == protocol.SessionScheme+"/"+stableID(w.Dir) {
+			if rec.URI == protocol.SessionScheme+"/"+source.SessionID(w.Dir, w.Repo) || rec.URI == protocol.SessionScheme+"/"+source.StableID(w.Dir) {
 				restored[w.Dir] = true
 			}
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
+	"github.com/changesetd/changesetd/source"
 )
 
 const turnUsage = `Usage:
@@ -292,7 +293,7 @@ func (c *client) sessionFor(ctx context.Context, dir string, create bool) (uri s
 	if !create {
 		return "", false, fmt.Errorf("%s: %w", abs, errNoSession)
 	}
-	uri = protocol.SessionScheme + "/" + sessionID(abs, rootCommit(abs))
+	uri = protocol.SessionScheme + "/" + source.SessionID(abs, source.RootCommit(abs))
 	err = c.call(ctx, protocol.MethodCreateSession, protocol.CreateSessionParams{
 		BaseParams: protocol.BaseParams{Channel: uri}, WorkingDirectories: []string{session.FileURI(abs)},
 	}, nil)

@@ -1,4 +1,4 @@
-package main
+package source
 
 import (
 	"context"
@@ -41,7 +41,10 @@ type workspace struct {
 
 var _ session.Workspace = (*workspace)(nil)
 
-func openWorkspace(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.Workspace, error) {
+// Opener returns the function that opens a session's directory: a git
+// working tree, or a plain directory when it is not in a repository.
+// Snapshots are stored in snaps.
+func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.Workspace, error) {
 	return func(dir string) (session.Workspace, error) {
 		repo, err := scm.Open(dir)
 		if notGit(err) {
@@ -437,13 +440,13 @@ func fileChange(r changeset.Result) session.FileChange {
 		return &session.Side{Path: s.Path, OID: oid, Mode: mode, Size: size, Live: live}
 	}
 	fc.Old, fc.New = side(r.Old, false), side(r.New, true)
-	fc.Meta = FileMeta(r, fc)
+	fc.Meta = fileMeta(r, fc)
 	return fc
 }
 
-// FileMeta builds a file's _meta: the AIR statistics where they are exact,
+// fileMeta builds a file's _meta: the AIR statistics where they are exact,
 // and ours: operation, file type, blob ids and the patch.
-func FileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
+func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	meta := protocol.Object{}
 	for k, v := range r.AIRMeta() {
 		meta[k] = v

@@ -1,4 +1,4 @@
-package main
+package source
 
 import (
 	"crypto/sha256"
@@ -9,29 +9,29 @@ import (
 	"github.com/changesetd/changesetd/store"
 )
 
-// sessionID derives the id of the session the command line creates for a
+// SessionID derives the id of the session the command line creates for a
 // directory: from its absolute path and the root commit of its repository,
 // so that a restart finds the same session, while another project mounted
 // at the same path (every container's /workspace) gets its own. Without a
 // root commit (no repository, an unborn branch) the id is the path's alone,
 // as it was before repositories were named.
-func sessionID(abs, root string) string {
+func SessionID(abs, root string) string {
 	if root == "" {
-		return stableID(abs)
+		return StableID(abs)
 	}
-	return stableID(abs + "\x00" + root)
+	return StableID(abs + "\x00" + root)
 }
 
-// stableID hashes s into an id shaped like a UUID.
-func stableID(s string) string {
+// StableID hashes s into an id shaped like a UUID.
+func StableID(s string) string {
 	h := sha256.Sum256([]byte(s))
 	x := hex.EncodeToString(h[:16])
 	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
 }
 
-// rootCommit is the root commit of the repository containing dir, or ""
+// RootCommit is the root commit of the repository containing dir, or ""
 // when there is none or it has no commits yet.
-func rootCommit(dir string) string {
+func RootCommit(dir string) string {
 	r, err := scm.Open(dir)
 	if err != nil {
 		return ""
@@ -43,13 +43,13 @@ func rootCommit(dir string) string {
 	return root
 }
 
-// sameRepository reports whether w's directory still holds the repository
+// SameRepository reports whether w's directory still holds the repository
 // the session was made for. HEAD's commit at the session's start still
 // being there answers in one lookup; otherwise (history rewritten and
 // pruned since) the root commits are compared. Records without names
 // (written before repositories were named, or of a directory that had no
 // commits) are taken as they are.
-func sameRepository(w store.Workspace) (bool, string) {
+func SameRepository(w store.Workspace) (bool, string) {
 	if w.Repo == "" && w.Head == "" {
 		return true, ""
 	}
@@ -80,10 +80,10 @@ func short(oid string) string {
 	return oid
 }
 
-// nameRepositories fills in the repository names of a record written
+// NameRepositories fills in the repository names of a record written
 // before they were kept, from what is at its directories now, and reports
 // whether it changed anything.
-func nameRepositories(rec *store.Session) bool {
+func NameRepositories(rec *store.Session) bool {
 	changed := false
 	for i, w := range rec.Workspaces {
 		if w.Repo != "" || w.Head != "" {

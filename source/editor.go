@@ -1,8 +1,11 @@
-package main
+package source
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
+
+	"lukechampine.com/blake3"
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/scm"
@@ -82,4 +85,27 @@ func (w *workspace) StageAll(ctx context.Context) error {
 func (w *workspace) Commit(ctx context.Context, message string) (string, error) {
 	id, err := w.repo.Commit(ctx, message)
 	return id, opErr(err)
+}
+
+var _ session.EditReader = (*workspace)(nil)
+
+// Edited is session.EditReader: the path is re-read whatever its stat data
+// says, and the next turn boundary re-checks it. The checksum is BLAKE3,
+// as edit tools report it.
+func (w *workspace) Edited(path string) (string, error) {
+	w.repo.Forget(path)
+	w.tr.mu.Lock()
+	if w.tr.tracking {
+		if w.tr.pending == nil {
+			w.tr.pending = map[string]bool{}
+		}
+		w.tr.pending[path] = true
+	}
+	w.tr.mu.Unlock()
+	b, _, err := w.repo.ReadWorktree(path)
+	if err != nil {
+		return "", err
+	}
+	sum := blake3.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }

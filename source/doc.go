@@ -1,0 +1,15 @@
+// Package source is a session's source of changes: a git working tree or
+// a plain directory, adapted to session.Workspace.
+//
+// For a git working tree it puts together scm's status and object
+// reading, a shared file watcher (scm/fswatch), the snapshot store
+// (scm/snapstore) and the diff engine (changeset): the tracker keeps the
+// status against HEAD current from watcher batches, so a turn boundary
+// re-checks only the paths reported since the previous one, and the
+// workspace is also the session's write side (session.Editor). A
+// directory that is not a repository is served from snapshots only.
+//
+// It also names repositories for session records: the id a directory's
+// session gets, and whether a directory still holds the repository a
+// session was made for.
+package source
