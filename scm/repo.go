@@ -2,6 +2,7 @@ package scm
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -55,6 +56,9 @@ type Repo struct {
 	trees map[plumbing.Hash]*flatTree
 	// cache is the stat cache: path -> stat and blob id from our last hash.
 	cache map[string]cacheEntry
+	// treeReads and treeShortcuts count tree objects read and directories
+	// taken from the index's cache-tree instead, for tests.
+	treeReads, treeShortcuts int
 	// hashes counts files read and hashed (cache misses), for tests.
 	hashes int
 	// edited holds paths someone reported editing (Forget): their index
@@ -460,8 +464,19 @@ func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, erro
 	if t, ok := r.trees[commit.TreeHash]; ok {
 		return t, nil
 	}
-	ft := &flatTree{m: make(map[string]treeEntry)}
-	if err := r.flatten(ctx, commit.TreeHash, "", ft); err != nil {
+	// The index's cache-tree spares reading the trees it vouches for; an
+	// unreadable index only means no shortcut.
+	idx, _ := r.indexLocked()
+	ft := &flatTree{}
+	if idx != nil {
+		// The index's size is a close guess of the tree's: it spares
+		// the map's growth, which allocates about twice its final size.
+		ft.paths = make([]string, 0, len(idx.names))
+		ft.m = make(map[string]treeEntry, len(idx.names))
+	} else {
+		ft.m = make(map[string]treeEntry)
+	}
+	if err := r.flatten(ctx, commit.TreeHash, "", ft, idx); err != nil {
 		return nil, fmt.Errorf("scm: read tree %s: %w", commit.TreeHash, err)
 	}
 	sort.Strings(ft.paths)
@@ -473,10 +488,22 @@ func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, erro
 	return ft, nil
 }
 
-func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *flatTree) error {
+// flatten adds tree h, found at directory prefix, to ft. Where the index's
+// cache-tree holds a valid entry for prefix with the same tree id, the
+// index entries below prefix are that tree's content (git's cache-tree
+// invariant), so they are taken from the index and no tree object is read;
+// this is how git's diff-index skips unchanged directories. The entries
+// are checked against the cache-tree's count and must all be plain merged
+// entries; anything else falls back to reading the tree.
+func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *flatTree, idx *indexSnapshot) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if idx != nil && fromCacheTree(idx, h, prefix, ft) {
+		r.treeShortcuts++
+		return nil
+	}
+	r.treeReads++
 	t, err := object.GetTree(r.repo.Storer, h)
 	if err != nil {
 		return err
@@ -487,7 +514,7 @@ func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *
 			p = prefix + "/" + e.Name
 		}
 		if e.Mode == filemode.Dir {
-			if err := r.flatten(ctx, e.Hash, p, ft); err != nil {
+			if err := r.flatten(ctx, e.Hash, p, ft, idx); err != nil {
 				return err
 			}
 			continue
@@ -498,12 +525,49 @@ func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *
 	return nil
 }
 
+// fromCacheTree adds the index entries below prefix to ft if the index's
+// cache-tree vouches that they are tree h; it reports whether it did.
+func fromCacheTree(idx *indexSnapshot, h plumbing.Hash, prefix string, ft *flatTree) bool {
+	ct, ok := idx.tree[prefix]
+	if !ok || ct.oid != h {
+		return false
+	}
+	names := under(idx.names, prefix)
+	if len(names) != ct.count || (prefix != "" && len(names) > 0 && names[0] == prefix) {
+		return false
+	}
+	for _, n := range names {
+		ie := idx.m[n]
+		if ie.conflict || ie.e.Stage != stageMerged || ie.e.IntentToAdd || !validTreeMode(ie.e.Mode) {
+			return false
+		}
+	}
+	for _, n := range names {
+		e := idx.m[n].e
+		ft.paths = append(ft.paths, n)
+		ft.m[n] = treeEntry{mode: e.Mode, hash: e.Hash}
+	}
+	return true
+}
+
+// validTreeMode reports whether m is a mode git writes for a tree entry.
+func validTreeMode(m filemode.FileMode) bool {
+	switch m {
+	case filemode.Regular, filemode.Executable, filemode.Symlink, filemode.Submodule:
+		return true
+	}
+	return false
+}
+
 // indexSnapshot is the decoded index.
 type indexSnapshot struct {
 	stat  fileStat // of the index file when read
 	names []string // sorted, one per path
 	m     map[string]*idxEntry
 	mtime int64 // index file mtime (ns): the racy-git boundary
+	// tree is the index's valid cache-tree entries by directory; see
+	// cacheTree and (*Repo).flatten.
+	tree map[string]cacheTree
 }
 
 // stageMerged is the stage of an ordinary entry as the decoder returns it
@@ -538,15 +602,21 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	if r.idx != nil && r.idx.stat == st {
 		return r.idx, nil
 	}
-	b, err := io.ReadAll(f)
-	if err != nil {
+	// One buffer of the size stat gave (io.ReadAll would grow one by
+	// doubling: twice the index in garbage); a file that grew since is
+	// still read whole.
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+1))
+	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, fmt.Errorf("scm: read index: %w", err)
 	}
+	b := buf.Bytes()
 	idx, err := decodeIndex(b, sharedIndexReader(path, r.gitDir))
 	if err != nil {
 		return nil, fmt.Errorf("scm: read index: %w", err)
 	}
-	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries))}
+	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries)), tree: idx.tree}
+	store := make([]idxEntry, 0, len(idx.entries)) // one allocation, not one per path
+	snap.names = make([]string, 0, len(idx.entries))
 	for _, e := range idx.entries {
 		if prev, ok := snap.m[e.Name]; ok {
 			if e.Stage == stageMerged {
@@ -554,7 +624,8 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 			}
 			continue
 		}
-		snap.m[e.Name] = &idxEntry{e: e, conflict: e.Stage != stageMerged}
+		store = append(store, idxEntry{e: e, conflict: e.Stage != stageMerged})
+		snap.m[e.Name] = &store[len(store)-1]
 		snap.names = append(snap.names, e.Name)
 	}
 	sort.Strings(snap.names)
