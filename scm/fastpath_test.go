@@ -98,3 +98,44 @@ func TestCacheTreeParse(t *testing.T) {
 		t.Errorf("truncated extension accepted")
 	}
 }
+
+// TestRacyEntry: a file rewritten with the same size and mtime within
+// the second of the index write (racily clean in git's terms) must still
+// be compared by content, by a fresh Repo and by one that scanned before.
+func TestRacyEntry(t *testing.T) {
+	dir := baseRepo(t)
+	warm := openRepo(t, dir)
+	if st := status(t, warm); len(st.Changes) != 0 {
+		t.Fatalf("not clean: %v", ourView(st.Changes))
+	}
+	p := filepath.Join(dir, "dir/c.txt")
+	writeFile(t, dir, "dir/c.txt", "charlie\n")
+	gitRun(t, dir, "update-index", "dir/c.txt") // entry and index written now
+	fi, err := os.Stat(p)
+	must(t, err)
+	mt := fi.ModTime()
+	writeFile(t, dir, "dir/c.txt", "CHARLIE\n") // same size
+	must(t, os.Chtimes(p, mt, mt))               // and the same mtime
+	for name, r := range map[string]*Repo{"cold": openRepo(t, dir), "warm": warm} {
+		st := status(t, r)
+		if v := ourView(st.Changes); len(v) != 1 || v[0] != "M dir/c.txt" {
+			t.Errorf("%s: racy same-size edit: %v, want M dir/c.txt", name, v)
+		}
+	}
+}
+
+// TestNewFileInScannedDirectory checks that a file created in a directory
+// an earlier scan listed (and found clean) is found by the next scan.
+func TestNewFileInScannedDirectory(t *testing.T) {
+	dir := baseRepo(t)
+	r := openRepo(t, dir)
+	if st := status(t, r); len(st.Changes) != 0 {
+		t.Fatalf("not clean: %v", ourView(st.Changes))
+	}
+	writeFile(t, dir, "dir/sub/e.txt", "echo\n")
+	st := status(t, r)
+	checkAgainstGit(t, dir, st, "")
+	if v := ourView(st.Changes); len(v) != 1 {
+		t.Errorf("new file: %v", v)
+	}
+}
