@@ -97,3 +97,28 @@ func BenchmarkColdStatus(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkColdView is BenchmarkColdStatus plus what a first view reads
+// next: the base blob of every changed file.
+func BenchmarkColdView(b *testing.B) {
+	n := 100000
+	if v, err := strconv.Atoi(os.Getenv("SCM_BENCH_FILES")); err == nil {
+		n = v
+	}
+	dir := coldBenchRepo(b, n)
+	ctx := context.Background()
+	for b.Loop() {
+		r := openRepo(b, dir)
+		st, err := r.Status(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range st.Changes {
+			if c.Head != nil {
+				if _, err := r.ReadBlob(c.Head.OID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+}

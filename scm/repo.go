@@ -2,7 +2,6 @@ package scm
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -603,13 +602,14 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 		return r.idx, nil
 	}
 	// One buffer of the size stat gave (io.ReadAll would grow one by
-	// doubling: twice the index in garbage); a file that grew since is
-	// still read whole.
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+1))
-	if _, err := buf.ReadFrom(f); err != nil {
+	// doubling: about twice the index in garbage). git replaces the index
+	// by renaming, so the open file does not change size under us.
+	b := make([]byte, fi.Size())
+	if n, err := io.ReadFull(f, b); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fmt.Errorf("scm: read index: %w", err)
+	} else {
+		b = b[:n]
 	}
-	b := buf.Bytes()
 	idx, err := decodeIndex(b, sharedIndexReader(path, r.gitDir))
 	if err != nil {
 		return nil, fmt.Errorf("scm: read index: %w", err)
