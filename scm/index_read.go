@@ -269,19 +269,19 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 		return nil, nil, bad("%d entries in %d bytes", n, len(b))
 	}
 	x := &indexFile{version: version, entries: make([]*index.Entry, n), assumeValid: map[entryKey]bool{}}
-	// One allocation for all entries, and one for all names: version 2
-	// and 3 names are slices of the file as a string, version 4 names
-	// (prefix-compressed) are gathered into one buffer and sliced after.
+	// One allocation for all entries, and one for all names: names are
+	// gathered into one buffer and sliced after, so the index keeps only
+	// its names, not a copy of the whole file (for version 2 and 3 about
+	// a third of it). Version 2 and 3 names lie inside the file, which
+	// bounds their total; version 4 names are prefix-compressed and may
+	// outgrow it.
 	store := make([]index.Entry, n)
-	var all string
-	var names []byte
-	var ends []int
-	if version < 4 {
-		all = string(b)
-	} else {
-		names = make([]byte, 0, len(b))
-		ends = make([]int, n)
+	nameCap := max(end-12-n*entryFixed, 0)
+	if version == 4 {
+		nameCap = len(b)
 	}
+	names := make([]byte, 0, nameCap)
+	ends := make([]int, n)
 	off := 12
 	var prev []byte
 	for i := 0; i < n; i++ {
@@ -333,7 +333,8 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			if p+l > end {
 				return nil, nil, bad("truncated name")
 			}
-			e.Name = all[p : p+l]
+			names = append(names, b[p:p+l]...)
+			ends[i] = len(names)
 			off += (p - off + l + 8) &^ 7
 		case 4:
 			var strip int
@@ -372,13 +373,11 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 		}
 		x.entries[i] = e
 	}
-	if version == 4 {
-		s := string(names)
-		start := 0
-		for i, e := range x.entries {
-			e.Name = s[start:ends[i]]
-			start = ends[i]
-		}
+	all := string(names)
+	start := 0
+	for i, e := range x.entries {
+		e.Name = all[start:ends[i]]
+		start = ends[i]
 	}
 	// Assume-valid bits were keyed by position while names were pending;
 	// named entries get their name back (nameless ones replace shared
