@@ -122,3 +122,24 @@ func BenchmarkColdView(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWarmStatus is a Status after a first one on the same Repo
+// (index, HEAD's tree and the stat cache in hand), as the daemon runs
+// when it opens a workspace and again for the first view.
+func BenchmarkWarmStatus(b *testing.B) {
+	n := 100000
+	if v, err := strconv.Atoi(os.Getenv("SCM_BENCH_FILES")); err == nil {
+		n = v
+	}
+	dir := coldBenchRepo(b, n)
+	ctx := context.Background()
+	r := openRepo(b, dir)
+	if _, err := r.Status(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := r.Status(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -53,6 +53,12 @@ type Repo struct {
 	idx *indexSnapshot
 	// trees caches flattened trees by tree id (HEAD's and merge bases').
 	trees map[plumbing.Hash]*flatTree
+	// commitTrees and blobSizes remember what a commit's tree is and how
+	// large a blob is; objects never change, so these need no
+	// invalidation, only a bound (maxObjectMemo). Every scan asks both
+	// again, and go-git opens the pack file for each answer.
+	commitTrees map[plumbing.Hash]plumbing.Hash
+	blobSizes   map[plumbing.Hash]int64
 	// cache is the stat cache: path -> stat and blob id from our last hash.
 	cache map[string]cacheEntry
 	// treeReads and treeShortcuts count tree objects read and directories
@@ -114,12 +120,14 @@ func Open(dir string) (*Repo, error) {
 		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
 	}
 	r := &Repo{
-		root:      root,
-		gitDir:    gitDir,
-		commonDir: commonDir,
-		repo:      repo,
-		trees:     make(map[plumbing.Hash]*flatTree),
-		cache:     make(map[string]cacheEntry),
+		root:        root,
+		gitDir:      gitDir,
+		commonDir:   commonDir,
+		repo:        repo,
+		trees:       make(map[plumbing.Hash]*flatTree),
+		commitTrees: make(map[plumbing.Hash]plumbing.Hash),
+		blobSizes:   make(map[plumbing.Hash]int64),
+		cache:       make(map[string]cacheEntry),
 	}
 	// A write interrupted by a crash left its temp file under .git; it is
 	// garbage (the target was never replaced) and goes now. Failing to
@@ -418,6 +426,26 @@ func (r *Repo) headLocked() (headState, error) {
 	return hs, nil
 }
 
+// maxObjectMemo bounds Repo.commitTrees and Repo.blobSizes: 100,000 sizes
+// are about 4 MB, more than the changed files of any view we serve.
+const maxObjectMemo = 100000
+
+// blobSizeLocked returns the size of blob h. r.mu must be held.
+func (r *Repo) blobSizeLocked(h plumbing.Hash) (int64, error) {
+	if n, ok := r.blobSizes[h]; ok {
+		return n, nil
+	}
+	n, err := r.repo.Storer.EncodedObjectSize(h)
+	if err != nil {
+		return 0, err
+	}
+	if len(r.blobSizes) >= maxObjectMemo {
+		clear(r.blobSizes)
+	}
+	r.blobSizes[h] = n
+	return n, nil
+}
+
 // flatTree is a tree flattened to path -> entry (gitlinks included, not
 // descended), with paths sorted bytewise.
 type flatTree struct {
@@ -456,11 +484,19 @@ func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, erro
 	if c.IsZero() {
 		return emptyTree, nil
 	}
-	commit, err := r.repo.CommitObject(c)
-	if err != nil {
-		return nil, fmt.Errorf("scm: read commit %s: %w", c, err)
+	treeHash, ok := r.commitTrees[c]
+	if !ok {
+		commit, err := r.repo.CommitObject(c)
+		if err != nil {
+			return nil, fmt.Errorf("scm: read commit %s: %w", c, err)
+		}
+		treeHash = commit.TreeHash
+		if len(r.commitTrees) >= maxObjectMemo {
+			clear(r.commitTrees)
+		}
+		r.commitTrees[c] = treeHash
 	}
-	if t, ok := r.trees[commit.TreeHash]; ok {
+	if t, ok := r.trees[treeHash]; ok {
 		return t, nil
 	}
 	// The index's cache-tree spares reading the trees it vouches for; an
@@ -475,15 +511,15 @@ func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, erro
 	} else {
 		ft.m = make(map[string]treeEntry)
 	}
-	if err := r.flatten(ctx, commit.TreeHash, "", ft, idx); err != nil {
-		return nil, fmt.Errorf("scm: read tree %s: %w", commit.TreeHash, err)
+	if err := r.flatten(ctx, treeHash, "", ft, idx); err != nil {
+		return nil, fmt.Errorf("scm: read tree %s: %w", treeHash, err)
 	}
 	sort.Strings(ft.paths)
 	// A handful of trees is enough: HEAD's, plus a merge base or two.
 	if len(r.trees) >= 4 {
 		clear(r.trees)
 	}
-	r.trees[commit.TreeHash] = ft
+	r.trees[treeHash] = ft
 	return ft, nil
 }
 
