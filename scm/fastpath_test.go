@@ -115,7 +115,7 @@ func TestRacyEntry(t *testing.T) {
 	must(t, err)
 	mt := fi.ModTime()
 	writeFile(t, dir, "dir/c.txt", "CHARLIE\n") // same size
-	must(t, os.Chtimes(p, mt, mt))               // and the same mtime
+	must(t, os.Chtimes(p, mt, mt))              // and the same mtime
 	for name, r := range map[string]*Repo{"cold": openRepo(t, dir), "warm": warm} {
 		st := status(t, r)
 		if v := ourView(st.Changes); len(v) != 1 || v[0] != "M dir/c.txt" {
