@@ -183,6 +183,11 @@ func makeRepo(parent string, files, dirs, modified int) (*repo, error) {
 	// clean" and re-hashed by every later status; keep them apart.
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
 	idx := time.Now()
+	// read-tree writes the index's cache-tree, as a clone, a checkout or
+	// a commit does; reset then records the files' stat data.
+	if _, err := git(dir, "read-tree", "HEAD"); err != nil {
+		return nil, err
+	}
 	if _, err := git(dir, "reset", "-q"); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -22,9 +23,9 @@ import (
 // The index is read by our own decoder rather than go-git's, which stops
 // at a split index ("link" extension, core.splitIndex or git update-index
 // --split-index). It reads versions 2 to 4 (4 is what feature.manyFiles
-// selects), skips the optional extensions (TREE, REUC, UNTR, FSMN, EOIE,
-// IEOT) and merges a split index into its shared index as git's
-// merge_base_index does. Entries come out as go-git index entries, with
+// selects), reads the cache-tree (TREE), skips the other optional
+// extensions (REUC, UNTR, FSMN, EOIE, IEOT) and merges a split index into
+// its shared index as git's merge_base_index does. Entries come out as go-git index entries, with
 // the same conventions as go-git's decoder (a zero timestamp is the zero
 // time), so the rest of the package is unchanged.
 
@@ -36,6 +37,73 @@ type indexFile struct {
 	// go-git's entries cannot carry.
 	assumeValid map[entryKey]bool
 	split       bool // read through a "link" extension
+	// tree is the cache-tree extension (TREE): the valid entries only,
+	// by directory ("" is the root). Nil for a split index.
+	tree map[string]cacheTree
+}
+
+// cacheTree is one valid cache-tree entry: git's promise that writing the
+// index entries below the directory as a tree gives oid, and that there
+// are count of them. git invalidates an entry (and its parents) whenever
+// an entry below it changes, is unmerged or is intent-to-add, so a valid
+// entry whose oid equals HEAD's tree for that directory means the index
+// and HEAD agree on every path below it.
+type cacheTree struct {
+	count int
+	oid   plumbing.Hash
+}
+
+// parseCacheTree decodes a TREE extension. It returns nil for data it
+// cannot read: the extension is optional and only a shortcut.
+func parseCacheTree(d []byte) map[string]cacheTree {
+	out := map[string]cacheTree{}
+	var entry func(prefix string) bool
+	entry = func(prefix string) bool {
+		i := bytes.IndexByte(d, 0)
+		if i < 0 {
+			return false
+		}
+		name := string(d[:i])
+		d = d[i+1:]
+		j := bytes.IndexByte(d, '\n')
+		if j < 0 {
+			return false
+		}
+		cnt, sub, ok := strings.Cut(string(d[:j]), " ")
+		if !ok {
+			return false
+		}
+		d = d[j+1:]
+		count, err1 := strconv.Atoi(cnt)
+		subs, err2 := strconv.Atoi(sub)
+		if err1 != nil || err2 != nil || subs < 0 {
+			return false
+		}
+		p := name
+		if prefix != "" {
+			p = prefix + "/" + name
+		}
+		if count >= 0 {
+			if len(d) < 20 {
+				return false
+			}
+			var h plumbing.Hash
+			copy(h[:], d[:20])
+			d = d[20:]
+			out[p] = cacheTree{count: count, oid: h}
+		}
+		for range subs {
+			if !entry(p) {
+				return false
+			}
+		}
+		return true
+	}
+	// The root entry has an empty name.
+	if !entry("") || len(d) != 0 {
+		return nil
+	}
+	return out
 }
 
 // readIndexFile reads the index at path; shared indexes are looked up in
@@ -70,6 +138,9 @@ func decodeIndex(b []byte, shared func(sha string) ([]byte, error)) (*indexFile,
 	x, link, err := decodeIndexOnly(b)
 	if err != nil {
 		return nil, err
+	}
+	if link != nil {
+		x.tree = nil // describes the merged index; not worth the doubt
 	}
 	if link == nil || strings.Trim(link.shared, "0") == "" {
 		if link != nil {
@@ -198,19 +269,19 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 		return nil, nil, bad("%d entries in %d bytes", n, len(b))
 	}
 	x := &indexFile{version: version, entries: make([]*index.Entry, n), assumeValid: map[entryKey]bool{}}
-	// One allocation for all entries, and one for all names: version 2
-	// and 3 names are slices of the file as a string, version 4 names
-	// (prefix-compressed) are gathered into one buffer and sliced after.
+	// One allocation for all entries, and one for all names: names are
+	// gathered into one buffer and sliced after, so the index keeps only
+	// its names, not a copy of the whole file (for version 2 and 3 about
+	// a third of it). Version 2 and 3 names lie inside the file, which
+	// bounds their total; version 4 names are prefix-compressed and may
+	// outgrow it.
 	store := make([]index.Entry, n)
-	var all string
-	var names []byte
-	var ends []int
-	if version < 4 {
-		all = string(b)
-	} else {
-		names = make([]byte, 0, len(b))
-		ends = make([]int, n)
+	nameCap := max(end-12-n*entryFixed, 0)
+	if version == 4 {
+		nameCap = len(b)
 	}
+	names := make([]byte, 0, nameCap)
+	ends := make([]int, n)
 	off := 12
 	var prev []byte
 	for i := 0; i < n; i++ {
@@ -262,7 +333,8 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			if p+l > end {
 				return nil, nil, bad("truncated name")
 			}
-			e.Name = all[p : p+l]
+			names = append(names, b[p:p+l]...)
+			ends[i] = len(names)
 			off += (p - off + l + 8) &^ 7
 		case 4:
 			var strip int
@@ -301,13 +373,11 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 		}
 		x.entries[i] = e
 	}
-	if version == 4 {
-		s := string(names)
-		start := 0
-		for i, e := range x.entries {
-			e.Name = s[start:ends[i]]
-			start = ends[i]
-		}
+	all := string(names)
+	start := 0
+	for i, e := range x.entries {
+		e.Name = all[start:ends[i]]
+		start = ends[i]
 	}
 	// Assume-valid bits were keyed by position while names were pending;
 	// named entries get their name back (nameless ones replace shared
@@ -328,6 +398,8 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 		}
 		data := b[off+8 : off+8+size]
 		switch {
+		case sig == "TREE":
+			x.tree = parseCacheTree(data)
 		case sig == "link":
 			l, err := parseLink(data)
 			if err != nil {

@@ -53,8 +53,17 @@ type Repo struct {
 	idx *indexSnapshot
 	// trees caches flattened trees by tree id (HEAD's and merge bases').
 	trees map[plumbing.Hash]*flatTree
+	// commitTrees and blobSizes remember what a commit's tree is and how
+	// large a blob is; objects never change, so these need no
+	// invalidation, only a bound (maxObjectMemo). Every scan asks both
+	// again, and go-git opens the pack file for each answer.
+	commitTrees map[plumbing.Hash]plumbing.Hash
+	blobSizes   map[plumbing.Hash]int64
 	// cache is the stat cache: path -> stat and blob id from our last hash.
 	cache map[string]cacheEntry
+	// treeReads and treeShortcuts count tree objects read and directories
+	// taken from the index's cache-tree instead, for tests.
+	treeReads, treeShortcuts int
 	// hashes counts files read and hashed (cache misses), for tests.
 	hashes int
 	// edited holds paths someone reported editing (Forget): their index
@@ -115,12 +124,14 @@ func Open(dir string) (*Repo, error) {
 		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
 	}
 	r := &Repo{
-		root:      root,
-		gitDir:    gitDir,
-		commonDir: commonDir,
-		repo:      repo,
-		trees:     make(map[plumbing.Hash]*flatTree),
-		cache:     make(map[string]cacheEntry),
+		root:        root,
+		gitDir:      gitDir,
+		commonDir:   commonDir,
+		repo:        repo,
+		trees:       make(map[plumbing.Hash]*flatTree),
+		commitTrees: make(map[plumbing.Hash]plumbing.Hash),
+		blobSizes:   make(map[plumbing.Hash]int64),
+		cache:       make(map[string]cacheEntry),
 	}
 	// A write interrupted by a crash left its temp file under .git; it is
 	// garbage (the target was never replaced) and goes now. Failing to
@@ -419,6 +430,26 @@ func (r *Repo) headLocked() (headState, error) {
 	return hs, nil
 }
 
+// maxObjectMemo bounds Repo.commitTrees and Repo.blobSizes: 100,000 sizes
+// are about 4 MB, more than the changed files of any view we serve.
+const maxObjectMemo = 100000
+
+// blobSizeLocked returns the size of blob h. r.mu must be held.
+func (r *Repo) blobSizeLocked(h plumbing.Hash) (int64, error) {
+	if n, ok := r.blobSizes[h]; ok {
+		return n, nil
+	}
+	n, err := r.repo.Storer.EncodedObjectSize(h)
+	if err != nil {
+		return 0, err
+	}
+	if len(r.blobSizes) >= maxObjectMemo {
+		clear(r.blobSizes)
+	}
+	r.blobSizes[h] = n
+	return n, nil
+}
+
 // flatTree is a tree flattened to path -> entry (gitlinks included, not
 // descended), with paths sorted bytewise.
 type flatTree struct {
@@ -457,30 +488,61 @@ func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, erro
 	if c.IsZero() {
 		return emptyTree, nil
 	}
-	commit, err := r.repo.CommitObject(c)
-	if err != nil {
-		return nil, fmt.Errorf("scm: read commit %s: %w", c, err)
+	treeHash, ok := r.commitTrees[c]
+	if !ok {
+		commit, err := r.repo.CommitObject(c)
+		if err != nil {
+			return nil, fmt.Errorf("scm: read commit %s: %w", c, err)
+		}
+		treeHash = commit.TreeHash
+		if len(r.commitTrees) >= maxObjectMemo {
+			clear(r.commitTrees)
+		}
+		r.commitTrees[c] = treeHash
 	}
-	if t, ok := r.trees[commit.TreeHash]; ok {
+	if t, ok := r.trees[treeHash]; ok {
 		return t, nil
 	}
-	ft := &flatTree{m: make(map[string]treeEntry)}
-	if err := r.flatten(ctx, commit.TreeHash, "", ft); err != nil {
-		return nil, fmt.Errorf("scm: read tree %s: %w", commit.TreeHash, err)
+	// The index's cache-tree spares reading the trees it vouches for; an
+	// unreadable index only means no shortcut.
+	idx, _ := r.indexLocked()
+	ft := &flatTree{}
+	if idx != nil {
+		// The index's size is a close guess of the tree's: it spares
+		// the map's growth, which allocates about twice its final size.
+		ft.paths = make([]string, 0, len(idx.names))
+		ft.m = make(map[string]treeEntry, len(idx.names))
+	} else {
+		ft.m = make(map[string]treeEntry)
+	}
+	if err := r.flatten(ctx, treeHash, "", ft, idx); err != nil {
+		return nil, fmt.Errorf("scm: read tree %s: %w", treeHash, err)
 	}
 	sort.Strings(ft.paths)
 	// A handful of trees is enough: HEAD's, plus a merge base or two.
 	if len(r.trees) >= 4 {
 		clear(r.trees)
 	}
-	r.trees[commit.TreeHash] = ft
+	r.trees[treeHash] = ft
 	return ft, nil
 }
 
-func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *flatTree) error {
+// flatten adds tree h, found at directory prefix, to ft. Where the index's
+// cache-tree holds a valid entry for prefix with the same tree id, the
+// index entries below prefix are that tree's content (git's cache-tree
+// invariant), so they are taken from the index and no tree object is read;
+// this is how git's diff-index skips unchanged directories. The entries
+// are checked against the cache-tree's count and must all be plain merged
+// entries; anything else falls back to reading the tree.
+func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *flatTree, idx *indexSnapshot) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if idx != nil && fromCacheTree(idx, h, prefix, ft) {
+		r.treeShortcuts++
+		return nil
+	}
+	r.treeReads++
 	t, err := object.GetTree(r.repo.Storer, h)
 	if err != nil {
 		return err
@@ -491,7 +553,7 @@ func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *
 			p = prefix + "/" + e.Name
 		}
 		if e.Mode == filemode.Dir {
-			if err := r.flatten(ctx, e.Hash, p, ft); err != nil {
+			if err := r.flatten(ctx, e.Hash, p, ft, idx); err != nil {
 				return err
 			}
 			continue
@@ -502,12 +564,49 @@ func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *
 	return nil
 }
 
+// fromCacheTree adds the index entries below prefix to ft if the index's
+// cache-tree vouches that they are tree h; it reports whether it did.
+func fromCacheTree(idx *indexSnapshot, h plumbing.Hash, prefix string, ft *flatTree) bool {
+	ct, ok := idx.tree[prefix]
+	if !ok || ct.oid != h {
+		return false
+	}
+	names := under(idx.names, prefix)
+	if len(names) != ct.count || (prefix != "" && len(names) > 0 && names[0] == prefix) {
+		return false
+	}
+	for _, n := range names {
+		ie := idx.m[n]
+		if ie.conflict || ie.e.Stage != stageMerged || ie.e.IntentToAdd || !validTreeMode(ie.e.Mode) {
+			return false
+		}
+	}
+	for _, n := range names {
+		e := idx.m[n].e
+		ft.paths = append(ft.paths, n)
+		ft.m[n] = treeEntry{mode: e.Mode, hash: e.Hash}
+	}
+	return true
+}
+
+// validTreeMode reports whether m is a mode git writes for a tree entry.
+func validTreeMode(m filemode.FileMode) bool {
+	switch m {
+	case filemode.Regular, filemode.Executable, filemode.Symlink, filemode.Submodule:
+		return true
+	}
+	return false
+}
+
 // indexSnapshot is the decoded index.
 type indexSnapshot struct {
 	stat  fileStat // of the index file when read
 	names []string // sorted, one per path
 	m     map[string]*idxEntry
 	mtime int64 // index file mtime (ns): the racy-git boundary
+	// tree is the index's valid cache-tree entries by directory; see
+	// cacheTree and (*Repo).flatten.
+	tree map[string]cacheTree
 }
 
 // stageMerged is the stage of an ordinary entry as the decoder returns it
@@ -542,15 +641,22 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	if r.idx != nil && r.idx.stat == st {
 		return r.idx, nil
 	}
-	b, err := io.ReadAll(f)
-	if err != nil {
+	// One buffer of the size stat gave (io.ReadAll would grow one by
+	// doubling: about twice the index in garbage). git replaces the index
+	// by renaming, so the open file does not change size under us.
+	b := make([]byte, fi.Size())
+	if n, err := io.ReadFull(f, b); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fmt.Errorf("scm: read index: %w", err)
+	} else {
+		b = b[:n]
 	}
 	idx, err := decodeIndex(b, sharedIndexReader(path, r.gitDir))
 	if err != nil {
 		return nil, fmt.Errorf("scm: read index: %w", err)
 	}
-	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries))}
+	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries)), tree: idx.tree}
+	store := make([]idxEntry, 0, len(idx.entries)) // one allocation, not one per path
+	snap.names = make([]string, 0, len(idx.entries))
 	for _, e := range idx.entries {
 		if prev, ok := snap.m[e.Name]; ok {
 			if e.Stage == stageMerged {
@@ -558,7 +664,8 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 			}
 			continue
 		}
-		snap.m[e.Name] = &idxEntry{e: e, conflict: e.Stage != stageMerged}
+		store = append(store, idxEntry{e: e, conflict: e.Stage != stageMerged})
+		snap.m[e.Name] = &store[len(store)-1]
 		snap.names = append(snap.names, e.Name)
 	}
 	sort.Strings(snap.names)

@@ -750,7 +750,7 @@ func (s *scan) compare(p string, base *flatTree) (Change, bool, error) {
 	if inHead {
 		fsz := int64(0)
 		if he.mode != filemode.Submodule {
-			if n, err := s.r.repo.Storer.EncodedObjectSize(he.hash); err == nil {
+			if n, err := s.r.blobSizeLocked(he.hash); err == nil {
 				fsz = n
 			}
 		}
