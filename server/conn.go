@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
@@ -23,7 +24,7 @@ import (
 // subscribes to.
 type conn struct {
 	srv    *Server
-	log    *slog.Logger
+	logp   atomic.Pointer[slog.Logger] // set again once the client names itself
 	stream *stream
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -39,14 +40,14 @@ func newConn(srv *Server, ws *websocket.Conn, remote string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{
 		srv:    srv,
-		log:    srv.log.With("conn", remote),
 		ctx:    ctx,
 		cancel: cancel,
 		subs:   map[string]struct{}{},
 	}
+	c.setLogger(srv.log.With("conn", remote))
 	c.stream = newStream(ws, &srv.cfg, func(code int, reason string) {
 		if code != websocket.CloseNormalClosure && code != websocket.CloseGoingAway {
-			c.log.Warn("closing connection", "code", code, "reason", reason)
+			c.logger().Warn("closing connection", "code", code, "reason", reason)
 		}
 	})
 	return c
@@ -56,7 +57,7 @@ func newConn(srv *Server, ws *websocket.Conn, remote string) *conn {
 // subscriptions. Requests are handled in the order they arrive; handlers
 // that wait on a session answer from elsewhere.
 func (c *conn) run() {
-	c.log.Info("connected")
+	c.logger().Info("connected")
 	for {
 		req, err := c.stream.readRequest()
 		if err != nil {
@@ -68,7 +69,7 @@ func (c *conn) run() {
 	<-c.stream.done
 	c.cancel()
 	c.dropAll()
-	c.log.Info("disconnected")
+	c.logger().Info("disconnected")
 }
 
 // dropAll detaches every subscription of the connection.
@@ -82,6 +83,9 @@ func (c *conn) dropAll() {
 		c.srv.m.Detach(c, uri)
 	}
 }
+
+func (c *conn) logger() *slog.Logger     { return c.logp.Load() }
+func (c *conn) setLogger(l *slog.Logger) { c.logp.Store(l) }
 
 // session.Subscriber.
 
@@ -130,7 +134,7 @@ func (c *conn) adapt(v any) any { return protocol.Adapt(c.Version(), v) }
 func (c *conn) reply(req *jsonrpc2.Request, result any, err error) {
 	if req.Notif {
 		if err != nil {
-			c.log.Debug("notification failed", "method", req.Method, "err", err)
+			c.logger().Debug("notification failed", "method", req.Method, "err", err)
 		}
 		return
 	}
@@ -162,7 +166,7 @@ func rawID(id jsonrpc2.ID) json.RawMessage {
 func (c *conn) toRPCError(method string, err error) *protocol.Error {
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
-		c.log.Error("internal error", "method", method, "err", err)
+		c.logger().Error("internal error", "method", method, "err", err)
 		return &protocol.Error{Code: protocol.CodeInternalError, Message: err.Error()}
 	}
 	return &protocol.Error{Code: pe.Code, Message: err.Error(), Data: pe.Data}
@@ -191,7 +195,7 @@ func decode(req *jsonrpc2.Request, v any) error {
 // recoverRequest turns a panic in a handler into an internal error reply.
 func (c *conn) recoverRequest(req *jsonrpc2.Request) {
 	if r := recover(); r != nil {
-		c.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+		c.logger().Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
 		c.reply(req, nil, fmt.Errorf("internal error in %s", req.Method))
 	}
 }

@@ -98,8 +98,8 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 	c.initialized, c.clientID, c.version = true, p.ClientID, version
 	c.mu.Unlock()
 	c.srv.rememberVersion(p.ClientID, version)
-	c.log = c.log.With("client", p.ClientID)
-	c.log.Info("initialized", "version", version)
+	c.setLogger(c.logger().With("client", p.ClientID))
+	c.logger().Info("initialized", "version", version)
 
 	c.stream.hold()
 	go func() {
@@ -224,7 +224,7 @@ func (c *conn) unsubscribe(req *jsonrpc2.Request) {
 func (c *conn) dispatchAction(req *jsonrpc2.Request) {
 	var p protocol.DispatchActionParams
 	if err := decode(req, &p); err != nil {
-		c.log.Warn("dropping malformed dispatchAction", "err", err)
+		c.logger().Warn("dropping malformed dispatchAction", "err", err)
 		c.reply(req, nil, err)
 		return
 	}
@@ -257,7 +257,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 			version = "1.0.0"
 		}
 		c.initialized, c.clientID, c.version = true, p.ClientID, version
-		c.log = c.log.With("client", p.ClientID)
+		c.setLogger(c.logger().With("client", p.ClientID))
 	} else if c.clientID != p.ClientID {
 		c.mu.Unlock()
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "reconnect: clientId %q differs from this connection's %q", p.ClientID, c.clientID))
@@ -295,7 +295,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 				}
 			}
 		}
-		c.log.Info("reconnected", "type", res.Type, "channels", len(results), "missing", len(res.Missing))
+		c.logger().Info("reconnected", "type", res.Type, "channels", len(results), "missing", len(res.Missing))
 		c.stream.release(c.encodeReply(req, res))
 	}()
 }
