@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -191,8 +190,8 @@ func (s *Session) start() {
 // closeWorkspaces releases what the workspaces hold (their watchers).
 func closeWorkspaces(entries []*workspaceEntry) {
 	for _, e := range entries {
-		if c, ok := e.ws.(io.Closer); ok {
-			c.Close()
+		if e.ws != nil {
+			e.ws.Close()
 		}
 	}
 }

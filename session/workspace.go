@@ -32,6 +32,11 @@ type Workspace interface {
 	// next snapshot re-checks only what changed (turn boundaries); without
 	// it a one-off scan is enough (the session baseline).
 	Snapshot(ctx context.Context, track bool) (string, error)
+	// Close releases what the workspace holds itself (the watcher it
+	// keeps for turn tracking, and its goroutines) and waits for them.
+	// The session calls it once, when it is disposed or the daemon
+	// stops; watchers returned by Watch are stopped by their callers.
+	Close() error
 }
 
 // Plain is implemented by workspaces of directories that are not git

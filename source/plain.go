@@ -233,6 +233,11 @@ func (w *plainWorkspace) Watch(onChange func(paths []string, all bool)) (session
 	return plainWatcher{fw}, nil
 }
 
+// Close has nothing to release: a plain directory keeps no watcher of its
+// own (snapshots compare stat data), and the watchers Watch returns are
+// stopped by their callers.
+func (w *plainWorkspace) Close() error { return nil }
+
 type plainWatcher struct{ fw *fswatch.Watcher }
 
 func (p plainWatcher) Mode() (string, string) { return string(p.fw.Mode()), p.fw.ModeReason() }
