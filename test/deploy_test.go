@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,59 +29,6 @@ import (
 func launch(t *testing.T, stateDir string, env []string, args ...string) (*daemon, string) {
 	t.Helper()
 	return launchCmd(t, stateDir, func(cmd *exec.Cmd) { cmd.Env = append(cleanEnv(), env...) }, args...)
-}
-
-// launchCmd is launch with the command adjusted by prepare before it
-// starts; it also returns everything printed on stdout before the URL.
-func launchCmd(t *testing.T, stateDir string, prepare func(*exec.Cmd), args ...string) (*daemon, string) {
-	t.Helper()
-	touchSources()
-	d := &daemon{t: t, StateDir: stateDir, stderr: &lockedWriter{b: &strings.Builder{}}, exited: make(chan error, 1)}
-	d.cmd = exec.Command(binary, args...)
-	d.cmd.Stderr = d.stderr
-	prepare(d.cmd)
-	out, err := d.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 8)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	go func() { d.exited <- d.cmd.Wait() }()
-	var banner strings.Builder
-	timeout := time.After(30 * time.Second)
-	for d.URL == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("daemon exited before ready; stderr:\n%s", d.stderr)
-			}
-			banner.WriteString(l + "\n")
-			if u, ok := strings.CutPrefix(l, "connect: "); ok {
-				d.URL = u
-			}
-		case <-timeout:
-			t.Fatalf("daemon not ready in 30s; stderr:\n%s", d.stderr)
-		}
-	}
-	rest := strings.TrimPrefix(d.URL, "ws://")
-	d.Addr = rest[:strings.Index(rest, "/")]
-	d.Token = d.URL[strings.Index(d.URL, "token=")+len("token="):]
-	t.Cleanup(func() {
-		d.stop()
-		if t.Failed() {
-			t.Logf("daemon stderr:\n%s", d.stderr)
-		}
-	})
-	return d, banner.String()
 }
 
 // cleanEnv is the test's environment without CHANGESETD_* variables, so a

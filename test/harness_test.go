@@ -74,11 +74,22 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 // daemon on the state a previous one left.
 func startDaemonIn(t *testing.T, stateDir string, args ...string) *daemon {
 	t.Helper()
-	touchSources() // inside a test, where go test records opened files
+	full := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", stateDir, "--log-level", "debug"}, args...)
+	d, _ := launchCmd(t, stateDir, func(*exec.Cmd) {}, full...)
+	return d
+}
+
+// launchCmd runs the daemon binary with args, adjusted by prepare before
+// it starts, and waits for its connect and review lines (touchSources
+// first, inside a test, where go test records opened files). It also
+// returns everything printed on stdout up to them.
+func launchCmd(t *testing.T, stateDir string, prepare func(*exec.Cmd), args ...string) (*daemon, string) {
+	t.Helper()
+	touchSources()
 	d := &daemon{t: t, StateDir: stateDir, stderr: &lockedWriter{b: &strings.Builder{}}, exited: make(chan error, 1)}
-	full := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", d.StateDir, "--log-level", "debug"}, args...)
-	d.cmd = exec.Command(binary, full...)
+	d.cmd = exec.Command(binary, args...)
 	d.cmd.Stderr = d.stderr
+	prepare(d.cmd)
 	out, err := d.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +106,7 @@ func startDaemonIn(t *testing.T, stateDir string, args ...string) *daemon {
 		close(lines)
 	}()
 	go func() { d.exited <- d.cmd.Wait() }()
+	var banner strings.Builder
 	timeout := time.After(30 * time.Second)
 	for d.URL == "" || d.Review == "" {
 		select {
@@ -102,6 +114,7 @@ func startDaemonIn(t *testing.T, stateDir string, args ...string) *daemon {
 			if !ok {
 				t.Fatalf("daemon exited before ready; stderr:\n%s", d.stderr)
 			}
+			banner.WriteString(l + "\n")
 			if u, ok := strings.CutPrefix(l, "connect: "); ok {
 				d.URL = u
 			}
@@ -121,7 +134,7 @@ func startDaemonIn(t *testing.T, stateDir string, args ...string) *daemon {
 			t.Logf("daemon stderr:\n%s", d.stderr)
 		}
 	})
-	return d
+	return d, banner.String()
 }
 
 // stop sends SIGTERM and waits for a clean exit.
