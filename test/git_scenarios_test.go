@@ -431,6 +431,12 @@ func waitFileSet(m *changesetMirror, repo string, want []wantFile) protocol.Chan
 	for _, w := range want {
 		ids = append(ids, fileURI(repo, w.path))
 	}
+	return waitIDs(m, ids)
+}
+
+// waitIDs waits until the changeset is ready with exactly the files ids.
+func waitIDs(m *changesetMirror, ids []string) protocol.ChangesetState {
+	m.t.Helper()
 	slices.Sort(ids)
 	return m.Wait(fmt.Sprintf("ready with %v", ids), func(st protocol.ChangesetState) bool {
 		if !ready(st) || len(st.Files) != len(ids) {

@@ -2,11 +2,9 @@ package test
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -383,18 +381,7 @@ func waitFiles(m *changesetMirror, top string, want map[string]numstat) protocol
 	for p := range want {
 		ids = append(ids, fileURI(top, p))
 	}
-	slices.Sort(ids)
-	return m.Wait(fmt.Sprintf("ready with %v", ids), func(st protocol.ChangesetState) bool {
-		if !ready(st) || len(st.Files) != len(ids) {
-			return false
-		}
-		for _, f := range st.Files {
-			if _, ok := slices.BinarySearch(ids, f.ID); !ok {
-				return false
-			}
-		}
-		return true
-	})
+	return waitIDs(m, ids)
 }
 
 // checkCounts compares every file's counts with git's.
