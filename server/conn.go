@@ -25,6 +25,7 @@ import (
 type conn struct {
 	srv    *Server
 	logp   atomic.Pointer[slog.Logger] // set again once the client names itself
+	legacy atomic.Bool                 // the negotiated version is 0.6/0.7; set with version
 	stream *stream
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -105,11 +106,24 @@ func (c *conn) Version() string {
 // reply, and each hands its payload to protocol.Adapt for the version the
 // connection negotiated: stored state stays in the newest shape.
 
+// Send runs once per envelope and subscriber: it reads the generation
+// without the lock and passes a package-level encoder, so fan-out to many
+// subscribers allocates nothing per subscriber.
 func (c *conn) Send(env *session.Envelope) {
-	legacy := protocol.IsLegacy(c.Version())
-	_ = c.stream.write(env.Frame(legacy, func(e protocol.ActionEnvelope) []byte {
-		return encodeAction(protocol.AdaptEnvelope(legacy, e))
-	}))
+	legacy := c.legacy.Load()
+	encode := encodeCurrent
+	if legacy {
+		encode = encodeLegacy
+	}
+	_ = c.stream.write(env.Frame(legacy, encode))
+}
+
+func encodeCurrent(e protocol.ActionEnvelope) []byte {
+	return encodeAction(protocol.AdaptEnvelope(false, e))
+}
+
+func encodeLegacy(e protocol.ActionEnvelope) []byte {
+	return encodeAction(protocol.AdaptEnvelope(true, e))
 }
 
 // encodeAction encodes an "action" notification.

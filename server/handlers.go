@@ -96,6 +96,7 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 	}
 	c.mu.Lock()
 	c.initialized, c.clientID, c.version = true, p.ClientID, version
+	c.legacy.Store(protocol.IsLegacy(version))
 	c.mu.Unlock()
 	c.srv.rememberVersion(p.ClientID, version)
 	c.setLogger(c.logger().With("client", p.ClientID))
@@ -257,6 +258,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 			version = "1.0.0"
 		}
 		c.initialized, c.clientID, c.version = true, p.ClientID, version
+		c.legacy.Store(protocol.IsLegacy(version))
 		c.setLogger(c.logger().With("client", p.ClientID))
 	} else if c.clientID != p.ClientID {
 		c.mu.Unlock()
