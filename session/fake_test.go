@@ -1,0 +1,536 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/changesetd/changesetd/changeset"
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/uritemplate"
+)
+
+// fakeWorkspace is a working tree held in memory: HEAD, the index and the
+// working files as maps of path to content. It implements Workspace and
+// Editor the way the real one does as far as the actor can tell, so the
+// actor's scenarios run without git, a file system or a watcher. Changes
+// are reported only when the test says so (edit), the way a watcher
+// reports a write.
+type fakeWorkspace struct {
+	root string
+
+	mu       sync.Mutex
+	head     map[string]string
+	index    map[string]string
+	work     map[string]string
+	blobs    map[string][]byte // every content handed out, by oid
+	snaps    map[string]map[string]string
+	watchers map[*fakeWatcher]bool
+	queries  []Query
+	commits  []string // messages
+	closed   int
+
+	// gate, when set, is received from at the start of Changes (the test
+	// closes or feeds it), so a computation can be held in flight.
+	gate    chan struct{}
+	entered chan struct{} // when set, Changes sends to it once it is in
+	// writeGate, likewise, holds WriteWorktree.
+	writeGate    chan struct{}
+	writeEntered chan struct{}
+}
+
+func newFakeWorkspace(root string, head, work map[string]string) *fakeWorkspace {
+	return &fakeWorkspace{
+		root:     root,
+		head:     maps.Clone(head),
+		index:    maps.Clone(head),
+		work:     maps.Clone(work),
+		blobs:    map[string][]byte{},
+		snaps:    map[string]map[string]string{},
+		watchers: map[*fakeWatcher]bool{},
+	}
+}
+
+var (
+	_ Workspace = (*fakeWorkspace)(nil)
+	_ Editor    = (*fakeWorkspace)(nil)
+)
+
+func (w *fakeWorkspace) Root() string { return w.root }
+
+func (w *fakeWorkspace) Changes(ctx context.Context, q Query) (*ChangeList, error) {
+	w.mu.Lock()
+	gate, entered := w.gate, w.entered
+	w.mu.Unlock()
+	if entered != nil {
+		entered <- struct{}{}
+	}
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queries = append(w.queries, q)
+	base, cur, live := w.head, w.work, true
+	if q.Kind == QueryTrees {
+		base = w.snaps[q.From]
+		if base == nil {
+			return nil, fmt.Errorf("no snapshot %q", q.From)
+		}
+		if q.To != "" {
+			cur, live = w.snaps[q.To], false
+		}
+	}
+	paths := slices.Sorted(maps.Keys(base))
+	for p := range cur {
+		if _, ok := base[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	var out ChangeList
+	for _, p := range paths {
+		if q.Paths != nil && !slices.ContainsFunc(q.Paths, func(x string) bool { return x == p || strings.HasPrefix(p, x+"/") }) {
+			continue
+		}
+		b, inBase := base[p]
+		c, inCur := cur[p]
+		if inBase == inCur && b == c {
+			continue
+		}
+		fc := FileChange{Precise: true}
+		var old, new *changeset.Side
+		if inBase {
+			fc.Old = w.sideLocked(p, b, false)
+			old = &changeset.Side{Path: p, Content: []byte(b)}
+		}
+		if inCur {
+			fc.New = w.sideLocked(p, c, live)
+			new = &changeset.Side{Path: p, Content: []byte(c)}
+		}
+		r := changeset.Compare(old, new, changeset.Options{})
+		fc.Added, fc.Removed = r.Added, r.Removed
+		out.Files = append(out.Files, fc)
+	}
+	return &out, nil
+}
+
+func (w *fakeWorkspace) sideLocked(path, content string, live bool) *Side {
+	oid := gitBlobID([]byte(content), "")
+	w.blobs[oid] = []byte(content)
+	return &Side{Path: path, OID: oid, Mode: 0o100644, Size: int64(len(content)), Live: live}
+}
+
+func (w *fakeWorkspace) ReadBlob(oid string) ([]byte, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, ok := w.blobs[oid]
+	if !ok {
+		return nil, fmt.Errorf("no object %s", oid)
+	}
+	return b, nil
+}
+
+type fakeWatcher struct {
+	w        *fakeWorkspace
+	onChange func(paths []string, all bool)
+}
+
+func (f *fakeWatcher) Mode() (string, string) { return "fake", "" }
+
+func (f *fakeWatcher) Stop() {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	delete(f.w.watchers, f)
+}
+
+func (w *fakeWorkspace) Watch(onChange func(paths []string, all bool)) (Watcher, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f := &fakeWatcher{w: w, onChange: onChange}
+	w.watchers[f] = true
+	return f, nil
+}
+
+// watching returns how many watches are armed and not stopped.
+func (w *fakeWorkspace) watching() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.watchers)
+}
+
+func (w *fakeWorkspace) Snapshot(ctx context.Context, track bool) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := fmt.Sprintf("snap-%d", len(w.snaps)+1)
+	w.snaps[id] = maps.Clone(w.work)
+	return id, nil
+}
+
+func (w *fakeWorkspace) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed++
+	return nil
+}
+
+// edit changes a working file (content "" with del removes it) and
+// reports the path to every watch, as a file-system watcher would.
+func (w *fakeWorkspace) edit(path, content string, del bool) {
+	w.mu.Lock()
+	if del {
+		delete(w.work, path)
+	} else {
+		w.work[path] = content
+	}
+	var fs []*fakeWatcher
+	for f := range w.watchers {
+		fs = append(fs, f)
+	}
+	w.mu.Unlock()
+	for _, f := range fs {
+		f.onChange([]string{path}, false)
+	}
+}
+
+func (w *fakeWorkspace) file(path string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.work[path]
+	return c, ok
+}
+
+// Editor.
+
+func (w *fakeWorkspace) ReadWorktree(path string) ([]byte, uint32, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.work[path]
+	if !ok {
+		return nil, 0, fmt.Errorf("read %s: %w", path, fs.ErrNotExist)
+	}
+	return []byte(c), 0o100644, nil
+}
+
+func (w *fakeWorkspace) WriteWorktree(path string, content []byte, mode uint32) error {
+	w.mu.Lock()
+	gate, entered := w.writeGate, w.writeEntered
+	w.mu.Unlock()
+	if entered != nil {
+		entered <- struct{}{}
+	}
+	if gate != nil {
+		<-gate
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.work[path] = string(content)
+	return nil
+}
+
+func (w *fakeWorkspace) RemoveWorktree(path string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.work[path]; !ok {
+		return fmt.Errorf("remove %s: %w", path, fs.ErrNotExist)
+	}
+	delete(w.work, path)
+	return nil
+}
+
+func (w *fakeWorkspace) StagePath(ctx context.Context, path string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.work[path]; ok {
+		w.index[path] = c
+	} else {
+		delete(w.index, path)
+	}
+	return nil
+}
+
+func (w *fakeWorkspace) StageContent(ctx context.Context, path string, content []byte, mode uint32) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.index[path] = string(content)
+	return nil
+}
+
+func (w *fakeWorkspace) UnstagePath(ctx context.Context, path string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.head[path]; ok {
+		w.index[path] = c
+	} else {
+		delete(w.index, path)
+	}
+	return nil
+}
+
+func (w *fakeWorkspace) IndexContent(path string) ([]byte, uint32, bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.index[path]
+	return []byte(c), 0o100644, ok, nil
+}
+
+func (w *fakeWorkspace) HeadContent(path string) ([]byte, uint32, bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.head[path]
+	return []byte(c), 0o100644, ok, nil
+}
+
+func (w *fakeWorkspace) HasStaged(ctx context.Context) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !maps.Equal(w.index, w.head), nil
+}
+
+func (w *fakeWorkspace) StageAll(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.index = maps.Clone(w.work)
+	return nil
+}
+
+func (w *fakeWorkspace) Commit(ctx context.Context, message string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if maps.Equal(w.index, w.head) {
+		return "", errors.New("nothing to commit")
+	}
+	w.head = maps.Clone(w.index)
+	w.commits = append(w.commits, message)
+	return fmt.Sprintf("%040d", len(w.commits)), nil
+}
+
+func (w *fakeWorkspace) staged(path string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c, ok := w.index[path]
+	return c, ok
+}
+
+// client is a subscriber that keeps what it was sent and, per changeset
+// channel, the state a client reducing the stream would hold.
+type client struct {
+	id string
+
+	mu    sync.Mutex
+	wake  chan struct{}
+	envs  []protocol.ActionEnvelope
+	notes []string // notification methods
+	cs    map[string]protocol.ChangesetState
+}
+
+func newClient(id string) *client {
+	return &client{id: id, wake: make(chan struct{}, 1), cs: map[string]protocol.ChangesetState{}}
+}
+
+func (c *client) ClientID() string { return c.id }
+func (c *client) Version() string  { return "1.0.0" }
+
+func (c *client) Send(env *Envelope) {
+	c.mu.Lock()
+	e := env.ActionEnvelope
+	c.envs = append(c.envs, e)
+	if st, ok := c.cs[e.Channel]; ok && e.RejectionReason == "" {
+		next, _ := reducer.ApplyChangeset(st, e.Action.Action, reducer.Env{})
+		c.cs[e.Channel] = next
+	}
+	c.mu.Unlock()
+	c.poke()
+}
+
+func (c *client) Notify(method string, params any) {
+	c.mu.Lock()
+	c.notes = append(c.notes, method)
+	c.mu.Unlock()
+	c.poke()
+}
+
+func (c *client) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// waitLimit only keeps a broken scenario from hanging the run; no
+// assertion depends on how long anything takes.
+const waitLimit = 30 * time.Second
+
+// await blocks until cond, evaluated under the client's lock, holds.
+func (c *client) await(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	limit := time.After(waitLimit)
+	for {
+		c.mu.Lock()
+		ok := cond()
+		c.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-c.wake:
+		case <-limit:
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			t.Fatalf("never saw %s; received:\n%s", what, c.dumpLocked())
+		}
+	}
+}
+
+func (c *client) dumpLocked() string {
+	var b strings.Builder
+	for _, e := range c.envs {
+		fmt.Fprintf(&b, "  %d %s %s %s\n", e.ServerSeq, e.Channel, e.Action.Action.ActionType(), e.RejectionReason)
+	}
+	return b.String()
+}
+
+// subscribe attaches c to uri and waits for the snapshot.
+func (c *client) subscribe(t *testing.T, m *Manager, uri string) {
+	t.Helper()
+	done := make(chan error, 1)
+	m.Attach(c, uri, -1, func(at Attachment, err error) {
+		if err == nil {
+			if st, ok := at.Snapshot.State.(protocol.ChangesetState); ok {
+				c.mu.Lock()
+				c.cs[uri] = st
+				c.mu.Unlock()
+			}
+		}
+		done <- err
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("subscribe %s: %v", uri, err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatalf("subscribe %s: no answer", uri)
+	}
+}
+
+// state is the changeset state the client holds. c.mu must be held.
+func (c *client) stateLocked(uri string) protocol.ChangesetState { return c.cs[uri] }
+
+// awaitFiles waits until the changeset is ready with exactly these files
+// (by path under the workspace root) and returns its state.
+func (c *client) awaitFiles(t *testing.T, uri, root string, paths ...string) protocol.ChangesetState {
+	t.Helper()
+	var st protocol.ChangesetState
+	c.await(t, fmt.Sprintf("%s ready with %v", uri, paths), func() bool {
+		st = c.stateLocked(uri).Clone()
+		return st.Status == protocol.StatusReady && slices.Equal(filePaths(st, root), paths)
+	})
+	return st
+}
+
+func filePaths(st protocol.ChangesetState, root string) []string {
+	var out []string
+	for _, f := range st.Files {
+		out = append(out, strings.TrimPrefix(f.ID, FileURI(root)+"/"))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func fileByPath(t *testing.T, st protocol.ChangesetState, root, path string) protocol.ChangesetFile {
+	t.Helper()
+	for _, f := range st.Files {
+		if f.ID == FileURI(root)+"/"+path {
+			return f
+		}
+	}
+	t.Fatalf("no file %s in %v", path, filePaths(st, root))
+	return protocol.ChangesetFile{}
+}
+
+// sent returns the action types the client received on uri after the
+// first n envelopes.
+func (c *client) sent(uri string, n int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, e := range c.envs[min(n, len(c.envs)):] {
+		if e.Channel == uri {
+			out = append(out, e.Action.Action.ActionType())
+		}
+	}
+	return out
+}
+
+func (c *client) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.envs)
+}
+
+// rig is a Manager serving one session on one fake workspace.
+type rig struct {
+	m   *Manager
+	ws  *fakeWorkspace
+	uri string // the session
+	id  string
+}
+
+func newRig(t *testing.T, opts Options, head, work map[string]string) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	r := &rig{ws: newFakeWorkspace(dir, head, work), id: "s1", uri: protocol.SessionScheme + "/s1"}
+	if opts.OpenWorkspace == nil {
+		opts.OpenWorkspace = func(string) (Workspace, error) { return r.ws, nil }
+	}
+	r.m = NewManager(opts)
+	t.Cleanup(r.m.Close)
+	if _, err := r.m.Create(CreateParams{URI: r.uri, WorkingDirectories: []string{FileURI(dir)}}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// changeset returns the URI of a changeset of the session.
+func (r *rig) changeset(t *testing.T, kind string, vars uritemplate.Values) string {
+	t.Helper()
+	u, err := uritemplate.SessionChangesetTemplates(r.id)[kind].Expand(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func (r *rig) invoke(op string, uri string, target *protocol.ChangesetOperationTarget, meta protocol.Object) (*protocol.InvokeChangesetOperationResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	return r.m.Invoke(ctx, protocol.InvokeChangesetOperationParams{
+		BaseParams:  protocol.BaseParams{Channel: uri, Meta: meta},
+		OperationID: op,
+		Target:      target,
+	})
+}
+
+func (r *rig) fileURI(path string) string { return FileURI(r.ws.root) + "/" + path }
+
+func opStatus(st protocol.ChangesetState, id string) string {
+	for _, o := range st.Operations {
+		if o.ID == id {
+			return o.Status
+		}
+	}
+	return ""
+}

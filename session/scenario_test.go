@@ -1,0 +1,331 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/uritemplate"
+)
+
+// The scenarios drive a Manager through its public API over a fake
+// workspace (fake_test.go) and check what it publishes, the way a client
+// reducing the stream sees it.
+
+func TestScenarioRefreshFollowsEdits(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "one\ntwo\n"})
+	c := newClient("c1")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	st := c.awaitFiles(t, uri, r.ws.root, "a.txt")
+	if d := fileByPath(t, st, r.ws.root, "a.txt").Edit.Diff; d == nil || *d.Added != 1 || *d.Removed != 0 {
+		t.Fatalf("a.txt diff = %+v, want +1 -0", d)
+	}
+
+	r.ws.edit("b.txt", "new\n", false)
+	c.awaitFiles(t, uri, r.ws.root, "a.txt", "b.txt")
+	// The watcher named one path: the refresh asks for it (and the
+	// additions a rename could pair with), not the whole tree.
+	r.ws.mu.Lock()
+	last := r.ws.queries[len(r.ws.queries)-1]
+	r.ws.mu.Unlock()
+	if last.Paths == nil || !slices.Contains(last.Paths, "b.txt") {
+		t.Errorf("refresh after an edit of b.txt asked for %v, want a path-scoped query naming b.txt", last.Paths)
+	}
+
+	n := c.count()
+	r.ws.edit("a.txt", "one\n", false) // back to HEAD: no longer a change
+	c.awaitFiles(t, uri, r.ws.root, "b.txt")
+	if got := c.sent(uri, n); !slices.Contains(got, "changeset/fileRemoved") {
+		t.Errorf("after a.txt went back to HEAD the changeset sent %v, want a fileRemoved", got)
+	}
+	r.ws.edit("b.txt", "", true)
+	c.awaitFiles(t, uri, r.ws.root)
+}
+
+func TestScenarioReviewFlagFollowsContent(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	c, other := newClient("c1"), newClient("c2")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	other.subscribe(t, r.m, uri)
+	c.awaitFiles(t, uri, r.ws.root, "a.txt")
+	id := r.fileURI("a.txt")
+
+	r.m.Dispatch(c, uri, 7, protocol.ChangesetFilesReviewChanged{Files: []string{id}, Reviewed: true})
+	for _, cl := range []*client{c, other} {
+		cl.await(t, "the review echo with its origin", func() bool {
+			for _, e := range cl.envs {
+				if e.Action.Action.ActionType() == "changeset/filesReviewChanged" && e.Origin != nil && e.Origin.ClientID == "c1" && e.Origin.ClientSeq == 7 {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	reviewed := func(cl *client, want bool) {
+		t.Helper()
+		cl.await(t, "a.txt reviewed="+map[bool]string{true: "true", false: "false"}[want], func() bool {
+			st := cl.stateLocked(uri)
+			for _, f := range st.Files {
+				if f.ID == id {
+					return st.Status == protocol.StatusReady && f.IsReviewed() == want
+				}
+			}
+			return false
+		})
+	}
+	reviewed(other, true)
+
+	// An edit makes it a different change: the flag no longer applies.
+	r.ws.edit("a.txt", "three\n", false)
+	reviewed(c, false)
+	// Back to the reviewed content: the flag applies again.
+	r.ws.edit("a.txt", "two\n", false)
+	reviewed(c, true)
+
+	// An invalid toggle goes back to its sender only.
+	n := other.count()
+	r.m.Dispatch(c, uri, 8, protocol.ChangesetFilesReviewChanged{Reviewed: true})
+	c.await(t, "the rejection of an empty toggle", func() bool {
+		e := c.envs[len(c.envs)-1]
+		return e.RejectionReason != "" && e.Origin != nil && e.Origin.ClientSeq == 8
+	})
+	// other is subscribed to the same channel; a later action proves
+	// the rejection did not reach it in between.
+	r.ws.edit("b.txt", "b\n", false)
+	other.awaitFiles(t, uri, r.ws.root, "a.txt", "b.txt")
+	other.mu.Lock()
+	for _, e := range other.envs[n:] {
+		if e.RejectionReason != "" {
+			t.Errorf("another subscriber got the rejection %q", e.RejectionReason)
+		}
+	}
+	other.mu.Unlock()
+}
+
+func TestScenarioTurns(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	c := newClient("c1")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	c.awaitFiles(t, uri, r.ws.root, "a.txt")
+	c.await(t, "revert idle", func() bool { return opStatus(c.stateLocked(uri), OpRevert) == protocol.OpIdle })
+
+	ctx := context.Background()
+	if _, err := r.m.TurnStart(ctx, r.uri, "t1", "write c"); err != nil {
+		t.Fatal(err)
+	}
+	// Every operation writes: none may run while the agent works.
+	c.await(t, "operations disabled during the turn", func() bool {
+		st := c.stateLocked(uri)
+		return len(st.Operations) > 0 && !slices.ContainsFunc(st.Operations, func(o protocol.ChangesetOperation) bool { return o.Status != protocol.OpDisabled })
+	})
+	if _, err := r.invoke(OpRevert, uri, &protocol.ChangesetOperationTarget{Kind: protocol.ScopeResource, Resource: r.fileURI("a.txt")}, nil); err == nil || !strings.Contains(err.Error(), `while turn "t1" runs`) {
+		t.Errorf("revert during a turn: err = %v, want a refusal naming the turn", err)
+	}
+	if got, _ := r.ws.file("a.txt"); got != "two\n" {
+		t.Errorf("a.txt = %q after a refused revert", got)
+	}
+
+	turn := r.changeset(t, protocol.KindTurn, uritemplate.Values{"turnId": "t1"})
+	tc := newClient("c2")
+	tc.subscribe(t, r.m, turn)
+	tc.awaitFiles(t, turn, r.ws.root) // nothing yet
+	r.ws.edit("c.txt", "c\n", false)
+	tc.awaitFiles(t, turn, r.ws.root, "c.txt") // live while it runs
+
+	if _, err := r.m.TurnEnd(ctx, r.uri, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	c.await(t, "operations idle after the turn", func() bool { return opStatus(c.stateLocked(uri), OpRevert) == protocol.OpIdle })
+	// Ended: the turn is its two snapshots, later edits are not in it.
+	r.ws.edit("d.txt", "d\n", false)
+	c.awaitFiles(t, uri, r.ws.root, "a.txt", "c.txt", "d.txt")
+	tc.awaitFiles(t, turn, r.ws.root, "c.txt")
+	if _, err := r.m.TurnEnd(ctx, r.uri, "t1"); protocol.CodeOf(err) != protocol.CodeInvalidParams {
+		t.Errorf("ending an ended turn: err = %v, want InvalidParams", err)
+	}
+}
+
+func TestScenarioOperations(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "b\n"}, map[string]string{"a.txt": "one\nTWO\n", "b.txt": "b\n", "n.txt": "new\n"})
+	c := newClient("c1")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	c.awaitFiles(t, uri, r.ws.root, "a.txt", "n.txt")
+	res := func(target string) *protocol.ChangesetOperationTarget {
+		return &protocol.ChangesetOperationTarget{Kind: protocol.ScopeResource, Resource: r.fileURI(target)}
+	}
+
+	n := c.count()
+	if _, err := r.invoke(OpRevert, uri, res("a.txt"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.ws.file("a.txt"); got != "one\ntwo\n" {
+		t.Errorf("after revert a.txt = %q, want HEAD's", got)
+	}
+	c.awaitFiles(t, uri, r.ws.root, "n.txt")
+	c.await(t, "undo offered", func() bool { return opStatus(c.stateLocked(uri), OpUndo) == protocol.OpIdle })
+	var statuses []string
+	c.mu.Lock()
+	for _, e := range c.envs[n:] {
+		if a, ok := e.Action.Action.(protocol.ChangesetOperationStatusChanged); ok && a.OperationID == OpRevert {
+			statuses = append(statuses, a.Status)
+		}
+	}
+	c.mu.Unlock()
+	if !slices.Equal(statuses, []string{protocol.OpRunning, protocol.OpIdle}) {
+		t.Errorf("revert reported %v, want running then idle", statuses)
+	}
+
+	if _, err := r.invoke(OpUndo, uri, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.ws.file("a.txt"); got != "one\nTWO\n" {
+		t.Errorf("after undo a.txt = %q, want what the revert replaced", got)
+	}
+	c.awaitFiles(t, uri, r.ws.root, "a.txt", "n.txt")
+	c.await(t, "undo withdrawn", func() bool { return opStatus(c.stateLocked(uri), OpUndo) == "" })
+
+	// A range picked on content that is no longer current is refused
+	// before anything is written.
+	rng := &protocol.TextRange{Start: protocol.TextPosition{Line: 1}, End: protocol.TextPosition{Line: 1}}
+	_, err := r.invoke(OpRevert, uri, &protocol.ChangesetOperationTarget{Kind: protocol.ScopeRange, Resource: r.fileURI("a.txt"), Range: rng}, protocol.Object{MetaExpectedNonce: "0000"})
+	if protocol.CodeOf(err) != protocol.CodeConflict {
+		t.Errorf("range revert on a stale nonce: err = %v, want Conflict", err)
+	}
+	if got, _ := r.ws.file("a.txt"); got != "one\nTWO\n" {
+		t.Errorf("a refused range revert wrote a.txt = %q", got)
+	}
+	// On the current content it reverts the hunk the lines touch.
+	c.mu.Lock()
+	nonce := fileByPath(t, c.stateLocked(uri), r.ws.root, "a.txt").Edit.After.Content.Nonce
+	c.mu.Unlock()
+	if _, err := r.invoke(OpRevert, uri, &protocol.ChangesetOperationTarget{Kind: protocol.ScopeRange, Resource: r.fileURI("a.txt"), Range: rng}, protocol.Object{MetaExpectedNonce: nonce}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.ws.file("a.txt"); got != "one\ntwo\n" {
+		t.Errorf("after a range revert a.txt = %q, want HEAD's", got)
+	}
+	c.awaitFiles(t, uri, r.ws.root, "n.txt")
+
+	if _, err := r.invoke(OpStage, uri, res("n.txt"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := r.ws.staged("n.txt"); !ok || got != "new\n" {
+		t.Errorf("after stage the index has n.txt = %q, %v", got, ok)
+	}
+	if _, err := r.invoke(OpUnstage, uri, res("n.txt"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.ws.staged("n.txt"); ok {
+		t.Error("after unstage the index still has n.txt")
+	}
+	out, err := r.invoke(OpCommit, uri, nil, protocol.Object{"message": "Add n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out.Message), "Add n") || len(r.ws.commits) != 1 || r.ws.commits[0] != "Add n" {
+		t.Errorf("commit answered %s and committed %q", out.Message, r.ws.commits)
+	}
+	// Nothing was staged, so the commit took everything; the operation
+	// refreshes the changeset when it ends.
+	c.awaitFiles(t, uri, r.ws.root)
+
+	if _, err := r.invoke("frobnicate", uri, nil, nil); protocol.CodeOf(err) != protocol.CodeInvalidParams {
+		t.Errorf("an unknown operation: err = %v, want InvalidParams", err)
+	}
+}
+
+// Disposing a session must win every race with work still in flight:
+// opening its workspaces, computing a changeset, running an operation.
+// What it holds is released exactly once and nothing is published after
+// changeset/cleared (goleak in TestMain checks that nothing is left
+// running).
+func TestScenarioDisposeWhileOpening(t *testing.T) {
+	ws := newFakeWorkspace(t.TempDir(), nil, nil)
+	opening, release := make(chan struct{}), make(chan struct{})
+	m := NewManager(Options{OpenWorkspace: func(string) (Workspace, error) {
+		close(opening)
+		<-release
+		return ws, nil
+	}})
+	uri := protocol.SessionScheme + "/s1"
+	if _, err := m.Create(CreateParams{URI: uri, WorkingDirectories: []string{FileURI(ws.root)}}); err != nil {
+		t.Fatal(err)
+	}
+	<-opening
+	if err := m.Dispose(uri); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	m.Close()
+	if ws.closed != 1 {
+		t.Errorf("a workspace opened after its session was disposed was closed %d times, want 1", ws.closed)
+	}
+}
+
+func TestScenarioDisposeWhileComputing(t *testing.T) {
+	r := newRig(t, Options{}, nil, map[string]string{"a.txt": "a\n"})
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	r.ws.mu.Lock()
+	r.ws.gate, r.ws.entered = gate, entered
+	r.ws.mu.Unlock()
+	c := newClient("c1")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	<-entered // the first computation is under way
+	if err := r.m.Dispose(r.uri); err != nil {
+		t.Fatal(err)
+	}
+	c.await(t, "changeset/cleared", func() bool {
+		return len(c.envs) > 0 && c.envs[len(c.envs)-1].Action.Action.ActionType() == "changeset/cleared"
+	})
+	n := c.count()
+	close(gate) // the computation ends after its session
+	r.m.Close()
+	if got := c.sent(uri, n); len(got) != 0 {
+		t.Errorf("published %v after changeset/cleared", got)
+	}
+	if w := r.ws.watching(); w != 0 {
+		t.Errorf("%d watches still armed after dispose", w)
+	}
+	if r.ws.closed != 1 {
+		t.Errorf("workspace closed %d times, want 1", r.ws.closed)
+	}
+}
+
+func TestScenarioDisposeWhileOperating(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	c := newClient("c1")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	c.awaitFiles(t, uri, r.ws.root, "a.txt")
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	r.ws.mu.Lock()
+	r.ws.writeGate, r.ws.writeEntered = gate, entered
+	r.ws.mu.Unlock()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.invoke(OpRevert, uri, &protocol.ChangesetOperationTarget{Kind: protocol.ScopeResource, Resource: r.fileURI("a.txt")}, nil)
+		errc <- err
+	}()
+	<-entered
+	if err := r.m.Dispose(r.uri); err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	err := <-errc
+	if protocol.CodeOf(err) != protocol.CodeSessionNotFound || !strings.Contains(err.Error(), "disposed while revert ran") {
+		t.Errorf("an operation outliving its session: err = %v, want SessionNotFound saying so", err)
+	}
+	if got, _ := r.ws.file("a.txt"); got != "one\n" {
+		t.Errorf("a.txt = %q: what the operation wrote must stay", got)
+	}
+	if _, err := r.invoke(OpRevert, uri, nil, nil); protocol.CodeOf(err) != protocol.CodeNotFound {
+		t.Errorf("an operation on a disposed session: err = %v, want NotFound", err)
+	}
+}
