@@ -1,6 +1,7 @@
 // Package metrics holds the daemon's Prometheus instruments. It is a leaf:
-// session, server and cmd record into it, and server exposes it at
-// /metrics. Labels never carry paths or tokens.
+// server and cmd record into it, session through the session.Metrics the
+// daemon hands it (Session), and server exposes it at /metrics. Labels
+// never carry paths or tokens.
 package metrics
 
 import (

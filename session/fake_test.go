@@ -15,6 +15,7 @@ import (
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/store"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
@@ -533,4 +534,104 @@ func opStatus(st protocol.ChangesetState, id string) string {
 		}
 	}
 	return ""
+}
+
+// memStore is a Store in memory that records every write. fail, when
+// set, is returned by PutReviews.
+type memStore struct {
+	mu       sync.Mutex
+	sessions map[string]store.Session
+	turns    map[string][]store.Turn
+	reviews  map[string]map[string]string
+	deleted  []string
+	fail     error
+}
+
+var _ Store = (*memStore)(nil)
+
+func newMemStore() *memStore {
+	return &memStore{sessions: map[string]store.Session{}, turns: map[string][]store.Turn{}, reviews: map[string]map[string]string{}}
+}
+
+func (s *memStore) PutSession(r store.Session) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions[r.ID] = r
+	return nil
+}
+
+func (s *memStore) DeleteSession(id, prefix string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, id)
+	delete(s.turns, id)
+	for k := range s.reviews {
+		if strings.HasPrefix(k, prefix) {
+			delete(s.reviews, k)
+		}
+	}
+	s.deleted = append(s.deleted, id)
+	return nil
+}
+
+func (s *memStore) PutTurn(id string, t store.Turn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turns[id] = append(s.turns[id], t)
+	return nil
+}
+
+func (s *memStore) PutReviews(uri string, r map[string]string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	s.reviews[uri] = maps.Clone(r)
+	return nil
+}
+
+func (s *memStore) Reviews(uri string) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.reviews[uri]), nil
+}
+
+// countMetrics is a Metrics that counts.
+type countMetrics struct {
+	mu         sync.Mutex
+	actions    map[string]int
+	rejected   int
+	operations map[string]int // "id outcome"
+	boundaries map[string]int
+}
+
+var _ Metrics = (*countMetrics)(nil)
+
+func newCountMetrics() *countMetrics {
+	return &countMetrics{actions: map[string]int{}, operations: map[string]int{}, boundaries: map[string]int{}}
+}
+
+func (c *countMetrics) Action(t string) { c.mu.Lock(); c.actions[t]++; c.mu.Unlock() }
+func (c *countMetrics) Rejected()       { c.mu.Lock(); c.rejected++; c.mu.Unlock() }
+func (c *countMetrics) Operation(id, outcome string) {
+	c.mu.Lock()
+	c.operations[id+" "+outcome]++
+	c.mu.Unlock()
+}
+func (c *countMetrics) TurnBoundary(edge string, _ time.Duration) {
+	c.mu.Lock()
+	c.boundaries[edge]++
+	c.mu.Unlock()
+}
+
+// awaitFilesState waits until the changeset is ready and returns it.
+func (c *client) awaitFilesState(t *testing.T, uri string) protocol.ChangesetState {
+	t.Helper()
+	var st protocol.ChangesetState
+	c.await(t, uri+" ready", func() bool {
+		st = c.stateLocked(uri).Clone()
+		return st.Status == protocol.StatusReady
+	})
+	return st
 }

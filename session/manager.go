@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/store"
 	"github.com/changesetd/changesetd/uritemplate"
@@ -36,7 +35,8 @@ type Options struct {
 	OpenWorkspace func(dir string) (Workspace, error) // nil: sessions have no changeset data
 	Now           func() time.Time                    // nil = time.Now
 	Version       string                              // server version for serverInfo
-	Store         *store.DB                           // nil: nothing persists
+	Store         Store                               // nil: nothing persists
+	Metrics       Metrics                             // nil: nothing is counted
 	// AllowRoots confines createSession's working directories: each must
 	// lie inside one of them once symbolic links are resolved. Empty: no
 	// confinement.
@@ -118,6 +118,9 @@ func NewManager(opts Options) *Manager {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = noMetrics{}
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	m := &Manager{
 		opts:     opts,
@@ -155,7 +158,7 @@ func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.Action
 	m.commitMu.Lock()
 	defer m.commitMu.Unlock()
 	m.seq++
-	metrics.Actions.WithLabelValues(a.ActionType()).Inc()
+	m.opts.Metrics.Action(a.ActionType())
 	env := protocol.ActionEnvelope{Channel: c.uri, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin}
 	c.appendLocked(env)
 	shared := NewEnvelope(env)
@@ -169,7 +172,7 @@ func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.Action
 // consumes no serverSeq and is not replayed; serverSeq carries the current
 // value so cursors do not move backwards.
 func (m *Manager) reject(sub Subscriber, channelURI string, a protocol.Action, origin *protocol.ActionOrigin, reason string) {
-	metrics.Rejected.Inc()
+	m.opts.Metrics.Rejected()
 	m.commitMu.Lock()
 	defer m.commitMu.Unlock()
 	sub.Send(NewEnvelope(protocol.ActionEnvelope{Channel: channelURI, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin, RejectionReason: reason}))

@@ -17,7 +17,6 @@ import (
 	"sync"
 
 	"github.com/changesetd/changesetd/changeset"
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/uritemplate"
 )
@@ -223,7 +222,7 @@ func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperatio
 		if err != nil {
 			outcome = "error"
 		}
-		metrics.Operations.WithLabelValues(p.OperationID, outcome).Inc()
+		m.opts.Metrics.Operation(p.OperationID, outcome)
 	}
 	select {
 	case <-st.f.done:

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -327,5 +328,89 @@ func TestScenarioDisposeWhileOperating(t *testing.T) {
 	}
 	if _, err := r.invoke(OpRevert, uri, nil, nil); protocol.CodeOf(err) != protocol.CodeNotFound {
 		t.Errorf("an operation on a disposed session: err = %v, want NotFound", err)
+	}
+}
+
+// What must survive a restart goes to the Store before the client sees
+// it, and a Manager restored from it serves the same turns and flags.
+func TestScenarioStoreAndRestore(t *testing.T) {
+	db, met := newMemStore(), newCountMetrics()
+	r := newRig(t, Options{Store: db, Metrics: met}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	c := newClient("c1")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	c.awaitFiles(t, uri, r.ws.root, "a.txt")
+	db.mu.Lock()
+	rec, ok := db.sessions[r.id]
+	db.mu.Unlock()
+	if !ok || len(rec.Workspaces) != 1 || rec.Workspaces[0].Baseline == "" || rec.Workspaces[0].Dir != r.ws.root {
+		t.Fatalf("session record = %+v, %v; want one workspace with its baseline", rec, ok)
+	}
+
+	id := r.fileURI("a.txt")
+	r.m.Dispatch(c, uri, 1, protocol.ChangesetFilesReviewChanged{Files: []string{id}, Reviewed: true})
+	c.await(t, "a.txt reviewed", func() bool { return len(c.stateLocked(uri).Files) == 1 && c.stateLocked(uri).Files[0].IsReviewed() })
+	db.mu.Lock()
+	if _, ok := db.reviews[uri][id]; !ok {
+		t.Errorf("the review flag was echoed but not stored: %v", db.reviews)
+	}
+	db.fail = errors.New("disk full")
+	db.mu.Unlock()
+	r.m.Dispatch(c, uri, 2, protocol.ChangesetFilesReviewChanged{Files: []string{id}, Reviewed: false})
+	c.await(t, "the rejection of an unsaved toggle", func() bool {
+		e := c.envs[len(c.envs)-1]
+		return e.Origin != nil && e.Origin.ClientSeq == 2 && strings.Contains(e.RejectionReason, "disk full")
+	})
+	if !c.awaitFilesState(t, uri).Files[0].IsReviewed() {
+		t.Error("a toggle that could not be saved changed the flag")
+	}
+	db.mu.Lock()
+	db.fail = nil
+	db.mu.Unlock()
+
+	ctx := context.Background()
+	if _, err := r.m.TurnStart(ctx, r.uri, "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	r.ws.edit("c.txt", "c\n", false)
+	if _, err := r.m.TurnEnd(ctx, r.uri, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	db.mu.Lock()
+	turns := slices.Clone(db.turns[r.id])
+	rec = db.sessions[r.id]
+	db.mu.Unlock()
+	if len(turns) != 2 || turns[0].End != nil || turns[1].End == nil {
+		t.Fatalf("stored turns = %+v, want the start then the end of t1", turns)
+	}
+	met.mu.Lock()
+	if met.boundaries["start"] != 1 || met.boundaries["end"] != 1 || met.rejected != 1 || met.actions["changeset/filesReviewChanged"] != 1 {
+		t.Errorf("metrics: boundaries %v, rejected %d, actions %v", met.boundaries, met.rejected, met.actions)
+	}
+	met.mu.Unlock()
+
+	// A second Manager on the same store: what a restart does.
+	m2 := NewManager(Options{Store: db, OpenWorkspace: func(string) (Workspace, error) { return r.ws, nil }})
+	defer m2.Close()
+	if _, err := m2.Restore(rec, turns[1:]); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newClient("c2")
+	c2.subscribe(t, m2, uri)
+	st := c2.awaitFiles(t, uri, r.ws.root, "a.txt", "c.txt")
+	if !fileByPath(t, st, r.ws.root, "a.txt").IsReviewed() {
+		t.Error("the review flag did not survive the restart")
+	}
+	turn := r.changeset(t, protocol.KindTurn, uritemplate.Values{"turnId": "t1"})
+	c2.subscribe(t, m2, turn)
+	c2.awaitFiles(t, turn, r.ws.root, "c.txt")
+
+	if err := r.m.Dispose(r.uri); err != nil {
+		t.Fatal(err)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, ok := db.sessions[r.id]; ok || len(db.reviews) != 0 || !slices.Contains(db.deleted, r.id) {
+		t.Errorf("after dispose the store still holds the session (%v) or its reviews (%v)", ok, db.reviews)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/store"
@@ -273,7 +272,7 @@ func (m *Manager) TurnStart(ctx context.Context, channel, turnID, message string
 	if err := m.saveTurn(s.id, t); err != nil {
 		return TurnInfo{}, fmt.Errorf("turnStart: %w", err)
 	}
-	metrics.TurnBoundaries.WithLabelValues("start").Observe(time.Since(start).Seconds())
+	m.opts.Metrics.TurnBoundary("start", time.Since(start))
 	if _, err := call(ctx, s, func() (struct{}, error) { s.applyTurnStart(t); return struct{}{}, nil }); err != nil {
 		return TurnInfo{}, err
 	}
@@ -324,7 +323,7 @@ func (m *Manager) TurnEnd(ctx context.Context, channel, turnID string) (TurnInfo
 		return TurnInfo{}, fmt.Errorf("turnEnd: snapshot: %w", err)
 	}
 	info, err := s.finishTurn(ctx, p.active, trees, m.opts.Now())
-	metrics.TurnBoundaries.WithLabelValues("end").Observe(time.Since(start).Seconds())
+	m.opts.Metrics.TurnBoundary("end", time.Since(start))
 	return info, err
 }
 

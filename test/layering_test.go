@@ -31,7 +31,7 @@ var layers = map[string]struct {
 	"scm":           {nil, true},
 	"scm/fswatch":   {nil, true},
 	"scm/snapstore": {[]string{"scm"}, true},
-	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store"}, true},
+	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "store"}, true},
 	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store", "session", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
 	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store", "session", "web"}, true},

@@ -34,12 +34,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/scm/snapstore"
 	"github.com/changesetd/changesetd/server"
 	"github.com/changesetd/changesetd/session"
 	"github.com/changesetd/changesetd/source"
 	"github.com/changesetd/changesetd/store"
+)
+
+// What the daemon injects into the session layer.
+var (
+	_ session.Store   = (*store.DB)(nil)
+	_ session.Metrics = metrics.Session{}
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -243,6 +250,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	m := session.NewManager(session.Options{
 		Store:         db,
+		Metrics:       metrics.Session{},
 		AllowRoots:    allowRoots(a),
 		AfterDispose:  func() { collectSnapshots(db, snaps, log) },
 		Logger:        log,
