@@ -349,17 +349,13 @@ func (cs *csChannel) refresh(s *Session) {
 	gen := cs.gen
 	ctx := s.ctx
 	undo := cs.undo
-	var undoEd Editor
-	if undo != nil {
-		undoEd, _ = s.workspaces[undo.ws].ws.(Editor)
-	}
 	s.m.spawn("refresh", func() {
 		results := make([]wsResult, 0, len(jobs))
 		for _, j := range jobs {
 			list, err := j.ws2.Changes(ctx, j.q)
 			r := wsResult{ws: j.ws, all: all, paths: j.paths, list: list, err: err}
-			if undoEd != nil && j.ws == undo.ws {
-				r.undoStale = !undoStillValid(undoEd, undo)
+			if undo != nil && j.ws == undo.ws {
+				r.undoStale = !undo.edit.Current()
 			}
 			results = append(results, r)
 		}

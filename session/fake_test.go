@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -37,13 +36,14 @@ type fakeWorkspace struct {
 	watchers map[*fakeWatcher]bool
 	queries  []Query
 	commits  []string // messages
+	edits    []Edit   // what operations were asked to do
 	closed   int
 
 	// gate, when set, is received from at the start of Changes (the test
 	// closes or feeds it), so a computation can be held in flight.
 	gate    chan struct{}
 	entered chan struct{} // when set, Changes sends to it once it is in
-	// writeGate, likewise, holds WriteWorktree.
+	// writeGate, likewise, holds Revert.
 	writeGate    chan struct{}
 	writeEntered chan struct{}
 }
@@ -129,7 +129,7 @@ func (w *fakeWorkspace) Changes(ctx context.Context, q Query) (*ChangeList, erro
 }
 
 func (w *fakeWorkspace) sideLocked(path, content string, live bool) *Side {
-	oid := gitBlobID([]byte(content), "")
+	oid := changeset.BlobOID([]byte(content))
 	w.blobs[oid] = []byte(content)
 	return &Side{Path: path, OID: oid, Mode: 0o100644, Size: int64(len(content)), Live: live}
 }
@@ -213,19 +213,11 @@ func (w *fakeWorkspace) file(path string) (string, bool) {
 	return c, ok
 }
 
-// Editor.
+// Editor. The work is the simplest that shows the effect: a range
+// reverts or stages its whole file (the hunk arithmetic is the real
+// workspace's, tested in package source). edits records every Edit.
 
-func (w *fakeWorkspace) ReadWorktree(path string) ([]byte, uint32, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	c, ok := w.work[path]
-	if !ok {
-		return nil, 0, fmt.Errorf("read %s: %w", path, fs.ErrNotExist)
-	}
-	return []byte(c), 0o100644, nil
-}
-
-func (w *fakeWorkspace) WriteWorktree(path string, content []byte, mode uint32) error {
+func (w *fakeWorkspace) Revert(ctx context.Context, e Edit) (Undo, error) {
 	w.mu.Lock()
 	gate, entered := w.writeGate, w.writeEntered
 	w.mu.Unlock()
@@ -237,85 +229,129 @@ func (w *fakeWorkspace) WriteWorktree(path string, content []byte, mode uint32) 
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.work[path] = string(content)
-	return nil
-}
-
-func (w *fakeWorkspace) RemoveWorktree(path string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, ok := w.work[path]; !ok {
-		return fmt.Errorf("remove %s: %w", path, fs.ErrNotExist)
+	w.edits = append(w.edits, e)
+	u := &fakeUndo{w: w, before: map[string]*string{}}
+	for _, f := range e.Files {
+		for _, p := range []string{f.Path(), f.OldPath()} {
+			if p != "" {
+				u.before[p] = w.fileLocked(p)
+			}
+		}
 	}
-	delete(w.work, path)
-	return nil
-}
-
-func (w *fakeWorkspace) StagePath(ctx context.Context, path string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if c, ok := w.work[path]; ok {
-		w.index[path] = c
-	} else {
-		delete(w.index, path)
+	for _, f := range e.Files {
+		if e.Index {
+			for _, p := range []string{f.Path(), f.OldPath()} {
+				if c, ok := w.head[p]; ok {
+					w.index[p] = c
+				} else {
+					delete(w.index, p)
+				}
+			}
+		}
+		if f.New != nil {
+			delete(w.work, f.New.Path)
+		}
+		if f.Old != nil {
+			w.work[f.Old.Path] = string(w.blobs[f.Old.OID])
+		}
 	}
-	return nil
+	u.after = map[string]*string{}
+	for p := range u.before {
+		u.after[p] = w.fileLocked(p)
+	}
+	return u, nil
 }
 
-func (w *fakeWorkspace) StageContent(ctx context.Context, path string, content []byte, mode uint32) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.index[path] = string(content)
-	return nil
-}
-
-func (w *fakeWorkspace) UnstagePath(ctx context.Context, path string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if c, ok := w.head[path]; ok {
-		w.index[path] = c
-	} else {
-		delete(w.index, path)
+func (w *fakeWorkspace) fileLocked(p string) *string {
+	if c, ok := w.work[p]; ok {
+		return &c
 	}
 	return nil
 }
 
-func (w *fakeWorkspace) IndexContent(path string) ([]byte, uint32, bool, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	c, ok := w.index[path]
-	return []byte(c), 0o100644, ok, nil
+type fakeUndo struct {
+	w             *fakeWorkspace
+	before, after map[string]*string
 }
 
-func (w *fakeWorkspace) HeadContent(path string) ([]byte, uint32, bool, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	c, ok := w.head[path]
-	return []byte(c), 0o100644, ok, nil
+func (u *fakeUndo) Current() bool {
+	u.w.mu.Lock()
+	defer u.w.mu.Unlock()
+	return u.currentLocked()
 }
 
-func (w *fakeWorkspace) HasStaged(ctx context.Context) (bool, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return !maps.Equal(w.index, w.head), nil
+func (u *fakeUndo) currentLocked() bool {
+	for p, want := range u.after {
+		got := u.w.fileLocked(p)
+		if (got == nil) != (want == nil) || (got != nil && *got != *want) {
+			return false
+		}
+	}
+	return true
 }
 
-func (w *fakeWorkspace) StageAll(ctx context.Context) error {
+func (w *fakeWorkspace) Undo(ctx context.Context, un Undo) error {
+	u := un.(*fakeUndo)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.index = maps.Clone(w.work)
+	if !u.currentLocked() {
+		return protocol.Errorf(protocol.CodeInvalidParams, "changed since the revert")
+	}
+	for p, c := range u.before {
+		if c == nil {
+			delete(w.work, p)
+		} else {
+			w.work[p] = *c
+		}
+	}
 	return nil
 }
 
-func (w *fakeWorkspace) Commit(ctx context.Context, message string) (string, error) {
+func (w *fakeWorkspace) Stage(ctx context.Context, e Edit) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.edits = append(w.edits, e)
+	for _, f := range e.Files {
+		if c, ok := w.work[f.Path()]; ok {
+			w.index[f.Path()] = c
+		} else {
+			delete(w.index, f.Path())
+		}
+	}
+	return nil
+}
+
+func (w *fakeWorkspace) Unstage(ctx context.Context, e Edit) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.edits = append(w.edits, e)
+	for _, f := range e.Files {
+		if c, ok := w.head[f.Path()]; ok {
+			w.index[f.Path()] = c
+		} else {
+			delete(w.index, f.Path())
+		}
+	}
+	return nil
+}
+
+func (w *fakeWorkspace) Commit(ctx context.Context, message string, fallback func() string) (string, string, error) {
+	w.mu.Lock()
+	if maps.Equal(w.index, w.head) {
+		w.index = maps.Clone(w.work)
+	}
+	w.mu.Unlock()
+	if message == "" {
+		message = fallback() // reads the session, which may be waiting on w.mu
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if maps.Equal(w.index, w.head) {
-		return "", errors.New("nothing to commit")
+		return "", "", errors.New("nothing to commit")
 	}
 	w.head = maps.Clone(w.index)
 	w.commits = append(w.commits, message)
-	return fmt.Sprintf("%040d", len(w.commits)), nil
+	return fmt.Sprintf("%040d", len(w.commits)), message, nil
 }
 
 func (w *fakeWorkspace) staged(path string) (string, bool) {

@@ -3,46 +3,90 @@ package session
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
-// Editor is the write side of a workspace, used by changeset operations.
-// Paths are slash-separated and relative to the workspace root;
+// Editor is the write side of a workspace: it carries out the changeset
+// operations. The session validates an invocation (the operation is
+// offered, the target is a file of the changeset, a range's lines were
+// picked on the content last published), queues it behind others on the
+// same working tree and publishes its outcome; the Editor changes the
+// tree. Paths are slash-separated and relative to the workspace root;
 // implementations refuse paths that leave the root, including through
 // symbolic links, with a protocol PermissionDenied error.
 type Editor interface {
-	// ReadWorktree returns a file's content and git mode; an error
-	// wrapping fs.ErrNotExist when it is absent.
-	ReadWorktree(path string) ([]byte, uint32, error)
-	WriteWorktree(path string, content []byte, mode uint32) error
-	RemoveWorktree(path string) error
-	StagePath(ctx context.Context, path string) error
-	StageContent(ctx context.Context, path string, content []byte, mode uint32) error
-	UnstagePath(ctx context.Context, path string) error
-	// IndexContent returns the staged content of a path; ok is false when
-	// the index has no entry.
-	IndexContent(path string) (content []byte, mode uint32, ok bool, err error)
-	// HeadContent returns HEAD's content of a path.
-	HeadContent(path string) (content []byte, mode uint32, ok bool, err error)
-	HasStaged(ctx context.Context) (bool, error)
-	StageAll(ctx context.Context) error
-	// Commit commits what is staged and returns the commit id.
-	Commit(ctx context.Context, message string) (string, error)
+	// Revert restores each file of e to its Old side (removing it when
+	// Old is nil), or for a range only the hunks that intersect it; a
+	// range's file must still hold the New side's content. With e.Index
+	// the index entries go back to HEAD as well. It returns what it
+	// replaced.
+	Revert(ctx context.Context, e Edit) (Undo, error)
+	// Stage adds the files of e, or only the lines of e.Range, to the
+	// index.
+	Stage(ctx context.Context, e Edit) error
+	// Unstage resets the files' index entries to HEAD, or only the staged
+	// lines of e.Range (numbered as in the staged version).
+	Unstage(ctx context.Context, e Edit) error
+	// Commit commits what is staged, or every change under the session's
+	// directory when nothing is. An empty message is replaced by
+	// fallback(), called once the tree is settled. It returns the commit
+	// id and the message used.
+	Commit(ctx context.Context, message string, fallback func() string) (id, used string, err error)
+	// Undo puts back what a revert replaced, refusing when the files
+	// changed since.
+	Undo(ctx context.Context, u Undo) error
+}
+
+// Edit is the target of an operation as an Editor gets it.
+type Edit struct {
+	Files []EditFile
+	// Range, when set, limits the operation to the hunks of the one file
+	// that intersect these 0-based lines of Side ("before" or "after").
+	Range *protocol.TextRange
+	Side  string
+	// Index: the revert is of the uncommitted changeset, so the index
+	// entries go back to HEAD too.
+	Index bool
+}
+
+// EditFile is one file of an Edit with its sides as the changeset last
+// published them; nil when absent on that side.
+type EditFile struct {
+	Old, New *Side
+}
+
+// Path is the file's current path, or its old path when it was deleted.
+func (f EditFile) Path() string {
+	if f.New != nil {
+		return f.New.Path
+	}
+	return f.Old.Path
+}
+
+// OldPath is the path a renamed file had, else "".
+func (f EditFile) OldPath() string {
+	if f.Old != nil && f.New != nil && f.Old.Path != f.New.Path {
+		return f.Old.Path
+	}
+	return ""
+}
+
+// Undo is what a revert replaced, as its Editor recorded it. The session
+// keeps the last one of a changeset and offers to put it back while it is
+// Current.
+type Undo interface {
+	// Current reports whether the files are still as the revert left
+	// them; once they are not, putting back the old content would lose a
+	// change.
+	Current() bool
 }
 
 // Operation ids.
@@ -60,18 +104,10 @@ type opState struct {
 	err    *protocol.ErrorInfo
 }
 
-// undoRecord is what the last revert replaced, to put it back.
+// undoRecord is the last revert of a changeset, while it can be undone.
 type undoRecord struct {
-	ws    int
-	files []savedFile // as they were before the revert
-	after []savedFile // as the revert left them
-}
-
-type savedFile struct {
-	path    string
-	exists  bool
-	content []byte
-	mode    uint32
+	ws   int // the workspace it wrote
+	edit Undo
 }
 
 // operations lists the operations the changeset offers now. Every one of
@@ -452,28 +488,34 @@ func (m *Manager) treeLock(dir string) *sync.Mutex {
 	return l
 }
 
-// runOp does an operation's work. It runs off the actor, holding the
-// working tree's lock.
+// runOp has the Editor do an operation's work. It runs off the actor,
+// holding the working tree's lock.
 func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRecord, s *Session) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
+	e := Edit{Range: t.rng, Side: t.side}
+	for _, f := range t.files {
+		e.Files = append(e.Files, EditFile{Old: f.from, New: f.to})
+	}
 	switch t.op {
 	case OpRevert:
-		u, err := revert(ctx, ed, kind, t, s)
+		e.Index = kind == protocol.KindUncommitted
+		u, err := ed.Revert(ctx, e)
 		if err != nil {
 			return nil, nil, err
 		}
-		return message(fmt.Sprintf("Reverted %d file(s)", len(t.files))), u, nil
+		return message(fmt.Sprintf("Reverted %d file(s)", len(t.files))), &undoRecord{ws: t.files[0].ws, edit: u}, nil
 	case OpStage:
-		return nil, nil, stage(ctx, ed, t, s)
+		return nil, nil, ed.Stage(ctx, e)
 	case OpUnstage:
-		return nil, nil, unstage(ctx, ed, t)
+		return nil, nil, ed.Unstage(ctx, e)
 	case OpCommit:
-		id, subject, err := commit(ctx, ed, t, s)
+		id, msg, err := ed.Commit(ctx, metaMessage(t.meta), s.commitMessage)
 		if err != nil {
 			return nil, nil, err
 		}
+		subject, _, _ := strings.Cut(msg, "\n")
 		return message(fmt.Sprintf("Committed %.7s: %s", id, subject)), nil, nil
 	case OpUndo:
-		if err := undoRevert(ed, undo); err != nil {
+		if err := ed.Undo(ctx, undo.edit); err != nil {
 			return nil, nil, err
 		}
 		return message("Restored what the revert replaced"), nil, nil
@@ -484,116 +526,6 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 func message(text string) *protocol.InvokeChangesetOperationResult {
 	b, _ := json.Marshal(text)
 	return &protocol.InvokeChangesetOperationResult{Message: b}
-}
-
-// readBlob reads a side's stored content through the session.
-func (s *Session) blob(ctx context.Context, sd *Side) ([]byte, error) {
-	if sd.Mode == changeset.ModeGitlink {
-		return nil, errors.New("submodules are not rewritten by operations")
-	}
-	return s.ReadBlob(ctx, sd.OID)
-}
-
-// save reads a path's current state for undo.
-func save(ed Editor, path string) (savedFile, error) {
-	b, mode, err := ed.ReadWorktree(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return savedFile{path: path}, nil
-	}
-	if err != nil {
-		return savedFile{}, err
-	}
-	return savedFile{path: path, exists: true, content: b, mode: mode}, nil
-}
-
-func restore(ed Editor, f savedFile) error {
-	if !f.exists {
-		err := ed.RemoveWorktree(f.path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	return ed.WriteWorktree(f.path, f.content, f.mode)
-}
-
-// revert restores each target file to the changeset's before side, or for
-// a range only the hunks that intersect it. For the uncommitted changeset
-// the index entries go back to HEAD as well. It returns what it replaced.
-func revert(ctx context.Context, ed Editor, kind string, t opTarget, s *Session) (*undoRecord, error) {
-	u := &undoRecord{ws: t.files[0].ws}
-	var paths []string
-	for _, f := range t.files {
-		for _, p := range []string{f.path(), f.old()} {
-			if p != "" && !slices.Contains(paths, p) {
-				paths = append(paths, p)
-			}
-		}
-	}
-	for _, p := range paths {
-		sf, err := save(ed, p)
-		if err != nil {
-			return nil, err
-		}
-		u.files = append(u.files, sf)
-	}
-	for _, f := range t.files {
-		if t.scope == protocol.ScopeRange {
-			if err := revertRange(ctx, ed, t, f, s); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if kind == protocol.KindUncommitted {
-			if err := eachPath(f, func(p string) error { return ed.UnstagePath(ctx, p) }); err != nil {
-				return nil, err
-			}
-		}
-		if f.to != nil && (f.from == nil || f.from.Path != f.to.Path) {
-			if err := ed.RemoveWorktree(f.to.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
-			}
-		}
-		if f.from != nil {
-			b, err := s.blob(ctx, f.from)
-			if err != nil {
-				return nil, err
-			}
-			if err := ed.WriteWorktree(f.from.Path, b, f.from.Mode); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, p := range paths {
-		sf, err := save(ed, p)
-		if err != nil {
-			return nil, err
-		}
-		u.after = append(u.after, sf)
-	}
-	return u, nil
-}
-
-// selectHunks splits hunks into those intersecting r (0-based lines on the
-// given side) and the rest.
-func selectHunks(hunks []changeset.Hunk, r protocol.TextRange, side string) (in, out []changeset.Hunk) {
-	for _, h := range hunks {
-		start, n := h.NewStart, h.NewLines
-		if side == "before" {
-			start, n = h.OldStart, h.OldLines
-		}
-		// 0-based [lo, hi]; a side with no lines sits between two lines.
-		lo, hi := start-1, start-1+n-1
-		if n == 0 {
-			lo, hi = start-1, start
-		}
-		if lo <= r.End.Line && hi >= r.Start.Line {
-			in = append(in, h)
-		} else {
-			out = append(out, h)
-		}
-	}
-	return in, out
 }
 
 // MetaExpectedNonce is the optional _meta key of a range invocation
@@ -623,160 +555,6 @@ func checkExpectedNonce(meta protocol.Object, f fileOrigin, side string) error {
 		return protocol.Errorf(protocol.CodeConflict, "invokeChangesetOperation: %s: _meta.expectedNonce %q is not the %s side's current content (%q); the file changed since the lines were chosen: select them again on the current version", f.path(), want, side, got)
 	}
 	return nil
-}
-
-// gitBlobID is the git object id of a blob with content b (SHA-1, or
-// SHA-256 when like is a 64-digit id).
-func gitBlobID(b []byte, like string) string {
-	hdr := "blob " + strconv.Itoa(len(b)) + "\x00"
-	if len(like) == 64 {
-		h := sha256.New()
-		h.Write([]byte(hdr))
-		h.Write(b)
-		return hex.EncodeToString(h.Sum(nil))
-	}
-	h := sha1.New()
-	h.Write([]byte(hdr))
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-func revertRange(ctx context.Context, ed Editor, t opTarget, f fileOrigin, s *Session) error {
-	if f.from == nil || f.to == nil || f.from.Path != f.to.Path {
-		return protocol.Errorf(protocol.CodeInvalidParams, "a range revert needs a file modified in place; revert %s as a whole", f.path())
-	}
-	old, err := s.blob(ctx, f.from)
-	if err != nil {
-		return err
-	}
-	cur, mode, err := ed.ReadWorktree(f.to.Path)
-	if err != nil {
-		return err
-	}
-	// The range was picked on the version last published; lines of any
-	// other version are other lines. The check is on the very bytes the
-	// edit is computed from.
-	if id := gitBlobID(cur, f.to.OID); id != f.to.OID {
-		return protocol.Errorf(protocol.CodeConflict, "%s changed on disk since the version the range refers to was published (%.12s, now %.12s); nothing was reverted: wait for the changeset to update and select the lines again", f.path(), f.to.OID, id)
-	}
-	next, err := rangeEdit(old, cur, *t.rng, t.side, false, "change of "+f.path())
-	if err != nil {
-		return err
-	}
-	return ed.WriteWorktree(f.to.Path, next, mode)
-}
-
-// rangeEdit diffs from against to and returns from with either only the
-// hunks that intersect r applied (keepSelected) or all the others: the
-// first stages a range, the second reverts one. what names the change for
-// the error when no hunk intersects.
-func rangeEdit(from, to []byte, r protocol.TextRange, side string, keepSelected bool, what string) ([]byte, error) {
-	d := changeset.Compare(&changeset.Side{Path: "f", Content: from}, &changeset.Side{Path: "f", Content: to}, changeset.Options{})
-	in, out := selectHunks(d.Hunks, r, side)
-	if len(in) == 0 {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "no %s intersects lines %d-%d", what, r.Start.Line, r.End.Line)
-	}
-	if keepSelected {
-		return changeset.Apply(from, in)
-	}
-	return changeset.Apply(from, out)
-}
-
-// eachPath calls fn for a file's old path (renames) and its path.
-func eachPath(f fileOrigin, fn func(string) error) error {
-	for _, p := range []string{f.old(), f.path()} {
-		if p == "" {
-			continue
-		}
-		if err := fn(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func stage(ctx context.Context, ed Editor, t opTarget, s *Session) error {
-	for _, f := range t.files {
-		if t.scope != protocol.ScopeRange {
-			if err := eachPath(f, func(p string) error { return ed.StagePath(ctx, p) }); err != nil {
-				return err
-			}
-			continue
-		}
-		idx, _, _, err := ed.IndexContent(f.path())
-		if err != nil {
-			return err
-		}
-		cur, mode, err := ed.ReadWorktree(f.path())
-		if err != nil {
-			return err
-		}
-		next, err := rangeEdit(idx, cur, *t.rng, "after", true, "unstaged change of "+f.path())
-		if err != nil {
-			return err
-		}
-		if err := ed.StageContent(ctx, f.path(), next, mode); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// unstage resets index entries to HEAD; for a range, the lines are those
-// of the staged version.
-func unstage(ctx context.Context, ed Editor, t opTarget) error {
-	for _, f := range t.files {
-		if t.scope != protocol.ScopeRange {
-			if err := eachPath(f, func(p string) error { return ed.UnstagePath(ctx, p) }); err != nil {
-				return err
-			}
-			continue
-		}
-		head, _, _, err := ed.HeadContent(f.path())
-		if err != nil {
-			return err
-		}
-		idx, mode, ok, err := ed.IndexContent(f.path())
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return protocol.Errorf(protocol.CodeInvalidParams, "%s has nothing staged", f.path())
-		}
-		next, err := rangeEdit(head, idx, *t.rng, "after", false, "staged change of "+f.path()+" (lines of the staged version)")
-		if err != nil {
-			return err
-		}
-		if err := ed.StageContent(ctx, f.path(), next, mode); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// commit commits what is staged, or everything when nothing is. The
-// message comes from the request's _meta ("message", or
-// "changesetd.message") or is built from the changeset's files.
-func commit(ctx context.Context, ed Editor, t opTarget, s *Session) (id, subject string, err error) {
-	msg := metaMessage(t.meta)
-	staged, err := ed.HasStaged(ctx)
-	if err != nil {
-		return "", "", err
-	}
-	if !staged {
-		if err := ed.StageAll(ctx); err != nil {
-			return "", "", err
-		}
-	}
-	if msg == "" {
-		msg = s.commitMessage()
-	}
-	id, err = ed.Commit(ctx, msg)
-	if err != nil {
-		return "", "", err
-	}
-	subject, _, _ = strings.Cut(msg, "\n")
-	return id, subject, nil
 }
 
 func metaMessage(meta protocol.Object) string {
@@ -811,7 +589,8 @@ func (s *Session) commitMessage() string {
 			a, d = *f.Edit.Diff.Added, *f.Edit.Diff.Removed
 		}
 		add, del = add+a, del+d
-		op, _ := f.Meta["changesetd"].(map[string]any)["operation"].(string)
+		own, _ := f.Meta["changesetd"].(map[string]any)
+		op, _ := own["operation"].(string)
 		name := f.ID
 		if i := strings.LastIndex(name, "/"); i >= 0 {
 			name = name[i+1:]
@@ -819,36 +598,6 @@ func (s *Session) commitMessage() string {
 		lines = append(lines, fmt.Sprintf("- %s %s (+%d -%d)", op, name, a, d))
 	}
 	return fmt.Sprintf("Update %d file(s) (+%d -%d)\n\n%s\n", len(files), add, del, strings.Join(lines, "\n"))
-}
-
-// undoRevert puts back what a revert replaced, if nothing changed since.
-func undoRevert(ed Editor, u *undoRecord) error {
-	for _, want := range u.after {
-		got, err := save(ed, want.path)
-		if err != nil {
-			return err
-		}
-		if got.exists != want.exists || !bytes.Equal(got.content, want.content) || got.mode != want.mode {
-			return protocol.Errorf(protocol.CodeInvalidParams, "%s changed since the revert; undo would lose that change", want.path)
-		}
-	}
-	for _, f := range u.files {
-		if err := restore(ed, f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// undoStillValid reports whether the files are as the revert left them.
-func undoStillValid(ed Editor, u *undoRecord) bool {
-	for _, want := range u.after {
-		got, err := save(ed, want.path)
-		if err != nil || got.exists != want.exists || !bytes.Equal(got.content, want.content) || got.mode != want.mode {
-			return false
-		}
-	}
-	return true
 }
 
 // contains reports whether path lies inside one of the session's working

@@ -208,8 +208,11 @@ func TestScenarioOperations(t *testing.T) {
 	if _, err := r.invoke(OpRevert, uri, &protocol.ChangesetOperationTarget{Kind: protocol.ScopeRange, Resource: r.fileURI("a.txt"), Range: rng}, protocol.Object{MetaExpectedNonce: nonce}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := r.ws.file("a.txt"); got != "one\ntwo\n" {
-		t.Errorf("after a range revert a.txt = %q, want HEAD's", got)
+	r.ws.mu.Lock()
+	e := r.ws.edits[len(r.ws.edits)-1]
+	r.ws.mu.Unlock()
+	if e.Range == nil || *e.Range != *rng || e.Side != "after" || !e.Index || len(e.Files) != 1 || e.Files[0].Path() != "a.txt" || e.Files[0].New.OID != nonce {
+		t.Errorf("the editor was asked for %+v, want the range on a.txt's published after side", e)
 	}
 	c.awaitFiles(t, uri, r.ws.root, "n.txt")
 
@@ -234,6 +237,18 @@ func TestScenarioOperations(t *testing.T) {
 	}
 	// Nothing was staged, so the commit took everything; the operation
 	// refreshes the changeset when it ends.
+	c.awaitFiles(t, uri, r.ws.root)
+
+	// Without a message the commit describes the changeset.
+	r.ws.edit("x.txt", "x\n", false)
+	c.awaitFiles(t, uri, r.ws.root, "x.txt")
+	out, err = r.invoke(OpCommit, uri, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Update 1 file(s) (+1 -0)"; !strings.Contains(string(out.Message), want) || !strings.HasPrefix(r.ws.commits[1], want+"\n\n- ") {
+		t.Errorf("commit answered %s and committed %q, want the subject %q", out.Message, r.ws.commits[1], want)
+	}
 	c.awaitFiles(t, uri, r.ws.root)
 
 	if _, err := r.invoke("frobnicate", uri, nil, nil); protocol.CodeOf(err) != protocol.CodeInvalidParams {

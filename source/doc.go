@@ -6,7 +6,8 @@
 // (scm/snapstore) and the diff engine (changeset): the tracker keeps the
 // status against HEAD current from watcher batches, so a turn boundary
 // re-checks only the paths reported since the previous one, and the
-// workspace is also the session's write side (session.Editor). A
+// workspace is also the session's write side (session.Editor): the
+// operations' work on the tree, by file or by hunk (operations.go). A
 // directory that is not a repository is served from snapshots only.
 //
 // It also names repositories for session records: the id a directory's

@@ -82,7 +82,8 @@ func (w *workspace) StageAll(ctx context.Context) error {
 	return opErr(w.repo.StageAll(ctx))
 }
 
-func (w *workspace) Commit(ctx context.Context, message string) (string, error) {
+// commitIndex commits what is staged.
+func (w *workspace) commitIndex(ctx context.Context, message string) (string, error) {
 	id, err := w.repo.Commit(ctx, message)
 	return id, opErr(err)
 }

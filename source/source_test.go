@@ -62,7 +62,7 @@ func TestOperationErrors(t *testing.T) {
 	if _, _, err := w.ReadWorktree("../outside"); !errors.As(err, &pe) || pe.Code != protocol.CodePermissionDenied {
 		t.Errorf("read outside the tree: %v, want code %d", err, protocol.CodePermissionDenied)
 	}
-	if _, err := w.Commit(ctx, "nothing staged"); !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidParams {
+	if _, err := w.commitIndex(ctx, "nothing staged"); !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidParams {
 		t.Errorf("commit with nothing staged: %v, want code %d", err, protocol.CodeInvalidParams)
 	}
 	must(t, w.StagePath(ctx, "a.txt"))
@@ -73,7 +73,7 @@ func TestOperationErrors(t *testing.T) {
 	if err != nil || !ok || string(b) != "staged\n" {
 		t.Errorf("index content %q %v %v", b, ok, err)
 	}
-	if _, err := w.Commit(ctx, "stage it"); err != nil {
+	if _, err := w.commitIndex(ctx, "stage it"); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.TrimSpace(gitRun(t, dir, "show", "HEAD:a.txt")); got != "staged" {
