@@ -23,8 +23,8 @@
 // to the actor. Subscribers must not block either: Subscriber.Send enqueues
 // and the transport disconnects a subscriber whose queue overflows.
 //
-// The package imports protocol, reducer, uritemplate, changeset and store
-// (for its record types); it never imports server, scm, metrics,
+// The package imports protocol, reducer, uritemplate, changeset, confine
+// and store (for its record types); it never imports server, scm, metrics,
 // jsonrpc2, gorilla, go-git or fsnotify. The working tree is reached
 // through the Workspace interface, durable state through Store and
 // instruments through Metrics, all given in Options.

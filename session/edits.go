@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -253,8 +254,8 @@ func (s *Session) resolveEditPath(p string) (editKey, Workspace, error) {
 			continue
 		}
 		root := e.ws.Root()
-		rel, err := filepath.Rel(root, abs)
-		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || !Contains(e.dir, abs) {
+		rel, ok := confine.Rel(root, abs)
+		if !ok || rel == "." || !confine.Contains(e.dir, abs) {
 			continue
 		}
 		if rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator)) {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/store"
 	"github.com/changesetd/changesetd/uritemplate"
@@ -537,7 +538,7 @@ func (m *Manager) allowedRoot(path string) bool {
 		return true
 	}
 	for _, r := range m.opts.AllowRoots {
-		if Contains(r, path) {
+		if confine.Contains(r, path) {
 			return true
 		}
 	}

@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/uritemplate"
 )
@@ -446,7 +446,7 @@ func (s *Session) targetFiles(cs *csChannel, resource string) ([]fileOrigin, err
 	if resource == "" {
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: target.resource is required")
 	}
-	if path, err := pathFromFileURI(resource); err == nil && !s.contains(path) {
+	if path, err := confine.PathFromFileURI(resource); err == nil && !s.contains(path) {
 		return nil, protocol.Errorf(protocol.CodePermissionDenied, "invokeChangesetOperation: %s is outside the session's working directories", resource)
 	}
 	for _, f := range cs.state.Files {
@@ -605,31 +605,5 @@ func (s *Session) commitMessage() string {
 // (the deepest existing ancestor is resolved for a path that does not
 // exist yet).
 func (s *Session) contains(path string) bool {
-	real := resolveExisting(path)
-	for _, d := range s.dirs {
-		if rel, err := filepath.Rel(d, path); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
-		}
-		if Contains(d, real) {
-			return true
-		}
-	}
-	return false
-}
-
-// resolveExisting resolves symbolic links in the deepest existing
-// ancestor of path and appends the rest.
-func resolveExisting(path string) string {
-	rest := ""
-	for p := path; ; {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(real, rest)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return path
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
+	return slices.ContainsFunc(s.dirs, func(d string) bool { return confine.Under(d, path) })
 }

@@ -3,16 +3,15 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 
+	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -41,7 +40,7 @@ func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]
 }
 
 func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
-	path, err := pathFromFileURI(uri)
+	path, err := confine.PathFromFileURI(uri)
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
@@ -135,39 +134,10 @@ func (m *Manager) insideSessionDirs(real string) bool {
 	defer m.mu.Unlock()
 	for _, s := range m.sessions {
 		for _, d := range s.dirs {
-			if Contains(d, real) {
+			if confine.Contains(d, real) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// Contains reports whether path lies inside dir once both are resolved.
-// dir's symbolic links are resolved; path must already be.
-func Contains(dir, path string) bool {
-	rd, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return false
-	}
-	rel, err := filepath.Rel(rd, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-func pathFromFileURI(uri string) (string, error) {
-	rest, ok := strings.CutPrefix(uri, "file://")
-	if !ok {
-		return "", fmt.Errorf("not a file:// URI")
-	}
-	if i := strings.IndexByte(rest, '/'); i != 0 {
-		if i < 0 || (rest[:i] != "localhost") {
-			return "", fmt.Errorf("file URI with a host")
-		}
-		rest = rest[i:]
-	}
-	p, err := url.PathUnescape(rest)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Clean(filepath.FromSlash(p)), nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/changesetd/changesetd/changeset"
+	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/scm"
@@ -86,8 +87,8 @@ func scopeOf(dir, root string) (top, scope string, err error) {
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		real = r
 	}
-	rel, err := filepath.Rel(root, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	rel, ok := confine.Rel(root, real)
+	if !ok {
 		return "", "", fmt.Errorf("%s is not inside the repository at %s", dir, root)
 	}
 	if rel == "." {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	_ "github.com/changesetd/changesetd/changeset"
+	_ "github.com/changesetd/changesetd/confine"
 	_ "github.com/changesetd/changesetd/metrics"
 	_ "github.com/changesetd/changesetd/protocol"
 	_ "github.com/changesetd/changesetd/reducer"

@@ -26,15 +26,16 @@ var layers = map[string]struct {
 	"reducer":       {[]string{"protocol"}, false},
 	"uritemplate":   {[]string{"protocol"}, true},
 	"changeset":     {[]string{"protocol"}, true},
+	"confine":       {nil, false},
 	"metrics":       {nil, true},
 	"store":         {nil, true},
 	"scm":           {nil, true},
 	"scm/fswatch":   {nil, true},
 	"scm/snapstore": {[]string{"scm"}, true},
-	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "store"}, true},
-	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store", "session", "scm", "scm/fswatch", "scm/snapstore"}, true},
+	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store"}, true},
+	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
-	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "metrics", "store", "session", "web"}, true},
+	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "web"}, true},
 }
 
 // TestLayering enforces the layering with go list -deps, so an import
