@@ -233,7 +233,7 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 	}
 	rec := store.Session{ID: s.id, URI: s.uri, Title: s.state.Title, CreatedAt: s.createdAt}
 	for i, e := range entries {
-		w := store.Workspace{Dir: e.dir, Baseline: baseline[i]}
+		w := store.WorkspaceRecord{Dir: e.dir, Baseline: baseline[i]}
 		if id, ok := e.ws.(Identifier); ok {
 			w.Repo, w.Head = id.Identity()
 		}

@@ -49,7 +49,7 @@ func RootCommit(dir string) string {
 // pruned since) the root commits are compared. Records without names
 // (written before repositories were named, or of a directory that had no
 // commits) are taken as they are.
-func SameRepository(w store.Workspace) (bool, string) {
+func SameRepository(w store.WorkspaceRecord) (bool, string) {
 	if w.Repo == "" && w.Head == "" {
 		return true, ""
 	}

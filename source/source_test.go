@@ -102,10 +102,10 @@ func TestIdentity(t *testing.T) {
 	}
 
 	head := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD"))
-	if ok, why := SameRepository(store.Workspace{Dir: dir, Repo: root, Head: head}); !ok {
+	if ok, why := SameRepository(store.WorkspaceRecord{Dir: dir, Repo: root, Head: head}); !ok {
 		t.Errorf("the same repository was not recognised: %s", why)
 	}
-	rec := store.Session{Workspaces: []store.Workspace{{Dir: dir}}}
+	rec := store.Session{Workspaces: []store.WorkspaceRecord{{Dir: dir}}}
 	if !NameRepositories(&rec) || rec.Workspaces[0].Repo != root || rec.Workspaces[0].Head != head {
 		t.Errorf("NameRepositories: %+v", rec.Workspaces[0])
 	}
@@ -117,7 +117,7 @@ func TestIdentity(t *testing.T) {
 	writeFile(t, dir, "other.txt", "other\n")
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "-q", "-m", "other")
-	if ok, _ := SameRepository(store.Workspace{Dir: dir, Repo: root, Head: head}); ok {
+	if ok, _ := SameRepository(store.WorkspaceRecord{Dir: dir, Repo: root, Head: head}); ok {
 		t.Error("another repository at the path was taken for the session's")
 	}
 }

@@ -154,8 +154,8 @@ func (d *DB) Close() error {
 	return nil
 }
 
-// Workspace is one working directory of a session and its baseline.
-type Workspace struct {
+// WorkspaceRecord is one working directory of a session and its baseline.
+type WorkspaceRecord struct {
 	Dir      string `json:"dir"`
 	Baseline string `json:"baseline,omitempty"` // snapshot tree at session start
 	Head     string `json:"head,omitempty"`     // HEAD commit at session start
@@ -166,11 +166,11 @@ type Workspace struct {
 
 // Session is a persisted session.
 type Session struct {
-	ID         string      `json:"id"`
-	URI        string      `json:"uri"`
-	Title      string      `json:"title,omitempty"`
-	CreatedAt  time.Time   `json:"createdAt"`
-	Workspaces []Workspace `json:"workspaces"`
+	ID         string            `json:"id"`
+	URI        string            `json:"uri"`
+	Title      string            `json:"title,omitempty"`
+	CreatedAt  time.Time         `json:"createdAt"`
+	Workspaces []WorkspaceRecord `json:"workspaces"`
 }
 
 // Turn is a persisted turn. Start and End hold one snapshot tree per

@@ -13,7 +13,7 @@ func TestRoundTripAndDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Session{ID: "s1", URI: "ahp-session:/s1", CreatedAt: time.Unix(100, 0).UTC(), Workspaces: []Workspace{{Dir: "/r", Baseline: "t0", Head: "h0"}}}
+	s := Session{ID: "s1", URI: "ahp-session:/s1", CreatedAt: time.Unix(100, 0).UTC(), Workspaces: []WorkspaceRecord{{Dir: "/r", Baseline: "t0", Head: "h0"}}}
 	if err := db.PutSession(s); err != nil {
 		t.Fatal(err)
 	}

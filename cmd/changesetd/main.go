@@ -453,7 +453,7 @@ recs:
 		if err != nil {
 			return nil, err
 		}
-		if len(turns) == 0 && !slices.ContainsFunc(rec.Workspaces, func(w store.Workspace) bool { return w.Baseline != "" }) {
+		if len(turns) == 0 && !slices.ContainsFunc(rec.Workspaces, func(w store.WorkspaceRecord) bool { return w.Baseline != "" }) {
 			// Recorded with nothing to show (earlier versions recorded
 			// sessions for directories they could not serve, such as a hook
 			// run outside a repository): drop it.
