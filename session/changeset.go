@@ -46,7 +46,7 @@ type csChannel struct {
 
 type fileOrigin struct {
 	ws       int
-	from, to *Side // the file's sides; nil when absent
+	from, to *FileVersion // the file's sides; nil when absent
 }
 
 // path is the file's current path, or its old path when it was deleted.
@@ -544,7 +544,7 @@ func contentKey(f protocol.ChangesetFile) string {
 // over only while the content pair is unchanged.
 func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.ChangesetFile, fileOrigin) {
 	root := s.workspaces[ws].root()
-	side := func(sd *Side) *protocol.FileEditSide {
+	side := func(sd *FileVersion) *protocol.FileEditSide {
 		uri := FileURI(filepath.Join(root, filepath.FromSlash(sd.Path)))
 		content := protocol.ContentRef{URI: BlobURI(s.id, sd.OID), SizeHint: protocol.Ptr(sd.Size), Nonce: sd.OID}
 		if sd.Live {

@@ -128,10 +128,10 @@ func (w *fakeWorkspace) Changes(ctx context.Context, q Query) (*ChangeList, erro
 	return &out, nil
 }
 
-func (w *fakeWorkspace) sideLocked(path, content string, live bool) *Side {
+func (w *fakeWorkspace) sideLocked(path, content string, live bool) *FileVersion {
 	oid := changeset.BlobOID([]byte(content))
 	w.blobs[oid] = []byte(content)
-	return &Side{Path: path, OID: oid, Mode: 0o100644, Size: int64(len(content)), Live: live}
+	return &FileVersion{Path: path, OID: oid, Mode: 0o100644, Size: int64(len(content)), Live: live}
 }
 
 func (w *fakeWorkspace) ReadBlob(oid string) ([]byte, error) {

@@ -60,7 +60,7 @@ type Edit struct {
 // EditFile is one file of an Edit with its sides as the changeset last
 // published them; nil when absent on that side.
 type EditFile struct {
-	Old, New *Side
+	Old, New *FileVersion
 }
 
 // Path is the file's current path, or its old path when it was deleted.

@@ -11,9 +11,9 @@ import (
 // the same implementation on a temporary repository.
 type Workspace interface {
 	// Root is the absolute top of the working tree, which every path of
-	// a Side is relative to. A session on a subdirectory of a repository
-	// has the repository's top here, and Changes lists only the files
-	// under the session's directory.
+	// a FileVersion is relative to. A session on a subdirectory of a
+	// repository has the repository's top here, and Changes lists only
+	// the files under the session's directory.
 	Root() string
 	// Changes computes the file changes of a changeset kind (uncommitted
 	// or branch). With Paths set, only changes under those relative paths
@@ -21,7 +21,7 @@ type Workspace interface {
 	// as clean.
 	Changes(ctx context.Context, q Query) (*ChangeList, error)
 	// ReadBlob returns the content of a stored object named by a
-	// Side.OID of a non-live side.
+	// FileVersion.OID of a version that is not live.
 	ReadBlob(oid string) ([]byte, error)
 	// Watch reports paths that may have changed, relative to Root; all is
 	// set when everything must be rechecked.
@@ -92,8 +92,10 @@ type ChangeList struct {
 	Warnings []string
 }
 
-// Side is one side of a file change.
-type Side struct {
+// FileVersion is one side of a file change as a workspace names it: its
+// path and blob id, not its content (that is changeset.Side, the diff
+// engine's input).
+type FileVersion struct {
 	Path string // slash-separated, relative to the workspace Root
 	OID  string // git blob id
 	Mode uint32 // git mode
@@ -104,7 +106,7 @@ type Side struct {
 // FileChange is one changed file with its diff data, computed by the
 // workspace implementation with package changeset.
 type FileChange struct {
-	Old, New       *Side // nil when absent on that side
+	Old, New       *FileVersion // nil when absent on that side
 	Binary         bool
 	Precise        bool // counts are exact; false for degraded diffs
 	Added, Removed int

@@ -82,7 +82,7 @@ type savedFile struct {
 }
 
 // blob reads a side's stored content.
-func blob(t tree, sd *session.Side) ([]byte, error) {
+func blob(t tree, sd *session.FileVersion) ([]byte, error) {
 	if sd.Mode == changeset.ModeGitlink {
 		return nil, errors.New("submodules are not rewritten by operations")
 	}

@@ -422,7 +422,7 @@ func (w *workspace) newSide(c scm.Change) (*changeset.Side, error) {
 func fileChange(r changeset.Result) session.FileChange {
 	added, removed, ok := r.Counts()
 	fc := session.FileChange{Binary: r.Binary, Precise: ok, Added: added, Removed: removed}
-	side := func(s *changeset.Side, live bool) *session.Side {
+	side := func(s *changeset.Side, live bool) *session.FileVersion {
 		if s == nil {
 			return nil
 		}
@@ -438,7 +438,7 @@ func fileChange(r changeset.Result) session.FileChange {
 		if s.Content == nil {
 			size = s.Size
 		}
-		return &session.Side{Path: s.Path, OID: oid, Mode: mode, Size: size, Live: live}
+		return &session.FileVersion{Path: s.Path, OID: oid, Mode: mode, Size: size, Live: live}
 	}
 	fc.Old, fc.New = side(r.Old, false), side(r.New, true)
 	fc.Meta = fileMeta(r, fc)
