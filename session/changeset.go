@@ -21,9 +21,9 @@ type csChannel struct {
 	ch    *channel
 	state protocol.ChangesetState
 
-	loaded    bool            // a full result has been published
-	active    bool            // someone is subscribed: watchers run
-	watchers  map[int]Watcher // by workspace index
+	loaded    bool          // a full result has been published
+	active    bool          // someone is subscribed: watchers run
+	watchers  map[int]Watch // by workspace index
 	computing bool
 	gen       int // bumped on deactivate so late results are dropped
 	// pending work gathered while computing.
@@ -162,11 +162,11 @@ func (cs *csChannel) startWatching(s *Session) bool {
 	if !cs.live(s) || cs.watchers != nil {
 		return false
 	}
-	cs.watchers = map[int]Watcher{}
+	cs.watchers = map[int]Watch{}
 	gen := cs.gen
 	type armed struct {
 		i   int
-		w   Watcher
+		w   Watch
 		err error
 	}
 	var todo []int

@@ -157,7 +157,7 @@ func (f *fakeWatcher) Stop() {
 	delete(f.w.watchers, f)
 }
 
-func (w *fakeWorkspace) Watch(onChange func(paths []string, all bool)) (Watcher, error) {
+func (w *fakeWorkspace) Watch(onChange func(paths []string, all bool)) (Watch, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f := &fakeWatcher{w: w, onChange: onChange}

@@ -25,7 +25,7 @@ type Workspace interface {
 	ReadBlob(oid string) ([]byte, error)
 	// Watch reports paths that may have changed, relative to Root; all is
 	// set when everything must be rechecked.
-	Watch(onChange func(paths []string, all bool)) (Watcher, error)
+	Watch(onChange func(paths []string, all bool)) (Watch, error)
 	// Snapshot records the working tree as it is now — every change that
 	// completed before the call — and returns the snapshot's tree id.
 	// With track set the workspace keeps watching afterwards so that the
@@ -60,8 +60,9 @@ type Identifier interface {
 	Identity() (repo, head string)
 }
 
-// Watcher is a running watch of a workspace.
-type Watcher interface {
+// Watch is a running watch of a workspace, as Workspace.Watch starts it
+// (the file-system watcher behind it is fswatch.Watcher).
+type Watch interface {
 	// Mode says how changes are noticed ("fsnotify" or "poll") and, when
 	// polling, why.
 	Mode() (mode, reason string)

@@ -220,7 +220,7 @@ func (w *plainWorkspace) side(e *snapstore.Entry) (*changeset.Side, error) {
 }
 
 // Watch watches the tree, less what snapshots leave out.
-func (w *plainWorkspace) Watch(onChange func(paths []string, all bool)) (session.Watcher, error) {
+func (w *plainWorkspace) Watch(onChange func(paths []string, all bool)) (session.Watch, error) {
 	fw, err := fswatch.New(fswatch.Options{
 		Root:   w.root,
 		Ignore: newPlainIgnore(w.root).ignored,

@@ -171,7 +171,7 @@ func (w *workspace) stopIfIdleLocked() {
 }
 
 // Watch registers a listener on the shared watcher.
-func (w *workspace) Watch(onChange func(paths []string, all bool)) (session.Watcher, error) {
+func (w *workspace) Watch(onChange func(paths []string, all bool)) (session.Watch, error) {
 	tr := &w.tr
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
