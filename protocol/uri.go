@@ -21,8 +21,8 @@ const (
 	ChannelChangeset
 )
 
-// KindOf returns the kind of channel a URI names.
-func KindOf(uri string) ChannelKind {
+// ChannelOf returns the kind of channel a URI names.
+func ChannelOf(uri string) ChannelKind {
 	switch {
 	case uri == RootURI:
 		return ChannelRoot

@@ -228,7 +228,7 @@ func (m *Manager) notifyRoot(method string, params any) {
 // channel owner's goroutine, with the registration already in effect; it
 // must not block. Unknown channels fail with a protocol error.
 func (m *Manager) Attach(sub Subscriber, uri string, lastSeen int64, done func(Attachment, error)) {
-	switch protocol.KindOf(uri) {
+	switch protocol.ChannelOf(uri) {
 	case protocol.ChannelRoot:
 		m.attach(m.root, sub, lastSeen, func() any { return m.rootSnapshotLocked() }, done)
 	case protocol.ChannelSession:
@@ -265,7 +265,7 @@ func (m *Manager) Attach(sub Subscriber, uri string, lastSeen int64, done func(A
 
 // Detach removes sub from the channel uri; unknown channels are ignored.
 func (m *Manager) Detach(sub Subscriber, uri string) {
-	switch protocol.KindOf(uri) {
+	switch protocol.ChannelOf(uri) {
 	case protocol.ChannelRoot:
 		m.detachChannel(m.root, sub)
 	case protocol.ChannelSession:
@@ -291,7 +291,7 @@ func (m *Manager) Detach(sub Subscriber, uri string) {
 // are rejected to the sender.
 func (m *Manager) Dispatch(sub Subscriber, channelURI string, clientSeq int64, a protocol.Action) {
 	origin := &protocol.ActionOrigin{ClientID: sub.ClientID(), ClientSeq: clientSeq}
-	switch protocol.KindOf(channelURI) {
+	switch protocol.ChannelOf(channelURI) {
 	case protocol.ChannelSession:
 		if s, ok := m.Session(channelURI); ok {
 			s.do(func() { s.dispatchSession(sub, a, origin) })
