@@ -270,18 +270,18 @@ func (cs *csChannel) commit(s *Session, a protocol.Action, origin *protocol.Acti
 func (cs *csChannel) query(s *Session, i int) Query {
 	switch cs.ref.Kind {
 	case protocol.KindBranch:
-		return Query{Kind: protocol.KindBranch}
+		return Query{View: protocol.KindBranch}
 	case protocol.KindSession:
-		return Query{Kind: QueryTrees, From: s.baselineOf(i)}
+		return Query{View: ViewTrees, From: s.baselineOf(i)}
 	case protocol.KindTurn:
 		t := s.turnByID(cs.ref.Vars["turnId"])
-		return Query{Kind: QueryTrees, From: t.start[i], To: t.endOf(i)}
+		return Query{View: ViewTrees, From: t.start[i], To: t.endOf(i)}
 	case protocol.KindCompareTurns:
 		from, _ := s.endpoint(cs.ref.Vars["originalTurnId"], i)
 		to, _ := s.endpoint(cs.ref.Vars["modifiedTurnId"], i)
-		return Query{Kind: QueryTrees, From: from, To: to}
+		return Query{View: ViewTrees, From: from, To: to}
 	}
-	return Query{Kind: protocol.KindUncommitted}
+	return Query{View: protocol.KindUncommitted}
 }
 
 // live reports whether the changeset's new side is the working tree, so it

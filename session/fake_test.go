@@ -85,7 +85,7 @@ func (w *fakeWorkspace) Changes(ctx context.Context, q Query) (*ChangeList, erro
 	defer w.mu.Unlock()
 	w.queries = append(w.queries, q)
 	base, cur, live := w.head, w.work, true
-	if q.Kind == QueryTrees {
+	if q.View == ViewTrees {
 		base = w.snaps[q.From]
 		if base == nil {
 			return nil, fmt.Errorf("no snapshot %q", q.From)

@@ -71,19 +71,23 @@ type Watch interface {
 
 // Query selects what Changes computes.
 type Query struct {
-	Kind  string   // protocol.KindUncommitted, protocol.KindBranch or QueryTrees
+	// View is what is compared: the working tree with HEAD
+	// (protocol.KindUncommitted), with the merge base
+	// (protocol.KindBranch), or two trees (ViewTrees). Every changeset
+	// kind is served by one of these views.
+	View  string
 	Base  string   // for KindBranch: the base branch; empty = the default
-	From  string   // for QueryTrees: the snapshot tree of the old side
-	To    string   // for QueryTrees: the snapshot tree of the new side; "" = the live working tree
+	From  string   // for ViewTrees: the snapshot tree of the old side
+	To    string   // for ViewTrees: the snapshot tree of the new side; "" = the live working tree
 	Paths []string // nil = everything
 	// MaxPatchBytes, when positive, is the largest patch written for one
 	// file (the whole-changeset patch asks for more than the default).
 	MaxPatchBytes int
 }
 
-// QueryTrees asks for the changes between two snapshots, or a snapshot and
+// ViewTrees asks for the changes between two snapshots, or a snapshot and
 // the live working tree.
-const QueryTrees = "trees"
+const ViewTrees = "trees"
 
 // ChangeList is the result of Changes.
 type ChangeList struct {

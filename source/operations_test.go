@@ -44,7 +44,7 @@ func TestOperationsOnHunks(t *testing.T) {
 	writeFile(t, dir, "e.txt", both)
 	file := func() session.EditFile {
 		t.Helper()
-		list, err := w.Changes(ctx, session.Query{Kind: protocol.KindUncommitted, Paths: []string{"e.txt"}})
+		list, err := w.Changes(ctx, session.Query{View: protocol.KindUncommitted, Paths: []string{"e.txt"}})
 		must(t, err)
 		if len(list.Files) != 1 {
 			t.Fatalf("changes of e.txt: %d files", len(list.Files))

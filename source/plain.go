@@ -175,7 +175,7 @@ func (w *plainWorkspace) Snapshot(ctx context.Context, track bool) (string, erro
 // Changes serves the snapshot queries; the git kinds have nothing to show
 // in a directory without a repository.
 func (w *plainWorkspace) Changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
-	if q.Kind != session.QueryTrees {
+	if q.View != session.ViewTrees {
 		return &session.ChangeList{}, nil
 	}
 	to, live := q.To, q.To == ""

@@ -28,7 +28,7 @@ func TestSubdirectorySession(t *testing.T) {
 	}
 	writeFile(t, top, "a.txt", "outside\n")
 	writeFile(t, top, "dir/c.txt", "inside\n")
-	list, err := w.Changes(context.Background(), session.Query{Kind: protocol.KindUncommitted})
+	list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
 	must(t, err)
 	if got := listPaths(list); !slices.Equal(got, []string{"dir/c.txt"}) {
 		t.Errorf("changes %v, want [dir/c.txt]", got)
@@ -142,12 +142,12 @@ func TestPlainDirectory(t *testing.T) {
 	writeFile(t, dir, "sub/b.txt", "bravo\n")
 	writeFile(t, dir, "x.log", "ignored\n")
 	writeFile(t, dir, "node_modules/m/index.js", "heavy\n")
-	list, err := w.Changes(ctx, session.Query{Kind: session.QueryTrees, From: start})
+	list, err := w.Changes(ctx, session.Query{View: session.ViewTrees, From: start})
 	must(t, err)
 	if got := listPaths(list); !slices.Equal(got, []string{"a.txt", "sub/b.txt"}) {
 		t.Errorf("live compare %v, want [a.txt sub/b.txt]", got)
 	}
-	list, err = w.Changes(ctx, session.Query{Kind: protocol.KindUncommitted})
+	list, err = w.Changes(ctx, session.Query{View: protocol.KindUncommitted})
 	if err != nil || len(list.Files) != 0 {
 		t.Errorf("uncommitted in a plain directory: %v %v", listPaths(list), err)
 	}

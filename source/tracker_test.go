@@ -111,7 +111,7 @@ func TestTrackerFollowsFullStatus(t *testing.T) {
 				if !w.tracking() {
 					t.Fatalf("%s: not tracking", step.name)
 				}
-				list, err := w.Changes(ctx, session.Query{Kind: protocol.KindUncommitted})
+				list, err := w.Changes(ctx, session.Query{View: protocol.KindUncommitted})
 				if err != nil {
 					t.Fatalf("%s: Changes: %v", step.name, err)
 				}
@@ -186,7 +186,7 @@ func TestSnapshotTracksTurns(t *testing.T) {
 		{"turn start to live", start, "", []string{"b.txt", "new/e.txt"}},
 		{"baseline to live", base, "", []string{"a.txt", "b.txt", "new/e.txt"}},
 	} {
-		list, err := w.Changes(ctx, session.Query{Kind: session.QueryTrees, From: tc.from, To: tc.to})
+		list, err := w.Changes(ctx, session.Query{View: session.ViewTrees, From: tc.from, To: tc.to})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

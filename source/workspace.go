@@ -221,7 +221,7 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 		changes  []scm.Change
 		warnings []string
 	)
-	switch q.Kind {
+	switch q.View {
 	case protocol.KindUncommitted:
 		if q.Paths != nil {
 			cs, err := w.repo.StatusPaths(ctx, q.Paths)
@@ -245,7 +245,7 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 			changes, warnings = st.Changes, st.Warnings
 		}
 		changes = w.scoped(changes)
-	case session.QueryTrees:
+	case session.ViewTrees:
 		return w.between(ctx, q)
 	case protocol.KindBranch:
 		base := q.Base
@@ -265,7 +265,7 @@ func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.Chan
 			changes = slices.DeleteFunc(changes, func(c scm.Change) bool { return !under(c.Path, q.Paths) })
 		}
 	default:
-		return nil, fmt.Errorf("changeset kind %q is not computed from git", q.Kind)
+		return nil, fmt.Errorf("changeset kind %q is not computed from git", q.View)
 	}
 
 	sides := make([][2]*changeset.Side, 0, len(changes))
