@@ -114,17 +114,17 @@ func (o Options) context() int {
 	return o.Context
 }
 
-// Kind classifies a Result.
-type Kind string
+// ChangeType classifies a Result.
+type ChangeType string
 
-// Kinds of file change.
+// Types of file change.
 const (
-	Unchanged   Kind = "unchanged"
-	Created     Kind = "created"
-	Deleted     Kind = "deleted"
-	Modified    Kind = "modified"
-	Renamed     Kind = "renamed"
-	TypeChanged Kind = "typechanged" // regular file, symlink or gitlink turned into another of these
+	Unchanged   ChangeType = "unchanged"
+	Created     ChangeType = "created"
+	Deleted     ChangeType = "deleted"
+	Modified    ChangeType = "modified"
+	Renamed     ChangeType = "renamed"
+	TypeChanged ChangeType = "typechanged" // regular file, symlink or gitlink turned into another of these
 )
 
 // Result is the diff of one file.
@@ -183,7 +183,7 @@ func (r Result) PatchWith(opt Options) string {
 		return ""
 	}
 	switch {
-	case r.Kind() == TypeChanged:
+	case r.ChangeType() == TypeChanged:
 		return Compare(r.Old, nil, opt).Patch + Compare(nil, r.New, opt).Patch
 	case r.bin != "":
 		return writeHeader(&r, opt) + r.bin
@@ -208,8 +208,8 @@ type Line struct {
 	NoEOL bool   // the line is the last of its side and has no LF
 }
 
-// Kind reports what kind of change r is.
-func (r Result) Kind() Kind {
+// ChangeType reports what type of change r is.
+func (r Result) ChangeType() ChangeType {
 	switch {
 	case r.Old == nil && r.New == nil:
 		return Unchanged

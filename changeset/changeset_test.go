@@ -201,8 +201,8 @@ func TestPairRenames(t *testing.T) {
 		t.Errorf("rest = %v", names)
 	}
 	r := Compare(pairs[1][0], pairs[1][1], Options{})
-	if r.Kind() != Renamed || r.Similarity < 50 || r.Similarity >= 100 {
-		t.Errorf("rename result: kind %s similarity %d", r.Kind(), r.Similarity)
+	if r.ChangeType() != Renamed || r.Similarity < 50 || r.Similarity >= 100 {
+		t.Errorf("rename result: kind %s similarity %d", r.ChangeType(), r.Similarity)
 	}
 }
 
@@ -220,8 +220,8 @@ func TestTypeChangeHunks(t *testing.T) {
 	old := &Side{Path: "l", Content: []byte("a\nb\n")}
 	new := &Side{Path: "l", Content: []byte("target"), Mode: ModeSymlink}
 	r := Compare(old, new, Options{})
-	if r.Kind() != TypeChanged || r.Added != 1 || r.Removed != 2 {
-		t.Fatalf("type change: %s +%d -%d", r.Kind(), r.Added, r.Removed)
+	if r.ChangeType() != TypeChanged || r.Added != 1 || r.Removed != 2 {
+		t.Fatalf("type change: %s +%d -%d", r.ChangeType(), r.Added, r.Removed)
 	}
 	if got, err := Apply(old.Content, r.Hunks); err != nil || string(got) != "target" {
 		t.Errorf("Apply = %q, %v", got, err)

@@ -25,7 +25,7 @@ func (r Result) Counts() (added, removed int, ok bool) {
 	if !r.Precise || r.Binary || r.TooLarge {
 		return 0, 0, false
 	}
-	switch r.Kind() {
+	switch r.ChangeType() {
 	case Created:
 		added = AIRLineCount([]byte(r.New.text()))
 	case Deleted:

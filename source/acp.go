@@ -15,11 +15,11 @@ import (
 // forwards it unchanged. root is the repository's absolute directory.
 func acpDiff(r changeset.Result, root, fileType string) protocol.Object {
 	abs := func(s *changeset.Side) string { return path.Join(root, s.Path) }
-	change := protocol.Object{"operation": operation(r.Kind())}
+	change := protocol.Object{"operation": operation(r.ChangeType())}
 	switch {
 	case r.New == nil:
 		change["path"] = abs(r.Old)
-	case r.Old != nil && r.Kind() == changeset.Renamed:
+	case r.Old != nil && r.ChangeType() == changeset.Renamed:
 		change["oldPath"], change["path"] = abs(r.Old), abs(r.New)
 	default:
 		change["path"] = abs(r.New)

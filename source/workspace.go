@@ -452,7 +452,7 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	for k, v := range r.AIRMeta() {
 		meta[k] = v
 	}
-	own := protocol.Object{"operation": operation(r.Kind()), "fileType": fileType(r, fc)}
+	own := protocol.Object{"operation": operation(r.ChangeType()), "fileType": fileType(r, fc)}
 	if fc.Old != nil {
 		own["oldBlob"] = fc.Old.OID
 		own["oldMode"] = fmt.Sprintf("%06o", fc.Old.Mode)
@@ -461,7 +461,7 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 		own["newBlob"] = fc.New.OID
 		own["newMode"] = fmt.Sprintf("%06o", fc.New.Mode)
 	}
-	if r.Similarity > 0 && r.Kind() == changeset.Renamed {
+	if r.Similarity > 0 && r.ChangeType() == changeset.Renamed {
 		own["similarity"] = r.Similarity
 	}
 	if r.Patch != "" {
@@ -477,7 +477,7 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	return meta
 }
 
-func operation(k changeset.Kind) string {
+func operation(k changeset.ChangeType) string {
 	switch k {
 	case changeset.Created:
 		return "add"
