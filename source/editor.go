@@ -13,7 +13,7 @@ import (
 )
 
 // The workspace is the session's write side too.
-var _ session.Editor = (*workspace)(nil)
+var _ session.Editor = (*gitWorkspace)(nil)
 
 // opErr gives scm's refusals their protocol codes.
 func opErr(err error) error {
@@ -30,30 +30,30 @@ func opErr(err error) error {
 	return err
 }
 
-func (w *workspace) ReadWorktree(path string) ([]byte, uint32, error) {
+func (w *gitWorkspace) ReadWorktree(path string) ([]byte, uint32, error) {
 	b, mode, err := w.repo.ReadWorktree(path)
 	return b, mode, opErr(err)
 }
 
-func (w *workspace) WriteWorktree(path string, content []byte, mode uint32) error {
+func (w *gitWorkspace) WriteWorktree(path string, content []byte, mode uint32) error {
 	return opErr(w.repo.WriteWorktree(path, content, mode))
 }
 
-func (w *workspace) RemoveWorktree(path string) error { return opErr(w.repo.RemoveWorktree(path)) }
+func (w *gitWorkspace) RemoveWorktree(path string) error { return opErr(w.repo.RemoveWorktree(path)) }
 
-func (w *workspace) StagePath(ctx context.Context, path string) error {
+func (w *gitWorkspace) StagePath(ctx context.Context, path string) error {
 	return opErr(w.repo.StagePath(ctx, path))
 }
 
-func (w *workspace) StageContent(ctx context.Context, path string, content []byte, mode uint32) error {
+func (w *gitWorkspace) StageContent(ctx context.Context, path string, content []byte, mode uint32) error {
 	return opErr(w.repo.StageContent(ctx, path, content, mode))
 }
 
-func (w *workspace) UnstagePath(ctx context.Context, path string) error {
+func (w *gitWorkspace) UnstagePath(ctx context.Context, path string) error {
 	return opErr(w.repo.UnstagePath(ctx, path))
 }
 
-func (w *workspace) IndexContent(path string) ([]byte, uint32, bool, error) {
+func (w *gitWorkspace) IndexContent(path string) ([]byte, uint32, bool, error) {
 	oid, mode, ok, err := w.repo.IndexBlob(path)
 	if err != nil || !ok {
 		return nil, mode, ok, opErr(err)
@@ -62,7 +62,7 @@ func (w *workspace) IndexContent(path string) ([]byte, uint32, bool, error) {
 	return b, mode, true, err
 }
 
-func (w *workspace) HeadContent(path string) ([]byte, uint32, bool, error) {
+func (w *gitWorkspace) HeadContent(path string) ([]byte, uint32, bool, error) {
 	oid, mode, ok, err := w.repo.HeadBlob(path)
 	if err != nil || !ok {
 		return nil, mode, ok, opErr(err)
@@ -71,11 +71,11 @@ func (w *workspace) HeadContent(path string) ([]byte, uint32, bool, error) {
 	return b, mode, true, err
 }
 
-func (w *workspace) HasStaged(ctx context.Context) (bool, error) { return w.repo.HasStaged(ctx) }
+func (w *gitWorkspace) HasStaged(ctx context.Context) (bool, error) { return w.repo.HasStaged(ctx) }
 
 // StageAll stages every change under the session's directory (git add -A
 // run there).
-func (w *workspace) StageAll(ctx context.Context) error {
+func (w *gitWorkspace) StageAll(ctx context.Context) error {
 	if w.scope != "" {
 		return opErr(w.repo.StagePath(ctx, w.scope))
 	}
@@ -83,17 +83,17 @@ func (w *workspace) StageAll(ctx context.Context) error {
 }
 
 // commitIndex commits what is staged.
-func (w *workspace) commitIndex(ctx context.Context, message string) (string, error) {
+func (w *gitWorkspace) commitIndex(ctx context.Context, message string) (string, error) {
 	id, err := w.repo.Commit(ctx, message)
 	return id, opErr(err)
 }
 
-var _ session.EditReader = (*workspace)(nil)
+var _ session.EditReader = (*gitWorkspace)(nil)
 
 // Edited is session.EditReader: the path is re-read whatever its stat data
 // says, and the next turn boundary re-checks it. The checksum is BLAKE3,
 // as edit tools report it.
-func (w *workspace) Edited(path string) (string, error) {
+func (w *gitWorkspace) Edited(path string) (string, error) {
 	w.repo.Forget(path)
 	w.tr.mu.Lock()
 	if w.tr.tracking {

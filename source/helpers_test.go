@@ -139,9 +139,9 @@ func open(t testing.TB, dir string) session.Workspace {
 
 // openGit opens dir, which must be in a git repository, and closes the
 // workspace (its watcher) when the test ends.
-func openGit(t testing.TB, dir string) *workspace {
+func openGit(t testing.TB, dir string) *gitWorkspace {
 	t.Helper()
-	w, ok := open(t, dir).(*workspace)
+	w, ok := open(t, dir).(*gitWorkspace)
 	if !ok {
 		t.Fatalf("%s did not open as a git working tree", dir)
 	}

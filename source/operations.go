@@ -38,9 +38,9 @@ type tree interface {
 	ReadBlob(oid string) ([]byte, error)
 }
 
-var _ tree = (*workspace)(nil)
+var _ tree = (*gitWorkspace)(nil)
 
-func (w *workspace) Revert(ctx context.Context, e session.Edit) (session.Undo, error) {
+func (w *gitWorkspace) Revert(ctx context.Context, e session.Edit) (session.Undo, error) {
 	u, err := revert(ctx, w, e)
 	if err != nil {
 		return nil, err
@@ -48,15 +48,15 @@ func (w *workspace) Revert(ctx context.Context, e session.Edit) (session.Undo, e
 	return u, nil
 }
 
-func (w *workspace) Stage(ctx context.Context, e session.Edit) error { return stage(ctx, w, e) }
+func (w *gitWorkspace) Stage(ctx context.Context, e session.Edit) error { return stage(ctx, w, e) }
 
-func (w *workspace) Unstage(ctx context.Context, e session.Edit) error { return unstage(ctx, w, e) }
+func (w *gitWorkspace) Unstage(ctx context.Context, e session.Edit) error { return unstage(ctx, w, e) }
 
-func (w *workspace) Commit(ctx context.Context, message string, fallback func() string) (string, string, error) {
+func (w *gitWorkspace) Commit(ctx context.Context, message string, fallback func() string) (string, string, error) {
 	return commit(ctx, w, message, fallback)
 }
 
-func (w *workspace) Undo(ctx context.Context, u session.Undo) error {
+func (w *gitWorkspace) Undo(ctx context.Context, u session.Undo) error {
 	r, ok := u.(*undoRecord)
 	if !ok || r.t != tree(w) {
 		return protocol.Errorf(protocol.CodeInvalidParams, "there is no revert of this working tree to undo")

@@ -55,7 +55,7 @@ func pollInterval() time.Duration {
 }
 
 // ensureLocked starts the watcher. tr.mu must be held.
-func (w *workspace) ensureWatcherLocked() error {
+func (w *gitWorkspace) ensureWatcherLocked() error {
 	tr := &w.tr
 	if tr.fw != nil {
 		return nil
@@ -106,7 +106,7 @@ func (w *workspace) ensureWatcherLocked() error {
 
 // fromWatch turns a path relative to the watched directory into one
 // relative to the repository's top.
-func (w *workspace) fromWatch(rel string) string {
+func (w *gitWorkspace) fromWatch(rel string) string {
 	switch {
 	case w.scope == "":
 		return rel
@@ -116,7 +116,7 @@ func (w *workspace) fromWatch(rel string) string {
 	return w.scope + "/" + rel
 }
 
-func (w *workspace) onBatch(b fswatch.Batch) {
+func (w *gitWorkspace) onBatch(b fswatch.Batch) {
 	tr := &w.tr
 	all := b.Overflow || len(b.Extra) > 0
 	if w.scope != "" {
@@ -157,7 +157,7 @@ func (w *workspace) onBatch(b fswatch.Batch) {
 
 // stopIfIdleLocked closes the watcher when nothing needs it. tr.mu must be
 // held.
-func (w *workspace) stopIfIdleLocked() {
+func (w *gitWorkspace) stopIfIdleLocked() {
 	tr := &w.tr
 	if tr.fw == nil || tr.tracking || len(tr.listeners) > 0 {
 		return
@@ -171,7 +171,7 @@ func (w *workspace) stopIfIdleLocked() {
 }
 
 // Watch registers a listener on the shared watcher.
-func (w *workspace) Watch(onChange func(paths []string, all bool)) (session.Watch, error) {
+func (w *gitWorkspace) Watch(onChange func(paths []string, all bool)) (session.Watch, error) {
 	tr := &w.tr
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -189,7 +189,7 @@ func (w *workspace) Watch(onChange func(paths []string, all bool)) (session.Watc
 
 // listener is one Watch registration.
 type listener struct {
-	w  *workspace
+	w  *gitWorkspace
 	id int
 }
 
@@ -216,7 +216,7 @@ func (l *listener) Stop() {
 // now: after a watcher barrier, only the paths reported since the last call
 // are re-checked; the first call, an overflow or a change of HEAD or the
 // index needs a full status.
-func (w *workspace) trackedChanges(ctx context.Context) ([]scm.Change, error) {
+func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, error) {
 	tr := &w.tr
 	tr.busy.Lock()
 	defer tr.busy.Unlock()
@@ -279,28 +279,28 @@ func (w *workspace) trackedChanges(ctx context.Context) ([]scm.Change, error) {
 	return out, nil
 }
 
-func (w *workspace) setDirty(d map[string]scm.Change) {
+func (w *gitWorkspace) setDirty(d map[string]scm.Change) {
 	w.tr.mu.Lock()
 	w.tr.dirty = d
 	w.tr.mu.Unlock()
 }
 
 // markUnknown forces a full status next time.
-func (w *workspace) markUnknown() {
+func (w *gitWorkspace) markUnknown() {
 	w.tr.mu.Lock()
 	w.tr.dirty = nil
 	w.tr.mu.Unlock()
 }
 
 // tracking reports whether the tracker keeps the status current.
-func (w *workspace) tracking() bool {
+func (w *gitWorkspace) tracking() bool {
 	w.tr.mu.Lock()
 	defer w.tr.mu.Unlock()
 	return w.tr.tracking && w.tr.fw != nil
 }
 
 // trackedWarnings returns what the last full status could not apply.
-func (w *workspace) trackedWarnings() []string {
+func (w *gitWorkspace) trackedWarnings() []string {
 	w.tr.mu.Lock()
 	defer w.tr.mu.Unlock()
 	return w.tr.warnings
@@ -309,7 +309,7 @@ func (w *workspace) trackedWarnings() []string {
 // Close stops the workspace's watcher, whatever still listens or tracks:
 // the session owning the workspace is gone. It waits for the watcher's
 // goroutines, so its inotify watches are released when it returns.
-func (w *workspace) Close() error {
+func (w *gitWorkspace) Close() error {
 	tr := &w.tr
 	tr.mu.Lock()
 	fw, mode := tr.fw, tr.mode

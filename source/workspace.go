@@ -22,9 +22,9 @@ import (
 	"github.com/changesetd/changesetd/session"
 )
 
-// workspace adapts a scm.Repo, the file watcher and the diff engine to
+// gitWorkspace adapts a scm.Repo, the file watcher and the diff engine to
 // session.Workspace.
-type workspace struct {
+type gitWorkspace struct {
 	repo  *scm.Repo
 	snaps *snapstore.Store
 	log   *slog.Logger
@@ -40,7 +40,7 @@ type workspace struct {
 	tr     tracker
 }
 
-var _ session.Workspace = (*workspace)(nil)
+var _ session.Workspace = (*gitWorkspace)(nil)
 
 // Opener returns the function that opens a session's directory: a git
 // working tree, or a plain directory when it is not in a repository.
@@ -67,7 +67,7 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 		if err != nil {
 			return nil, err
 		}
-		w := &workspace{repo: repo, snaps: snaps, top: top, scope: scope, log: log.With("component", "workspace", "root", repo.Root())}
+		w := &gitWorkspace{repo: repo, snaps: snaps, top: top, scope: scope, log: log.With("component", "workspace", "root", repo.Root())}
 		// The first scan fills the stat cache.
 		if _, err := w.status(context.Background()); err != nil {
 			return nil, err
@@ -104,18 +104,18 @@ func scopeOf(dir, root string) (top, scope string, err error) {
 	return top, scope, nil
 }
 
-func (w *workspace) Root() string { return w.top }
+func (w *gitWorkspace) Root() string { return w.top }
 
 // inScope reports whether a repository path is under the session's
 // directory.
-func (w *workspace) inScope(p string) bool {
+func (w *gitWorkspace) inScope(p string) bool {
 	return w.scope == "" || p == w.scope || strings.HasPrefix(p, w.scope+"/")
 }
 
 // status is a full status of the session's directory: the whole tree, or
 // only the subdirectory the session is on (without the warnings, which
 // only a whole-tree status gathers).
-func (w *workspace) status(ctx context.Context) (*scm.Status, error) {
+func (w *gitWorkspace) status(ctx context.Context) (*scm.Status, error) {
 	if w.scope == "" {
 		return w.repo.Status(ctx)
 	}
@@ -127,7 +127,7 @@ func (w *workspace) status(ctx context.Context) (*scm.Status, error) {
 }
 
 // scoped drops the changes outside the session's directory.
-func (w *workspace) scoped(cs []scm.Change) []scm.Change {
+func (w *gitWorkspace) scoped(cs []scm.Change) []scm.Change {
 	if w.scope == "" {
 		return cs
 	}
@@ -135,7 +135,7 @@ func (w *workspace) scoped(cs []scm.Change) []scm.Change {
 }
 
 // ReadBlob reads an object of the project or of a snapshot.
-func (w *workspace) ReadBlob(oid string) ([]byte, error) {
+func (w *gitWorkspace) ReadBlob(oid string) ([]byte, error) {
 	if b, err := w.repo.ReadBlob(oid); err == nil {
 		return b, nil
 	}
@@ -157,7 +157,7 @@ const maxSnapshotFile = 64 << 20
 // overlaid. The change set comes from the tracker, which after the first
 // snapshot re-checks only the paths the watcher reported, so a turn
 // boundary costs a watcher barrier plus the changed files, not a scan.
-func (w *workspace) Snapshot(ctx context.Context, track bool) (string, error) {
+func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error) {
 	w.snapMu.Lock()
 	defer w.snapMu.Unlock()
 	_, head, err := w.repo.HeadTree()
@@ -208,7 +208,7 @@ func (w *workspace) Snapshot(ctx context.Context, track bool) (string, error) {
 }
 
 // Changes computes the changes of q and diffs every changed file.
-func (w *workspace) Changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
 	scope := "full"
 	if q.Paths != nil {
 		scope = "paths"
@@ -370,7 +370,7 @@ func under(p string, scopes []string) bool {
 }
 
 // oldSide loads a change's base side from the object store.
-func (w *workspace) oldSide(c scm.Change) (*changeset.Side, error) {
+func (w *gitWorkspace) oldSide(c scm.Change) (*changeset.Side, error) {
 	if c.Head == nil {
 		return nil, nil
 	}
@@ -380,7 +380,7 @@ func (w *workspace) oldSide(c scm.Change) (*changeset.Side, error) {
 	return w.storedSide(&snapstore.Entry{Path: c.Head.Path, Mode: c.Head.Mode, OID: c.Head.OID})
 }
 
-func (w *workspace) newSide(c scm.Change) (*changeset.Side, error) {
+func (w *gitWorkspace) newSide(c scm.Change) (*changeset.Side, error) {
 	if c.Work == nil {
 		return nil, nil
 	}
@@ -507,7 +507,7 @@ func fileType(r changeset.Result, fc session.FileChange) string {
 
 // between diffs snapshot tree q.From against q.To, or against the live
 // working tree when q.To is "".
-func (w *workspace) between(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.ChangeList, error) {
 	if q.To != "" {
 		diffs, err := w.snaps.DiffTrees(ctx, q.From, q.To)
 		if err != nil {
@@ -610,7 +610,7 @@ func (w *workspace) between(ctx context.Context, q session.Query) (*session.Chan
 }
 
 // storedSide loads a side from the object store; nil for an absent entry.
-func (w *workspace) storedSide(e *snapstore.Entry) (*changeset.Side, error) {
+func (w *gitWorkspace) storedSide(e *snapstore.Entry) (*changeset.Side, error) {
 	if e == nil {
 		return nil, nil
 	}
@@ -629,7 +629,7 @@ func (w *workspace) storedSide(e *snapstore.Entry) (*changeset.Side, error) {
 
 // present reports a working directory that was moved or deleted in words
 // a person can act on.
-func (w *workspace) present() error {
+func (w *gitWorkspace) present() error {
 	if _, err := os.Stat(filepath.Join(w.repo.GitDir(), "HEAD")); err != nil {
 		if _, err := os.Stat(w.repo.Root()); err != nil {
 			return fmt.Errorf("the working directory %s is gone (moved or deleted); its changes come back when it returns", w.repo.Root())
@@ -640,7 +640,7 @@ func (w *workspace) present() error {
 }
 
 // Identity names the repository by its root commit, for the session record.
-func (w *workspace) Identity() (repo, head string) {
+func (w *gitWorkspace) Identity() (repo, head string) {
 	root, head, err := w.repo.RootCommit()
 	if err != nil {
 		w.log.Warn("cannot name the repository; a restart will not tell another project at this path", "err", err)
