@@ -34,7 +34,7 @@ type Session struct {
 	modifiedAt time.Time
 	state      protocol.SessionState
 	ch         *channel
-	workspaces []*workspaceEntry
+	workspaces []*workingDir
 	changesets map[string]*csChannel // by changeset URI
 	templates  map[string]*uritemplate.Template
 	disposed   bool
@@ -67,8 +67,9 @@ type Session struct {
 	gone  bool
 }
 
-// workspaceEntry is one working directory and what opening it gave.
-type workspaceEntry struct {
+// workingDir is one working directory of the session and what opening
+// it gave: its Workspace, or why there is none.
+type workingDir struct {
 	dir string
 	ws  Workspace // nil when it could not be opened
 	err error
@@ -77,7 +78,7 @@ type workspaceEntry struct {
 // root is the directory a file change's path is relative to: the top of
 // the repository, which is above dir when the session is on a
 // subdirectory of it.
-func (e *workspaceEntry) root() string {
+func (e *workingDir) root() string {
 	if e.ws != nil {
 		return e.ws.Root()
 	}
@@ -167,9 +168,9 @@ func (s *Session) start() {
 	}()
 	// Opening repositories reads the index and HEAD: do it off the actor.
 	s.m.spawn("open workspaces", func() {
-		entries := make([]*workspaceEntry, len(s.dirs))
+		entries := make([]*workingDir, len(s.dirs))
 		for i, d := range s.dirs {
-			e := &workspaceEntry{dir: d}
+			e := &workingDir{dir: d}
 			if s.m.opts.OpenWorkspace != nil {
 				e.ws, e.err = s.m.opts.OpenWorkspace(d)
 			} else {
@@ -188,7 +189,7 @@ func (s *Session) start() {
 }
 
 // closeWorkspaces releases what the workspaces hold (their watchers).
-func closeWorkspaces(entries []*workspaceEntry) {
+func closeWorkspaces(entries []*workingDir) {
 	for _, e := range entries {
 		if e.ws != nil {
 			e.ws.Close()
@@ -198,7 +199,7 @@ func closeWorkspaces(entries []*workspaceEntry) {
 
 // takeBaseline returns the stored baseline of a restored session, or
 // snapshots every git workspace now and records the session.
-func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
+func (s *Session) takeBaseline(entries []*workingDir) []string {
 	baseline := make([]string, len(entries))
 	if r := s.restored; r != nil {
 		for i := range entries {
@@ -225,7 +226,7 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 		}
 		baseline[i] = t
 	}
-	if !slices.ContainsFunc(entries, func(e *workspaceEntry) bool { return e.ws != nil }) {
+	if !slices.ContainsFunc(entries, func(e *workingDir) bool { return e.ws != nil }) {
 		// Nothing here can be served (missing or unreadable directories):
 		// the session lives until the daemon stops, not beyond.
 		s.log.Warn("session not recorded: none of its directories can be served")
@@ -255,7 +256,7 @@ func (s *Session) takeBaseline(entries []*workspaceEntry) []string {
 	return baseline
 }
 
-func (s *Session) ready(entries []*workspaceEntry, baseline []string) {
+func (s *Session) ready(entries []*workingDir, baseline []string) {
 	if s.disposed {
 		closeWorkspaces(entries)
 		return
@@ -417,7 +418,7 @@ func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05
 func (s *Session) dispose() {
 	s.cancel()
 	done := make(chan struct{})
-	var entries []*workspaceEntry
+	var entries []*workingDir
 	if !s.do(func() {
 		defer close(done)
 		if s.disposed {
