@@ -188,7 +188,7 @@ func (cs *csChannel) startWatching(s *Session) bool {
 			for _, a := range results {
 				if a.err != nil {
 					s.log.Warn("cannot watch working directory; changes show on the next refresh", "dir", s.workspaces[a.i].dir, "err", a.err)
-					s.setWorkspaceInfo(a.i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = "none", a.err.Error() })
+					s.setWorkspaceInfo(a.i, func(wi *workingDirInfo) { wi.Watcher, wi.WatcherReason = "none", a.err.Error() })
 					continue
 				}
 				if !current {
@@ -197,7 +197,7 @@ func (cs *csChannel) startWatching(s *Session) bool {
 				}
 				cs.watchers[a.i] = a.w
 				mode, reason := a.w.Mode()
-				s.setWorkspaceInfo(a.i, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
+				s.setWorkspaceInfo(a.i, func(wi *workingDirInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
 			}
 			if current {
 				cs.refresh(s)
@@ -237,7 +237,7 @@ func (cs *csChannel) changed(s *Session, ws int, paths []string, all bool) {
 	}
 	if w := cs.watchers[ws]; w != nil {
 		mode, reason := w.Mode()
-		s.setWorkspaceInfo(ws, func(wi *workspaceInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
+		s.setWorkspaceInfo(ws, func(wi *workingDirInfo) { wi.Watcher, wi.WatcherReason = mode, reason })
 	}
 	if all {
 		cs.pendingAll = true
@@ -436,7 +436,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 		}
 		if r.all {
 			warnings := r.list.Warnings
-			s.setWorkspaceInfo(r.ws, func(wi *workspaceInfo) { wi.Warnings = warnings })
+			s.setWorkspaceInfo(r.ws, func(wi *workingDirInfo) { wi.Warnings = warnings })
 		}
 	}
 	if all && cs.loaded {

@@ -38,7 +38,7 @@ type Session struct {
 	changesets map[string]*csChannel // by changeset URI
 	templates  map[string]*uritemplate.Template
 	disposed   bool
-	info       []workspaceInfo // published on the session _meta
+	info       []workingDirInfo // published on the session _meta
 
 	// Turns. baseline holds the snapshot tree of each workspace when the
 	// session started; turns are in start order, the last one possibly
@@ -274,7 +274,7 @@ func (s *Session) ready(entries []*workingDir, baseline []string) {
 	}
 	s.commitSession(protocol.SessionChangesetsChanged{Changesets: s.catalogue()}, nil)
 	if len(entries) > 0 {
-		s.setWorkspaceInfo(0, func(*workspaceInfo) {})
+		s.setWorkspaceInfo(0, func(*workingDirInfo) {})
 	}
 	s.commitSession(protocol.SessionReady{}, nil)
 	sum := s.summary()
@@ -443,10 +443,10 @@ func (s *Session) dispose() {
 	closeWorkspaces(entries)
 }
 
-// workspaceInfo is what the session's _meta says about one working
+// workingDirInfo is what the session's _meta says about one working
 // directory: whether it is a git repository, how it is watched and what
 // the engine could not apply.
-type workspaceInfo struct {
+type workingDirInfo struct {
 	Dir           string   `json:"dir"`
 	Git           bool     `json:"git"`
 	Error         string   `json:"error,omitempty"`
@@ -457,11 +457,11 @@ type workspaceInfo struct {
 
 // setWorkspaceInfo updates one workspace's entry and republishes the
 // session _meta when it changed.
-func (s *Session) setWorkspaceInfo(i int, f func(*workspaceInfo)) {
+func (s *Session) setWorkspaceInfo(i int, f func(*workingDirInfo)) {
 	if s.info == nil {
-		s.info = make([]workspaceInfo, len(s.workspaces))
+		s.info = make([]workingDirInfo, len(s.workspaces))
 		for j, e := range s.workspaces {
-			s.info[j] = workspaceInfo{Dir: FileURI(e.dir), Git: e.ws != nil && !isPlain(e.ws)}
+			s.info[j] = workingDirInfo{Dir: FileURI(e.dir), Git: e.ws != nil && !isPlain(e.ws)}
 			if e.err != nil {
 				s.info[j].Error = e.err.Error()
 			}
