@@ -671,3 +671,17 @@ func (c *client) awaitFilesState(t *testing.T, uri string) protocol.ChangesetSta
 	})
 	return st
 }
+
+// awaitRejection waits for the rejection of the client's dispatch with
+// clientSeq seq, whose reason contains want.
+func (c *client) awaitRejection(t *testing.T, seq int64, want string) {
+	t.Helper()
+	c.await(t, fmt.Sprintf("the rejection of dispatch %d", seq), func() bool {
+		for _, e := range c.envs {
+			if e.RejectionReason != "" && e.Origin != nil && e.Origin.ClientSeq == seq && strings.Contains(e.RejectionReason, want) {
+				return true
+			}
+		}
+		return false
+	})
+}

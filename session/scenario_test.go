@@ -90,10 +90,7 @@ func TestScenarioReviewFlagFollowsContent(t *testing.T) {
 	// An invalid toggle goes back to its sender only.
 	n := other.count()
 	r.m.Dispatch(c, uri, 8, protocol.ChangesetFilesReviewChanged{Reviewed: true})
-	c.await(t, "the rejection of an empty toggle", func() bool {
-		e := c.envs[len(c.envs)-1]
-		return e.RejectionReason != "" && e.Origin != nil && e.Origin.ClientSeq == 8
-	})
+	c.awaitRejection(t, 8, "")
 	// other is subscribed to the same channel; a later action proves
 	// the rejection did not reach it in between.
 	r.ws.edit("b.txt", "b\n", false)
@@ -251,6 +248,20 @@ func TestScenarioOperations(t *testing.T) {
 	}
 	c.awaitFiles(t, uri, r.ws.root)
 
+	// A revert can be undone only while its files are as it left them:
+	// an edit since withdraws the offer.
+	r.ws.edit("y.txt", "y\n", false)
+	c.awaitFiles(t, uri, r.ws.root, "y.txt")
+	if _, err := r.invoke(OpRevert, uri, res("y.txt"), nil); err != nil {
+		t.Fatal(err)
+	}
+	c.await(t, "undo offered", func() bool { return opStatus(c.stateLocked(uri), OpUndo) == protocol.OpIdle })
+	r.ws.edit("y.txt", "other\n", false)
+	c.await(t, "undo withdrawn after an edit", func() bool { return opStatus(c.stateLocked(uri), OpUndo) == "" })
+	if _, err := r.invoke(OpUndo, uri, nil, nil); protocol.CodeOf(err) != protocol.CodeInvalidParams {
+		t.Errorf("undo after an edit: err = %v, want InvalidParams", err)
+	}
+
 	if _, err := r.invoke("frobnicate", uri, nil, nil); protocol.CodeOf(err) != protocol.CodeInvalidParams {
 		t.Errorf("an unknown operation: err = %v, want InvalidParams", err)
 	}
@@ -372,10 +383,7 @@ func TestScenarioStoreAndRestore(t *testing.T) {
 	db.fail = errors.New("disk full")
 	db.mu.Unlock()
 	r.m.Dispatch(c, uri, 2, protocol.ChangesetFilesReviewChanged{Files: []string{id}, Reviewed: false})
-	c.await(t, "the rejection of an unsaved toggle", func() bool {
-		e := c.envs[len(c.envs)-1]
-		return e.Origin != nil && e.Origin.ClientSeq == 2 && strings.Contains(e.RejectionReason, "disk full")
-	})
+	c.awaitRejection(t, 2, "disk full")
 	if !c.awaitFilesState(t, uri).Files[0].IsReviewed() {
 		t.Error("a toggle that could not be saved changed the flag")
 	}
