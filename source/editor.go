@@ -12,7 +12,10 @@ import (
 	"github.com/changesetd/changesetd/session"
 )
 
-// The workspace is the session's write side too.
+// The workspace is the session's write side too: the operations
+// (operations.go) are built on the file-level calls below, which confine
+// every path to the working tree and give scm's refusals their protocol
+// codes.
 var _ session.Editor = (*gitWorkspace)(nil)
 
 // opErr gives scm's refusals their protocol codes.
