@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -378,8 +379,9 @@ func openBlank(t *testing.T, b *browser, d *daemon) {
 	b.waitFor("the token form", `!document.getElementById('login').hidden`)
 }
 
-// TestBrowserReducerParity runs the upstream changeset reducer fixtures
-// through the page's reducer, the same ones the server's reducer passes.
+// TestBrowserReducerParity runs the upstream changeset and annotations
+// reducer fixtures through the page's reducers, the same ones the server's
+// reducer passes.
 func TestBrowserReducerParity(t *testing.T) {
 	b := newBrowser(t)
 	d := startDaemon(t)
@@ -387,11 +389,13 @@ func TestBrowserReducerParity(t *testing.T) {
 	// Pre-0.9.0 behaviour, which the page (speaking 1.0) does not have;
 	// reducer/fixtures_test.go skips it for 1.0 as well.
 	skip := map[string]bool{"159-changeset-contentchanged-updates-error.json": true}
+	// The page's reducer for each fixture reducer it mirrors.
+	reducers := map[string]string{"changeset": "applyChangeset", "annotations": "applyAnnotations"}
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "ahp-fixtures", "reducers", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no reducer fixtures: %v", err)
 	}
-	ran := 0
+	ran := map[string]int{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -407,12 +411,13 @@ func TestBrowserReducerParity(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		name := filepath.Base(f)
-		if fx.Reducer != "changeset" || skip[name] {
+		fn, ok := reducers[fx.Reducer]
+		if !ok || skip[name] {
 			continue
 		}
-		ran++
+		ran[fx.Reducer]++
 		var got any
-		b.eval(fmt.Sprintf(`import('/assets/reducer.js').then(m => { let s = %s; for (const a of %s) [s] = m.applyChangeset(s, a); return s; })`, fx.Initial, fx.Actions), &got)
+		b.eval(fmt.Sprintf(`import('/assets/reducer.js').then(m => { let s = %s; for (const a of %s) [s] = m.%s(s, a); return s; })`, fx.Initial, fx.Actions, fn), &got)
 		var want any
 		json.Unmarshal(fx.Expected, &want)
 		gb, _ := json.Marshal(got)
@@ -421,8 +426,18 @@ func TestBrowserReducerParity(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", name, gb, wb)
 		}
 	}
-	if ran < 10 {
-		t.Fatalf("only %d changeset fixtures ran", ran)
+	// At the time of writing: 10 of each.
+	for r := range reducers {
+		if ran[r] < 10 {
+			t.Errorf("only %d %s fixtures ran", ran[r], r)
+		}
+	}
+	// The annotations channel is told from the session channel it hangs
+	// off: same scheme, its own reducer.
+	var picked []string
+	b.eval(`import('/assets/reducer.js').then(m => ['ahp-session:/s/annotations', 'ahp-session:/s'].map(ch => m.reducerFor(ch).name))`, &picked)
+	if want := []string{"applyAnnotations", "applySession"}; !slices.Equal(picked, want) {
+		t.Errorf("reducerFor picked %v, want %v", picked, want)
 	}
 }
 
