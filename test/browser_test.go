@@ -17,6 +17,10 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/test/fake"
 )
 
 // The review page is tested in headless Chromium against the real daemon.
@@ -637,4 +641,294 @@ func TestBrowserTokenKeysAndLayout(t *testing.T) {
 	}
 	b.shot("09-narrow-dark")
 	b.do(darkMode(false), chromedp.ResetViewport())
+}
+
+// annotationsOf returns the session of a daemon with one session and its
+// annotations channel, as listSessions names it; a daemon without the
+// channel names none, and the test skips.
+func annotationsOf(t *testing.T, c *fake.Client) (session, channel string) {
+	t.Helper()
+	var res struct {
+		Items []struct {
+			Resource    string `json:"resource"`
+			Annotations *struct {
+				Resource string `json:"resource"`
+			} `json:"annotations"`
+		} `json:"items"`
+	}
+	if err := c.Call(ctx(t), protocol.MethodListSessions, map[string]any{"channel": protocol.RootURI}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Items) != 1 {
+		t.Fatalf("listSessions: %d sessions, want 1", len(res.Items))
+	}
+	s := res.Items[0]
+	if s.Annotations == nil || s.Annotations.Resource == "" {
+		t.Skip("this daemon has no annotations channel: its session summary names none")
+	}
+	return s.Resource, s.Annotations.Resource
+}
+
+// annotationsMirror is a second client's copy of an annotations channel:
+// the snapshot plus every later envelope, through the server's reducer.
+type annotationsMirror struct {
+	t       *testing.T
+	c       *fake.Client
+	uri     string
+	base    protocol.AnnotationsState
+	fromSeq int64
+}
+
+func mirrorAnnotations(t *testing.T, c *fake.Client, uri string) *annotationsMirror {
+	t.Helper()
+	raw, from := subscribe(t, c, uri)
+	m := &annotationsMirror{t: t, c: c, uri: uri, fromSeq: from}
+	if err := json.Unmarshal(raw, &m.base); err != nil {
+		t.Fatalf("annotations snapshot: %v\n%s", err, raw)
+	}
+	return m
+}
+
+func (m *annotationsMirror) State() protocol.AnnotationsState {
+	st := m.base
+	for _, e := range m.c.Envelopes(m.uri) {
+		if e.RejectionReason != "" || e.ServerSeq <= m.fromSeq {
+			continue
+		}
+		st, _ = reducer.ApplyAnnotations(st, e.Action.Action, reducer.Env{})
+	}
+	return st
+}
+
+// Wait waits until cond holds for the annotation with id (nil when there
+// is none).
+func (m *annotationsMirror) Wait(what, id string, cond func(*protocol.Annotation) bool) protocol.Annotation {
+	m.t.Helper()
+	var got *protocol.Annotation
+	err := m.c.Wait(ctx(m.t), what, func() bool {
+		got = nil
+		st := m.State()
+		for i := range st.Annotations {
+			if id == "" || st.Annotations[i].ID == id {
+				got = &st.Annotations[i]
+			}
+		}
+		return cond(got)
+	})
+	if err != nil {
+		b, _ := json.MarshalIndent(m.State(), "", "  ")
+		m.t.Fatalf("%v; annotations:\n%s", err, b)
+	}
+	return *got
+}
+
+// entryTexts lists an annotation's entry texts.
+func entryTexts(a *protocol.Annotation) []string {
+	var out []string
+	for _, e := range a.Entries {
+		out = append(out, fmt.Sprint(e.Text))
+	}
+	return out
+}
+
+// TestBrowserAnnotations comments on a turn's diff in the page while a
+// second client (an IDE, or the agent's side) watches and writes on the
+// same annotations channel: the page's comment arrives with the turn and
+// the lines it was written on, a reply and a resolve from the page reach
+// the other client, and what the other client writes shows in the page
+// at once, anchored where the daemon says its lines are now.
+func TestBrowserAnnotations(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": pageLines(40), "b.txt": "bee\n"})
+	d := startDaemon(t, repo)
+	c := d.client(t, "ide")
+	sessionURI, annURI := annotationsOf(t, c)
+	b := newBrowser(t)
+
+	d.turnCLI(t, "start", "--dir", repo, "--message", "rewrite a")
+	// The turn's version of a.txt: 0-based lines 34 and 35 are new.
+	turnA := strings.Replace(pageLines(40), "line 35\n", "line thirty-five\nline 35.5\n", 1)
+	writeFile(t, repo, "a.txt", turnA)
+	d.turnCLI(t, "end", "--dir", repo)
+	turns, _ := chatTurns(t, c, sessionURI)
+	if len(turns) != 1 {
+		t.Fatalf("turns %v, want one", turns)
+	}
+	turnID := turns[0]
+	m := mirrorAnnotations(t, c, annURI)
+	aURI := "file://" + filepath.Join(repo, "a.txt")
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("the turn", `[...document.querySelectorAll('#turns li.turn')].some(li => li.textContent.includes('rewrite a'))`)
+	b.do(chromedp.Click(`#turns li.turn .name`))
+	b.waitFor("the turn's diff of a.txt", `document.getElementById('cs-label').textContent.includes('rewrite a') &&
+		document.querySelectorAll('#files li.file').length === 1 && document.querySelectorAll('#diff tr.line.add').length === 2`)
+
+	const comment = "Why <b>two</b> lines here?"
+	var pageID string
+	if !t.Run("comment on selected lines", func(t *testing.T) {
+		b.t = t
+		b.eval(`(() => {
+			const rows = [...document.querySelectorAll('#diff tr.line.add')];
+			const r = document.createRange();
+			r.setStart(rows[0].querySelector('.code').firstChild, 2);
+			r.setEnd(rows[1].querySelector('.code').firstChild, 4);
+			const s = document.getSelection();
+			s.removeAllRanges();
+			s.addRange(r);
+		})()`, nil)
+		b.waitFor("the Comment button", `!document.getElementById('range-ops').hidden && !document.getElementById('range-comment').hidden`)
+		b.do(chromedp.Click(`#range-comment`))
+		b.waitFor("the comment box, focused", `document.activeElement && document.activeElement.matches('#diff .composer textarea')`)
+		b.do(chromedp.SendKeys(`#diff .composer textarea`, comment), chromedp.Click(`#diff .composer button.send`))
+		b.waitFor("the thread under line 36, confirmed", `(() => {
+			const tr = document.querySelector('#diff tr.thread-row');
+			const th = tr && tr.querySelector('.thread:not(.pending)');
+			return th && th.querySelector('.etext').textContent === `+js(comment)+` && tr.previousElementSibling.dataset.a === '35';
+		})()`)
+		var markup int
+		b.eval(`document.querySelectorAll('#diff .etext *').length`, &markup)
+		if markup != 0 {
+			t.Errorf("the comment's text became %d elements; it must stay text", markup)
+		}
+		a := m.Wait("the page's comment", "", func(a *protocol.Annotation) bool { return a != nil })
+		pageID = a.ID
+		want := protocol.TextRange{Start: protocol.TextPosition{Line: 34}, End: protocol.TextPosition{Line: 35, Character: len("line 35.5")}}
+		if a.TurnID != turnID || a.Resource != aURI || a.Range == nil || *a.Range != want || a.Resolved {
+			t.Errorf("annotation turn %q resource %q range %+v resolved %v, want turn %q resource %q range %+v unresolved", a.TurnID, a.Resource, a.Range, a.Resolved, turnID, aURI, want)
+		}
+		if got := entryTexts(&a); !slices.Equal(got, []string{comment}) {
+			t.Errorf("entries %q, want %q", got, comment)
+		}
+		b.shot("10-comment")
+	}) {
+		return
+	}
+
+	if !t.Run("reply with the keyboard and resolve", func(t *testing.T) {
+		b.t = t
+		const reply = "Because of the half line."
+		b.do(chromedp.Click(`#diff .thread button.reply`))
+		b.waitFor("the reply box, focused", `document.activeElement && document.activeElement.matches('#diff .thread .composer textarea')`)
+		b.do(chromedp.SendKeys(`#diff .thread .composer textarea`, reply), chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+		a := m.Wait("the reply", pageID, func(a *protocol.Annotation) bool { return a != nil && len(a.Entries) == 2 })
+		if got := entryTexts(&a); !slices.Equal(got, []string{comment, reply}) {
+			t.Errorf("entries %q, want the comment and the reply", got)
+		}
+		b.waitFor("two comments in the thread", `document.querySelectorAll('#diff .thread .entry').length === 2 && !document.querySelector('#diff .composer')`)
+		b.do(chromedp.Click(`#diff .thread button.resolve`))
+		m.Wait("resolved", pageID, func(a *protocol.Annotation) bool { return a != nil && a.Resolved })
+		b.waitFor("the thread folded, marked resolved", `(() => { const th = document.querySelector('#diff .thread'); return th && th.classList.contains('resolved') && !th.open && th.querySelector('.tstate'); })()`)
+		b.do(chromedp.Click(`#diff .thread summary`))
+		b.waitFor("unfolded", `document.querySelector('#diff .thread').open`)
+		b.do(chromedp.Click(`#diff .thread button.reopen`))
+		m.Wait("re-opened", pageID, func(a *protocol.Annotation) bool { return a != nil && !a.Resolved })
+		b.waitFor("open again", `(() => { const th = document.querySelector('#diff .thread'); return th && !th.classList.contains('resolved') && th.open; })()`)
+	}) {
+		return
+	}
+
+	if !t.Run("another client's comment appears live", func(t *testing.T) {
+		b.t = t
+		agentRange := map[string]any{"start": map[string]any{"line": 37, "character": 0}, "end": map[string]any{"line": 37, "character": 7}}
+		if err := c.Notify(protocol.MethodDispatchAction, map[string]any{"channel": annURI, "clientSeq": 1, "action": map[string]any{
+			"type": "annotations/set",
+			"annotation": map[string]any{"id": "from-agent", "turnId": turnID, "resource": aURI, "range": agentRange, "resolved": false,
+				"entries": []any{map[string]any{"id": "e1", "text": "Line 38 is next.", "_meta": map[string]any{"changesetd/author": "agent"}}}},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		m.Wait("the other client's annotation", "from-agent", func(a *protocol.Annotation) bool { return a != nil })
+		b.waitFor("its thread under line 38, marked as the agent's", `(() => {
+			const th = document.querySelector('#diff .thread[data-annotation="from-agent"]');
+			return th && th.closest('tr').previousElementSibling.dataset.a === '37' &&
+				th.querySelector('.entry.agent .author').textContent === 'agent' && th.querySelector('.etext').textContent === 'Line 38 is next.';
+		})()`)
+		b.waitFor("a.txt's badge: two threads", fileRow("a.txt")+`.querySelector('.cbadge').textContent === '2'`)
+		b.waitFor("the session's badge: two threads, three comments", `document.querySelector('#sessions .cbadge').textContent === '2 threads · 3 comments'`)
+		b.shot("11-threads")
+	}) {
+		return
+	}
+
+	t.Run("the working tree view follows the lines", func(t *testing.T) {
+		b.t = t
+		// Two lines more at the top: the commented lines move down by two.
+		writeFile(t, repo, "a.txt", "new 1\nnew 2\n"+turnA)
+		m.Wait("the comment moved", pageID, func(a *protocol.Annotation) bool {
+			cur, _ := a.Meta["changesetd/current"].(map[string]any)
+			r, _ := cur["range"].(map[string]any)
+			start, _ := r["start"].(map[string]any)
+			return cur["status"] == "moved" && start["line"] == 36.0
+		})
+		b.do(chromedp.Click(`#catalog li[data-kind="uncommitted"]`))
+		b.waitFor("the thread under line 38 of the working tree", `(() => {
+			const th = document.querySelector('#diff .thread[data-annotation=`+js(pageID)+`]');
+			return document.getElementById('cs-label').textContent !== '' && th && th.closest('tr') && th.closest('tr').previousElementSibling.dataset.a === '37';
+		})()`)
+		b.do(darkMode(true))
+		b.shot("12-threads-dark")
+		b.do(darkMode(false))
+	})
+}
+
+// TestBrowserCommentPlacement checks where the page shows a thread in a
+// view of a file, and how it reads an entry's text: on the working tree
+// by the lines the daemon tracks, on a turn by the annotation's own
+// range, elsewhere above the diff with a note; {markdown} as plain text.
+func TestBrowserCommentPlacement(t *testing.T) {
+	b := newBrowser(t)
+	d := startDaemon(t)
+	openBlank(t, b, d)
+	var got map[string]any
+	b.eval(`import('/assets/comments.js').then(({ placeThreads, plainText }) => {
+		const r = (a, z) => ({ start: { line: a, character: 0 }, end: { line: z, character: 3 } });
+		const cur = (status, range) => ({ 'changesetd/current': range ? { status, range } : { status } });
+		const f = 'file:///w/a.txt';
+		const list = [
+			{ id: 'same', turnId: 't1', resource: f, range: r(4, 5), _meta: cur('same') },
+			{ id: 'moved', turnId: 't1', resource: f, range: r(1, 1), _meta: cur('moved', r(9, 9)) },
+			{ id: 'edited', turnId: 't2', resource: f, range: r(2, 3), _meta: cur('edited', r(2, 6)) },
+			{ id: 'gone', turnId: 't1', resource: f, range: r(7, 8), _meta: cur('gone') },
+			{ id: 'file', turnId: 't1', resource: f, _meta: cur('same') },
+			{ id: 'untracked', turnId: 'baseline', resource: f, range: r(0, 0) },
+			{ id: 'other', turnId: 't1', resource: 'file:///w/b.txt', range: r(0, 0) },
+		];
+		const show = ({ inline, file }) => ({
+			inline: inline.map((x) => [x.a.id, x.range.start.line, x.range.end.line, x.note]),
+			file: file.map((x) => [x.a.id, x.note]),
+		});
+		const name = (id) => 'turn ' + id;
+		return {
+			live: show(placeThreads(list, [f], { live: true }, name)),
+			turn: show(placeThreads(list, [f], { turn: 't1' }, name)),
+			text: [plainText('a <b>b</b> **c**'), plainText({ markdown: '## Why\n**bold** and `+"`code`"+` in [the docs](https://x.test/d) snake_case' }), plainText(null)],
+		};
+	})`, &got)
+	want := map[string]any{
+		"live": map[string]any{
+			"inline": []any{
+				[]any{"untracked", 0.0, 0.0, ""},
+				[]any{"same", 4.0, 5.0, ""},
+				[]any{"edited", 2.0, 6.0, "edited since"},
+				[]any{"moved", 9.0, 9.0, "moved from line 2"},
+			},
+			"file": []any{[]any{"gone", "Lines 8–9: these lines are gone"}, []any{"file", ""}},
+		},
+		"turn": map[string]any{
+			"inline": []any{[]any{"moved", 1.0, 1.0, ""}, []any{"same", 4.0, 5.0, ""}, []any{"gone", 7.0, 8.0, ""}},
+			"file": []any{
+				[]any{"edited", "Lines 3–4 of turn t2"},
+				[]any{"file", ""},
+				[]any{"untracked", "Line 1 of turn baseline"},
+			},
+		},
+		"text": []any{"a <b>b</b> **c**", "Why\nbold and code in the docs (https://x.test/d) snake_case", ""},
+	}
+	for k, w := range want {
+		gb, _ := json.Marshal(got[k])
+		wb, _ := json.Marshal(w)
+		if string(gb) != string(wb) {
+			t.Errorf("%s:\n got %s\nwant %s", k, gb, wb)
+		}
+	}
 }

@@ -264,7 +264,7 @@ export class Client extends EventTarget {
       m.optimistic = m.optimistic.filter((p) => p.clientSeq !== env.origin.clientSeq);
     }
     if (env.rejectionReason !== undefined) {
-      if (mine) this.dispatchEvent(new CustomEvent('rejected', { detail: { channel: env.channel, action: env.action, reason: env.rejectionReason } }));
+      if (mine) this.dispatchEvent(new CustomEvent('rejected', { detail: { channel: env.channel, action: env.action, reason: env.rejectionReason, clientSeq: env.origin.clientSeq } }));
       this.recompute(env.channel);
       return;
     }
@@ -287,6 +287,12 @@ export class Client extends EventTarget {
 
   state(channel) {
     return this.channels.get(channel)?.state;
+  }
+
+  // unconfirmed lists the actions dispatched on channel whose echo has
+  // not come back yet.
+  unconfirmed(channel) {
+    return (this.channels.get(channel)?.optimistic || []).map((p) => p.action);
   }
 
   async subscribe(channel) {
