@@ -497,6 +497,14 @@ func TestBrowserClientWire(t *testing.T) {
 		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 9,
 			action: { type: 'changeset/cleared' } } }));
 		out.foreign = reviewed();
+		// The daemon's rejections take no serverSeq: this one carries 13,
+		// the last action's.
+		const seq3 = c.dispatch(ch, { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: true });
+		out.optimistic3 = reviewed();
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 13, origin: { clientId: 'wire-test', clientSeq: seq3 },
+			rejectionReason: 'at the current seq', action: { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: true } } }));
+		out.rolledBackAtCurrentSeq = reviewed();
+		out.rejections = rejections;
 		return out;
 	})`, &got)
 	want := map[string]any{
@@ -509,8 +517,11 @@ func TestBrowserClientWire(t *testing.T) {
 		"confirmed":   []any{true, nil},
 		"optimistic2": []any{true, true},
 		"rolledBack":  []any{true, nil},
-		"rejections":  []any{"no"},
 		"foreign":     []any{true, false},
+		"optimistic3": []any{true, true},
+
+		"rolledBackAtCurrentSeq": []any{true, false},
+		"rejections":             []any{"no", "at the current seq"},
 	}
 	for k, w := range want {
 		gb, _ := json.Marshal(got[k])
