@@ -19,7 +19,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/test/fake"
 )
 
@@ -680,64 +679,11 @@ func annotationsOf(t *testing.T, c *fake.Client) (session, channel string) {
 	return s.Resource, s.Annotations.Resource
 }
 
-// annotationsMirror is a second client's copy of an annotations channel:
-// the snapshot plus every later envelope, through the server's reducer.
-type annotationsMirror struct {
-	t       *testing.T
-	c       *fake.Client
-	uri     string
-	base    protocol.AnnotationsState
-	fromSeq int64
-}
-
-func mirrorAnnotations(t *testing.T, c *fake.Client, uri string) *annotationsMirror {
-	t.Helper()
-	raw, from := subscribe(t, c, uri)
-	m := &annotationsMirror{t: t, c: c, uri: uri, fromSeq: from}
-	if err := json.Unmarshal(raw, &m.base); err != nil {
-		t.Fatalf("annotations snapshot: %v\n%s", err, raw)
-	}
-	return m
-}
-
-func (m *annotationsMirror) State() protocol.AnnotationsState {
-	st := m.base
-	for _, e := range m.c.Envelopes(m.uri) {
-		if e.RejectionReason != "" || e.ServerSeq <= m.fromSeq {
-			continue
-		}
-		st, _ = reducer.ApplyAnnotations(st, e.Action.Action, reducer.Env{})
-	}
-	return st
-}
-
-// Wait waits until cond holds for the annotation with id (nil when there
-// is none).
-func (m *annotationsMirror) Wait(what, id string, cond func(*protocol.Annotation) bool) protocol.Annotation {
-	m.t.Helper()
-	var got *protocol.Annotation
-	err := m.c.Wait(ctx(m.t), what, func() bool {
-		got = nil
-		st := m.State()
-		for i := range st.Annotations {
-			if id == "" || st.Annotations[i].ID == id {
-				got = &st.Annotations[i]
-			}
-		}
-		return cond(got)
-	})
-	if err != nil {
-		b, _ := json.MarshalIndent(m.State(), "", "  ")
-		m.t.Fatalf("%v; annotations:\n%s", err, b)
-	}
-	return *got
-}
-
 // entryTexts lists an annotation's entry texts.
 func entryTexts(a *protocol.Annotation) []string {
 	var out []string
 	for _, e := range a.Entries {
-		out = append(out, fmt.Sprint(e.Text))
+		out = append(out, e.Text.Text)
 	}
 	return out
 }
@@ -777,7 +723,7 @@ func TestBrowserAnnotations(t *testing.T) {
 	const comment = "Why <b>two</b> lines here?"
 	var pageID string
 	if !t.Run("comment on selected lines", func(t *testing.T) {
-		b.t = t
+		b.t, m.t = t, t
 		b.eval(`(() => {
 			const rows = [...document.querySelectorAll('#diff tr.line.add')];
 			const r = document.createRange();
@@ -801,9 +747,10 @@ func TestBrowserAnnotations(t *testing.T) {
 		if markup != 0 {
 			t.Errorf("the comment's text became %d elements; it must stay text", markup)
 		}
-		a := m.Wait("the page's comment", "", func(a *protocol.Annotation) bool { return a != nil })
+		a := m.Wait("the page's comment", func(st protocol.AnnotationsState) bool { return len(st.Annotations) == 1 }).Annotations[0]
 		pageID = a.ID
-		want := protocol.TextRange{Start: protocol.TextPosition{Line: 34}, End: protocol.TextPosition{Line: 35, Character: len("line 35.5")}}
+		// Whole lines 34 and 35: to the start of line 36.
+		want := protocol.TextRange{Start: protocol.TextPosition{Line: 34}, End: protocol.TextPosition{Line: 36}}
 		if a.TurnID != turnID || a.Resource != aURI || a.Range == nil || *a.Range != want || a.Resolved {
 			t.Errorf("annotation turn %q resource %q range %+v resolved %v, want turn %q resource %q range %+v unresolved", a.TurnID, a.Resource, a.Range, a.Resolved, turnID, aURI, want)
 		}
@@ -816,39 +763,48 @@ func TestBrowserAnnotations(t *testing.T) {
 	}
 
 	if !t.Run("reply with the keyboard and resolve", func(t *testing.T) {
-		b.t = t
+		b.t, m.t = t, t
 		const reply = "Because of the half line."
 		b.do(chromedp.Click(`#diff .thread button.reply`))
 		b.waitFor("the reply box, focused", `document.activeElement && document.activeElement.matches('#diff .thread .composer textarea')`)
 		b.do(chromedp.SendKeys(`#diff .thread .composer textarea`, reply), chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
-		a := m.Wait("the reply", pageID, func(a *protocol.Annotation) bool { return a != nil && len(a.Entries) == 2 })
-		if got := entryTexts(&a); !slices.Equal(got, []string{comment, reply}) {
+		a := findAnnotation(m.Wait("the reply", func(st protocol.AnnotationsState) bool {
+			a := findAnnotation(st, pageID)
+			return a != nil && len(a.Entries) == 2
+		}), pageID)
+		if got := entryTexts(a); !slices.Equal(got, []string{comment, reply}) {
 			t.Errorf("entries %q, want the comment and the reply", got)
 		}
 		b.waitFor("two comments in the thread", `document.querySelectorAll('#diff .thread .entry').length === 2 && !document.querySelector('#diff .composer')`)
 		b.do(chromedp.Click(`#diff .thread button.resolve`))
-		m.Wait("resolved", pageID, func(a *protocol.Annotation) bool { return a != nil && a.Resolved })
+		m.Wait("resolved", func(st protocol.AnnotationsState) bool {
+			a := findAnnotation(st, pageID)
+			return a != nil && a.Resolved
+		})
 		b.waitFor("the thread folded, marked resolved", `(() => { const th = document.querySelector('#diff .thread'); return th && th.classList.contains('resolved') && !th.open && th.querySelector('.tstate'); })()`)
 		b.do(chromedp.Click(`#diff .thread summary`))
 		b.waitFor("unfolded", `document.querySelector('#diff .thread').open`)
 		b.do(chromedp.Click(`#diff .thread button.reopen`))
-		m.Wait("re-opened", pageID, func(a *protocol.Annotation) bool { return a != nil && !a.Resolved })
+		m.Wait("re-opened", func(st protocol.AnnotationsState) bool {
+			a := findAnnotation(st, pageID)
+			return a != nil && !a.Resolved
+		})
 		b.waitFor("open again", `(() => { const th = document.querySelector('#diff .thread'); return th && !th.classList.contains('resolved') && th.open; })()`)
 	}) {
 		return
 	}
 
 	if !t.Run("another client's comment appears live", func(t *testing.T) {
-		b.t = t
+		b.t, m.t = t, t
 		agentRange := map[string]any{"start": map[string]any{"line": 37, "character": 0}, "end": map[string]any{"line": 37, "character": 7}}
 		if err := c.Notify(protocol.MethodDispatchAction, map[string]any{"channel": annURI, "clientSeq": 1, "action": map[string]any{
 			"type": "annotations/set",
 			"annotation": map[string]any{"id": "from-agent", "turnId": turnID, "resource": aURI, "range": agentRange, "resolved": false,
-				"entries": []any{map[string]any{"id": "e1", "text": "Line 38 is next.", "_meta": map[string]any{"changesetd/author": "agent"}}}},
+				"entries": []any{map[string]any{"id": "e1", "text": map[string]any{"markdown": "**Line 38** is `next`."}, "_meta": map[string]any{"changesetd/author": "agent"}}}},
 		}}); err != nil {
 			t.Fatal(err)
 		}
-		m.Wait("the other client's annotation", "from-agent", func(a *protocol.Annotation) bool { return a != nil })
+		m.Wait("the other client's annotation", func(st protocol.AnnotationsState) bool { return findAnnotation(st, "from-agent") != nil })
 		b.waitFor("its thread under line 38, marked as the agent's", `(() => {
 			const th = document.querySelector('#diff .thread[data-annotation="from-agent"]');
 			return th && th.closest('tr').previousElementSibling.dataset.a === '37' &&
@@ -861,24 +817,61 @@ func TestBrowserAnnotations(t *testing.T) {
 		return
 	}
 
+	if !t.Run("a refused comment comes back with the daemon's reason", func(t *testing.T) {
+		b.t, m.t = t, t
+		b.eval(`(() => {
+			const row = document.querySelector('#diff tr.line.ctx[data-a="31"]');
+			const r = document.createRange();
+			r.selectNodeContents(row.querySelector('.code'));
+			const s = document.getSelection();
+			s.removeAllRanges();
+			s.addRange(r);
+		})()`, nil)
+		b.waitFor("the Comment button", `!document.getElementById('range-ops').hidden`)
+		b.do(chromedp.KeyEvent("c"))
+		b.waitFor("the comment box", `!!document.querySelector('#diff .composer textarea')`)
+		// Longer than the daemon takes for one entry (64 KiB).
+		b.eval(`(() => {
+			const ta = document.querySelector('#diff .composer textarea');
+			ta.value = 'x'.repeat(70000);
+			ta.dispatchEvent(new Event('input'));
+			document.querySelector('#diff .composer button.send').click();
+		})()`, nil)
+		b.waitFor("the box back with the reason, and no thread left behind", `(() => {
+			const err = document.querySelector('#diff .composer .error-text');
+			return err && err.textContent.startsWith('Refused: ') && err.textContent.length > 'Refused: '.length &&
+				document.querySelector('#diff .composer textarea').value.length === 70000 &&
+				document.querySelectorAll('#diff .thread[data-annotation]').length === 2;
+		})()`)
+		b.shot("12-refused")
+		b.do(chromedp.Click(`#diff .composer button.cancel`))
+		b.waitFor("the box gone", `!document.querySelector('#diff .composer')`)
+		if n := len(m.State().Annotations); n != 2 {
+			t.Errorf("the other client has %d annotations, want 2", n)
+		}
+	}) {
+		return
+	}
+
 	t.Run("the working tree view follows the lines", func(t *testing.T) {
-		b.t = t
+		b.t, m.t = t, t
+		b.do(chromedp.Click(`#catalog li[data-kind="uncommitted"]`))
+		b.waitFor("the uncommitted changes", `document.getElementById('cs-label').textContent === 'Uncommitted Changes' && document.getElementById('cs-status').textContent === 'ready'`)
 		// Two lines more at the top: the commented lines move down by two.
 		writeFile(t, repo, "a.txt", "new 1\nnew 2\n"+turnA)
-		m.Wait("the comment moved", pageID, func(a *protocol.Annotation) bool {
-			cur, _ := a.Meta["changesetd/current"].(map[string]any)
-			r, _ := cur["range"].(map[string]any)
-			start, _ := r["start"].(map[string]any)
-			return cur["status"] == "moved" && start["line"] == 36.0
-		})
-		b.do(chromedp.Click(`#catalog li[data-kind="uncommitted"]`))
+		m.Wait("the comment moved down two lines", func(st protocol.AnnotationsState) bool { return hasPlace(st, pageID, protocol.PlaceMoved, 36) })
 		b.waitFor("the thread under line 38 of the working tree", `(() => {
 			const th = document.querySelector('#diff .thread[data-annotation=`+js(pageID)+`]');
-			return document.getElementById('cs-label').textContent !== '' && th && th.closest('tr') && th.closest('tr').previousElementSibling.dataset.a === '37';
+			return th && th.closest('tr') && th.closest('tr').previousElementSibling.dataset.a === '37' && th.querySelector('.where').textContent === 'Lines 37–38';
+		})()`)
+		b.do(chromedp.KeyEvent("s"))
+		b.waitFor("side by side, the thread still under line 38", `(() => {
+			const th = document.querySelector('#diff table.split .thread[data-annotation=`+js(pageID)+`]');
+			return th && th.closest('tr').previousElementSibling.dataset.a === '37';
 		})()`)
 		b.do(darkMode(true))
-		b.shot("12-threads-dark")
-		b.do(darkMode(false))
+		b.shot("13-threads-split-dark")
+		b.do(darkMode(false), chromedp.KeyEvent("s"))
 	})
 }
 
@@ -891,7 +884,7 @@ func TestBrowserCommentPlacement(t *testing.T) {
 	d := startDaemon(t)
 	openBlank(t, b, d)
 	var got map[string]any
-	b.eval(`import('/assets/comments.js').then(({ placeThreads, plainText }) => {
+	b.eval(`import('/assets/comments.js').then(({ placeThreads, plainText, linesLabel, wholeLines }) => {
 		const r = (a, z) => ({ start: { line: a, character: 0 }, end: { line: z, character: 3 } });
 		const cur = (status, range) => ({ 'changesetd/current': range ? { status, range } : { status } });
 		const f = 'file:///w/a.txt';
@@ -912,6 +905,7 @@ func TestBrowserCommentPlacement(t *testing.T) {
 		return {
 			live: show(placeThreads(list, [f], { live: true }, name)),
 			turn: show(placeThreads(list, [f], { turn: 't1' }, name)),
+			labels: [linesLabel(wholeLines(10, 11)), linesLabel(r(3, 3)), linesLabel({ start: { line: 3, character: 0 }, end: { line: 3, character: 0 } }), linesLabel(undefined)],
 			text: [plainText('a <b>b</b> **c**'), plainText({ markdown: '## Why\n**bold** and `+"`code`"+` in [the docs](https://x.test/d) snake_case' }), plainText(null)],
 		};
 	})`, &got)
@@ -933,7 +927,8 @@ func TestBrowserCommentPlacement(t *testing.T) {
 				[]any{"untracked", "Line 1 of turn baseline"},
 			},
 		},
-		"text": []any{"a <b>b</b> **c**", "Why\nbold and code in the docs (https://x.test/d) snake_case", ""},
+		"labels": []any{"Lines 11–12", "Line 4", "Line 4", "Whole file"},
+		"text":   []any{"a <b>b</b> **c**", "Why\nbold and code in the docs (https://x.test/d) snake_case", ""},
 	}
 	for k, w := range want {
 		gb, _ := json.Marshal(got[k])

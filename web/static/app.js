@@ -4,7 +4,7 @@
 import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
 import { parsePatch, renderUnified, renderSplit, selectedRange } from './diff.js';
-import { linesLabel, newId, placeThreads, renderComposer, renderThread } from './comments.js';
+import { lastLine, linesLabel, newId, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -689,9 +689,10 @@ function turnFor(resource) {
 // diff does not show them.
 function anchorRow(rows, r) {
   let found = null;
+  const last = lastLine(r);
   for (const tr of rows) {
     const a = Number(tr.dataset.a);
-    if (a >= r.start.line && a <= r.end.line) found = tr;
+    if (a >= r.start.line && a <= last) found = tr;
   }
   return found;
 }
@@ -729,8 +730,8 @@ function renderThreads() {
   const top = el('div', 'file-threads');
   for (const { a, range, note } of inline) {
     const row = anchorRow(rows, range);
-    if (row) placeAfter(row, threadFor(a, note, pending), a.id);
-    else top.append(threadFor(a, [note, 'not in the lines shown'].filter(Boolean).join(', '), pending));
+    if (row) placeAfter(row, threadFor(a, note, pending, range), a.id);
+    else top.append(threadFor(a, [note, 'not in the lines shown'].filter(Boolean).join(', '), pending, range));
   }
   for (const { a, note } of file) top.append(threadFor(a, note, pending));
   const c = ui.composer;
@@ -750,11 +751,12 @@ function renderThreads() {
   }
 }
 
-function threadFor(a, note, pending) {
+function threadFor(a, note, pending, range) {
   const key = `${a.id}:${!!a.resolved}`;
   const composing = ui.composer?.key === a.id;
   const open = composing || (ui.threadOpen.has(key) ? ui.threadOpen.get(key) : !a.resolved);
   return renderThread(a, {
+    range,
     note,
     open,
     pending: pending.has(a.id),
@@ -784,22 +786,12 @@ function openComposer(c) {
   $('diff').querySelector('.composer textarea')?.focus();
 }
 
-// commentRange widens the selected lines to whole lines: from the start
-// of the first to the end of the last, as the diff shows them.
-function commentRange(sel) {
-  const lo = Math.max(sel.start.line, 0);
-  const hi = Math.max(sel.end.line, lo);
-  let end = 0;
-  for (const tr of $('diff').querySelectorAll(`tr.line[data-a="${hi}"]`)) {
-    const code = tr.classList.contains('del') ? null : tr.querySelector('td.code:last-child');
-    if (code && !code.classList.contains('del') && !code.classList.contains('empty')) end = code.textContent.length;
-  }
-  return { start: { line: lo, character: 0 }, end: { line: hi, character: end } };
-}
-
+// commentOnSelection starts a comment on the whole lines selected.
 function commentOnSelection() {
-  if (!ui.lastSelection) return;
-  startComment(commentRange(ui.lastSelection));
+  const sel = ui.lastSelection;
+  if (!sel) return;
+  const first = Math.max(sel.start.line, 0);
+  startComment(wholeLines(first, Math.max(sel.end.line, first)));
 }
 
 function startComment(range) {

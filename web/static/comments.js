@@ -33,12 +33,25 @@ export function isAgent(entry) {
   return entry?._meta?.[AUTHOR] === 'agent';
 }
 
+// wholeLines is the range of the zero-based lines first..last: from the
+// start of the first to the start of the line after the last, the usual
+// way to select whole lines.
+export function wholeLines(first, last) {
+  return { start: { line: first, character: 0 }, end: { line: last + 1, character: 0 } };
+}
+
+// lastLine is the last line a range touches: a range that ends at
+// character 0 of a later line ends at the line before.
+export function lastLine(r) {
+  return r.end.character === 0 && r.end.line > r.start.line ? r.end.line - 1 : r.end.line;
+}
+
 // linesLabel names a zero-based range's lines one-based, as the diff
 // numbers them.
 export function linesLabel(r) {
   if (!r) return 'Whole file';
   const a = r.start.line + 1;
-  const b = r.end.line + 1;
+  const b = lastLine(r) + 1;
   return a === b ? `Line ${a}` : `Lines ${a}–${b}`;
 }
 
@@ -71,7 +84,7 @@ export function placeThreads(annotations, resources, view, turnName) {
     }
     if (a.range) inline.push({ a, range: a.range, note: '' }); else file.push({ a, note: '' });
   }
-  inline.sort((x, y) => x.range.end.line - y.range.end.line);
+  inline.sort((x, y) => lastLine(x.range) - lastLine(y.range));
   return { inline, file };
 }
 
@@ -95,16 +108,17 @@ function when(iso) {
 }
 
 // renderThread builds one annotation's thread: a <details> open while
-// the thread is unresolved (unless the reader folded it). on has
+// the thread is unresolved (unless the reader folded it), headed by the
+// lines it is shown at (range; the annotation's own when undefined). on has
 // reply(), resolve(bool) and toggle(open); composer is the reply box
 // when one is open on this thread; pending says the daemon has not yet
 // confirmed the last change.
-export function renderThread(a, { note, open, pending, composer, on }) {
+export function renderThread(a, { range, note, open, pending, composer, on }) {
   const d = el('details', 'thread' + (a.resolved ? ' resolved' : '') + (pending ? ' pending' : ''));
   d.dataset.annotation = a.id;
   d.open = open;
   const sum = el('summary');
-  sum.append(el('span', 'where', linesLabel(a.range)));
+  sum.append(el('span', 'where', linesLabel(range === undefined ? a.range : range)));
   if (note) sum.append(el('span', 'tnote', note));
   const n = a.entries?.length || 0;
   sum.append(el('span', 'muted', `${n} comment${n === 1 ? '' : 's'}`));
