@@ -873,6 +873,47 @@ func TestBrowserAnnotations(t *testing.T) {
 		b.shot("13-threads-split-dark")
 		b.do(darkMode(false), chromedp.KeyEvent("s"))
 	})
+
+	t.Run("a comment on the working tree belongs to the last turn that touched the file", func(t *testing.T) {
+		b.t, m.t = t, t
+		writeFile(t, repo, "b.txt", "bee\nhive\n")
+		// The page knows which files the turn touched once it has the
+		// turn's changeset, which its counts come from.
+		b.waitFor("the turn's counts", `[...document.querySelectorAll('#turns li.turn')].some(li => li.textContent.includes('+2 −1'))`)
+		// commentOn comments on the added lines of path in the working
+		// tree and returns the new annotation.
+		commentOn := func(path, text string) protocol.Annotation {
+			t.Helper()
+			b.do(chromedp.Click(`#files li.file[data-path=` + js(path) + `]`))
+			b.waitFor(path+"'s diff", `document.getElementById('diff-path').textContent === `+js(path)+` && document.querySelectorAll('#diff table.unified tr.line.add').length > 0`)
+			b.eval(`(() => {
+				const rows = [...document.querySelectorAll('#diff tr.line.add')];
+				const r = document.createRange();
+				r.setStart(rows[0].querySelector('.code').firstChild, 0);
+				r.setEnd(rows[rows.length - 1].querySelector('.code').firstChild, 1);
+				const s = document.getSelection();
+				s.removeAllRanges();
+				s.addRange(r);
+			})()`, nil)
+			b.waitFor("the Comment button", `!document.getElementById('range-ops').hidden`)
+			b.do(chromedp.Click(`#range-comment`))
+			b.waitFor("the comment box", `!!document.querySelector('#diff .composer textarea')`)
+			b.do(chromedp.SendKeys(`#diff .composer textarea`, text), chromedp.Click(`#diff .composer button.send`))
+			st := m.Wait(text, func(st protocol.AnnotationsState) bool {
+				return slices.ContainsFunc(st.Annotations, func(a protocol.Annotation) bool { return slices.Equal(entryTexts(&a), []string{text}) })
+			})
+			i := slices.IndexFunc(st.Annotations, func(a protocol.Annotation) bool { return slices.Equal(entryTexts(&a), []string{text}) })
+			return st.Annotations[i]
+		}
+		// a.txt's added lines: "new 1" and "new 2", then the turn's two.
+		if a := commentOn("a.txt", "All of it?"); a.TurnID != turnID || a.Range == nil || a.Range.Start.Line != 0 || a.Range.End != (protocol.TextPosition{Line: 38}) {
+			t.Errorf("a.txt: turn %q range %+v, want turn %q, lines 0–37 (to the start of 38)", a.TurnID, a.Range, turnID)
+		}
+		if a := commentOn("b.txt", "A hive?"); a.TurnID != "baseline" || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 1}, End: protocol.TextPosition{Line: 2}}) {
+			t.Errorf("b.txt: turn %q range %+v, want baseline, line 1", a.TurnID, a.Range)
+		}
+		b.waitFor("b.txt's badge", fileRow("b.txt")+`.querySelector('.cbadge').textContent === '1'`)
+	})
 }
 
 // TestBrowserCommentPlacement checks where the page shows a thread in a
