@@ -1,0 +1,343 @@
+package test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/test/fake"
+)
+
+// cliRun runs the daemon binary with args against d, with stdin, and
+// returns what it printed and its exit code.
+func (d *daemon) cliRun(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, append(args, "--state-dir", d.StateDir)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("changesetd %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// cliOK is cliRun that fails the test unless the command exits 0.
+func (d *daemon) cliOK(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, errs, code := d.cliRun(t, stdin, args...)
+	if code != 0 {
+		t.Fatalf("changesetd %v: exit %d\n%s", args, code, errs)
+	}
+	return out
+}
+
+// requireAnnotationsChannel skips the test when the daemon's sessions
+// have no annotations channel (no SessionState.annotations summary), and
+// returns the channel's URI otherwise.
+func requireAnnotationsChannel(t *testing.T, c *fake.Client, sessionURI string) string {
+	t.Helper()
+	raw, _ := subscribe(t, c, sessionURI)
+	c.Call(ctx(t), protocol.MethodUnsubscribe, map[string]any{"channel": sessionURI}, nil)
+	var st struct {
+		Annotations *struct {
+			Resource string `json:"resource"`
+		} `json:"annotations"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Annotations == nil {
+		t.Skip("this daemon's sessions have no annotations channel (SessionState.annotations is absent)")
+	}
+	return st.Annotations.Resource
+}
+
+// annotationsMirror is a client's copy of an annotations channel: the
+// snapshot plus the envelopes received since, applied with the reducer.
+type annotationsMirror struct {
+	t       *testing.T
+	c       *fake.Client
+	uri     string
+	base    protocol.AnnotationsState
+	fromSeq int64
+	seq     int64 // the client's last clientSeq
+}
+
+func mirrorAnnotations(t *testing.T, c *fake.Client, uri string) *annotationsMirror {
+	t.Helper()
+	raw, from := subscribe(t, c, uri)
+	m := &annotationsMirror{t: t, c: c, uri: uri, fromSeq: from}
+	if err := json.Unmarshal(raw, &m.base); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (m *annotationsMirror) State() protocol.AnnotationsState {
+	st := m.base
+	for _, e := range m.c.Envelopes(m.uri) {
+		if e.RejectionReason == "" && e.ServerSeq > m.fromSeq {
+			st, _ = reducer.ApplyAnnotations(st, e.Action.Action, reducer.Env{})
+		}
+	}
+	return st
+}
+
+// Find returns the annotation id as mirrored, or nil.
+func (m *annotationsMirror) Find(id string) *protocol.Annotation {
+	for _, a := range m.State().Annotations {
+		if a.ID == id {
+			return &a
+		}
+	}
+	return nil
+}
+
+// Wait waits until cond holds for the annotation id (nil when absent).
+func (m *annotationsMirror) Wait(what, id string, cond func(*protocol.Annotation) bool) *protocol.Annotation {
+	m.t.Helper()
+	var a *protocol.Annotation
+	if err := m.c.Wait(ctx(m.t), what, func() bool { a = m.Find(id); return cond(a) }); err != nil {
+		b, _ := json.MarshalIndent(m.State(), "", "  ")
+		m.t.Fatalf("%v; state:\n%s", err, b)
+	}
+	return a
+}
+
+// Dispatch sends action as the mirror's client and waits for its echo,
+// failing the test on a rejection.
+func (m *annotationsMirror) Dispatch(action map[string]any) {
+	m.t.Helper()
+	m.seq++
+	seq := m.seq
+	if err := m.c.Notify(protocol.MethodDispatchAction, map[string]any{"channel": m.uri, "clientSeq": seq, "action": action}); err != nil {
+		m.t.Fatal(err)
+	}
+	var echo *fake.Envelope
+	err := m.c.Wait(ctx(m.t), "the echo of "+action["type"].(string), func() bool {
+		for _, e := range m.c.Envelopes(m.uri) {
+			if e.Origin != nil && e.Origin.ClientSeq == seq {
+				echo = &e
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if echo.RejectionReason != "" {
+		m.t.Fatalf("%s rejected: %s", action["type"], echo.RejectionReason)
+	}
+}
+
+// lineRange is the zero-based TextRange from line first to the end of
+// line last (width characters long).
+func lineRange(first, last, width int) map[string]any {
+	return map[string]any{"start": map[string]any{"line": first, "character": 0}, "end": map[string]any{"line": last, "character": width}}
+}
+
+func newAnnotation(id, turnID, resource string, rng map[string]any, entryID, text string) map[string]any {
+	a := map[string]any{"id": id, "turnId": turnID, "resource": resource, "resolved": false,
+		"entries": []any{map[string]any{"id": entryID, "text": text}}}
+	if rng != nil {
+		a["range"] = rng
+	}
+	return map[string]any{"type": "annotations/set", "annotation": a}
+}
+
+func TestTurnStartFeedbackHook(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\nfour\n"})
+	d := startDaemon(t, repo)
+	reviewer := d.client(t, "reviewer")
+	sum := onlySession(t, reviewer)
+	uri := requireAnnotationsChannel(t, reviewer, sum.Resource)
+	m := mirrorAnnotations(t, reviewer, uri)
+	prompt := func(id string, feedback bool) string {
+		t.Helper()
+		in, _ := json.Marshal(map[string]any{"session_id": "cc-1", "cwd": repo, "hook_event_name": "UserPromptSubmit", "prompt": "prompt " + id})
+		args := []string{"turn", "start", "--hook", "--id", id}
+		if feedback {
+			args = append(args, "--feedback")
+		}
+		return d.cliOK(t, string(in), args...)
+	}
+
+	if out := prompt("t1", true); out != "" {
+		t.Fatalf("with no annotations, the hook printed %q", out)
+	}
+	writeFile(t, repo, "a.txt", "one\nTWO\nthree\nfour\n")
+	stop, _ := json.Marshal(map[string]any{"session_id": "cc-1", "cwd": repo, "hook_event_name": "Stop"})
+	d.cliOK(t, string(stop), "turn", "end", "--hook")
+	file := "file://" + repo + "/a.txt"
+	m.Dispatch(newAnnotation("A1", "t1", file, lineRange(1, 1, 3), "r1", "Why upper case?"))
+	m.Dispatch(newAnnotation("A2", "t1", file, lineRange(3, 3, 4), "r2", "Done with this one."))
+	m.Dispatch(map[string]any{"type": "annotations/updated", "annotationId": "A2", "resolved": true})
+
+	// Without --feedback: silent, and nothing is marked delivered.
+	if out := prompt("t2", false); out != "" {
+		t.Fatalf("without --feedback the hook printed %q", out)
+	}
+	out := prompt("t3", true)
+	for _, want := range []string{"`a.txt`, line 2", "`A1`", "Why upper case?", `changesetd annotations reply ID "`, "changesetd annotations resolve ID"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the feedback lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "A2") || strings.Contains(out, "Done with this one") {
+		t.Errorf("the feedback shows the resolved annotation:\n%s", out)
+	}
+	a := m.Wait("A1 delivered to t3", "A1", func(a *protocol.Annotation) bool {
+		d, _ := a.Meta["changesetd/delivered"].(map[string]any)
+		return d != nil && d["turnId"] == "t3"
+	})
+	if got := a.Meta["changesetd/delivered"].(map[string]any)["entries"]; !reflect.DeepEqual(got, []any{"r1"}) {
+		t.Errorf("delivered entries = %v, want [r1]", got)
+	}
+	if a2 := m.Find("A2"); a2.Meta["changesetd/delivered"] != nil {
+		t.Errorf("the resolved A2 was marked delivered: %v", a2.Meta)
+	}
+
+	// Delivered: the next prompt does not repeat it, nor after the agent's
+	// own reply.
+	if out := prompt("t4", true); out != "" {
+		t.Errorf("the second prompt repeated delivered feedback:\n%s", out)
+	}
+	d.cliOK(t, "", "annotations", "reply", "A1", "It is a constant now.", "--dir", repo)
+	if out := prompt("t5", true); out != "" {
+		t.Errorf("the agent's own reply made the annotation open again:\n%s", out)
+	}
+
+	// A new reviewer entry makes it open again, shown with the thread.
+	m.Dispatch(map[string]any{"type": "annotations/entrySet", "annotationId": "A1", "entry": map[string]any{"id": "r3", "text": "Then name it TWO_VALUE."}})
+	out = prompt("t6", true)
+	for _, want := range []string{"**Reviewer:** Why upper case?", "**Agent:** It is a constant now.", "**Reviewer, new:** Then name it TWO_VALUE."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the feedback lacks %q:\n%s", want, out)
+		}
+	}
+	if out := prompt("t7", true); out != "" {
+		t.Errorf("the new entry was shown twice:\n%s", out)
+	}
+}
+
+func TestAnnotationsCommand(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\n", "b.txt": "b\n"})
+	d := startDaemon(t, repo)
+	reviewer := d.client(t, "reviewer")
+	sum := onlySession(t, reviewer)
+	uri := requireAnnotationsChannel(t, reviewer, sum.Resource)
+	m := mirrorAnnotations(t, reviewer, uri)
+	observer := mirrorAnnotations(t, d.client(t, "observer"), uri)
+
+	m.Dispatch(newAnnotation("A1", "baseline", "file://"+repo+"/a.txt", lineRange(0, 1, 3), "r1", "Split this\ninto two."))
+	m.Dispatch(newAnnotation("A2", "baseline", "file://"+repo+"/b.txt", nil, "r2", "Is b needed?"))
+	m.Dispatch(map[string]any{"type": "annotations/updated", "annotationId": "A2", "resolved": true})
+	annotations := func(args ...string) string {
+		t.Helper()
+		return d.cliOK(t, "", append([]string{"annotations", "--dir", repo}, args...)...)
+	}
+
+	// json: the state as the daemon sends it.
+	var got, want any
+	if err := json.Unmarshal([]byte(annotations("--format", "json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	other := d.client(t, "other")
+	raw, _ := subscribe(t, other, uri)
+	json.Unmarshal(raw, &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("--format json printed\n%v\nthe daemon's snapshot is\n%v", got, want)
+	}
+	var open protocol.AnnotationsState
+	if err := json.Unmarshal([]byte(annotations("--format", "json", "--open")), &open); err != nil {
+		t.Fatal(err)
+	}
+	if len(open.Annotations) != 1 || open.Annotations[0].ID != "A1" {
+		t.Errorf("--open --format json = %+v, want A1 only", open)
+	}
+
+	text := annotations()
+	wantText := "[A1] a.txt, lines 1-2 (turn baseline, open)\n" +
+		"  reviewer: Split this\n    into two.\n" +
+		"\n" +
+		"[A2] b.txt, whole file (turn baseline, resolved)\n" +
+		"  reviewer: Is b needed?\n"
+	if text != wantText {
+		t.Errorf("text:\n%s\nwant:\n%s", text, wantText)
+	}
+	if md := annotations("--format", "markdown", "--open"); !strings.HasPrefix(md, "### `a.txt`, lines 1-2\n") || strings.Contains(md, "b.txt") {
+		t.Errorf("--open --format markdown:\n%s", md)
+	}
+
+	// reply: a new entry by the agent, seen by another subscriber.
+	entryID := strings.TrimSpace(d.cliOK(t, "", "annotations", "reply", "A1", "Split", "in", "two.", "--dir", repo))
+	a := observer.Wait("the agent's reply", "A1", func(a *protocol.Annotation) bool { return a != nil && len(a.Entries) == 2 })
+	if e := a.Entries[1]; e.ID != entryID || e.Text != "Split in two." || e.Meta["changesetd/author"] != "agent" {
+		t.Errorf("the reply as observed: %+v (printed id %q)", e, entryID)
+	}
+	if text := annotations(); !strings.Contains(text, "  reviewer: Split this\n    into two.\n  agent: Split in two.\n") {
+		t.Errorf("the reply is not listed as the agent's:\n%s", text)
+	}
+
+	// resolve and reopen flip resolved.
+	d.cliOK(t, "", "annotations", "resolve", "A1", "--dir", repo)
+	observer.Wait("A1 resolved", "A1", func(a *protocol.Annotation) bool { return a.Resolved })
+	if err := json.Unmarshal([]byte(annotations("--format", "json", "--open")), &open); err != nil || len(open.Annotations) != 0 {
+		t.Errorf("--open after resolve: %+v, %v", open, err)
+	}
+	d.cliOK(t, "", "annotations", "--session", sum.Resource, "reopen", "A1")
+	observer.Wait("A1 reopened", "A1", func(a *protocol.Annotation) bool { return !a.Resolved })
+
+	// A refused action: the daemon's reason on stderr, exit 1.
+	for _, args := range [][]string{{"reply", "nosuch", "text"}, {"resolve", "nosuch"}, {"reply", "A1", ""}} {
+		out, errs, code := d.cliRun(t, "", append([]string{"annotations", "--dir", repo}, args...)...)
+		if code != 1 || out != "" || !strings.Contains(errs, "refused") {
+			t.Errorf("annotations %v: exit %d, stdout %q, stderr %q; want exit 1 and the reason", args, code, out, errs)
+		}
+	}
+}
+
+func TestAnnotationsFollowTheLines(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
+	d := startDaemon(t, repo)
+	reviewer := d.client(t, "reviewer")
+	sum := onlySession(t, reviewer)
+	uri := requireAnnotationsChannel(t, reviewer, sum.Resource)
+	m := mirrorAnnotations(t, reviewer, uri)
+	m.Dispatch(newAnnotation("A1", "baseline", "file://"+repo+"/a.txt", lineRange(1, 2, 5), "r1", "Look here."))
+	current := func(a *protocol.Annotation) string {
+		c, _ := a.Meta["changesetd/current"].(map[string]any)
+		s, _ := c["status"].(string)
+		return s
+	}
+	list := func() string {
+		t.Helper()
+		out := d.cliOK(t, "", "annotations", "--dir", repo)
+		first, _, _ := strings.Cut(out, "\n")
+		return first
+	}
+
+	writeFile(t, repo, "a.txt", "zero\nhalf\none\ntwo\nthree\n")
+	m.Wait("the lines moved", "A1", func(a *protocol.Annotation) bool { return current(a) == "moved" })
+	if got, want := list(), "[A1] a.txt, lines 4-5 (moved from lines 2-3) (turn baseline, open)"; got != want {
+		t.Errorf("after a move:\n%s\nwant\n%s", got, want)
+	}
+	writeFile(t, repo, "a.txt", "zero\nhalf\none\n")
+	m.Wait("the lines gone", "A1", func(a *protocol.Annotation) bool { return current(a) == "gone" })
+	if got, want := list(), "[A1] a.txt, lines gone (turn baseline, open)"; got != want {
+		t.Errorf("after a deletion:\n%s\nwant\n%s", got, want)
+	}
+}
