@@ -56,6 +56,8 @@ type Session struct {
 
 	edits map[editKey]*fileEdits // what edit tools reported, by file (edits.go)
 
+	notes notes // the annotations channel (annotations.go)
+
 	// ctx is cancelled when the session is disposed (or the Manager
 	// closes): work done for the session off the actor stops with it.
 	ctx    context.Context
@@ -110,6 +112,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		templates:  uritemplate.SessionChangesetTemplates(id),
 	}
 	s.ctx, s.cancel = context.WithCancel(m.ctx)
+	s.notes.ch = newChannel(protocol.AnnotationsURI(uri), m.opts.ReplayBuffer)
 	s.chats = []*chat{newChat(id, "", m.opts.ReplayBuffer, now)}
 	s.state = protocol.SessionState{
 		Provider:           Provider,
@@ -121,6 +124,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		Chats:              []protocol.ChatSummary{s.chats[0].summary()},
 		DefaultChat:        s.chatURI(),
 	}
+	s.state.Annotations = s.annotationsSummary()
 	return s
 }
 
@@ -276,6 +280,7 @@ func (s *Session) ready(entries []*workspaceEntry, baseline []string) {
 		s.setWorkspaceInfo(0, func(*workspaceInfo) {})
 	}
 	s.commitSession(protocol.SessionReady{}, nil)
+	s.annotationsMayHaveMoved()
 	sum := s.summary()
 	s.m.notifyRoot(protocol.NotifySessionAdded, protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: sum})
 }
@@ -407,6 +412,7 @@ func (s *Session) summary() protocol.SessionSummary {
 	if c := s.changes(); c != nil {
 		sum.Changes = c
 	}
+	sum.Annotations = s.annotationsSummary()
 	return sum
 }
 
@@ -433,7 +439,9 @@ func (s *Session) dispose() {
 		for _, c := range s.chats {
 			clear(c.ch.subs)
 		}
+		clear(s.notes.ch.subs)
 		s.m.commitMu.Unlock()
+		s.notes.waiting = nil
 	}) {
 		return
 	}
