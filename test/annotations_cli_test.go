@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/test/fake"
 )
 
@@ -43,90 +42,25 @@ func (d *daemon) cliOK(t *testing.T, stdin string, args ...string) string {
 	return out
 }
 
-// requireAnnotationsChannel skips the test when the daemon's sessions
-// have no annotations channel (no SessionState.annotations summary), and
-// returns the channel's URI otherwise.
-func requireAnnotationsChannel(t *testing.T, c *fake.Client, sessionURI string) string {
+// requireAnnotationsChannel waits until the session is ready (its
+// baseline taken), then skips the test when the daemon's sessions have no
+// annotations channel (no annotations summary), and returns the channel.
+func requireAnnotationsChannel(t *testing.T, c *fake.Client, sum protocol.SessionSummary) string {
 	t.Helper()
-	raw, _ := subscribe(t, c, sessionURI)
-	c.Call(ctx(t), protocol.MethodUnsubscribe, map[string]any{"channel": sessionURI}, nil)
-	var st struct {
-		Annotations *struct {
-			Resource string `json:"resource"`
-		} `json:"annotations"`
+	catalogue(t, c, sum.Resource)
+	if sum.Annotations == nil {
+		t.Skip("this daemon's sessions have no annotations channel (their summary lacks annotations)")
 	}
-	if err := json.Unmarshal(raw, &st); err != nil {
-		t.Fatal(err)
-	}
-	if st.Annotations == nil {
-		t.Skip("this daemon's sessions have no annotations channel (SessionState.annotations is absent)")
-	}
-	return st.Annotations.Resource
+	return sum.Annotations.Resource
 }
 
-// annotationsMirror is a client's copy of an annotations channel: the
-// snapshot plus the envelopes received since, applied with the reducer.
-type annotationsMirror struct {
-	t       *testing.T
-	c       *fake.Client
-	uri     string
-	base    protocol.AnnotationsState
-	fromSeq int64
-	seq     int64 // the client's last clientSeq
-}
-
-func mirrorAnnotations(t *testing.T, c *fake.Client, uri string) *annotationsMirror {
+// annotate dispatches action on m's channel as m's client with clientSeq
+// seq, and waits for its echo, failing the test on a rejection.
+func annotate(t *testing.T, m *annotationsMirror, seq int64, action map[string]any) {
 	t.Helper()
-	raw, from := subscribe(t, c, uri)
-	m := &annotationsMirror{t: t, c: c, uri: uri, fromSeq: from}
-	if err := json.Unmarshal(raw, &m.base); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func (m *annotationsMirror) State() protocol.AnnotationsState {
-	st := m.base
-	for _, e := range m.c.Envelopes(m.uri) {
-		if e.RejectionReason == "" && e.ServerSeq > m.fromSeq {
-			st, _ = reducer.ApplyAnnotations(st, e.Action.Action, reducer.Env{})
-		}
-	}
-	return st
-}
-
-// Find returns the annotation id as mirrored, or nil.
-func (m *annotationsMirror) Find(id string) *protocol.Annotation {
-	for _, a := range m.State().Annotations {
-		if a.ID == id {
-			return &a
-		}
-	}
-	return nil
-}
-
-// Wait waits until cond holds for the annotation id (nil when absent).
-func (m *annotationsMirror) Wait(what, id string, cond func(*protocol.Annotation) bool) *protocol.Annotation {
-	m.t.Helper()
-	var a *protocol.Annotation
-	if err := m.c.Wait(ctx(m.t), what, func() bool { a = m.Find(id); return cond(a) }); err != nil {
-		b, _ := json.MarshalIndent(m.State(), "", "  ")
-		m.t.Fatalf("%v; state:\n%s", err, b)
-	}
-	return a
-}
-
-// Dispatch sends action as the mirror's client and waits for its echo,
-// failing the test on a rejection.
-func (m *annotationsMirror) Dispatch(action map[string]any) {
-	m.t.Helper()
-	m.seq++
-	seq := m.seq
-	if err := m.c.Notify(protocol.MethodDispatchAction, map[string]any{"channel": m.uri, "clientSeq": seq, "action": action}); err != nil {
-		m.t.Fatal(err)
-	}
+	dispatchOn(t, m.c, m.uri, seq, action)
 	var echo *fake.Envelope
-	err := m.c.Wait(ctx(m.t), "the echo of "+action["type"].(string), func() bool {
+	err := m.c.Wait(ctx(t), "the echo of "+action["type"].(string), func() bool {
 		for _, e := range m.c.Envelopes(m.uri) {
 			if e.Origin != nil && e.Origin.ClientSeq == seq {
 				echo = &e
@@ -136,11 +70,18 @@ func (m *annotationsMirror) Dispatch(action map[string]any) {
 		return false
 	})
 	if err != nil {
-		m.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if echo.RejectionReason != "" {
-		m.t.Fatalf("%s rejected: %s", action["type"], echo.RejectionReason)
+		t.Fatalf("%s rejected: %s", action["type"], echo.RejectionReason)
 	}
+}
+
+// waitFor waits until cond holds for the annotation id as m mirrors it
+// (nil when there is none), and returns it.
+func waitFor(m *annotationsMirror, what, id string, cond func(*protocol.Annotation) bool) *protocol.Annotation {
+	m.t.Helper()
+	return findAnnotation(m.Wait(what, func(st protocol.AnnotationsState) bool { return cond(findAnnotation(st, id)) }), id)
 }
 
 // lineRange is the zero-based TextRange from line first to the end of
@@ -163,7 +104,7 @@ func TestTurnStartFeedbackHook(t *testing.T) {
 	d := startDaemon(t, repo)
 	reviewer := d.client(t, "reviewer")
 	sum := onlySession(t, reviewer)
-	uri := requireAnnotationsChannel(t, reviewer, sum.Resource)
+	uri := requireAnnotationsChannel(t, reviewer, sum)
 	m := mirrorAnnotations(t, reviewer, uri)
 	prompt := func(id string, feedback bool) string {
 		t.Helper()
@@ -182,9 +123,9 @@ func TestTurnStartFeedbackHook(t *testing.T) {
 	stop, _ := json.Marshal(map[string]any{"session_id": "cc-1", "cwd": repo, "hook_event_name": "Stop"})
 	d.cliOK(t, string(stop), "turn", "end", "--hook")
 	file := "file://" + repo + "/a.txt"
-	m.Dispatch(newAnnotation("A1", "t1", file, lineRange(1, 1, 3), "r1", "Why upper case?"))
-	m.Dispatch(newAnnotation("A2", "t1", file, lineRange(3, 3, 4), "r2", "Done with this one."))
-	m.Dispatch(map[string]any{"type": "annotations/updated", "annotationId": "A2", "resolved": true})
+	annotate(t, m, 1, newAnnotation("A1", "t1", file, lineRange(1, 1, 3), "r1", "Why upper case?"))
+	annotate(t, m, 2, newAnnotation("A2", "t1", file, lineRange(3, 3, 4), "r2", "Done with this one."))
+	annotate(t, m, 3, map[string]any{"type": "annotations/updated", "annotationId": "A2", "resolved": true})
 
 	// Without --feedback: silent, and nothing is marked delivered.
 	if out := prompt("t2", false); out != "" {
@@ -196,17 +137,22 @@ func TestTurnStartFeedbackHook(t *testing.T) {
 			t.Errorf("the feedback lacks %q:\n%s", want, out)
 		}
 	}
+	// docs/agents.md shows what the agent sees.
+	doc := docBlock(t, "markdown", "feedback")
+	if intro, _, _ := strings.Cut(out, "### "); !strings.HasPrefix(doc, intro+"### ") {
+		t.Errorf("docs/agents.md shows the feedback as\n%s\nbut it begins\n%s", doc, intro)
+	}
 	if strings.Contains(out, "A2") || strings.Contains(out, "Done with this one") {
 		t.Errorf("the feedback shows the resolved annotation:\n%s", out)
 	}
-	a := m.Wait("A1 delivered to t3", "A1", func(a *protocol.Annotation) bool {
-		d, _ := a.Meta["changesetd/delivered"].(map[string]any)
+	a := waitFor(m, "A1 delivered to t3", "A1", func(a *protocol.Annotation) bool {
+		d, _ := a.Meta[protocol.MetaDelivered].(map[string]any)
 		return d != nil && d["turnId"] == "t3"
 	})
-	if got := a.Meta["changesetd/delivered"].(map[string]any)["entries"]; !reflect.DeepEqual(got, []any{"r1"}) {
+	if got := a.Meta[protocol.MetaDelivered].(map[string]any)["entries"]; !reflect.DeepEqual(got, []any{"r1"}) {
 		t.Errorf("delivered entries = %v, want [r1]", got)
 	}
-	if a2 := m.Find("A2"); a2.Meta["changesetd/delivered"] != nil {
+	if a2 := findAnnotation(m.State(), "A2"); a2.Meta[protocol.MetaDelivered] != nil {
 		t.Errorf("the resolved A2 was marked delivered: %v", a2.Meta)
 	}
 
@@ -221,7 +167,7 @@ func TestTurnStartFeedbackHook(t *testing.T) {
 	}
 
 	// A new reviewer entry makes it open again, shown with the thread.
-	m.Dispatch(map[string]any{"type": "annotations/entrySet", "annotationId": "A1", "entry": map[string]any{"id": "r3", "text": "Then name it TWO_VALUE."}})
+	annotate(t, m, 4, map[string]any{"type": "annotations/entrySet", "annotationId": "A1", "entry": map[string]any{"id": "r3", "text": "Then name it TWO_VALUE."}})
 	out = prompt("t6", true)
 	for _, want := range []string{"**Reviewer:** Why upper case?", "**Agent:** It is a constant now.", "**Reviewer, new:** Then name it TWO_VALUE."} {
 		if !strings.Contains(out, want) {
@@ -238,13 +184,13 @@ func TestAnnotationsCommand(t *testing.T) {
 	d := startDaemon(t, repo)
 	reviewer := d.client(t, "reviewer")
 	sum := onlySession(t, reviewer)
-	uri := requireAnnotationsChannel(t, reviewer, sum.Resource)
+	uri := requireAnnotationsChannel(t, reviewer, sum)
 	m := mirrorAnnotations(t, reviewer, uri)
 	observer := mirrorAnnotations(t, d.client(t, "observer"), uri)
 
-	m.Dispatch(newAnnotation("A1", "baseline", "file://"+repo+"/a.txt", lineRange(0, 1, 3), "r1", "Split this\ninto two."))
-	m.Dispatch(newAnnotation("A2", "baseline", "file://"+repo+"/b.txt", nil, "r2", "Is b needed?"))
-	m.Dispatch(map[string]any{"type": "annotations/updated", "annotationId": "A2", "resolved": true})
+	annotate(t, m, 1, newAnnotation("A1", "baseline", "file://"+repo+"/a.txt", lineRange(0, 1, 3), "r1", "Split this\ninto two."))
+	annotate(t, m, 2, newAnnotation("A2", "baseline", "file://"+repo+"/b.txt", nil, "r2", "Is b needed?"))
+	annotate(t, m, 3, map[string]any{"type": "annotations/updated", "annotationId": "A2", "resolved": true})
 	annotations := func(args ...string) string {
 		t.Helper()
 		return d.cliOK(t, "", append([]string{"annotations", "--dir", repo}, args...)...)
@@ -284,8 +230,8 @@ func TestAnnotationsCommand(t *testing.T) {
 
 	// reply: a new entry by the agent, seen by another subscriber.
 	entryID := strings.TrimSpace(d.cliOK(t, "", "annotations", "reply", "A1", "Split", "in", "two.", "--dir", repo))
-	a := observer.Wait("the agent's reply", "A1", func(a *protocol.Annotation) bool { return a != nil && len(a.Entries) == 2 })
-	if e := a.Entries[1]; e.ID != entryID || e.Text != "Split in two." || e.Meta["changesetd/author"] != "agent" {
+	a := waitFor(observer, "the agent's reply", "A1", func(a *protocol.Annotation) bool { return a != nil && len(a.Entries) == 2 })
+	if e := a.Entries[1]; e.ID != entryID || e.Text.Text != "Split in two." || e.Meta[protocol.MetaAuthor] != "agent" {
 		t.Errorf("the reply as observed: %+v (printed id %q)", e, entryID)
 	}
 	if text := annotations(); !strings.Contains(text, "  reviewer: Split this\n    into two.\n  agent: Split in two.\n") {
@@ -294,12 +240,12 @@ func TestAnnotationsCommand(t *testing.T) {
 
 	// resolve and reopen flip resolved.
 	d.cliOK(t, "", "annotations", "resolve", "A1", "--dir", repo)
-	observer.Wait("A1 resolved", "A1", func(a *protocol.Annotation) bool { return a.Resolved })
+	waitFor(observer, "A1 resolved", "A1", func(a *protocol.Annotation) bool { return a.Resolved })
 	if err := json.Unmarshal([]byte(annotations("--format", "json", "--open")), &open); err != nil || len(open.Annotations) != 0 {
 		t.Errorf("--open after resolve: %+v, %v", open, err)
 	}
 	d.cliOK(t, "", "annotations", "--session", sum.Resource, "reopen", "A1")
-	observer.Wait("A1 reopened", "A1", func(a *protocol.Annotation) bool { return !a.Resolved })
+	waitFor(observer, "A1 reopened", "A1", func(a *protocol.Annotation) bool { return !a.Resolved })
 
 	// A refused action: the daemon's reason on stderr, exit 1.
 	for _, args := range [][]string{{"reply", "nosuch", "text"}, {"resolve", "nosuch"}, {"reply", "A1", ""}} {
@@ -315,14 +261,9 @@ func TestAnnotationsFollowTheLines(t *testing.T) {
 	d := startDaemon(t, repo)
 	reviewer := d.client(t, "reviewer")
 	sum := onlySession(t, reviewer)
-	uri := requireAnnotationsChannel(t, reviewer, sum.Resource)
+	uri := requireAnnotationsChannel(t, reviewer, sum)
 	m := mirrorAnnotations(t, reviewer, uri)
-	m.Dispatch(newAnnotation("A1", "baseline", "file://"+repo+"/a.txt", lineRange(1, 2, 5), "r1", "Look here."))
-	current := func(a *protocol.Annotation) string {
-		c, _ := a.Meta["changesetd/current"].(map[string]any)
-		s, _ := c["status"].(string)
-		return s
-	}
+	annotate(t, m, 1, newAnnotation("A1", "baseline", "file://"+repo+"/a.txt", lineRange(1, 2, 5), "r1", "Look here."))
 	list := func() string {
 		t.Helper()
 		out := d.cliOK(t, "", "annotations", "--dir", repo)
@@ -330,13 +271,17 @@ func TestAnnotationsFollowTheLines(t *testing.T) {
 		return first
 	}
 
+	// The daemon says where the lines are now in the snapshot it sends
+	// the command.
 	writeFile(t, repo, "a.txt", "zero\nhalf\none\ntwo\nthree\n")
-	m.Wait("the lines moved", "A1", func(a *protocol.Annotation) bool { return current(a) == "moved" })
 	if got, want := list(), "[A1] a.txt, lines 4-5 (moved from lines 2-3) (turn baseline, open)"; got != want {
 		t.Errorf("after a move:\n%s\nwant\n%s", got, want)
 	}
+	writeFile(t, repo, "a.txt", "zero\nhalf\none\nTWO\nthree\n")
+	if got, want := list(), "[A1] a.txt, lines 4-5 (changed since) (turn baseline, open)"; got != want {
+		t.Errorf("after an edit:\n%s\nwant\n%s", got, want)
+	}
 	writeFile(t, repo, "a.txt", "zero\nhalf\none\n")
-	m.Wait("the lines gone", "A1", func(a *protocol.Annotation) bool { return current(a) == "gone" })
 	if got, want := list(), "[A1] a.txt, lines gone (turn baseline, open)"; got != want {
 		t.Errorf("after a deletion:\n%s\nwant\n%s", got, want)
 	}

@@ -42,19 +42,8 @@ The daemon and the session are found as by "changesetd turn"; a session
 is never created here.
 `
 
-// _meta keys of annotations and their entries, as the daemon keeps them.
-const (
-	metaCurrent   = "changesetd/current"   // where the lines are now
-	metaDelivered = "changesetd/delivered" // what the agent was shown
-	metaAuthor    = "changesetd/author"    // "agent" on the agent's entries
-	authorAgent   = "agent"
-)
-
-// methodAnnotationsDelivered marks annotations as handed to the agent.
-const methodAnnotationsDelivered = "x-changesetd/annotationsDelivered"
-
-// annotationsURI is the annotations channel of a session.
-func annotationsURI(sessionURI string) string { return sessionURI + "/annotations" }
+// authorAgent is the protocol.MetaAuthor of the entries the agent writes.
+const authorAgent = "agent"
 
 // annotationsCmd implements "changesetd annotations" and its reply,
 // resolve and reopen subcommands.
@@ -143,12 +132,12 @@ func annotationsCmd(ctx context.Context, args []string, stdin io.Reader, stdout,
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
-	channel := annotationsURI(uri)
+	channel := protocol.AnnotationsURI(uri)
 	switch verb {
 	case "list":
 		err = listAnnotations(ctx, c, uri, raw, st, *open, *format, stdout)
 	case "reply":
-		entry := protocol.AnnotationEntry{ID: newEntryID(), Text: pos[1], Meta: protocol.Object{metaAuthor: authorAgent}}
+		entry := protocol.AnnotationEntry{ID: newEntryID(), Text: protocol.PlainText(pos[1]), Meta: protocol.Object{protocol.MetaAuthor: authorAgent}}
 		if err = c.dispatch(ctx, channel, protocol.AnnotationsEntrySet{AnnotationID: pos[0], Entry: entry}); err == nil {
 			fmt.Fprintln(stdout, entry.ID)
 		}
@@ -212,7 +201,7 @@ func (c *client) subscribeAnnotations(ctx context.Context, sessionURI string) (j
 			State json.RawMessage `json:"state"`
 		} `json:"snapshot"`
 	}
-	channel := annotationsURI(sessionURI)
+	channel := protocol.AnnotationsURI(sessionURI)
 	var st protocol.AnnotationsState
 	if err := c.call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{BaseParams: protocol.BaseParams{Channel: channel}}, &res); err != nil {
 		return nil, st, fmt.Errorf("subscribe to %s: %w", channel, err)
@@ -385,20 +374,6 @@ func relPath(uri string, dirs []string) string {
 	return filepath.ToSlash(strings.TrimPrefix(p, best+string(filepath.Separator)))
 }
 
-// current is an annotation's changesetd/current: where its lines are now.
-type current struct {
-	Status string              `json:"status"` // same, moved, edited or gone
-	Range  *protocol.TextRange `json:"range,omitempty"`
-}
-
-// delivered is an annotation's changesetd/delivered: what the agent was
-// handed, and on which turn.
-type delivered struct {
-	At      string   `json:"at"`
-	TurnID  string   `json:"turnId"`
-	Entries []string `json:"entries"`
-}
-
 // metaAs decodes the value of key in m into out, reporting whether there
 // was one of that shape.
 func metaAs(m protocol.Object, key string, out any) bool {
@@ -411,15 +386,15 @@ func metaAs(m protocol.Object, key string, out any) bool {
 }
 
 func isAgentEntry(e protocol.AnnotationEntry) bool {
-	author, _ := e.Meta[metaAuthor].(string)
+	author, _ := e.Meta[protocol.MetaAuthor].(string)
 	return author == authorAgent
 }
 
 // undelivered returns the ids of a's entries the agent has not been
 // handed and did not write itself.
 func undelivered(a protocol.Annotation) []string {
-	var d delivered
-	metaAs(a.Meta, metaDelivered, &d)
+	var d protocol.AnnotationDelivery
+	metaAs(a.Meta, protocol.MetaDelivered, &d)
 	var ids []string
 	for _, e := range a.Entries {
 		if !isAgentEntry(e) && !slices.Contains(d.Entries, e.ID) {
@@ -453,18 +428,18 @@ func viewOf(a protocol.Annotation, dirs []string) annotationView {
 // whereNow describes where a's lines are in the working tree now, from
 // changesetd/current (a's own range when the daemon has not said).
 func whereNow(a protocol.Annotation) (string, int) {
-	cur := current{Status: "same"}
-	metaAs(a.Meta, metaCurrent, &cur)
+	cur := protocol.AnnotationPlace{Status: protocol.PlaceSame}
+	metaAs(a.Meta, protocol.MetaCurrent, &cur)
 	if a.Range == nil {
 		switch cur.Status {
-		case "gone":
+		case protocol.PlaceGone:
 			return "file gone", 0
-		case "edited":
+		case protocol.PlaceEdited:
 			return "whole file, changed since", 0
 		}
 		return "whole file", 0
 	}
-	if cur.Status == "gone" {
+	if cur.Status == protocol.PlaceGone {
 		return "lines gone", 0
 	}
 	r := *a.Range
@@ -473,10 +448,10 @@ func whereNow(a protocol.Annotation) (string, int) {
 	}
 	s, first := lineSpan(r)
 	switch cur.Status {
-	case "moved":
+	case protocol.PlaceMoved:
 		was, _ := lineSpan(*a.Range)
 		s += " (moved from " + was + ")"
-	case "edited":
+	case protocol.PlaceEdited:
 		s += " (changed since)"
 	}
 	return s, first
@@ -527,7 +502,7 @@ func writeText(w io.Writer, views []annotationView) error {
 			if isAgentEntry(e) {
 				who = "agent"
 			}
-			text := strings.ReplaceAll(strings.TrimRight(e.Text, "\n"), "\n", "\n    ")
+			text := strings.ReplaceAll(strings.TrimRight(e.Text.Text, "\n"), "\n", "\n    ")
 			fmt.Fprintf(&b, "  %s: %s\n", who, text)
 		}
 	}
@@ -564,7 +539,7 @@ func markdownSection(b *strings.Builder, v annotationView) {
 		if v.fresh[e.ID] {
 			who += ", new"
 		}
-		lines := strings.Split(strings.TrimRight(e.Text, "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(e.Text.Text, "\n"), "\n")
 		fmt.Fprintf(b, "> **%s:** %s\n", who, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(b, "> %s\n", l)
@@ -598,8 +573,8 @@ func deliverFeedback(ctx context.Context, c *client, sessionURI, turnID string, 
 	for _, a := range st.Annotations {
 		if openForAgent(a) {
 			ids = append(ids, a.ID)
-			var d delivered
-			metaAs(a.Meta, metaDelivered, &d)
+			var d protocol.AnnotationDelivery
+			metaAs(a.Meta, protocol.MetaDelivered, &d)
 			seen[a.ID] = d.Entries
 		}
 	}
@@ -612,7 +587,7 @@ func deliverFeedback(ctx context.Context, c *client, sessionURI, turnID string, 
 	}
 	// The daemon publishes each annotation as it marks it; print that
 	// version, so that an entry arriving meanwhile is not marked unseen.
-	channel := annotationsURI(sessionURI)
+	channel := protocol.AnnotationsURI(sessionURI)
 	latest := map[string]protocol.Annotation{}
 	for _, a := range st.Annotations {
 		latest[a.ID] = a
@@ -630,8 +605,8 @@ func deliverFeedback(ctx context.Context, c *client, sessionURI, turnID string, 
 		}
 	}
 	defer func() { c.onNotify = nil }()
-	params := map[string]any{"channel": channel, "annotationIds": ids, "turnId": turnID}
-	if err := c.call(ctx, methodAnnotationsDelivered, params, nil); err != nil {
+	params := protocol.AnnotationsDeliveredParams{BaseParams: protocol.BaseParams{Channel: channel}, AnnotationIDs: ids, TurnID: turnID}
+	if err := c.call(ctx, protocol.MethodAnnotationsDelivered, params, nil); err != nil {
 		return err
 	}
 	var views []annotationView

@@ -35,7 +35,7 @@ func TestWhereNow(t *testing.T) {
 			a := protocol.Annotation{ID: "a", Range: tc.rng}
 			if tc.current != nil {
 				// As decoded from the wire: plain maps, not Go types.
-				b, _ := json.Marshal(map[string]any{metaCurrent: tc.current})
+				b, _ := json.Marshal(map[string]any{protocol.MetaCurrent: tc.current})
 				json.Unmarshal(b, &a.Meta)
 			}
 			if got, _ := whereNow(a); got != tc.want {
@@ -46,13 +46,15 @@ func TestWhereNow(t *testing.T) {
 }
 
 func TestOpenForAgent(t *testing.T) {
-	reviewer := func(id string) protocol.AnnotationEntry { return protocol.AnnotationEntry{ID: id, Text: "r"} }
+	reviewer := func(id string) protocol.AnnotationEntry {
+		return protocol.AnnotationEntry{ID: id, Text: protocol.PlainText("r")}
+	}
 	agent := func(id string) protocol.AnnotationEntry {
-		return protocol.AnnotationEntry{ID: id, Text: "a", Meta: protocol.Object{metaAuthor: authorAgent}}
+		return protocol.AnnotationEntry{ID: id, Text: protocol.PlainText("a"), Meta: protocol.Object{protocol.MetaAuthor: authorAgent}}
 	}
 	deliveredOf := func(ids ...string) protocol.Object {
 		var m protocol.Object
-		b, _ := json.Marshal(map[string]any{metaDelivered: map[string]any{"at": "2026-01-01T00:00:00Z", "turnId": "t1", "entries": ids}})
+		b, _ := json.Marshal(map[string]any{protocol.MetaDelivered: map[string]any{"at": "2026-01-01T00:00:00Z", "turnId": "t1", "entries": ids}})
 		json.Unmarshal(b, &m)
 		return m
 	}
