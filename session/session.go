@@ -443,7 +443,7 @@ func (s *Session) dispose() {
 		}
 		clear(s.notes.ch.subs)
 		s.m.commitMu.Unlock()
-		s.notes.waiting = nil
+		s.failWaiting()
 	}) {
 		return
 	}
