@@ -286,3 +286,45 @@ func TestAnnotationsFollowTheLines(t *testing.T) {
 		t.Errorf("after a deletion:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Two agents in one directory: a comment on one agent's turn is handed to
+// that agent, not to the other one that happens to prompt first.
+func TestFeedbackGoesToTheAgentWhoseTurnItIs(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	d := startDaemon(t, repo)
+	reviewer := d.client(t, "reviewer")
+	sum := onlySession(t, reviewer)
+	uri := requireAnnotationsChannel(t, reviewer, sum)
+	m := mirrorAnnotations(t, reviewer, uri)
+	hook := func(agent, edge, id string, feedback bool) string {
+		t.Helper()
+		in, _ := json.Marshal(map[string]any{"session_id": agent, "cwd": repo, "prompt": "p"})
+		args := []string{"turn", edge, "--hook"}
+		if id != "" {
+			args = append(args, "--id", id)
+		}
+		if feedback {
+			args = append(args, "--feedback")
+		}
+		return d.cliOK(t, string(in), args...)
+	}
+	hook("agent-a", "start", "ta1", true)
+	writeFile(t, repo, "a.txt", "A\n")
+	hook("agent-a", "end", "", false)
+	hook("agent-b", "start", "tb1", true)
+	writeFile(t, repo, "b.txt", "B\n")
+	hook("agent-b", "end", "", false)
+
+	annotate(t, m, 1, newAnnotation("on-a", "ta1", "file://"+repo+"/a.txt", lineRange(0, 0, 1), "r1", "Agent A: lower case, please."))
+	annotate(t, m, 2, newAnnotation("on-b", "tb1", "file://"+repo+"/b.txt", lineRange(0, 0, 1), "r2", "Agent B: why?"))
+
+	outB := hook("agent-b", "start", "tb2", true)
+	if strings.Contains(outB, "Agent A:") || !strings.Contains(outB, "Agent B: why?") {
+		t.Errorf("agent B's prompt was given:\n%s\nwant its own comment only", outB)
+	}
+	outA := hook("agent-a", "start", "ta2", true)
+	if strings.Contains(outA, "Agent B:") || !strings.Contains(outA, "Agent A: lower case") {
+		t.Errorf("agent A's prompt was given:\n%s\nwant its own comment only", outA)
+	}
+	waitFor(m, "both delivered", "on-a", func(a *protocol.Annotation) bool { _, ok := a.Meta[protocol.MetaDelivered]; return ok })
+}

@@ -325,6 +325,44 @@ func unresolvedJSON(raw json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(st)
 }
 
+// otherChatsTurns returns the ids of the turns of the session's chats other
+// than chat (a session URI names its default chat).
+func (c *client) otherChatsTurns(ctx context.Context, sessionURI, chat string) (map[string]bool, error) {
+	var sess struct {
+		Snapshot struct {
+			State protocol.SessionState `json:"state"`
+		} `json:"snapshot"`
+	}
+	if err := c.call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{BaseParams: protocol.BaseParams{Channel: sessionURI}}, &sess); err != nil {
+		return nil, fmt.Errorf("subscribe to %s: %w", sessionURI, err)
+	}
+	own := chat
+	if own == sessionURI {
+		own = sess.Snapshot.State.DefaultChat
+	}
+	out := map[string]bool{}
+	for _, cs := range sess.Snapshot.State.Chats {
+		if cs.Resource == own {
+			continue
+		}
+		var res struct {
+			Snapshot struct {
+				State protocol.ChatState `json:"state"`
+			} `json:"snapshot"`
+		}
+		if err := c.call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{BaseParams: protocol.BaseParams{Channel: cs.Resource}}, &res); err != nil {
+			return nil, fmt.Errorf("subscribe to %s: %w", cs.Resource, err)
+		}
+		for _, t := range res.Snapshot.State.Turns {
+			out[t.ID] = true
+		}
+		if t := res.Snapshot.State.ActiveTurn; t != nil {
+			out[t.ID] = true
+		}
+	}
+	return out, nil
+}
+
 // workingDirs returns the session's working directories as paths.
 func (c *client) workingDirs(ctx context.Context, sessionURI string) ([]string, error) {
 	var list protocol.ListSessionsResult
@@ -563,15 +601,22 @@ dealt with it, mark it done with ` + "`changesetd annotations resolve ID`" + `
 // the agent, in markdown, to w, and marks them delivered to turnID. It
 // writes nothing when there are none, or when it fails: either the agent
 // is shown them and they are marked, or neither.
-func deliverFeedback(ctx context.Context, c *client, sessionURI, turnID string, w io.Writer) error {
+//
+// chat is the chat the agent's turns go to; when several agents share the
+// session, annotations on another agent's turns are left for that agent.
+func deliverFeedback(ctx context.Context, c *client, sessionURI, chat, turnID string, w io.Writer) error {
 	_, st, err := c.subscribeAnnotations(ctx, sessionURI)
+	if err != nil {
+		return err
+	}
+	others, err := c.otherChatsTurns(ctx, sessionURI, chat)
 	if err != nil {
 		return err
 	}
 	var ids []string
 	seen := map[string][]string{} // id -> entries the agent was handed before
 	for _, a := range st.Annotations {
-		if openForAgent(a) {
+		if openForAgent(a) && !others[a.TurnID] {
 			ids = append(ids, a.ID)
 			var d protocol.AnnotationDelivery
 			metaAs(a.Meta, protocol.MetaDelivered, &d)

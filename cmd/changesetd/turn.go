@@ -161,7 +161,7 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id stri
 	}
 	fmt.Fprintln(stdout, info.ID)
 	if feedback != nil {
-		if err := deliverFeedback(ctx, c, uri, info.ID, feedback); err != nil {
+		if err := deliverFeedback(ctx, c, uri, channel, info.ID, feedback); err != nil {
 			fmt.Fprintf(stderr, "changesetd turn %s: feedback: %v\n", edge, err)
 			return 1
 		}
