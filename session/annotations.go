@@ -36,7 +36,13 @@ type notes struct {
 	placing, replace bool
 	// waiting are attachments held until the places being computed are in
 	// the state, so a snapshot says where the lines are now.
-	waiting []func()
+	waiting []waitingAttach
+}
+
+type waitingAttach struct {
+	sub      Subscriber
+	lastSeen int64
+	done     func(Attachment, error)
 }
 
 func (s *Session) annotationsURI() string { return protocol.AnnotationsURI(s.uri) }
@@ -95,22 +101,33 @@ func (s *Session) attachAnnotations(sub Subscriber, lastSeen int64, done func(At
 			done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.annotationsURI()))
 			return
 		}
-		attach := func() {
-			s.m.attach(s.notes.ch, sub, lastSeen, func() any { return cloneAnnotations(s.notes.state) }, done)
-		}
+		w := waitingAttach{sub, lastSeen, done}
 		if len(s.notes.state.Annotations) == 0 || s.workspaces == nil {
-			attach()
+			s.attachNotes(w)
 			return
 		}
 		// Say where the lines are now before handing out the snapshot.
-		s.notes.waiting = append(s.notes.waiting, attach)
+		s.notes.waiting = append(s.notes.waiting, w)
 		s.placeAnnotations()
 	}) {
 		done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.annotationsURI()))
 	}
 }
 
+func (s *Session) attachNotes(w waitingAttach) {
+	s.m.attach(s.notes.ch, w.sub, w.lastSeen, func() any { return cloneAnnotations(s.notes.state) }, w.done)
+}
+
 func (s *Session) detachAnnotations(sub Subscriber) { s.m.detachChannel(s.notes.ch, sub) }
+
+// failWaiting answers the attachments still waiting when the session is
+// disposed.
+func (s *Session) failWaiting() {
+	for _, w := range s.notes.waiting {
+		w.done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.annotationsURI()))
+	}
+	s.notes.waiting = nil
+}
 
 // dispatchAnnotations validates a client's action, stores the state it
 // leads to and publishes it; an invalid one goes back to its sender only.
@@ -464,10 +481,7 @@ func (s *Session) placeAnnotations() {
 	ctx := s.ctx
 	m := s.m
 	s.m.spawn("place annotations", func() {
-		places := make([]protocol.AnnotationPlace, len(anchors))
-		for i, an := range anchors {
-			places[i] = m.place(ctx, an)
-		}
+		places := m.places(ctx, anchors)
 		s.do(func() {
 			s.notes.placing = false
 			if s.disposed {
@@ -495,16 +509,19 @@ func (s *Session) annotationsMayHaveMoved() {
 }
 
 func (s *Session) releaseWaiting() {
-	w := s.notes.waiting
+	ws := s.notes.waiting
 	s.notes.waiting = nil
-	for _, f := range w {
-		f()
+	for _, w := range ws {
+		s.attachNotes(w)
 	}
 }
 
 // setPlace publishes an annotation with its new place when it is still
 // anchored where the place was computed from and the place changed.
 func (s *Session) setPlace(an anchor, p protocol.AnnotationPlace) {
+	if p.Status == "" {
+		return // could not be computed
+	}
 	prev := s.annotation(an.id)
 	if prev == nil || prev.TurnID != an.turnID || prev.Resource != an.resource || !sameRange(prev.Range, an.rng) {
 		return
@@ -533,23 +550,59 @@ func sameRange(a, b *protocol.TextRange) bool {
 	return *a == *b
 }
 
-// place computes where an anchor's lines are in the working tree now.
-func (m *Manager) place(ctx context.Context, an anchor) protocol.AnnotationPlace {
-	same := protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
-	if an.tree == "" {
-		return same // the turn is still running: its end is the working tree
+// places computes where each anchor's lines are in the working tree now,
+// with one Changes query per workspace and tree for all their files.
+func (m *Manager) places(ctx context.Context, anchors []anchor) []protocol.AnnotationPlace {
+	type group struct {
+		ws   Workspace
+		tree string
 	}
-	list, err := an.ws.Changes(ctx, Query{Kind: QueryTrees, From: an.tree, Paths: []string{an.rel}})
-	if err != nil {
-		return same
-	}
-	var fc *FileChange
-	for i := range list.Files {
-		if f := list.Files[i]; (f.Old != nil && f.Old.Path == an.rel) || (f.New != nil && f.New.Path == an.rel) {
-			fc = &list.Files[i]
-			break
+	paths := map[group][]string{}
+	for _, an := range anchors {
+		if an.tree != "" {
+			g := group{an.ws, an.tree}
+			if !slices.Contains(paths[g], an.rel) {
+				paths[g] = append(paths[g], an.rel)
+			}
 		}
 	}
+	changed := map[group]map[string]*FileChange{}
+	for g, ps := range paths {
+		list, err := g.ws.Changes(ctx, Query{Kind: QueryTrees, From: g.tree, Paths: ps})
+		if err != nil {
+			continue // places stay as they were computed last
+		}
+		byPath := map[string]*FileChange{}
+		for i := range list.Files {
+			f := &list.Files[i]
+			if f.Old != nil {
+				byPath[f.Old.Path] = f
+			} else if f.New != nil {
+				byPath[f.New.Path] = f
+			}
+		}
+		changed[g] = byPath
+	}
+	out := make([]protocol.AnnotationPlace, len(anchors))
+	for i, an := range anchors {
+		byPath, ok := changed[group{an.ws, an.tree}]
+		switch {
+		case an.tree == "":
+			// The turn is still running: its end is the working tree.
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
+		case !ok:
+			out[i] = protocol.AnnotationPlace{} // unknown: keep the last place
+		default:
+			out[i] = m.place(an, byPath[an.rel])
+		}
+	}
+	return out
+}
+
+// place computes where an anchor's lines are now, given how its file
+// changed since the turn's end (nil: not at all).
+func (m *Manager) place(an anchor, fc *FileChange) protocol.AnnotationPlace {
+	same := protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
 	switch {
 	case fc == nil:
 		return same

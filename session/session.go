@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/store"
@@ -434,6 +435,7 @@ func (s *Session) dispose() {
 		for _, cs := range s.changesets {
 			cs.close(s)
 		}
+		metrics.ChangesetChannels.Sub(float64(len(s.changesets)))
 		s.m.commitMu.Lock()
 		clear(s.ch.subs)
 		for _, c := range s.chats {
@@ -441,7 +443,7 @@ func (s *Session) dispose() {
 		}
 		clear(s.notes.ch.subs)
 		s.m.commitMu.Unlock()
-		s.notes.waiting = nil
+		s.failWaiting()
 	}) {
 		return
 	}
