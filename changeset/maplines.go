@@ -17,17 +17,26 @@ type LineMap struct {
 // diff between them (the same diff Compare computes). Lines past the end
 // of old are taken as unchanged lines after it.
 func MapLines(old, new []byte, first, last int) LineMap {
-	if last < first {
-		last = first
-	}
+	return NewLineMapper(old, new).Map(first, last)
+}
+
+// LineMapper maps line ranges of one old text to one new text; the diff is
+// computed once, for any number of ranges.
+type LineMapper struct {
+	spans  []span
+	n      int  // lines of old
+	opaque bool // binary or too large: no line diff
+}
+
+// span is one change with zero context: old lines [ob, oe) replaced by new
+// lines [nb, ne).
+type span struct{ ob, oe, nb, ne int }
+
+// NewLineMapper diffs old and new.
+func NewLineMapper(old, new []byte) *LineMapper {
 	r := Compare(&Side{Path: "a", Content: old}, &Side{Path: "a", Content: new}, Options{Context: -1, NoFuncNames: true})
-	if r.TooLarge || r.Binary {
-		return LineMap{First: first, Last: last, Edited: true}
-	}
-	// Each hunk, with zero context, replaces old lines [ob, oe) by new
-	// lines [nb, ne).
-	type span struct{ ob, oe, nb, ne int }
-	spans := make([]span, len(r.Hunks))
+	lm := &LineMapper{n: lineCount(old), opaque: r.TooLarge || r.Binary}
+	lm.spans = make([]span, len(r.Hunks))
 	for i, h := range r.Hunks {
 		ob, nb := h.OldStart-1, h.NewStart-1
 		if h.OldLines == 0 {
@@ -36,11 +45,22 @@ func MapLines(old, new []byte, first, last int) LineMap {
 		if h.NewLines == 0 {
 			nb = h.NewStart
 		}
-		spans[i] = span{ob, ob + h.OldLines, nb, nb + h.NewLines}
+		lm.spans[i] = span{ob, ob + h.OldLines, nb, nb + h.NewLines}
 	}
-	n := lineCount(old)
-	if last >= n {
-		last = max(first, n-1)
+	return lm
+}
+
+// Map maps the zero-based lines first..last of the old text.
+func (m *LineMapper) Map(first, last int) LineMap {
+	if last < first {
+		last = first
+	}
+	if m.opaque {
+		return LineMap{First: first, Last: last, Edited: true}
+	}
+	spans := m.spans
+	if last >= m.n {
+		last = max(first, m.n-1)
 	}
 	lm := LineMap{First: -1, Last: -1}
 	add := func(a, b int) { // new lines [a, b]
@@ -57,11 +77,11 @@ func MapLines(old, new []byte, first, last int) LineMap {
 			delta += (spans[h].ne - spans[h].nb) - (spans[h].oe - spans[h].ob)
 			h++
 		}
-		// An insertion right before line l shifts it and is not part of
-		// the range.
+		// An insertion right before line l shifts it; inside the range it
+		// is an edit of the range.
 		for h < len(spans) && spans[h].ob == spans[h].oe && spans[h].ob == l {
 			delta += spans[h].ne - spans[h].nb
-			if l > first { // lines added inside the range
+			if l > first {
 				lm.Edited = true
 			}
 			h++

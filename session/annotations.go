@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,8 +33,11 @@ type notes struct {
 	ch    *channel
 	state protocol.AnnotationsState
 	// placing is set while current places are computed off the actor;
-	// replace asks for another round when it finishes.
-	placing, replace bool
+	// what to place next is gathered meanwhile: every annotation, or
+	// those named.
+	placing    bool
+	pendingAll bool
+	pendingIDs map[string]bool
 	// waiting are attachments held until the places being computed are in
 	// the state, so a snapshot says where the lines are now.
 	waiting []waitingAttach
@@ -148,8 +152,11 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	if u, ok := a.(protocol.AnnotationsUpdated); ok && u.TurnID == nil && u.Resource == nil && u.Range == nil {
 		return // resolved or re-opened: the anchor is unchanged
 	}
-	if _, ok := a.(protocol.AnnotationsSet); ok || a.ActionType() == "annotations/updated" {
-		s.placeAnnotations()
+	switch a := a.(type) {
+	case protocol.AnnotationsSet:
+		s.placeAnnotations(a.Annotation.ID)
+	case protocol.AnnotationsUpdated:
+		s.placeAnnotations(a.AnnotationID)
 	}
 }
 
@@ -451,16 +458,31 @@ type anchor struct {
 	resource string
 }
 
-// placeAnnotations computes, off the actor, where every annotation's lines
-// are now, then publishes the annotations whose place changed and lets
-// waiting attachments through.
-func (s *Session) placeAnnotations() {
+// placeAnnotations computes, off the actor, where the lines of the
+// annotations ids (every annotation when none is named) are now, then
+// publishes the annotations whose place changed and lets waiting
+// attachments through. Requests made while a round runs are gathered
+// into the next round.
+func (s *Session) placeAnnotations(ids ...string) {
+	if len(ids) == 0 {
+		s.notes.pendingAll = true
+	}
+	for _, id := range ids {
+		if s.notes.pendingIDs == nil {
+			s.notes.pendingIDs = map[string]bool{}
+		}
+		s.notes.pendingIDs[id] = true
+	}
 	if s.notes.placing {
-		s.notes.replace = true
 		return
 	}
+	all, only := s.notes.pendingAll, s.notes.pendingIDs
+	s.notes.pendingAll, s.notes.pendingIDs = false, nil
 	var anchors []anchor
 	for _, a := range s.notes.state.Annotations {
+		if !all && !only[a.ID] {
+			continue
+		}
 		i, rel, ok := s.locate(a.Resource)
 		if !ok || i >= len(s.workspaces) || s.workspaces[i].ws == nil {
 			continue
@@ -490,8 +512,7 @@ func (s *Session) placeAnnotations() {
 			for i, an := range anchors {
 				s.setPlace(an, places[i])
 			}
-			if s.notes.replace {
-				s.notes.replace = false
+			if s.notes.pendingAll || len(s.notes.pendingIDs) > 0 {
 				s.placeAnnotations()
 				return
 			}
@@ -583,40 +604,64 @@ func (m *Manager) places(ctx context.Context, anchors []anchor) []protocol.Annot
 		}
 		changed[g] = byPath
 	}
+	// Each changed file is read and diffed once, for all its annotations.
+	type fileKey struct {
+		g   group
+		rel string
+	}
+	texts := map[fileKey]*fileText{}
 	out := make([]protocol.AnnotationPlace, len(anchors))
 	for i, an := range anchors {
-		byPath, ok := changed[group{an.ws, an.tree}]
+		g := group{an.ws, an.tree}
+		byPath, ok := changed[g]
 		switch {
 		case an.tree == "":
 			// The turn is still running: its end is the working tree.
 			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
+			continue
 		case !ok:
 			out[i] = protocol.AnnotationPlace{} // unknown: keep the last place
+			continue
+		}
+		fc := byPath[an.rel]
+		switch {
+		case fc == nil:
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
+		case fc.New == nil:
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceGone}
+		case fc.Old == nil:
+			// Created since: the turn left no such file to move from.
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
+		case an.rng == nil:
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceEdited}
 		default:
-			out[i] = m.place(an, byPath[an.rel])
+			k := fileKey{g, an.rel}
+			ft := texts[k]
+			if ft == nil {
+				ft = m.readChanged(an, fc)
+				texts[k] = ft
+			}
+			if ft.lines == nil {
+				out[i] = protocol.AnnotationPlace{Status: protocol.PlaceEdited, Range: an.rng}
+			} else {
+				out[i] = mapRange(ft.lines, ft.cur, *an.rng)
+			}
 		}
 	}
 	return out
 }
 
-// place computes where an anchor's lines are now, given how its file
-// changed since the turn's end (nil: not at all).
-func (m *Manager) place(an anchor, fc *FileChange) protocol.AnnotationPlace {
-	same := protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
-	switch {
-	case fc == nil:
-		return same
-	case fc.New == nil || fc.Old == nil:
-		if fc.New == nil {
-			return protocol.AnnotationPlace{Status: protocol.PlaceGone}
-		}
-		return same // created since: the turn left no such file to move from
-	case an.rng == nil:
-		return protocol.AnnotationPlace{Status: protocol.PlaceEdited}
-	}
+// fileText is a changed file's current content and its line map from the
+// turn's end; lines is nil when it cannot be diffed.
+type fileText struct {
+	cur   []byte
+	lines *changeset.LineMapper
+}
+
+func (m *Manager) readChanged(an anchor, fc *FileChange) *fileText {
 	old, err := an.ws.ReadBlob(fc.Old.OID)
 	if err != nil {
-		return protocol.AnnotationPlace{Status: protocol.PlaceEdited, Range: an.rng}
+		return &fileText{}
 	}
 	var cur []byte
 	if fc.New.Live {
@@ -625,21 +670,25 @@ func (m *Manager) place(an anchor, fc *FileChange) protocol.AnnotationPlace {
 		cur, err = an.ws.ReadBlob(fc.New.OID)
 	}
 	if err != nil || changeset.IsBinary(old) || changeset.IsBinary(cur) {
-		return protocol.AnnotationPlace{Status: protocol.PlaceEdited, Range: an.rng}
+		return &fileText{}
 	}
-	return MapRange(old, cur, *an.rng)
+	return &fileText{cur: cur, lines: changeset.NewLineMapper(old, cur)}
 }
 
 // MapRange says where range r of old lies in cur. A range whose end is at
 // character 0 of a later line ends at the line before (the usual way to
 // select whole lines).
 func MapRange(old, cur []byte, r protocol.TextRange) protocol.AnnotationPlace {
+	return mapRange(changeset.NewLineMapper(old, cur), cur, r)
+}
+
+func mapRange(m *changeset.LineMapper, cur []byte, r protocol.TextRange) protocol.AnnotationPlace {
 	first, last := r.Start.Line, r.End.Line
 	wholeLines := r.End.Character == 0 && r.End.Line > r.Start.Line
 	if wholeLines {
 		last--
 	}
-	lm := changeset.MapLines(old, cur, first, last)
+	lm := m.Map(first, last)
 	switch {
 	case lm.Gone:
 		return protocol.AnnotationPlace{Status: protocol.PlaceGone}
@@ -667,17 +716,17 @@ func MapRange(old, cur []byte, r protocol.TextRange) protocol.AnnotationPlace {
 // units, as TextPosition.character counts.
 func lineLength(b []byte, n int) int {
 	for ; n > 0; n-- {
-		i := strings.IndexByte(string(b), '\n')
+		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
 			return 0
 		}
 		b = b[i+1:]
 	}
-	if i := strings.IndexByte(string(b), '\n'); i >= 0 {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
 		b = b[:i]
 	}
 	u := 0
-	for _, r := range strings.TrimSuffix(string(b), "\r") {
+	for _, r := range string(bytes.TrimSuffix(b, []byte("\r"))) {
 		u++
 		if r > 0xFFFF {
 			u++

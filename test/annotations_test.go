@@ -3,9 +3,12 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
@@ -314,4 +317,67 @@ func TestAnnotationsServerMetaIsTheServers(t *testing.T) {
 	if rpcCode(err) != protocol.CodeInvalidParams {
 		t.Errorf("annotationsDelivered on the session channel: %v, want invalid params", err)
 	}
+}
+
+// TestMeasureAnnotationsSubscribe measures a subscribe to an annotations
+// channel holding 1,000 annotations over 100 files changed since their
+// turn (the snapshot waits for every current place), next to git diffing
+// the same files. A measurement, run by hand:
+//
+//	CHANGESETD_MEASURE=1 go test -count=1 -v -run MeasureAnnotations ./test
+func TestMeasureAnnotationsSubscribe(t *testing.T) {
+	if os.Getenv("CHANGESETD_MEASURE") == "" {
+		t.Skip("a measurement: set CHANGESETD_MEASURE=1 to run it")
+	}
+	files := map[string]string{}
+	for i := range 100 {
+		files[fmt.Sprintf("f%03d.txt", i)] = prefixedLines(200, "line")
+	}
+	repo := gitRepo(t, files)
+	d := startDaemon(t, repo)
+	c := d.client(t, "bench")
+	sum := onlySession(t, c)
+	catalogue(t, c, sum.Resource)
+	turn := turnStart(t, c, sum.Resource, "t")
+	turnEnd(t, c, sum.Resource)
+	uri := protocol.AnnotationsURI(sum.Resource)
+	m := mirrorAnnotations(t, c, uri)
+	for i := range 1000 {
+		f := fmt.Sprintf("file://%s/f%03d.txt", repo, i%100)
+		line := 10 + (i/100)*15
+		dispatchOn(t, c, uri, int64(i+1), map[string]any{"type": "annotations/set", "annotation": map[string]any{
+			"id": fmt.Sprint("n", i), "turnId": turn, "resource": f, "resolved": false,
+			"range":   map[string]any{"start": map[string]any{"line": line, "character": 0}, "end": map[string]any{"line": line + 2, "character": 0}},
+			"entries": []any{map[string]any{"id": "e", "text": "comment"}},
+		}})
+	}
+	m.Wait("1000 annotations", func(st protocol.AnnotationsState) bool { return len(st.Annotations) == 1000 })
+	// Three lines inserted at the top of every file: every place moves.
+	for i := range 100 {
+		writeFile(t, repo, fmt.Sprintf("f%03d.txt", i), "x\ny\nz\n"+prefixedLines(200, "line"))
+	}
+	const runs = 20
+	var took []time.Duration
+	for i := range runs {
+		o := d.client(t, fmt.Sprint("sub", i))
+		start := time.Now()
+		raw, _ := subscribe(t, o, uri)
+		took = append(took, time.Since(start))
+		var st protocol.AnnotationsState
+		json.Unmarshal(raw, &st)
+		if !hasPlace(st, "n0", protocol.PlaceMoved, 13) {
+			t.Fatalf("n0 not moved to line 13 in the snapshot")
+		}
+		o.Close()
+	}
+	var gitTook []time.Duration
+	for range runs {
+		start := time.Now()
+		git(t, repo, "diff", "--numstat")
+		gitTook = append(gitTook, time.Since(start))
+	}
+	slices.Sort(took)
+	slices.Sort(gitTook)
+	t.Logf("subscribe with 1,000 annotations over 100 changed files: median %v (min %v); git diff --numstat on the same tree: median %v; ratio %.2f",
+		took[runs/2], took[0], gitTook[runs/2], float64(took[runs/2])/float64(gitTook[runs/2]))
 }
