@@ -22,6 +22,9 @@ var (
 	Actions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "changesetd_actions_total", Help: "Actions committed, by action type.",
 	}, []string{"type"})
+	ChangesetChannels = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "changesetd_changeset_channels", Help: "Changeset channels held in memory (subscribed, or kept for their operations).",
+	})
 	Rejected = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "changesetd_rejected_actions_total", Help: "Client-dispatched actions rejected.",
 	})
@@ -55,7 +58,7 @@ func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		Connections, Subscriptions, Actions, Rejected, SlowClients, Scans,
+		Connections, Subscriptions, ChangesetChannels, Actions, Rejected, SlowClients, Scans,
 		FilesDiffed, DiffSeconds, WatcherMode, Operations, TurnBoundaries,
 	)
 }

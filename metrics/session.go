@@ -12,6 +12,8 @@ func (Session) Rejected() { Rejected.Inc() }
 
 func (Session) Operation(id, outcome string) { Operations.WithLabelValues(id, outcome).Inc() }
 
+func (Session) ChangesetChannels(delta int) { ChangesetChannels.Add(float64(delta)) }
+
 func (Session) TurnBoundary(edge string, d time.Duration) {
 	TurnBoundaries.WithLabelValues(edge).Observe(d.Seconds())
 }

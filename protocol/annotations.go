@@ -1,11 +1,56 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // Review annotations: comment threads a reviewer anchors to a resource
 // (optionally a range of it) and a turn. The annotations channel carries
 // an AnnotationsState; the reducer in package reducer applies the
 // annotations/* actions below.
+
+// Keys this server writes in the _meta of annotations and their entries.
+// The server owns MetaCurrent and MetaDelivered: a client's values for
+// them are replaced by the server's.
+const (
+	// MetaCurrent on an Annotation says where its lines are in the
+	// working tree now: an AnnotationPlace.
+	MetaCurrent = "changesetd/current"
+	// MetaDelivered on an Annotation records when it was handed to the
+	// agent: an AnnotationDelivery.
+	MetaDelivered = "changesetd/delivered"
+	// MetaAuthor on an AnnotationEntry is "agent" for entries written
+	// from the agent's side.
+	MetaAuthor = "changesetd/author"
+	// MetaCreatedAt on an AnnotationEntry is when the server first saw
+	// it (ISO-8601).
+	MetaCreatedAt = "changesetd/createdAt"
+)
+
+// Values of AnnotationPlace.Status.
+const (
+	PlaceSame   = "same"   // the lines are unchanged, where they were
+	PlaceMoved  = "moved"  // the lines are unchanged, at Range now
+	PlaceEdited = "edited" // some of the lines changed; Range spans them now
+	PlaceGone   = "gone"   // the lines, or the file, were deleted
+)
+
+// AnnotationPlace is where an annotation's lines lie in the working tree
+// now, mapped through the diff from the end of its turn.
+type AnnotationPlace struct {
+	Status string     `json:"status"`
+	Range  *TextRange `json:"range,omitempty"`
+}
+
+// AnnotationDelivery records an annotation handed to the agent: when, at
+// the start of which turn, and which entries it had.
+type AnnotationDelivery struct {
+	At      string   `json:"at"`
+	TurnID  string   `json:"turnId,omitempty"`
+	Entries []string `json:"entries"`
+}
 
 // AnnotationsState is the state of an annotations channel.
 type AnnotationsState struct {
@@ -26,7 +71,7 @@ func (s AnnotationsState) MarshalJSON() ([]byte, error) {
 // resource.
 type Annotation struct {
 	ID       string            `json:"id"`
-	TurnID   string            `json:"turnId,omitempty"`
+	TurnID   string            `json:"turnId"`
 	Resource string            `json:"resource"`
 	Range    *TextRange        `json:"range,omitempty"`
 	Resolved bool              `json:"resolved"`
@@ -45,9 +90,54 @@ func (a Annotation) MarshalJSON() ([]byte, error) {
 
 // AnnotationEntry is one comment in a thread.
 type AnnotationEntry struct {
-	ID   string `json:"id"`
-	Text string `json:"text"`
-	Meta Object `json:"_meta,omitzero"`
+	ID   string           `json:"id"`
+	Text StringOrMarkdown `json:"text"`
+	Meta Object           `json:"_meta,omitzero"`
+}
+
+// StringOrMarkdown is text that may ask to be rendered as Markdown: on
+// the wire a bare string, or {"markdown": "..."} when Markdown is set.
+type StringOrMarkdown struct {
+	Text     string
+	Markdown bool
+}
+
+// PlainText is a StringOrMarkdown rendered as it is.
+func PlainText(s string) StringOrMarkdown { return StringOrMarkdown{Text: s} }
+
+func (t StringOrMarkdown) MarshalJSON() ([]byte, error) {
+	if t.Markdown {
+		return json.Marshal(struct {
+			Markdown string `json:"markdown"`
+		}{t.Text})
+	}
+	return json.Marshal(t.Text)
+}
+
+func (t *StringOrMarkdown) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		*t = StringOrMarkdown{}
+		return json.Unmarshal(b, &t.Text)
+	}
+	var m struct {
+		Markdown *string `json:"markdown"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("text: want a string or {\"markdown\": string}: %w", err)
+	}
+	if m.Markdown == nil {
+		return errors.New(`text: want a string or {"markdown": string}`)
+	}
+	*t = StringOrMarkdown{Text: *m.Markdown, Markdown: true}
+	return nil
+}
+
+// AnnotationsSummary is the summary of a session's annotations channel
+// on SessionSummary and SessionState.
+type AnnotationsSummary struct {
+	Resource        string `json:"resource"`
+	AnnotationCount int    `json:"annotationCount"`
+	EntryCount      int    `json:"entryCount"`
 }
 
 // AnnotationsSet inserts Annotation, or replaces the one with its id.

@@ -20,6 +20,9 @@ const (
 	MethodTurnStart  = "x-changesetd/turnStart"
 	MethodTurnEnd    = "x-changesetd/turnEnd"
 	MethodEditEvents = "x-changesetd/editEvents"
+	// MethodAnnotationsDelivered records that annotations were handed to
+	// the agent.
+	MethodAnnotationsDelivered = "x-changesetd/annotationsDelivered"
 
 	NotifyAction                = "action"
 	NotifySessionAdded          = "root/sessionAdded"
@@ -197,4 +200,12 @@ type EditEventsParams struct {
 type TurnEndParams struct {
 	BaseParams
 	TurnID string `json:"turnId,omitempty"`
+}
+
+// AnnotationsDeliveredParams are the params of
+// x-changesetd/annotationsDelivered; Channel is the annotations channel.
+type AnnotationsDeliveredParams struct {
+	BaseParams
+	AnnotationIDs []string `json:"annotationIds"`
+	TurnID        string   `json:"turnId,omitempty"`
 }

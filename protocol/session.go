@@ -25,25 +25,25 @@ const (
 // host does not interpret are carried as untyped JSON so they survive the
 // reducer unchanged.
 type SessionState struct {
-	Provider           string          `json:"provider"`
-	Title              string          `json:"title"`
-	Status             int             `json:"status"`
-	Lifecycle          string          `json:"lifecycle"`
-	ActiveClients      []Object        `json:"activeClients"`
-	Chats              []ChatSummary   `json:"chats"`
-	Activity           *string         `json:"activity,omitempty"`
-	Origin             Object          `json:"origin,omitzero"`
-	Project            Object          `json:"project,omitzero"`
-	WorkingDirectories []string        `json:"workingDirectories,omitzero"`
-	Annotations        json.RawMessage `json:"annotations,omitempty"`
-	CreationError      *ErrorInfo      `json:"creationError,omitempty"`
-	ServerTools        []Object        `json:"serverTools,omitzero"`
-	DefaultChat        string          `json:"defaultChat,omitempty"`
-	Config             *SessionConfig  `json:"config,omitempty"`
-	Customizations     []Object        `json:"customizations,omitzero"`
-	Changesets         []Changeset     `json:"changesets,omitzero"`
-	InputNeeded        []Object        `json:"inputNeeded,omitzero"`
-	Meta               Object          `json:"_meta,omitzero"`
+	Provider           string              `json:"provider"`
+	Title              string              `json:"title"`
+	Status             int                 `json:"status"`
+	Lifecycle          string              `json:"lifecycle"`
+	ActiveClients      []Object            `json:"activeClients"`
+	Chats              []ChatSummary       `json:"chats"`
+	Activity           *string             `json:"activity,omitempty"`
+	Origin             Object              `json:"origin,omitzero"`
+	Project            Object              `json:"project,omitzero"`
+	WorkingDirectories []string            `json:"workingDirectories,omitzero"`
+	Annotations        *AnnotationsSummary `json:"annotations,omitempty"`
+	CreationError      *ErrorInfo          `json:"creationError,omitempty"`
+	ServerTools        []Object            `json:"serverTools,omitzero"`
+	DefaultChat        string              `json:"defaultChat,omitempty"`
+	Config             *SessionConfig      `json:"config,omitempty"`
+	Customizations     []Object            `json:"customizations,omitzero"`
+	Changesets         []Changeset         `json:"changesets,omitzero"`
+	InputNeeded        []Object            `json:"inputNeeded,omitzero"`
+	Meta               Object              `json:"_meta,omitzero"`
 }
 
 // MarshalJSON writes the required arrays as [] rather than null.
@@ -86,17 +86,18 @@ type ChangesSummary struct {
 // SessionSummary is a session as listed by listSessions and root
 // notifications.
 type SessionSummary struct {
-	Resource           string          `json:"resource"`
-	Provider           string          `json:"provider"`
-	Title              string          `json:"title"`
-	Status             int             `json:"status"`
-	Activity           *string         `json:"activity,omitempty"`
-	Project            Object          `json:"project,omitzero"`
-	WorkingDirectories []string        `json:"workingDirectories,omitzero"`
-	CreatedAt          string          `json:"createdAt"`
-	ModifiedAt         string          `json:"modifiedAt"`
-	Changes            *ChangesSummary `json:"changes,omitempty"`
-	Meta               Object          `json:"_meta,omitzero"`
+	Resource           string              `json:"resource"`
+	Provider           string              `json:"provider"`
+	Title              string              `json:"title"`
+	Status             int                 `json:"status"`
+	Activity           *string             `json:"activity,omitempty"`
+	Project            Object              `json:"project,omitzero"`
+	WorkingDirectories []string            `json:"workingDirectories,omitzero"`
+	CreatedAt          string              `json:"createdAt"`
+	ModifiedAt         string              `json:"modifiedAt"`
+	Changes            *ChangesSummary     `json:"changes,omitempty"`
+	Annotations        *AnnotationsSummary `json:"annotations,omitempty"`
+	Meta               Object              `json:"_meta,omitzero"`
 }
 
 // RootState is the state of ahp-root://.

@@ -19,13 +19,26 @@ const (
 	ChannelSession
 	ChannelChat
 	ChannelChangeset
+	ChannelAnnotations
 )
+
+// annotationsSuffix turns a session URI into the URI of its annotations
+// channel.
+const annotationsSuffix = "/annotations"
+
+// AnnotationsURI is the annotations channel of the session sessionURI.
+func AnnotationsURI(sessionURI string) string { return sessionURI + annotationsSuffix }
+
+// SessionOfAnnotations is the session URI of an annotations channel URI.
+func SessionOfAnnotations(uri string) string { return strings.TrimSuffix(uri, annotationsSuffix) }
 
 // ChannelOf returns the kind of channel a URI names.
 func ChannelOf(uri string) ChannelKind {
 	switch {
 	case uri == RootURI:
 		return ChannelRoot
+	case strings.HasPrefix(uri, SessionScheme) && strings.HasSuffix(uri, annotationsSuffix):
+		return ChannelAnnotations
 	case strings.HasPrefix(uri, SessionScheme):
 		return ChannelSession
 	case strings.HasPrefix(uri, ChatScheme):

@@ -64,6 +64,8 @@ func (c *conn) handle(req *jsonrpc2.Request) {
 		c.turnEnd(req)
 	case protocol.MethodEditEvents:
 		c.editEvents(req)
+	case protocol.MethodAnnotationsDelivered:
+		c.annotationsDelivered(req)
 	default:
 		c.reply(req, nil, protocol.Errorf(protocol.CodeMethodNotFound, "method %q is not supported by this server", req.Method))
 	}
@@ -476,5 +478,18 @@ func (c *conn) editEvents(req *jsonrpc2.Request) {
 	go func() {
 		res, err := c.srv.m.EditEvents(c.ctx, p.Channel, p.Events)
 		c.reply(req, res, err)
+	}()
+}
+
+func (c *conn) annotationsDelivered(req *jsonrpc2.Request) {
+	var p protocol.AnnotationsDeliveredParams
+	if err := decode(req, &p); err != nil {
+		c.reply(req, nil, err)
+		return
+	}
+	go func() {
+		defer c.recoverRequest(req)
+		err := c.srv.m.AnnotationsDelivered(c.ctx, p.Channel, p.AnnotationIDs, p.TurnID)
+		c.reply(req, struct{}{}, err)
 	}()
 }

@@ -85,7 +85,12 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 				origin: map[string]fileOrigin{},
 			}
 			cs.reviews = s.m.loadReviews(uri)
+			// Nothing before now can be replayed from this channel: a
+			// cursor from an earlier channel of this URI (forgotten when
+			// idle) gets a snapshot.
+			cs.ch.evicted = s.m.Seq()
 			s.changesets[uri] = cs
+			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
 		s.m.attach(cs.ch, sub, lastSeen, func() any { return cs.state.Clone() }, done)
 		if !cs.active && s.workspaces != nil {
@@ -141,7 +146,31 @@ func (s *Session) detachChangeset(sub Subscriber, uri string) {
 	s.m.commitMu.Unlock()
 	if idle {
 		cs.deactivate()
+		if cs.forgettable() {
+			delete(s.changesets, uri)
+			s.m.opts.Metrics.ChangesetChannels(-1)
+		}
 	}
+}
+
+// forgettable reports whether an idle channel can be dropped: one of the
+// unbounded kinds (a session has a turn channel per turn and a compare
+// channel per pair), computed again from snapshots if asked for, with no
+// operation queued or running and no revert to undo. Its review flags
+// are in the store.
+func (cs *csChannel) forgettable() bool {
+	if cs.ref.Kind != protocol.KindTurn && cs.ref.Kind != protocol.KindCompareTurns {
+		return false
+	}
+	if cs.undo != nil {
+		return false
+	}
+	for _, n := range cs.opRunning {
+		if n > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // activate starts watching and computing. s is the owning session.
@@ -495,6 +524,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 			Channel: protocol.RootURI, Session: s.uri, Changes: protocol.Object{"changes": s.changes()},
 		})
 	}
+	s.annotationsMayHaveMoved()
 }
 
 func underAny(o fileOrigin, paths []string) bool {

@@ -18,6 +18,10 @@ type Store interface {
 	PutTurn(sessionID string, t store.Turn) error
 	PutReviews(changesetURI string, reviews map[string]string) error
 	Reviews(changesetURI string) (map[string]string, error)
+	// PutAnnotations stores a session's annotations channel state (JSON);
+	// Annotations returns it, nil when there is none.
+	PutAnnotations(sessionID string, state []byte) error
+	Annotations(sessionID string) ([]byte, error)
 }
 
 // Metrics receives what the session layer counts and times. The daemon
@@ -31,6 +35,9 @@ type Metrics interface {
 	// Operation counts a changeset operation run, by id and outcome
 	// ("ok" or "error").
 	Operation(id, outcome string)
+	// ChangesetChannels counts changeset channels held in memory up or
+	// down by delta.
+	ChangesetChannels(delta int)
 	// TurnBoundary times the snapshots of a turn boundary, by edge
 	// ("start" or "end").
 	TurnBoundary(edge string, d time.Duration)
@@ -41,4 +48,5 @@ type noMetrics struct{}
 func (noMetrics) Action(string)                      {}
 func (noMetrics) Rejected()                          {}
 func (noMetrics) Operation(string, string)           {}
+func (noMetrics) ChangesetChannels(int)              {}
 func (noMetrics) TurnBoundary(string, time.Duration) {}

@@ -579,6 +579,7 @@ type memStore struct {
 	sessions map[string]store.Session
 	turns    map[string][]store.Turn
 	reviews  map[string]map[string]string
+	notes    map[string][]byte
 	deleted  []string
 	fail     error
 }
@@ -601,6 +602,7 @@ func (s *memStore) DeleteSession(id, prefix string) error {
 	defer s.mu.Unlock()
 	delete(s.sessions, id)
 	delete(s.turns, id)
+	delete(s.notes, id)
 	for k := range s.reviews {
 		if strings.HasPrefix(k, prefix) {
 			delete(s.reviews, k)
@@ -633,6 +635,22 @@ func (s *memStore) Reviews(uri string) (map[string]string, error) {
 	return maps.Clone(s.reviews[uri]), nil
 }
 
+func (s *memStore) PutAnnotations(id string, state []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.notes == nil {
+		s.notes = map[string][]byte{}
+	}
+	s.notes[id] = slices.Clone(state)
+	return nil
+}
+
+func (s *memStore) Annotations(id string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.notes[id]), nil
+}
+
 // countMetrics is a Metrics that counts.
 type countMetrics struct {
 	mu         sync.Mutex
@@ -640,6 +658,7 @@ type countMetrics struct {
 	rejected   int
 	operations map[string]int // "id outcome"
 	boundaries map[string]int
+	channels   int
 }
 
 var _ Metrics = (*countMetrics)(nil)
@@ -653,6 +672,11 @@ func (c *countMetrics) Rejected()       { c.mu.Lock(); c.rejected++; c.mu.Unlock
 func (c *countMetrics) Operation(id, outcome string) {
 	c.mu.Lock()
 	c.operations[id+" "+outcome]++
+	c.mu.Unlock()
+}
+func (c *countMetrics) ChangesetChannels(delta int) {
+	c.mu.Lock()
+	c.channels += delta
 	c.mu.Unlock()
 }
 func (c *countMetrics) TurnBoundary(edge string, _ time.Duration) {

@@ -238,6 +238,13 @@ func (m *Manager) Attach(sub Subscriber, uri string, lastSeen int64, done func(A
 			return
 		}
 		s.attachSession(sub, lastSeen, done)
+	case protocol.ChannelAnnotations:
+		s, ok := m.Session(protocol.SessionOfAnnotations(uri))
+		if !ok {
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session %s does not exist", uri, protocol.SessionOfAnnotations(uri)))
+			return
+		}
+		s.attachAnnotations(sub, lastSeen, done)
 	case protocol.ChannelChat:
 		sessionURI, key := splitChatURI(uri)
 		s, ok := m.Session(sessionURI)
@@ -272,6 +279,10 @@ func (m *Manager) Detach(sub Subscriber, uri string) {
 		if s, ok := m.Session(uri); ok {
 			s.do(func() { m.detachChannel(s.ch, sub) })
 		}
+	case protocol.ChannelAnnotations:
+		if s, ok := m.Session(protocol.SessionOfAnnotations(uri)); ok {
+			s.do(func() { s.detachAnnotations(sub) })
+		}
 	case protocol.ChannelChat:
 		sessionURI, key := splitChatURI(uri)
 		if s, ok := m.Session(sessionURI); ok {
@@ -295,6 +306,10 @@ func (m *Manager) Dispatch(sub Subscriber, channelURI string, clientSeq int64, a
 	case protocol.ChannelSession:
 		if s, ok := m.Session(channelURI); ok {
 			s.do(func() { s.dispatchSession(sub, a, origin) })
+		}
+	case protocol.ChannelAnnotations:
+		if s, ok := m.Session(protocol.SessionOfAnnotations(channelURI)); ok {
+			s.do(func() { s.dispatchAnnotations(sub, a, origin) })
 		}
 	case protocol.ChannelChangeset:
 		ref, err := uritemplate.ParseChangesetURI(channelURI)
@@ -523,6 +538,7 @@ func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, erro
 	s := newSession(m, rec.ID, rec.URI, dirs, rec.Title, rec.CreatedAt)
 	s.restored = &rec
 	s.restoreTurns(turns)
+	s.loadAnnotations()
 	s.state.Chats = s.state.Chats[:0]
 	for _, c := range s.chats {
 		s.state.Chats = append(s.state.Chats, c.summary())

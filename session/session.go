@@ -56,6 +56,8 @@ type Session struct {
 
 	edits map[editKey]*fileEdits // what edit tools reported, by file (edits.go)
 
+	notes notes // the annotations channel (annotations.go)
+
 	// ctx is cancelled when the session is disposed (or the Manager
 	// closes): work done for the session off the actor stops with it.
 	ctx    context.Context
@@ -111,6 +113,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		templates:  uritemplate.SessionChangesetTemplates(id),
 	}
 	s.ctx, s.cancel = context.WithCancel(m.ctx)
+	s.notes.ch = newChannel(protocol.AnnotationsURI(uri), m.opts.ReplayBuffer)
 	s.chats = []*chat{newChat(id, "", m.opts.ReplayBuffer, now)}
 	s.state = protocol.SessionState{
 		Provider:           Provider,
@@ -122,6 +125,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		Chats:              []protocol.ChatSummary{s.chats[0].summary()},
 		DefaultChat:        s.chatURI(),
 	}
+	s.state.Annotations = s.annotationsSummary()
 	return s
 }
 
@@ -277,6 +281,7 @@ func (s *Session) ready(entries []*workingDir, baseline []string) {
 		s.setWorkspaceInfo(0, func(*workingDirInfo) {})
 	}
 	s.commitSession(protocol.SessionReady{}, nil)
+	s.annotationsMayHaveMoved()
 	sum := s.summary()
 	s.m.notifyRoot(protocol.NotifySessionAdded, protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: sum})
 }
@@ -408,6 +413,7 @@ func (s *Session) summary() protocol.SessionSummary {
 	if c := s.changes(); c != nil {
 		sum.Changes = c
 	}
+	sum.Annotations = s.annotationsSummary()
 	return sum
 }
 
@@ -429,12 +435,15 @@ func (s *Session) dispose() {
 		for _, cs := range s.changesets {
 			cs.close(s)
 		}
+		s.m.opts.Metrics.ChangesetChannels(-len(s.changesets))
 		s.m.commitMu.Lock()
 		clear(s.ch.subs)
 		for _, c := range s.chats {
 			clear(c.ch.subs)
 		}
+		clear(s.notes.ch.subs)
 		s.m.commitMu.Unlock()
+		s.failWaiting()
 	}) {
 		return
 	}

@@ -412,6 +412,7 @@ func (s *Session) applyTurnEnd(id string, trees []string, now time.Time, dur int
 			cs.refresh(s)
 		}
 	}
+	s.annotationsMayHaveMoved() // those of this turn now map from its end
 }
 
 // commitChat reduces a on the chat's state and publishes it.

@@ -29,6 +29,9 @@ var (
 	bucketSessions = []byte("sessions")
 	bucketTurns    = []byte("turns")   // nested: one bucket per session id, keyed by turn seq
 	bucketReviews  = []byte("reviews") // changeset URI -> map[file id]content key
+	// bucketAnnotations holds each session's review comments: session id ->
+	// the annotations channel state as JSON.
+	bucketAnnotations = []byte("annotations")
 )
 
 // ErrLocked is returned by Open when another process holds the database.
@@ -101,7 +104,7 @@ func create(path string) error {
 
 func initBuckets(db *bolt.DB) error {
 	return db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSessions, bucketTurns, bucketReviews} {
+		for _, b := range [][]byte{bucketSessions, bucketTurns, bucketReviews, bucketAnnotations} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -197,8 +200,8 @@ func (d *DB) PutSession(s Session) error {
 	})
 }
 
-// DeleteSession removes a session with its turns and the reviews of its
-// changesets (those whose URI names the session).
+// DeleteSession removes a session with its turns, its annotations and the
+// reviews of its changesets (those whose URI names the session).
 func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 	return d.bolt.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketSessions).Delete([]byte(id)); err != nil {
@@ -209,6 +212,9 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 			if err := turns.DeleteBucket([]byte(id)); err != nil {
 				return err
 			}
+		}
+		if err := tx.Bucket(bucketAnnotations).Delete([]byte(id)); err != nil {
+			return err
 		}
 		if changesetPrefix == "" {
 			return nil
@@ -306,6 +312,32 @@ func (d *DB) Reviews(changesetURI string) (map[string]string, error) {
 			return nil
 		}
 		return json.Unmarshal(v, &out)
+	})
+	return out, err
+}
+
+// PutAnnotations replaces the annotations of a session: state is the
+// annotations channel state, encoded by the caller. Empty state deletes
+// the record.
+func (d *DB) PutAnnotations(sessionID string, state []byte) error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketAnnotations)
+		if len(state) == 0 {
+			return b.Delete([]byte(sessionID))
+		}
+		return b.Put([]byte(sessionID), state)
+	})
+}
+
+// Annotations returns the annotations state of a session as stored by
+// PutAnnotations, or nil when it has none.
+func (d *DB) Annotations(sessionID string) ([]byte, error) {
+	var out []byte
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketAnnotations).Get([]byte(sessionID)); v != nil {
+			out = append([]byte(nil), v...)
+		}
+		return nil
 	})
 	return out, err
 }

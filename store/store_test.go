@@ -24,6 +24,8 @@ func TestRoundTripAndDelete(t *testing.T) {
 	}
 	db.PutReviews("ahp-changeset:/s1/changeset/uncommitted", map[string]string{"file:///r/a": "k"})
 	db.PutReviews("ahp-changeset:/s10/changeset/uncommitted", map[string]string{"file:///r/b": "k"})
+	db.PutAnnotations("s1", []byte(`{"annotations":[]}`))
+	db.PutAnnotations("s10", []byte(`{"annotations":[{"id":"a"}]}`))
 	db.Close()
 
 	db, err = Open(path)
@@ -39,6 +41,9 @@ func TestRoundTripAndDelete(t *testing.T) {
 	if len(turns) != 300 || turns[0].Seq != 1 || turns[299].Seq != 300 {
 		t.Fatalf("turns: %d, first %d", len(turns), turns[0].Seq)
 	}
+	if a, _ := db.Annotations("s10"); string(a) != `{"annotations":[{"id":"a"}]}` {
+		t.Fatalf("annotations after reopen = %q", a)
+	}
 	if err := db.DeleteSession("s1", "ahp-changeset:/s1/"); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +58,12 @@ func TestRoundTripAndDelete(t *testing.T) {
 	}
 	if r, _ := db.Reviews("ahp-changeset:/s10/changeset/uncommitted"); len(r) != 1 {
 		t.Error("another session's reviews were deleted")
+	}
+	if a, _ := db.Annotations("s1"); a != nil {
+		t.Errorf("annotations survived delete: %q", a)
+	}
+	if a, _ := db.Annotations("s10"); a == nil {
+		t.Error("another session's annotations were deleted")
 	}
 }
 

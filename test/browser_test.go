@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,9 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/test/fake"
 )
 
 // The review page is tested in headless Chromium against the real daemon.
@@ -378,8 +382,9 @@ func openBlank(t *testing.T, b *browser, d *daemon) {
 	b.waitFor("the token form", `!document.getElementById('login').hidden`)
 }
 
-// TestBrowserReducerParity runs the upstream changeset reducer fixtures
-// through the page's reducer, the same ones the server's reducer passes.
+// TestBrowserReducerParity runs the upstream changeset and annotations
+// reducer fixtures through the page's reducers, the same ones the server's
+// reducer passes.
 func TestBrowserReducerParity(t *testing.T) {
 	b := newBrowser(t)
 	d := startDaemon(t)
@@ -387,11 +392,13 @@ func TestBrowserReducerParity(t *testing.T) {
 	// Pre-0.9.0 behaviour, which the page (speaking 1.0) does not have;
 	// reducer/fixtures_test.go skips it for 1.0 as well.
 	skip := map[string]bool{"159-changeset-contentchanged-updates-error.json": true}
+	// The page's reducer for each fixture reducer it mirrors.
+	reducers := map[string]string{"changeset": "applyChangeset", "annotations": "applyAnnotations"}
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "ahp-fixtures", "reducers", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no reducer fixtures: %v", err)
 	}
-	ran := 0
+	ran := map[string]int{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -407,12 +414,13 @@ func TestBrowserReducerParity(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		name := filepath.Base(f)
-		if fx.Reducer != "changeset" || skip[name] {
+		fn, ok := reducers[fx.Reducer]
+		if !ok || skip[name] {
 			continue
 		}
-		ran++
+		ran[fx.Reducer]++
 		var got any
-		b.eval(fmt.Sprintf(`import('/assets/reducer.js').then(m => { let s = %s; for (const a of %s) [s] = m.applyChangeset(s, a); return s; })`, fx.Initial, fx.Actions), &got)
+		b.eval(fmt.Sprintf(`import('/assets/reducer.js').then(m => { let s = %s; for (const a of %s) [s] = m.%s(s, a); return s; })`, fx.Initial, fx.Actions, fn), &got)
 		var want any
 		json.Unmarshal(fx.Expected, &want)
 		gb, _ := json.Marshal(got)
@@ -421,8 +429,18 @@ func TestBrowserReducerParity(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", name, gb, wb)
 		}
 	}
-	if ran < 10 {
-		t.Fatalf("only %d changeset fixtures ran", ran)
+	// At the time of writing: 10 of each.
+	for r := range reducers {
+		if ran[r] < 10 {
+			t.Errorf("only %d %s fixtures ran", ran[r], r)
+		}
+	}
+	// The annotations channel is told from the session channel it hangs
+	// off: same scheme, its own reducer.
+	var picked []string
+	b.eval(`import('/assets/reducer.js').then(m => ['ahp-session:/s/annotations', 'ahp-session:/s'].map(ch => m.reducerFor(ch).name))`, &picked)
+	if want := []string{"applyAnnotations", "applySession"}; !slices.Equal(picked, want) {
+		t.Errorf("reducerFor picked %v, want %v", picked, want)
 	}
 }
 
@@ -478,6 +496,14 @@ func TestBrowserClientWire(t *testing.T) {
 		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 9,
 			action: { type: 'changeset/cleared' } } }));
 		out.foreign = reviewed();
+		// The daemon's rejections take no serverSeq: this one carries 13,
+		// the last action's.
+		const seq3 = c.dispatch(ch, { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: true });
+		out.optimistic3 = reviewed();
+		c.receive(JSON.stringify({ jsonrpc: '2.0', method: 'action', params: { channel: ch, serverSeq: 13, origin: { clientId: 'wire-test', clientSeq: seq3 },
+			rejectionReason: 'at the current seq', action: { type: 'changeset/filesReviewChanged', files: ['file:///b'], reviewed: true } } }));
+		out.rolledBackAtCurrentSeq = reviewed();
+		out.rejections = rejections;
 		return out;
 	})`, &got)
 	want := map[string]any{
@@ -490,8 +516,11 @@ func TestBrowserClientWire(t *testing.T) {
 		"confirmed":   []any{true, nil},
 		"optimistic2": []any{true, true},
 		"rolledBack":  []any{true, nil},
-		"rejections":  []any{"no"},
 		"foreign":     []any{true, false},
+		"optimistic3": []any{true, true},
+
+		"rolledBackAtCurrentSeq": []any{true, false},
+		"rejections":             []any{"no", "at the current seq"},
 	}
 	for k, w := range want {
 		gb, _ := json.Marshal(got[k])
@@ -622,4 +651,331 @@ func TestBrowserTokenKeysAndLayout(t *testing.T) {
 	}
 	b.shot("09-narrow-dark")
 	b.do(darkMode(false), chromedp.ResetViewport())
+}
+
+// annotationsOf returns the session of a daemon with one session and its
+// annotations channel, as listSessions names it; a daemon without the
+// channel names none, and the test skips.
+func annotationsOf(t *testing.T, c *fake.Client) (session, channel string) {
+	t.Helper()
+	var res struct {
+		Items []struct {
+			Resource    string `json:"resource"`
+			Annotations *struct {
+				Resource string `json:"resource"`
+			} `json:"annotations"`
+		} `json:"items"`
+	}
+	if err := c.Call(ctx(t), protocol.MethodListSessions, map[string]any{"channel": protocol.RootURI}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Items) != 1 {
+		t.Fatalf("listSessions: %d sessions, want 1", len(res.Items))
+	}
+	s := res.Items[0]
+	if s.Annotations == nil || s.Annotations.Resource == "" {
+		t.Skip("this daemon has no annotations channel: its session summary names none")
+	}
+	return s.Resource, s.Annotations.Resource
+}
+
+// entryTexts lists an annotation's entry texts.
+func entryTexts(a *protocol.Annotation) []string {
+	var out []string
+	for _, e := range a.Entries {
+		out = append(out, e.Text.Text)
+	}
+	return out
+}
+
+// TestBrowserAnnotations comments on a turn's diff in the page while a
+// second client (an IDE, or the agent's side) watches and writes on the
+// same annotations channel: the page's comment arrives with the turn and
+// the lines it was written on, a reply and a resolve from the page reach
+// the other client, and what the other client writes shows in the page
+// at once, anchored where the daemon says its lines are now.
+func TestBrowserAnnotations(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": pageLines(40), "b.txt": "bee\n"})
+	d := startDaemon(t, repo)
+	c := d.client(t, "ide")
+	sessionURI, annURI := annotationsOf(t, c)
+	b := newBrowser(t)
+
+	d.turnCLI(t, "start", "--dir", repo, "--message", "rewrite a")
+	// The turn's version of a.txt: 0-based lines 34 and 35 are new.
+	turnA := strings.Replace(pageLines(40), "line 35\n", "line thirty-five\nline 35.5\n", 1)
+	writeFile(t, repo, "a.txt", turnA)
+	d.turnCLI(t, "end", "--dir", repo)
+	turns, _ := chatTurns(t, c, sessionURI)
+	if len(turns) != 1 {
+		t.Fatalf("turns %v, want one", turns)
+	}
+	turnID := turns[0]
+	m := mirrorAnnotations(t, c, annURI)
+	aURI := "file://" + filepath.Join(repo, "a.txt")
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("the turn", `[...document.querySelectorAll('#turns li.turn')].some(li => li.textContent.includes('rewrite a'))`)
+	b.do(chromedp.Click(`#turns li.turn .name`))
+	b.waitFor("the turn's diff of a.txt", `document.getElementById('cs-label').textContent.includes('rewrite a') &&
+		document.querySelectorAll('#files li.file').length === 1 && document.querySelectorAll('#diff tr.line.add').length === 2`)
+
+	const comment = "Why <b>two</b> lines here?"
+	var pageID string
+	if !t.Run("comment on selected lines", func(t *testing.T) {
+		b.t, m.t = t, t
+		b.eval(`(() => {
+			const rows = [...document.querySelectorAll('#diff tr.line.add')];
+			const r = document.createRange();
+			r.setStart(rows[0].querySelector('.code').firstChild, 2);
+			r.setEnd(rows[1].querySelector('.code').firstChild, 4);
+			const s = document.getSelection();
+			s.removeAllRanges();
+			s.addRange(r);
+		})()`, nil)
+		b.waitFor("the Comment button", `!document.getElementById('range-ops').hidden && !document.getElementById('range-comment').hidden`)
+		b.do(chromedp.Click(`#range-comment`))
+		b.waitFor("the comment box, focused", `document.activeElement && document.activeElement.matches('#diff .composer textarea')`)
+		b.do(chromedp.SendKeys(`#diff .composer textarea`, comment), chromedp.Click(`#diff .composer button.send`))
+		b.waitFor("the thread under line 36, confirmed", `(() => {
+			const tr = document.querySelector('#diff tr.thread-row');
+			const th = tr && tr.querySelector('.thread:not(.pending)');
+			return th && th.querySelector('.etext').textContent === `+js(comment)+` && tr.previousElementSibling.dataset.a === '35';
+		})()`)
+		var markup int
+		b.eval(`document.querySelectorAll('#diff .etext *').length`, &markup)
+		if markup != 0 {
+			t.Errorf("the comment's text became %d elements; it must stay text", markup)
+		}
+		a := m.Wait("the page's comment", func(st protocol.AnnotationsState) bool { return len(st.Annotations) == 1 }).Annotations[0]
+		pageID = a.ID
+		// Whole lines 34 and 35: to the start of line 36.
+		want := protocol.TextRange{Start: protocol.TextPosition{Line: 34}, End: protocol.TextPosition{Line: 36}}
+		if a.TurnID != turnID || a.Resource != aURI || a.Range == nil || *a.Range != want || a.Resolved {
+			t.Errorf("annotation turn %q resource %q range %+v resolved %v, want turn %q resource %q range %+v unresolved", a.TurnID, a.Resource, a.Range, a.Resolved, turnID, aURI, want)
+		}
+		if got := entryTexts(&a); !slices.Equal(got, []string{comment}) {
+			t.Errorf("entries %q, want %q", got, comment)
+		}
+		b.shot("10-comment")
+	}) {
+		return
+	}
+
+	if !t.Run("reply with the keyboard and resolve", func(t *testing.T) {
+		b.t, m.t = t, t
+		const reply = "Because of the half line."
+		b.do(chromedp.Click(`#diff .thread button.reply`))
+		b.waitFor("the reply box, focused", `document.activeElement && document.activeElement.matches('#diff .thread .composer textarea')`)
+		b.do(chromedp.SendKeys(`#diff .thread .composer textarea`, reply), chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+		a := findAnnotation(m.Wait("the reply", func(st protocol.AnnotationsState) bool {
+			a := findAnnotation(st, pageID)
+			return a != nil && len(a.Entries) == 2
+		}), pageID)
+		if got := entryTexts(a); !slices.Equal(got, []string{comment, reply}) {
+			t.Errorf("entries %q, want the comment and the reply", got)
+		}
+		b.waitFor("two comments in the thread", `document.querySelectorAll('#diff .thread .entry').length === 2 && !document.querySelector('#diff .composer')`)
+		b.do(chromedp.Click(`#diff .thread button.resolve`))
+		m.Wait("resolved", func(st protocol.AnnotationsState) bool {
+			a := findAnnotation(st, pageID)
+			return a != nil && a.Resolved
+		})
+		b.waitFor("the thread folded, marked resolved", `(() => { const th = document.querySelector('#diff .thread'); return th && th.classList.contains('resolved') && !th.open && th.querySelector('.tstate'); })()`)
+		b.do(chromedp.Click(`#diff .thread summary`))
+		b.waitFor("unfolded", `document.querySelector('#diff .thread').open`)
+		b.do(chromedp.Click(`#diff .thread button.reopen`))
+		m.Wait("re-opened", func(st protocol.AnnotationsState) bool {
+			a := findAnnotation(st, pageID)
+			return a != nil && !a.Resolved
+		})
+		b.waitFor("open again", `(() => { const th = document.querySelector('#diff .thread'); return th && !th.classList.contains('resolved') && th.open; })()`)
+	}) {
+		return
+	}
+
+	if !t.Run("another client's comment appears live", func(t *testing.T) {
+		b.t, m.t = t, t
+		agentRange := map[string]any{"start": map[string]any{"line": 37, "character": 0}, "end": map[string]any{"line": 37, "character": 7}}
+		if err := c.Notify(protocol.MethodDispatchAction, map[string]any{"channel": annURI, "clientSeq": 1, "action": map[string]any{
+			"type": "annotations/set",
+			"annotation": map[string]any{"id": "from-agent", "turnId": turnID, "resource": aURI, "range": agentRange, "resolved": false,
+				"entries": []any{map[string]any{"id": "e1", "text": map[string]any{"markdown": "**Line 38** is `next`."}, "_meta": map[string]any{"changesetd/author": "agent"}}}},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		m.Wait("the other client's annotation", func(st protocol.AnnotationsState) bool { return findAnnotation(st, "from-agent") != nil })
+		b.waitFor("its thread under line 38, marked as the agent's", `(() => {
+			const th = document.querySelector('#diff .thread[data-annotation="from-agent"]');
+			return th && th.closest('tr').previousElementSibling.dataset.a === '37' &&
+				th.querySelector('.entry.agent .author').textContent === 'agent' && th.querySelector('.etext').textContent === 'Line 38 is next.';
+		})()`)
+		b.waitFor("a.txt's badge: two threads", fileRow("a.txt")+`.querySelector('.cbadge').textContent === '2'`)
+		b.waitFor("the session's badge: two threads, three comments", `document.querySelector('#sessions .cbadge').textContent === '2 threads · 3 comments'`)
+		b.shot("11-threads")
+	}) {
+		return
+	}
+
+	if !t.Run("a refused comment comes back with the daemon's reason", func(t *testing.T) {
+		b.t, m.t = t, t
+		b.eval(`(() => {
+			const row = document.querySelector('#diff tr.line.ctx[data-a="31"]');
+			const r = document.createRange();
+			r.selectNodeContents(row.querySelector('.code'));
+			const s = document.getSelection();
+			s.removeAllRanges();
+			s.addRange(r);
+		})()`, nil)
+		b.waitFor("the Comment button", `!document.getElementById('range-ops').hidden`)
+		b.do(chromedp.KeyEvent("c"))
+		b.waitFor("the comment box", `!!document.querySelector('#diff .composer textarea')`)
+		// Longer than the daemon takes for one entry (64 KiB).
+		b.eval(`(() => {
+			const ta = document.querySelector('#diff .composer textarea');
+			ta.value = 'x'.repeat(70000);
+			ta.dispatchEvent(new Event('input'));
+			document.querySelector('#diff .composer button.send').click();
+		})()`, nil)
+		b.waitFor("the box back with the reason, and no thread left behind", `(() => {
+			const err = document.querySelector('#diff .composer .error-text');
+			return err && err.textContent.startsWith('Refused: ') && err.textContent.length > 'Refused: '.length &&
+				document.querySelector('#diff .composer textarea').value.length === 70000 &&
+				document.querySelectorAll('#diff .thread[data-annotation]').length === 2;
+		})()`)
+		b.shot("12-refused")
+		b.do(chromedp.Click(`#diff .composer button.cancel`))
+		b.waitFor("the box gone", `!document.querySelector('#diff .composer')`)
+		if n := len(m.State().Annotations); n != 2 {
+			t.Errorf("the other client has %d annotations, want 2", n)
+		}
+	}) {
+		return
+	}
+
+	t.Run("the working tree view follows the lines", func(t *testing.T) {
+		b.t, m.t = t, t
+		b.do(chromedp.Click(`#catalog li[data-kind="uncommitted"]`))
+		b.waitFor("the uncommitted changes", `document.getElementById('cs-label').textContent === 'Uncommitted Changes' && document.getElementById('cs-status').textContent === 'ready'`)
+		// Two lines more at the top: the commented lines move down by two.
+		writeFile(t, repo, "a.txt", "new 1\nnew 2\n"+turnA)
+		m.Wait("the comment moved down two lines", func(st protocol.AnnotationsState) bool { return hasPlace(st, pageID, protocol.PlaceMoved, 36) })
+		b.waitFor("the thread under line 38 of the working tree", `(() => {
+			const th = document.querySelector('#diff .thread[data-annotation=`+js(pageID)+`]');
+			return th && th.closest('tr') && th.closest('tr').previousElementSibling.dataset.a === '37' && th.querySelector('.where').textContent === 'Lines 37–38';
+		})()`)
+		b.do(chromedp.KeyEvent("s"))
+		b.waitFor("side by side, the thread still under line 38", `(() => {
+			const th = document.querySelector('#diff table.split .thread[data-annotation=`+js(pageID)+`]');
+			return th && th.closest('tr').previousElementSibling.dataset.a === '37';
+		})()`)
+		b.do(darkMode(true))
+		b.shot("13-threads-split-dark")
+		b.do(darkMode(false), chromedp.KeyEvent("s"))
+	})
+
+	t.Run("a comment on the working tree belongs to the last turn that touched the file", func(t *testing.T) {
+		b.t, m.t = t, t
+		writeFile(t, repo, "b.txt", "bee\nhive\n")
+		// The page knows which files the turn touched once it has the
+		// turn's changeset, which its counts come from.
+		b.waitFor("the turn's counts", `[...document.querySelectorAll('#turns li.turn')].some(li => li.textContent.includes('+2 −1'))`)
+		// commentOn comments on the added lines of path in the working
+		// tree and returns the new annotation.
+		commentOn := func(path, text string) protocol.Annotation {
+			t.Helper()
+			b.do(chromedp.Click(`#files li.file[data-path=` + js(path) + `]`))
+			b.waitFor(path+"'s diff", `document.getElementById('diff-path').textContent === `+js(path)+` && document.querySelectorAll('#diff table.unified tr.line.add').length > 0`)
+			b.eval(`(() => {
+				const rows = [...document.querySelectorAll('#diff tr.line.add')];
+				const r = document.createRange();
+				r.setStart(rows[0].querySelector('.code').firstChild, 0);
+				r.setEnd(rows[rows.length - 1].querySelector('.code').firstChild, 1);
+				const s = document.getSelection();
+				s.removeAllRanges();
+				s.addRange(r);
+			})()`, nil)
+			b.waitFor("the Comment button", `!document.getElementById('range-ops').hidden`)
+			b.do(chromedp.Click(`#range-comment`))
+			b.waitFor("the comment box", `!!document.querySelector('#diff .composer textarea')`)
+			b.do(chromedp.SendKeys(`#diff .composer textarea`, text), chromedp.Click(`#diff .composer button.send`))
+			st := m.Wait(text, func(st protocol.AnnotationsState) bool {
+				return slices.ContainsFunc(st.Annotations, func(a protocol.Annotation) bool { return slices.Equal(entryTexts(&a), []string{text}) })
+			})
+			i := slices.IndexFunc(st.Annotations, func(a protocol.Annotation) bool { return slices.Equal(entryTexts(&a), []string{text}) })
+			return st.Annotations[i]
+		}
+		// a.txt's added lines: "new 1" and "new 2", then the turn's two.
+		if a := commentOn("a.txt", "All of it?"); a.TurnID != turnID || a.Range == nil || a.Range.Start.Line != 0 || a.Range.End != (protocol.TextPosition{Line: 38}) {
+			t.Errorf("a.txt: turn %q range %+v, want turn %q, lines 0–37 (to the start of 38)", a.TurnID, a.Range, turnID)
+		}
+		if a := commentOn("b.txt", "A hive?"); a.TurnID != "baseline" || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 1}, End: protocol.TextPosition{Line: 2}}) {
+			t.Errorf("b.txt: turn %q range %+v, want baseline, line 1", a.TurnID, a.Range)
+		}
+		b.waitFor("b.txt's badge", fileRow("b.txt")+`.querySelector('.cbadge').textContent === '1'`)
+	})
+}
+
+// TestBrowserCommentPlacement checks where the page shows a thread in a
+// view of a file, and how it reads an entry's text: on the working tree
+// by the lines the daemon tracks, on a turn by the annotation's own
+// range, elsewhere above the diff with a note; {markdown} as plain text.
+func TestBrowserCommentPlacement(t *testing.T) {
+	b := newBrowser(t)
+	d := startDaemon(t)
+	openBlank(t, b, d)
+	var got map[string]any
+	b.eval(`import('/assets/comments.js').then(({ placeThreads, plainText, linesLabel, wholeLines }) => {
+		const r = (a, z) => ({ start: { line: a, character: 0 }, end: { line: z, character: 3 } });
+		const cur = (status, range) => ({ 'changesetd/current': range ? { status, range } : { status } });
+		const f = 'file:///w/a.txt';
+		const list = [
+			{ id: 'same', turnId: 't1', resource: f, range: r(4, 5), _meta: cur('same') },
+			{ id: 'moved', turnId: 't1', resource: f, range: r(1, 1), _meta: cur('moved', r(9, 9)) },
+			{ id: 'edited', turnId: 't2', resource: f, range: r(2, 3), _meta: cur('edited', r(2, 6)) },
+			{ id: 'gone', turnId: 't1', resource: f, range: r(7, 8), _meta: cur('gone') },
+			{ id: 'file', turnId: 't1', resource: f, _meta: cur('same') },
+			{ id: 'untracked', turnId: 'baseline', resource: f, range: r(0, 0) },
+			{ id: 'other', turnId: 't1', resource: 'file:///w/b.txt', range: r(0, 0) },
+		];
+		const show = ({ inline, file }) => ({
+			inline: inline.map((x) => [x.a.id, x.range.start.line, x.range.end.line, x.note]),
+			file: file.map((x) => [x.a.id, x.note]),
+		});
+		const name = (id) => 'turn ' + id;
+		return {
+			live: show(placeThreads(list, [f], { live: true }, name)),
+			turn: show(placeThreads(list, [f], { turn: 't1' }, name)),
+			labels: [linesLabel(wholeLines(10, 11)), linesLabel(r(3, 3)), linesLabel({ start: { line: 3, character: 0 }, end: { line: 3, character: 0 } }), linesLabel(undefined)],
+			text: [plainText('a <b>b</b> **c**'), plainText({ markdown: '## Why\n**bold** and `+"`code`"+` in [the docs](https://x.test/d) snake_case' }), plainText(null)],
+		};
+	})`, &got)
+	want := map[string]any{
+		"live": map[string]any{
+			"inline": []any{
+				[]any{"untracked", 0.0, 0.0, ""},
+				[]any{"same", 4.0, 5.0, ""},
+				[]any{"edited", 2.0, 6.0, "edited since"},
+				[]any{"moved", 9.0, 9.0, "moved from line 2"},
+			},
+			"file": []any{[]any{"gone", "Lines 8–9: these lines are gone"}, []any{"file", ""}},
+		},
+		"turn": map[string]any{
+			"inline": []any{[]any{"moved", 1.0, 1.0, ""}, []any{"same", 4.0, 5.0, ""}, []any{"gone", 7.0, 8.0, ""}},
+			"file": []any{
+				[]any{"edited", "Lines 3–4 of turn t2"},
+				[]any{"file", ""},
+				[]any{"untracked", "Line 1 of turn baseline"},
+			},
+		},
+		"labels": []any{"Lines 11–12", "Line 4", "Line 4", "Whole file"},
+		"text":   []any{"a <b>b</b> **c**", "Why\nbold and code in the docs (https://x.test/d) snake_case", ""},
+	}
+	for k, w := range want {
+		gb, _ := json.Marshal(got[k])
+		wb, _ := json.Marshal(w)
+		if string(gb) != string(wb) {
+			t.Errorf("%s:\n got %s\nwant %s", k, gb, wb)
+		}
+	}
 }

@@ -4,6 +4,7 @@
 //
 //	changesetd serve [flags] [DIR...]
 //	changesetd turn start|end [flags]
+//	changesetd annotations [reply|resolve|reopen] [flags]
 //	changesetd health [flags]
 //	changesetd version
 //
@@ -72,6 +73,7 @@ const usage = `changesetd serves live git changesets to AHP clients over WebSock
 Usage:
   changesetd serve [flags] [DIR...]   run the daemon; each DIR becomes a session
   changesetd turn start|end [flags]   mark an agent turn boundary on the running daemon
+  changesetd annotations [flags]      print the session's review annotations; reply, resolve, reopen
   changesetd health [flags]           exit 0 if the daemon answers, 1 if not
   changesetd diff [flags]             print a changeset as one patch for git apply
   changesetd edits [flags]            report an edit tool's EditOutput events (NDJSON on stdin)
@@ -95,6 +97,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return turnCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "health":
 		return healthCmd(ctx, args[1:], stdout, stderr)
+	case "annotations":
+		return annotationsCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "diff", "edits":
 		return agentCmd(ctx, args, stdin, stdout, stderr)
 	case "version", "--version", "-v":

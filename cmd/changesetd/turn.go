@@ -25,7 +25,7 @@ import (
 )
 
 const turnUsage = `Usage:
-  changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID]
+  changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID] [--feedback]
   changesetd turn end   [--dir DIR | --session URI] [--agent NAME] [--id ID]
 
 Marks an agent turn boundary on the running daemon, which snapshots the
@@ -35,7 +35,9 @@ session's working directories. The daemon is found through the state dir
 directory contains DIR; if there is none, one is created for DIR. "start"
 prints the new turn id, "end" the ended one. With --agent (or, with
 --hook, the hook's session_id) the turn goes to that agent's own chat, so
-several agents in one directory keep their turns apart.
+several agents in one directory keep their turns apart. With --feedback,
+"start" then prints, in markdown, the review annotations the agent has not
+seen yet, and marks them delivered to the new turn.
 `
 
 // turnCmd implements "changesetd turn start|end".
@@ -55,7 +57,8 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	dc.flags(fs)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	agent := fs.String("agent", "", "the agent session the turn belongs to: each gets its own chat and turns (with --hook: the hook's session_id)")
-	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt, session_id), print nothing, never exit 2, and treat 'no turn is running' at end as done")
+	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt, session_id), print nothing (but --feedback), never exit 2, and treat 'no turn is running' at end as done")
+	withFeedback := fs.Bool("feedback", false, "start only: print the review annotations the agent has not seen yet, in markdown, and mark them delivered")
 	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); printDefaults(fs) }
 	if err := dc.parse(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -64,9 +67,21 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
 		return 2
 	}
+	if *withFeedback && edge != "start" {
+		fmt.Fprintf(stderr, "changesetd turn %s: --feedback goes with turn start\n", edge)
+		if *hook {
+			return 1
+		}
+		return 2
+	}
+	var feedback io.Writer
+	if *withFeedback {
+		feedback = stdout
+	}
 	if *hook {
 		// Hooks must not block the agent: exit code 2 means "block" to
-		// some agents, and stdout may be fed back to the model.
+		// some agents, and stdout may be fed back to the model (which is
+		// what --feedback is for).
 		stdout = io.Discard
 		var in struct {
 			CWD       string `json:"cwd"`
@@ -90,14 +105,16 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			*agent = cmp.Or(in.SessionID, in.CopilotSessionID)
 		}
 	}
-	code := runTurn(ctx, edge, *dir, *sessionURI, agentKey(*agent), *message, *id, &dc, *timeout, stdout, stderr, *hook)
+	code := runTurn(ctx, edge, *dir, *sessionURI, agentKey(*agent), *message, *id, &dc, *timeout, stdout, stderr, *hook, feedback)
 	if *hook && code != 0 {
 		return 1
 	}
 	return code
 }
 
-func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id string, dc *dialConfig, timeout time.Duration, stdout, stderr io.Writer, hook bool) int {
+// runTurn marks the turn boundary. After a start, a non-nil feedback
+// receives the annotations the agent has not seen (see deliverFeedback).
+func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id string, dc *dialConfig, timeout time.Duration, stdout, stderr io.Writer, hook bool, feedback io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c, err := dialDaemon(ctx, dc)
@@ -143,6 +160,12 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id stri
 		return 1
 	}
 	fmt.Fprintln(stdout, info.ID)
+	if feedback != nil {
+		if err := deliverFeedback(ctx, c, uri, channel, info.ID, feedback); err != nil {
+			fmt.Fprintf(stderr, "changesetd turn %s: feedback: %v\n", edge, err)
+			return 1
+		}
+	}
 	return 0
 }
 
@@ -161,7 +184,10 @@ var agentKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
 // client is a minimal synchronous AHP client for the CLI.
 type client struct {
 	ws   *websocket.Conn
+	id   string // the clientId it initialized with
 	next int
+	// onNotify, when set, sees the notifications call skips.
+	onNotify func(protocol.RPCMessage)
 }
 
 // dialDaemon connects to the daemon and initializes.
@@ -175,12 +201,12 @@ func dialDaemon(ctx context.Context, dc *dialConfig) (*client, error) {
 	if err != nil {
 		return nil, handshakeError(addr, resp, err)
 	}
-	c := &client{ws: ws}
 	host, _ := os.Hostname()
+	c := &client{ws: ws, id: fmt.Sprintf("changesetd-cli-%s-%d", host, os.Getpid())}
 	err = c.call(ctx, protocol.MethodInitialize, protocol.InitializeParams{
 		BaseParams:       protocol.BaseParams{Channel: protocol.RootURI},
 		ProtocolVersions: []string{"1.0.0"},
-		ClientID:         fmt.Sprintf("changesetd-cli-%s-%d", host, os.Getpid()),
+		ClientID:         c.id,
 		ClientInfo:       &protocol.ClientInfo{Name: "changesetd", Version: version},
 	}, nil)
 	if err != nil {
@@ -228,7 +254,8 @@ func (c *client) callStarting(ctx context.Context, method string, params, out an
 	}
 }
 
-// call sends a request and waits for its response, skipping notifications.
+// call sends a request and waits for its response, passing notifications
+// to onNotify or skipping them.
 func (c *client) call(ctx context.Context, method string, params, out any) error {
 	c.next++
 	id := c.next
@@ -245,6 +272,9 @@ func (c *client) call(ctx context.Context, method string, params, out any) error
 			return fmt.Errorf("%s: %w", method, err)
 		}
 		if !m.IsResponse() || !protocol.IDEqual(m.ID, protocol.IntID(int64(id))) {
+			if m.Method != "" && c.onNotify != nil {
+				c.onNotify(m)
+			}
 			continue
 		}
 		if m.Error != nil {

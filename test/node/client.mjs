@@ -188,6 +188,35 @@ async function main() {
   const workdir = list.items[0].workingDirectories && list.items[0].workingDirectories[0];
   expectResult('resourceRead inside the session', await c.call('resourceRead', { channel: ROOT, uri: `${workdir}/a.txt` }));
 
+  // Review comments: the session's annotations channel.
+  const notes = list.items[0].annotations;
+  check('listSessions: annotations summary', notes && notes.resource === `${session}/annotations` && notes.annotationCount === 0 && notes.entryCount === 0, JSON.stringify(notes));
+  const annotations = `${session}/annotations`;
+  const asnap = expectResult('subscribe annotations', await c.call('subscribe', { channel: annotations }));
+  check('subscribe annotations: an empty AnnotationsState', asnap && asnap.snapshot && Array.isArray(asnap.snapshot.state.annotations) && asnap.snapshot.state.annotations.length === 0, JSON.stringify(asnap).slice(0, 300));
+  const annotation = {
+    id: 'node-1', turnId: 'baseline', resource: `${workdir}/a.txt`, resolved: false,
+    range: { start: { line: 0, character: 0 }, end: { line: 0, character: 3 } },
+    entries: [{ id: 'e1', text: { markdown: 'Is *this* right?' } }],
+  };
+  const dispatched = await c.call('dispatchAction', { channel: annotations, clientSeq: 1, action: { type: 'annotations/set', annotation } });
+  expectResult('dispatchAction annotations/set', dispatched);
+  check('dispatchAction: result is null', 'result' in dispatched && dispatched.result === null, JSON.stringify(dispatched));
+  const echo = await c.until('annotations/set echo', () => c.notes.find((m) => m.method === 'action' && m.params.channel === annotations && m.params.origin && m.params.origin.clientSeq === 1));
+  check('echo: origin is ours', echo.params.origin.clientId === 'node-client', JSON.stringify(echo.params.origin));
+  check('echo: not rejected', !('rejectionReason' in echo.params), JSON.stringify(echo.params));
+  const echoed = echo.params.action.annotation;
+  check('echo: markdown text kept as an object', echoed && echoed.entries[0].text && echoed.entries[0].text.markdown === 'Is *this* right?', JSON.stringify(echoed));
+  check('echo: entry stamped with changesetd/createdAt', echoed && echoed.entries[0]._meta && typeof echoed.entries[0]._meta['changesetd/createdAt'] === 'string', JSON.stringify(echoed));
+  const placed = await c.until('changesetd/current', () => c.notes.find((m) => m.method === 'action' && m.params.channel === annotations && !m.params.origin && m.params.action.annotation && m.params.action.annotation._meta && m.params.action.annotation._meta['changesetd/current']));
+  check('current place: the line is where it was', placed.params.action.annotation._meta['changesetd/current'].status === 'same', JSON.stringify(placed.params.action.annotation._meta));
+  await c.call('dispatchAction', { channel: annotations, clientSeq: 2, action: { type: 'annotations/set', annotation: { ...annotation, id: 'node-2', entries: [] } } });
+  const rejected = await c.until('rejection', () => c.notes.find((m) => m.method === 'action' && m.params.channel === annotations && m.params.origin && m.params.origin.clientSeq === 2));
+  check('rejection: rejectionReason is a sentence', typeof rejected.params.rejectionReason === 'string' && /entry/.test(rejected.params.rejectionReason), JSON.stringify(rejected.params));
+  const delivered = expectResult('x-changesetd/annotationsDelivered', await c.call('x-changesetd/annotationsDelivered', { channel: annotations, annotationIds: ['node-1'], turnId: '' }));
+  check('annotationsDelivered: result is {}', delivered !== null && typeof delivered === 'object' && Object.keys(delivered).length === 0, JSON.stringify(delivered));
+  expectError('annotationsDelivered on a session channel', await c.call('x-changesetd/annotationsDelivered', { channel: session, annotationIds: [] }), -32602);
+
   // Errors answered by the method handlers.
   expectError('unknown method', await c.call('noSuchMethod', { channel: ROOT }), -32601);
   const bad = await c.call('subscribe', { channel: 5 });

@@ -257,16 +257,21 @@ export class Client extends EventTarget {
     this.seen(env.serverSeq);
     const m = this.channels.get(env.channel);
     if (!m || m.confirmed === undefined) return;
-    if (env.serverSeq <= m.lastSeq) return; // already in the snapshot or seen
-    m.lastSeq = env.serverSeq;
     const mine = env.origin && env.origin.clientId === this.clientId;
-    if (mine) {
+    if (env.rejectionReason !== undefined && env.rejectionReason !== null) {
+      // A rejection takes no serverSeq of its own: it carries the current
+      // one, often that of the last action already applied. It is told
+      // apart by the dispatch it answers, still pending.
+      if (!mine || !m.optimistic.some((p) => p.clientSeq === env.origin.clientSeq)) return;
       m.optimistic = m.optimistic.filter((p) => p.clientSeq !== env.origin.clientSeq);
-    }
-    if (env.rejectionReason !== undefined) {
-      if (mine) this.dispatchEvent(new CustomEvent('rejected', { detail: { channel: env.channel, action: env.action, reason: env.rejectionReason } }));
+      this.dispatchEvent(new CustomEvent('rejected', { detail: { channel: env.channel, action: env.action, reason: env.rejectionReason, clientSeq: env.origin.clientSeq } }));
       this.recompute(env.channel);
       return;
+    }
+    if (env.serverSeq <= m.lastSeq) return; // already in the snapshot or seen
+    m.lastSeq = env.serverSeq;
+    if (mine) {
+      m.optimistic = m.optimistic.filter((p) => p.clientSeq !== env.origin.clientSeq);
     }
     const reduce = reducerFor(env.channel);
     [m.confirmed] = reduce(m.confirmed, env.action);
@@ -287,6 +292,12 @@ export class Client extends EventTarget {
 
   state(channel) {
     return this.channels.get(channel)?.state;
+  }
+
+  // unconfirmed lists the actions dispatched on channel whose echo has
+  // not come back yet.
+  unconfirmed(channel) {
+    return (this.channels.get(channel)?.optimistic || []).map((p) => p.action);
   }
 
   async subscribe(channel) {

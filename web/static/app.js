@@ -4,6 +4,7 @@
 import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
 import { parsePatch, renderUnified, renderSplit, selectedRange } from './diff.js';
+import { lastLine, linesLabel, newId, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -55,6 +56,11 @@ const ui = {
   picks: [], // turn ids ticked for comparison
   diffKey: '',
   lastSelection: null,
+  ann: null, // the session's annotations channel, when the daemon has one
+  composer: null, // the open comment box: {key: 'new' or an annotation id, resource, range, turnId, text, error}
+  threadOpen: new Map(), // "id:resolved" -> open, where the reader folded or unfolded a thread
+  sent: new Map(), // clientSeq -> the comment box a dispatch came from, to reopen it if refused
+  swallowKey: null, // a key that opened a comment box, not to be typed into it
 };
 
 const remembered = () => JSON.parse(sessionStorage.getItem('changesetd.selection') || '{}');
@@ -162,6 +168,13 @@ function renderSessions() {
     li.tabIndex = 0;
     li.append(el('span', 'name', s.title || s.resource));
     if (s.changes) li.append(el('span', 'counts', counts(s.changes) + (s.changes.files !== undefined ? ` · ${s.changes.files} files` : '')));
+    const n = s.annotations?.annotationCount || 0;
+    if (n > 0) {
+      const m = s.annotations.entryCount || 0;
+      const b = el('span', 'cbadge', `${n} thread${n === 1 ? '' : 's'} · ${m} comment${m === 1 ? '' : 's'}`);
+      b.title = 'Review comments in this session';
+      li.append(b);
+    }
     if (s.workingDirectories?.length) li.append(el('span', 'dir muted', s.workingDirectories.map(dirName).join(', ')));
     li.onclick = () => selectSession(s.resource);
     li.onkeydown = (e) => { if (e.key === 'Enter') selectSession(s.resource); };
@@ -189,6 +202,8 @@ function onRootNotification({ method, params }) {
 
 function clearSession() {
   closeChangeset();
+  if (ui.ann) release(ui.ann);
+  ui.ann = null;
   for (const uri of ui.turnCs.values()) release(uri);
   ui.turnCs.clear();
   ui.picks = [];
@@ -215,6 +230,15 @@ async function selectSession(uri, want = {}) {
   }
   renderCatalog();
   hold(ui.chat).then(renderTurns, () => renderTurns());
+  // A daemon without the annotations channel names none: the page then
+  // offers no comments.
+  const ann = ui.client.state(uri)?.annotations?.resource || ui.sessions.get(uri)?.annotations?.resource;
+  if (ann) {
+    ui.ann = ann;
+    hold(ann).then(onAnnotations, (e) => {
+      if (ui.ann === ann) toast(`Cannot load the review comments: ${errText(e)}`, 'error');
+    });
+  }
   if (want.session === uri && want.cs) {
     openChangeset(want.cs, want.file);
   } else {
@@ -338,7 +362,7 @@ function compareTurns() {
   const c = catalogEntry('compare-turns');
   if (!c) return;
   const msg = (id) => [...(chat?.turns || []), chat?.activeTurn].find((t) => t && t.id === id)?.message?.text || id;
-  openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”` });
+  openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”`, after: b });
 }
 
 // ---- the changeset ----------------------------------------------------
@@ -348,6 +372,7 @@ function closeChangeset() {
   ui.cs = null;
   ui.file = null;
   ui.diffKey = '';
+  ui.composer = null;
   renderChangeset();
 }
 
@@ -482,6 +507,14 @@ function renderFiles(s) {
     const c = el('span', 'counts');
     if (d) c.append(el('span', 'added', `+${d.added ?? 0}`), el('span', 'removed', `−${d.removed ?? 0}`));
     else c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
+    const threads = threadsOn(f);
+    if (threads.length) {
+      const open = threads.filter((a) => !a.resolved).length;
+      const b = el('span', 'cbadge' + (open ? '' : ' done'), String(threads.length));
+      b.title = `${threads.length} comment thread${threads.length === 1 ? '' : 's'}, ${open} open`;
+      b.setAttribute('aria-label', b.title);
+      c.prepend(b);
+    }
     li.append(c);
     li.onclick = () => selectFile(f.id);
     ul.append(li);
@@ -489,6 +522,7 @@ function renderFiles(s) {
 }
 
 function selectFile(id) {
+  if (ui.file !== id && ui.composer?.key === 'new') ui.composer = null;
   ui.file = id;
   remember();
   const s = csState();
@@ -504,6 +538,7 @@ function renderDiff(s) {
   const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, meta.patch, meta.fileType, meta.tooLarge, meta.patchOmitted]);
   $('view-toggle').textContent = ui.view === 'split' ? 'Unified' : 'Side by side';
   $('diff-path').textContent = f ? pathOf(f) : '';
+  $('file-comment').hidden = !canComment();
   renderFileOps(s, f);
   if (key === ui.diffKey) return;
   ui.diffKey = key;
@@ -522,6 +557,7 @@ function renderDiff(s) {
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
     else pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
   }
+  renderThreads();
 }
 
 function renderFileOps(s, f) {
@@ -542,8 +578,10 @@ function rangeOp(id) {
 function updateRangeOps() {
   const rev = rangeOp('revert');
   const stage = rangeOp('stage');
-  const show = !!ui.lastSelection && (rev || stage);
+  const comment = canComment();
+  const show = !!ui.lastSelection && (rev || stage || comment);
   $('range-ops').hidden = !show;
+  $('range-comment').hidden = !comment;
   $('range-revert').hidden = !rev;
   $('range-stage').hidden = !stage;
   $('range-revert').disabled = !rev || rev.status === 'disabled' || rev.status === 'running';
@@ -588,6 +626,238 @@ function setReviewed(id, reviewed) {
   }
 }
 
+// ---- review comments --------------------------------------------------
+
+// Threads are the session's annotations; each is anchored to a file of a
+// turn's version (or "baseline"), and the daemon says in
+// _meta["changesetd/current"] where its lines are in the working tree now.
+
+function annotationList() {
+  return (ui.ann && ui.client.state(ui.ann)?.annotations) || null;
+}
+
+function currentFile() {
+  return csState()?.files?.find((x) => x.id === ui.file) || null;
+}
+
+function fileResources(f) {
+  return [f.edit?.after?.uri, f.edit?.before?.uri].filter(Boolean);
+}
+
+function threadsOn(f) {
+  const res = fileResources(f);
+  return (annotationList() || []).filter((a) => res.includes(a.resource));
+}
+
+function canComment() {
+  return !!annotationList() && !!currentFile();
+}
+
+// viewOf says which version of the files the shown changeset ends at: a
+// turn's (a turn, or the later of two compared turns) or the working
+// tree's.
+function viewOf() {
+  if (ui.cs?.turn) return { turn: ui.cs.turn };
+  if (ui.cs?.after) return { turn: ui.cs.after };
+  return { live: true };
+}
+
+function endedTurns() {
+  return ui.chat && ui.client.state(ui.chat)?.turns || [];
+}
+
+function turnName(id) {
+  if (id === 'baseline') return 'the baseline';
+  const t = endedTurns().find((x) => x.id === id) || (ui.client.state(ui.chat)?.activeTurn?.id === id ? ui.client.state(ui.chat).activeTurn : null);
+  return t?.message?.text ? `turn “${t.message.text}”` : `turn ${id}`;
+}
+
+// turnFor is the turn a new comment on resource is anchored to: the
+// viewed turn, else the latest ended turn that touched the file, else the
+// baseline.
+function turnFor(resource) {
+  const v = viewOf();
+  if (v.turn) return v.turn;
+  for (const t of endedTurns().slice().reverse()) {
+    const st = ui.turnCs.has(t.id) ? ui.client.state(ui.turnCs.get(t.id)) : null;
+    if (st?.files?.some((f) => fileResources(f).includes(resource))) return t.id;
+  }
+  return 'baseline';
+}
+
+// anchorRow is the last diff row on the range's lines, or null when the
+// diff does not show them.
+function anchorRow(rows, r) {
+  let found = null;
+  const last = lastLine(r);
+  for (const tr of rows) {
+    const a = Number(tr.dataset.a);
+    if (a >= r.start.line && a <= last) found = tr;
+  }
+  return found;
+}
+
+// placeAfter puts content in a full-width row after row, below the
+// threads already there.
+function placeAfter(row, content, key) {
+  let ref = row;
+  while (ref.nextElementSibling?.classList.contains('thread-row')) ref = ref.nextElementSibling;
+  const tr = el('tr', 'thread-row');
+  tr.dataset.key = key;
+  const td = el('td');
+  td.colSpan = 4;
+  td.append(content);
+  tr.append(td);
+  ref.after(tr);
+}
+
+function unconfirmedIds() {
+  return new Set(ui.client.unconfirmed(ui.ann).map((a) => a.annotation?.id || a.annotationId));
+}
+
+function renderThreads() {
+  const pane = $('diff');
+  const active = document.activeElement;
+  const typing = active?.tagName === 'TEXTAREA' && pane.contains(active) ? [active.selectionStart, active.selectionEnd] : null;
+  for (const e of pane.querySelectorAll('.thread-row, .file-threads')) e.remove();
+  const f = currentFile();
+  const list = annotationList();
+  if (!f || !list) return;
+  const res = fileResources(f);
+  const { inline, file } = placeThreads(list, res, viewOf(), turnName);
+  const rows = [...pane.querySelectorAll('tr.line[data-a]')];
+  const pending = unconfirmedIds();
+  const top = el('div', 'file-threads');
+  for (const { a, range, note } of inline) {
+    const row = anchorRow(rows, range);
+    if (row) placeAfter(row, threadFor(a, note, pending, range), a.id);
+    else top.append(threadFor(a, [note, 'not in the lines shown'].filter(Boolean).join(', '), pending, range));
+  }
+  for (const { a, note } of file) top.append(threadFor(a, note, pending));
+  const c = ui.composer;
+  if (c?.key === 'new' && res.includes(c.resource)) {
+    const box = el('div', 'thread new');
+    box.append(el('div', 'where', `${linesLabel(c.range)}: new comment`), composerFor(c, 'Comment'));
+    const row = c.range && anchorRow(rows, c.range);
+    if (row) placeAfter(row, box, 'new'); else top.append(box);
+  }
+  if (top.childElementCount) pane.prepend(top);
+  if (typing) {
+    const ta = pane.querySelector('.composer textarea');
+    if (ta) {
+      ta.focus();
+      ta.setSelectionRange(typing[0], typing[1]);
+    }
+  }
+}
+
+function threadFor(a, note, pending, range) {
+  const key = `${a.id}:${!!a.resolved}`;
+  const composing = ui.composer?.key === a.id;
+  const open = composing || (ui.threadOpen.has(key) ? ui.threadOpen.get(key) : !a.resolved);
+  return renderThread(a, {
+    range,
+    note,
+    open,
+    pending: pending.has(a.id),
+    composer: composing ? composerFor(ui.composer, 'Reply') : null,
+    on: {
+      reply: () => openComposer({ key: a.id }),
+      resolve: (v) => sendAnnotation({ type: 'annotations/updated', annotationId: a.id, resolved: v }, null),
+      toggle: (o) => ui.threadOpen.set(key, o),
+    },
+  });
+}
+
+function composerFor(c, label) {
+  return renderComposer(label, c, {
+    input: (text) => { c.text = text; },
+    submit: (text) => submitComposer(c, text.trim()),
+    cancel: () => {
+      ui.composer = null;
+      renderThreads();
+    },
+  });
+}
+
+function openComposer(c) {
+  ui.composer = { text: '', error: '', ...c };
+  renderThreads();
+  $('diff').querySelector('.composer textarea')?.focus();
+}
+
+// commentOnSelection starts a comment on the whole lines selected.
+function commentOnSelection() {
+  const sel = ui.lastSelection;
+  if (!sel) return;
+  const first = Math.max(sel.start.line, 0);
+  startComment(wholeLines(first, Math.max(sel.end.line, first)));
+}
+
+function startComment(range) {
+  const f = currentFile();
+  if (!f || !canComment()) return;
+  const resource = f.edit?.after?.uri || f.edit?.before?.uri;
+  document.getSelection()?.removeAllRanges();
+  openComposer({ key: 'new', resource, range, turnId: turnFor(resource) });
+}
+
+function submitComposer(c, text) {
+  if (c.key === 'new') {
+    const a = { id: newId('a'), turnId: c.turnId, resource: c.resource, resolved: false, entries: [{ id: newId('e'), text }] };
+    if (c.range) a.range = c.range;
+    sendAnnotation({ type: 'annotations/set', annotation: a }, { ...c, text, error: '' });
+  } else {
+    sendAnnotation({ type: 'annotations/entrySet', annotationId: c.key, entry: { id: newId('e'), text } }, { ...c, text, error: '' });
+  }
+}
+
+// sendAnnotation dispatches an annotations action; the page shows it at
+// once and takes it back if the daemon refuses it. draft is the comment
+// box it came from, reopened with the reason then.
+function sendAnnotation(action, draft) {
+  const keep = ui.composer;
+  ui.composer = null;
+  let seq;
+  try {
+    seq = ui.client.dispatch(ui.ann, action);
+  } catch (e) {
+    ui.composer = keep;
+    if (keep) keep.error = `Not sent: ${errText(e)}`;
+    else toast(`Not sent: ${errText(e)}`, 'error');
+    renderThreads();
+    return;
+  }
+  if (draft) {
+    ui.sent.set(seq, draft);
+    if (ui.sent.size > 100) ui.sent.delete(ui.sent.keys().next().value);
+  }
+  renderThreads();
+}
+
+function commentRefused({ action, reason, clientSeq }) {
+  const what = {
+    'annotations/set': 'The comment',
+    'annotations/entrySet': 'The reply',
+    'annotations/updated': action.resolved ? 'Resolving the thread' : 'Re-opening the thread',
+  }[action.type] || action.type;
+  toast(`${what} was refused: ${reason}`, 'error');
+  const draft = ui.sent.get(clientSeq);
+  ui.sent.delete(clientSeq);
+  if (draft && !ui.composer) {
+    ui.composer = { ...draft, error: `Refused: ${reason}` };
+    renderThreads();
+  }
+}
+
+function onAnnotations() {
+  const s = csState();
+  renderFiles(s);
+  renderThreads();
+  updateRangeOps();
+  $('file-comment').hidden = !canComment();
+}
+
 // ---- keyboard ----------------------------------------------------------
 
 function onKey(e) {
@@ -605,6 +875,11 @@ function onKey(e) {
     setReviewed(files[i].id, !files[i].reviewed);
   } else if (e.key === 's') {
     toggleView();
+  } else if (e.key === 'c' && ui.lastSelection && canComment()) {
+    // The comment box takes the focus before the key is done: it must
+    // not type the c.
+    ui.swallowKey = e.key;
+    commentOnSelection();
   } else {
     return;
   }
@@ -620,7 +895,9 @@ function toggleView() {
 // ---- wiring ------------------------------------------------------------
 
 function onState({ channel }) {
-  if (channel === ui.session) {
+  if (channel === ui.ann) {
+    onAnnotations();
+  } else if (channel === ui.session) {
     renderCatalog();
     if (!ui.cs) {
       const c = catalogEntry('uncommitted');
@@ -672,13 +949,17 @@ function start(token) {
   });
   c.addEventListener('state', (e) => onState(e.detail));
   c.addEventListener('notification', (e) => onRootNotification(e.detail));
-  c.addEventListener('rejected', (e) => toast(`The daemon refused ${e.detail.action.type}: ${e.detail.reason}`, 'error'));
+  c.addEventListener('rejected', (e) => {
+    if (e.detail.channel === ui.ann) commentRefused(e.detail);
+    else toast(`The daemon refused ${e.detail.action.type}: ${e.detail.reason}`, 'error');
+  });
   c.addEventListener('protocolError', (e) => toast(`Protocol error: ${errText(e.detail)}`, 'error'));
   c.addEventListener('gone', (e) => {
     const ch = e.detail.channel;
     ui.held.delete(ch);
     if (ch === ui.session) clearSession();
     else if (ui.cs && ch === ui.cs.uri) closeChangeset();
+    else if (ch === ui.ann) onAnnotations();
   });
   c.start();
 }
@@ -720,7 +1001,11 @@ function main() {
   $('compare').onclick = compareTurns;
   $('range-revert').onclick = () => invokeRange('revert');
   $('range-stage').onclick = () => invokeRange('stage');
+  $('range-comment').onclick = commentOnSelection;
+  $('file-comment').onclick = () => startComment(null);
   document.addEventListener('keydown', onKey);
+  document.addEventListener('keypress', (e) => { if (e.key === ui.swallowKey) e.preventDefault(); }, true);
+  document.addEventListener('keyup', (e) => { if (e.key === ui.swallowKey) ui.swallowKey = null; }, true);
   document.addEventListener('selectionchange', () => {
     ui.lastSelection = selectedRange($('diff'));
     updateRangeOps();

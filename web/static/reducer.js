@@ -1,6 +1,7 @@
 // Reducers for the channels the page mirrors. They follow the daemon's
-// (reducer/changeset.go, reducer/session.go, reducer/chat.go) for the
-// actions the page reads, and never modify their input.
+// (reducer/changeset.go, reducer/session.go, reducer/chat.go,
+// reducer/annotations.go) for the actions the page reads, and never
+// modify their input.
 
 const clone = (v) => (v === undefined ? undefined : structuredClone(v));
 
@@ -108,8 +109,60 @@ export function applyChat(s, a) {
   return [s, false];
 }
 
+// applyAnnotations reduces the five annotations/* actions. Actions naming
+// an unknown annotation or entry are no-ops.
+export function applyAnnotations(s, a) {
+  const list = s.annotations || [];
+  const at = list.findIndex((n) => n.id === (a.type === 'annotations/set' ? a.annotation?.id : a.annotationId));
+  const replace = (n) => {
+    const annotations = list.slice();
+    annotations[at] = n;
+    return [{ ...s, annotations }, true];
+  };
+  switch (a.type) {
+    case 'annotations/set': {
+      if (!a.annotation) return [s, false];
+      if (at < 0) return [{ ...s, annotations: [...list, clone(a.annotation)] }, true];
+      return replace(clone(a.annotation));
+    }
+    case 'annotations/removed': {
+      if (at < 0) return [s, false];
+      return [{ ...s, annotations: list.filter((_, i) => i !== at) }, true];
+    }
+    case 'annotations/entrySet': {
+      if (at < 0 || !a.entry) return [s, false];
+      const entries = (list[at].entries || []).slice();
+      const j = entries.findIndex((e) => e.id === a.entry.id);
+      if (j < 0) entries.push(clone(a.entry)); else entries[j] = clone(a.entry);
+      return replace({ ...list[at], entries });
+    }
+    case 'annotations/entryRemoved': {
+      if (at < 0) return [s, false];
+      const entries = list[at].entries || [];
+      if (!entries.some((e) => e.id === a.entryId)) return [s, false];
+      return replace({ ...list[at], entries: entries.filter((e) => e.id !== a.entryId) });
+    }
+    case 'annotations/updated': {
+      if (at < 0) return [s, false];
+      const n = { ...list[at] };
+      for (const k of ['turnId', 'resource', 'range', 'resolved']) {
+        if (a[k] !== undefined && a[k] !== null) n[k] = clone(a[k]);
+      }
+      return replace(n);
+    }
+  }
+  return [s, false];
+}
+
+// isAnnotations tells a session's annotations channel
+// (ahp-session:/<id>/annotations) from the session channel itself.
+export function isAnnotations(channel) {
+  return channel.startsWith('ahp-session:') && channel.endsWith('/annotations');
+}
+
 // reducerFor picks the reducer by the channel's scheme, as AHP clients do.
 export function reducerFor(channel) {
+  if (isAnnotations(channel)) return applyAnnotations;
   if (channel.startsWith('ahp-changeset:')) return applyChangeset;
   if (channel.startsWith('ahp-session:')) return applySession;
   if (channel.startsWith('ahp-chat:')) return applyChat;

@@ -1,0 +1,687 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+const annotationsUsage = `Usage:
+  changesetd annotations [--dir DIR | --session URI] [--open] [--format text|markdown|json]
+  changesetd annotations reply ID TEXT [--dir DIR | --session URI]
+  changesetd annotations resolve ID [--dir DIR | --session URI]
+  changesetd annotations reopen ID [--dir DIR | --session URI]
+
+Prints the review annotations of the session: for each, the file, the
+lines it is about as they are in the working tree now (1-based, or "lines
+gone" when they were deleted), the turn it was made on, whether it is
+resolved, and its entries, the agent's marked "agent". --open prints only
+the unresolved ones; --format json prints the channel's state as the
+daemon sends it.
+
+"reply" adds an entry written by the agent (TEXT "-" reads it from
+standard input); "resolve" and "reopen" mark an annotation resolved or
+not. Each waits for the daemon to apply the change, and exits 1 with the
+daemon's reason when it refuses it.
+
+The daemon and the session are found as by "changesetd turn"; a session
+is never created here.
+`
+
+// authorAgent is the protocol.MetaAuthor of the entries the agent writes.
+const authorAgent = "agent"
+
+// annotationsCmd implements "changesetd annotations" and its reply,
+// resolve and reopen subcommands.
+func annotationsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	name := "changesetd annotations"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".", "a directory inside the session's working directory")
+	sessionURI := fs.String("session", "", "the session URI (instead of --dir)")
+	var dc dialConfig
+	dc.flags(fs)
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	open := fs.Bool("open", false, "only the unresolved annotations (listing only)")
+	format := fs.String("format", "text", "text, markdown or json (listing only)")
+	fs.Usage = func() { fmt.Fprint(stderr, annotationsUsage, "\nFlags:\n"); printDefaults(fs) }
+	pos, err := parseInterspersed(&dc, fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 2
+	}
+	verb, want := "list", 0 // want: the arguments after the verb
+	if len(pos) > 0 {
+		verb, pos = pos[0], pos[1:]
+		name += " " + verb
+	}
+	switch verb {
+	case "list":
+	case "reply":
+		want = 2
+	case "resolve", "reopen":
+		want = 1
+	default:
+		fmt.Fprintf(stderr, "changesetd annotations: unknown subcommand %q\n\n%s", verb, annotationsUsage)
+		return 2
+	}
+	listing := false
+	fs.Visit(func(f *flag.Flag) { listing = listing || f.Name == "open" || f.Name == "format" })
+	if listing && verb != "list" {
+		fmt.Fprintf(stderr, "%s: --open and --format go with the listing\n", name)
+		return 2
+	}
+	if verb == "reply" && len(pos) > 2 {
+		// reply ID some words: the words are the text.
+		pos = []string{pos[0], strings.Join(pos[1:], " ")}
+	}
+	if len(pos) != want {
+		fmt.Fprintf(stderr, "%s: want %d argument(s), got %d\n\n%s", name, want, len(pos), annotationsUsage)
+		return 2
+	}
+	if *format != "text" && *format != "markdown" && *format != "json" {
+		fmt.Fprintf(stderr, "%s: --format %q: want text, markdown or json\n", name, *format)
+		return 2
+	}
+	if verb == "reply" && pos[1] == "-" {
+		b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: read the text from standard input: %v\n", name, err)
+			return 1
+		}
+		pos[1] = strings.TrimSpace(string(b))
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	c, err := dialDaemon(ctx, &dc)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	defer c.close()
+	uri := *sessionURI
+	if uri == "" {
+		if uri, _, err = c.sessionFor(ctx, *dir, false); err != nil {
+			if errors.Is(err, errNoSession) {
+				err = fmt.Errorf("no session of the daemon has %s, so there are no annotations here (pass --dir or --session)", *dir)
+			}
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+	}
+	raw, st, err := c.subscribeAnnotations(ctx, uri)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	channel := protocol.AnnotationsURI(uri)
+	switch verb {
+	case "list":
+		err = listAnnotations(ctx, c, uri, raw, st, *open, *format, stdout)
+	case "reply":
+		entry := protocol.AnnotationEntry{ID: newEntryID(), Text: protocol.PlainText(pos[1]), Meta: protocol.Object{protocol.MetaAuthor: authorAgent}}
+		if err = c.dispatch(ctx, channel, protocol.AnnotationsEntrySet{AnnotationID: pos[0], Entry: entry}); err == nil {
+			fmt.Fprintln(stdout, entry.ID)
+		}
+	case "resolve", "reopen":
+		err = c.dispatch(ctx, channel, protocol.AnnotationsUpdated{AnnotationID: pos[0], Resolved: protocol.Ptr(verb == "resolve")})
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// parseInterspersed parses flags before, between and after positional
+// arguments ("reply ID TEXT --dir d"), and returns the positional ones;
+// "--" ends the flags.
+func parseInterspersed(dc *dialConfig, fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			pos = append(pos, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "-") && a != "-":
+			rest = append(rest, a)
+			// A flag's separate value ("--dir d") stays with it.
+			name := strings.TrimLeft(a, "-")
+			if f := fs.Lookup(name); f != nil && !strings.Contains(name, "=") && !isBoolFlag(f) && i+1 < len(args) {
+				i++
+				rest = append(rest, args[i])
+			}
+		default:
+			pos = append(pos, a)
+		}
+	}
+	if err := dc.parse(fs, rest); err != nil {
+		return nil, err
+	}
+	return append(pos, fs.Args()...), nil
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// newEntryID returns a fresh id for an entry the agent writes.
+func newEntryID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return "agent-" + hex.EncodeToString(b)
+}
+
+// subscribeAnnotations subscribes to the session's annotations channel and
+// returns its state as sent and decoded.
+func (c *client) subscribeAnnotations(ctx context.Context, sessionURI string) (json.RawMessage, protocol.AnnotationsState, error) {
+	var res struct {
+		Snapshot *struct {
+			State json.RawMessage `json:"state"`
+		} `json:"snapshot"`
+	}
+	channel := protocol.AnnotationsURI(sessionURI)
+	var st protocol.AnnotationsState
+	if err := c.call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{BaseParams: protocol.BaseParams{Channel: channel}}, &res); err != nil {
+		return nil, st, fmt.Errorf("subscribe to %s: %w", channel, err)
+	}
+	if res.Snapshot == nil {
+		return nil, st, fmt.Errorf("subscribe to %s: the daemon sent no snapshot", channel)
+	}
+	if err := json.Unmarshal(res.Snapshot.State, &st); err != nil {
+		return nil, st, fmt.Errorf("%s: %w", channel, err)
+	}
+	return res.Snapshot.State, st, nil
+}
+
+// errRejected is the daemon's refusal of a dispatched action.
+type errRejected struct{ reason string }
+
+func (e errRejected) Error() string { return "the daemon refused: " + e.reason }
+
+// dispatch sends a on channel, to which c is subscribed, and waits for the
+// daemon's echo of it, or its rejection, returned as an errRejected.
+func (c *client) dispatch(ctx context.Context, channel string, a protocol.Action) error {
+	c.next++
+	id := int64(c.next)
+	seq := id // unique on this connection, which is all clientSeq needs
+	if dl, ok := ctx.Deadline(); ok {
+		c.ws.SetReadDeadline(dl)
+		c.ws.SetWriteDeadline(dl)
+	}
+	params := protocol.DispatchActionParams{Channel: channel, ClientSeq: seq, Action: protocol.StateAction{Action: a}}
+	if err := c.ws.WriteJSON(protocol.NewRequest(id, protocol.MethodDispatchAction, params)); err != nil {
+		return err
+	}
+	for {
+		var m protocol.RPCMessage
+		if err := c.ws.ReadJSON(&m); err != nil {
+			return fmt.Errorf("wait for the daemon to apply %s: %w", a.ActionType(), err)
+		}
+		if m.IsResponse() {
+			if protocol.IDEqual(m.ID, protocol.IntID(id)) && m.Error != nil {
+				return m.Error
+			}
+			continue
+		}
+		if m.Method != protocol.NotifyAction {
+			continue
+		}
+		var e protocol.ActionEnvelope
+		if json.Unmarshal(m.Params, &e) != nil || e.Channel != channel || e.Origin == nil || e.Origin.ClientID != c.id || e.Origin.ClientSeq != seq {
+			continue
+		}
+		if e.RejectionReason != "" {
+			return errRejected{e.RejectionReason}
+		}
+		return nil
+	}
+}
+
+// listAnnotations prints the annotations of state raw (decoded: st) in
+// format; open keeps the unresolved ones.
+func listAnnotations(ctx context.Context, c *client, sessionURI string, raw json.RawMessage, st protocol.AnnotationsState, open bool, format string, w io.Writer) error {
+	if format == "json" {
+		if open {
+			var err error
+			if raw, err = unresolvedJSON(raw); err != nil {
+				return err
+			}
+		}
+		var b bytes.Buffer
+		if err := json.Indent(&b, raw, "", "  "); err != nil {
+			return err
+		}
+		b.WriteByte('\n')
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	dirs, err := c.workingDirs(ctx, sessionURI)
+	if err != nil {
+		return err
+	}
+	var views []annotationView
+	for _, a := range st.Annotations {
+		if !open || !a.Resolved {
+			views = append(views, viewOf(a, dirs))
+		}
+	}
+	sortViews(views)
+	if format == "markdown" {
+		return writeMarkdown(w, views)
+	}
+	return writeText(w, views)
+}
+
+// unresolvedJSON drops the resolved annotations from a raw
+// AnnotationsState, keeping every other byte of it as sent.
+func unresolvedJSON(raw json.RawMessage) (json.RawMessage, error) {
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, err
+	}
+	var all, kept []json.RawMessage
+	if err := json.Unmarshal(st["annotations"], &all); err != nil {
+		return nil, err
+	}
+	kept = []json.RawMessage{}
+	for _, a := range all {
+		var head struct {
+			Resolved bool `json:"resolved"`
+		}
+		if err := json.Unmarshal(a, &head); err != nil {
+			return nil, err
+		}
+		if !head.Resolved {
+			kept = append(kept, a)
+		}
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return nil, err
+	}
+	st["annotations"] = b
+	return json.Marshal(st)
+}
+
+// otherChatsTurns returns the ids of the turns of the session's chats other
+// than chat (a session URI names its default chat).
+func (c *client) otherChatsTurns(ctx context.Context, sessionURI, chat string) (map[string]bool, error) {
+	var sess struct {
+		Snapshot struct {
+			State protocol.SessionState `json:"state"`
+		} `json:"snapshot"`
+	}
+	if err := c.call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{BaseParams: protocol.BaseParams{Channel: sessionURI}}, &sess); err != nil {
+		return nil, fmt.Errorf("subscribe to %s: %w", sessionURI, err)
+	}
+	own := chat
+	if own == sessionURI {
+		own = sess.Snapshot.State.DefaultChat
+	}
+	out := map[string]bool{}
+	for _, cs := range sess.Snapshot.State.Chats {
+		if cs.Resource == own {
+			continue
+		}
+		var res struct {
+			Snapshot struct {
+				State protocol.ChatState `json:"state"`
+			} `json:"snapshot"`
+		}
+		if err := c.call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{BaseParams: protocol.BaseParams{Channel: cs.Resource}}, &res); err != nil {
+			return nil, fmt.Errorf("subscribe to %s: %w", cs.Resource, err)
+		}
+		for _, t := range res.Snapshot.State.Turns {
+			out[t.ID] = true
+		}
+		if t := res.Snapshot.State.ActiveTurn; t != nil {
+			out[t.ID] = true
+		}
+	}
+	return out, nil
+}
+
+// workingDirs returns the session's working directories as paths.
+func (c *client) workingDirs(ctx context.Context, sessionURI string) ([]string, error) {
+	var list protocol.ListSessionsResult
+	if err := c.call(ctx, protocol.MethodListSessions, protocol.ListSessionsParams{BaseParams: protocol.BaseParams{Channel: protocol.RootURI}}, &list); err != nil {
+		return nil, err
+	}
+	for _, s := range list.Items {
+		if s.Resource != sessionURI {
+			continue
+		}
+		var dirs []string
+		for _, wd := range s.WorkingDirectories {
+			if p, ok := filePath(wd); ok {
+				dirs = append(dirs, p)
+			}
+		}
+		return dirs, nil
+	}
+	return nil, fmt.Errorf("the daemon has no session %s", sessionURI)
+}
+
+// filePath is the path of a file:// URI.
+func filePath(uri string) (string, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return "", false
+	}
+	return filepath.Clean(filepath.FromSlash(u.Path)), true
+}
+
+// relPath is the path of a file:// URI relative to the working directory
+// that contains it, or the URI itself.
+func relPath(uri string, dirs []string) string {
+	p, ok := filePath(uri)
+	if !ok {
+		return uri
+	}
+	best := ""
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d+string(filepath.Separator)) && len(d) > len(best) {
+			best = d
+		}
+	}
+	if best == "" {
+		return p
+	}
+	return filepath.ToSlash(strings.TrimPrefix(p, best+string(filepath.Separator)))
+}
+
+// metaAs decodes the value of key in m into out, reporting whether there
+// was one of that shape.
+func metaAs(m protocol.Object, key string, out any) bool {
+	v, ok := m[key]
+	if !ok {
+		return false
+	}
+	b, err := json.Marshal(v)
+	return err == nil && json.Unmarshal(b, out) == nil
+}
+
+func isAgentEntry(e protocol.AnnotationEntry) bool {
+	author, _ := e.Meta[protocol.MetaAuthor].(string)
+	return author == authorAgent
+}
+
+// undelivered returns the ids of a's entries the agent has not been
+// handed and did not write itself.
+func undelivered(a protocol.Annotation) []string {
+	var d protocol.AnnotationDelivery
+	metaAs(a.Meta, protocol.MetaDelivered, &d)
+	var ids []string
+	for _, e := range a.Entries {
+		if !isAgentEntry(e) && !slices.Contains(d.Entries, e.ID) {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids
+}
+
+// openForAgent reports whether a is for the agent to read: unresolved,
+// with an entry of someone else's it has not been handed yet.
+func openForAgent(a protocol.Annotation) bool {
+	return !a.Resolved && len(undelivered(a)) > 0
+}
+
+// annotationView is an annotation as printed.
+type annotationView struct {
+	protocol.Annotation
+	file  string          // relative to its working directory
+	lines string          // "lines 3-5", "line 3", "whole file", "lines gone", ...
+	first int             // the first line now, for sorting; 0 when none
+	fresh map[string]bool // entry ids to mark new
+}
+
+func viewOf(a protocol.Annotation, dirs []string) annotationView {
+	v := annotationView{Annotation: a, file: relPath(a.Resource, dirs)}
+	v.lines, v.first = whereNow(a)
+	return v
+}
+
+// whereNow describes where a's lines are in the working tree now, from
+// changesetd/current (a's own range when the daemon has not said).
+func whereNow(a protocol.Annotation) (string, int) {
+	cur := protocol.AnnotationPlace{Status: protocol.PlaceSame}
+	metaAs(a.Meta, protocol.MetaCurrent, &cur)
+	if a.Range == nil {
+		switch cur.Status {
+		case protocol.PlaceGone:
+			return "file gone", 0
+		case protocol.PlaceEdited:
+			return "whole file, changed since", 0
+		}
+		return "whole file", 0
+	}
+	if cur.Status == protocol.PlaceGone {
+		return "lines gone", 0
+	}
+	r := *a.Range
+	if cur.Range != nil {
+		r = *cur.Range
+	}
+	s, first := lineSpan(r)
+	switch cur.Status {
+	case protocol.PlaceMoved:
+		was, _ := lineSpan(*a.Range)
+		s += " (moved from " + was + ")"
+	case protocol.PlaceEdited:
+		s += " (changed since)"
+	}
+	return s, first
+}
+
+// lineSpan writes a zero-based range as the 1-based lines an editor shows:
+// a range that ends at the start of a line does not take that line in.
+func lineSpan(r protocol.TextRange) (string, int) {
+	first, last := r.Start.Line+1, r.End.Line+1
+	if r.End.Character == 0 && r.End.Line > r.Start.Line {
+		last--
+	}
+	if last <= first {
+		return fmt.Sprintf("line %d", first), first
+	}
+	return fmt.Sprintf("lines %d-%d", first, last), first
+}
+
+// sortViews orders annotations by file and line, keeping the daemon's
+// order otherwise.
+func sortViews(views []annotationView) {
+	slices.SortStableFunc(views, func(a, b annotationView) int {
+		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.first, b.first))
+	})
+}
+
+func resolution(a protocol.Annotation) string {
+	if a.Resolved {
+		return "resolved"
+	}
+	return "open"
+}
+
+// writeText prints annotations for a terminal:
+//
+//	[a1] src/a.go, lines 3-4 (turn turn-1, open)
+//	  reviewer: Rename this.
+//	  agent: Renamed.
+func writeText(w io.Writer, views []annotationView) error {
+	var b strings.Builder
+	for i, v := range views {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "[%s] %s, %s (turn %s, %s)\n", v.ID, v.file, v.lines, v.TurnID, resolution(v.Annotation))
+		for _, e := range v.Entries {
+			who := "reviewer"
+			if isAgentEntry(e) {
+				who = "agent"
+			}
+			text := strings.ReplaceAll(strings.TrimRight(e.Text.Text, "\n"), "\n", "\n    ")
+			fmt.Fprintf(&b, "  %s: %s\n", who, text)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeMarkdown prints annotations as markdown sections.
+func writeMarkdown(w io.Writer, views []annotationView) error {
+	var b strings.Builder
+	for i, v := range views {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		markdownSection(&b, v)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// markdownSection writes one annotation: a heading with the file and
+// lines, its id, turn and state, and its entries quoted.
+func markdownSection(b *strings.Builder, v annotationView) {
+	fmt.Fprintf(b, "### `%s`, %s\n\n", v.file, v.lines)
+	fmt.Fprintf(b, "Annotation `%s` on turn `%s`, %s.\n\n", v.ID, v.TurnID, resolution(v.Annotation))
+	for i, e := range v.Entries {
+		if i > 0 {
+			b.WriteString(">\n")
+		}
+		who := "Reviewer"
+		if isAgentEntry(e) {
+			who = "Agent"
+		}
+		if v.fresh[e.ID] {
+			who += ", new"
+		}
+		lines := strings.Split(strings.TrimRight(e.Text.Text, "\n"), "\n")
+		fmt.Fprintf(b, "> **%s:** %s\n", who, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(b, "> %s\n", l)
+		}
+	}
+}
+
+// feedbackIntro heads what the agent is shown on its next prompt.
+const feedbackIntro = `## Review comments on your changes
+
+A reviewer commented on lines of your changes. Each comment below names the
+file and the lines it is about as they are now. Take the comments into
+account in this turn. Answer one with
+` + "`changesetd annotations reply ID \"your answer\"`" + `, and once you have
+dealt with it, mark it done with ` + "`changesetd annotations resolve ID`" + `
+(ID is the annotation id given under each heading).
+
+`
+
+// deliverFeedback writes the annotations of the session that are open for
+// the agent, in markdown, to w, and marks them delivered to turnID. It
+// writes nothing when there are none, or when it fails: either the agent
+// is shown them and they are marked, or neither.
+//
+// chat is the chat the agent's turns go to; when several agents share the
+// session, annotations on another agent's turns are left for that agent.
+func deliverFeedback(ctx context.Context, c *client, sessionURI, chat, turnID string, w io.Writer) error {
+	_, st, err := c.subscribeAnnotations(ctx, sessionURI)
+	if err != nil {
+		return err
+	}
+	others, err := c.otherChatsTurns(ctx, sessionURI, chat)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	seen := map[string][]string{} // id -> entries the agent was handed before
+	for _, a := range st.Annotations {
+		if openForAgent(a) && !others[a.TurnID] {
+			ids = append(ids, a.ID)
+			var d protocol.AnnotationDelivery
+			metaAs(a.Meta, protocol.MetaDelivered, &d)
+			seen[a.ID] = d.Entries
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	dirs, err := c.workingDirs(ctx, sessionURI)
+	if err != nil {
+		return err
+	}
+	// The daemon publishes each annotation as it marks it; print that
+	// version, so that an entry arriving meanwhile is not marked unseen.
+	channel := protocol.AnnotationsURI(sessionURI)
+	latest := map[string]protocol.Annotation{}
+	for _, a := range st.Annotations {
+		latest[a.ID] = a
+	}
+	c.onNotify = func(m protocol.RPCMessage) {
+		var e protocol.ActionEnvelope
+		if m.Method != protocol.NotifyAction || json.Unmarshal(m.Params, &e) != nil || e.Channel != channel {
+			return
+		}
+		switch a := e.Action.Action.(type) {
+		case protocol.AnnotationsSet:
+			latest[a.Annotation.ID] = a.Annotation
+		case protocol.AnnotationsRemoved:
+			delete(latest, a.AnnotationID)
+		}
+	}
+	defer func() { c.onNotify = nil }()
+	params := protocol.AnnotationsDeliveredParams{BaseParams: protocol.BaseParams{Channel: channel}, AnnotationIDs: ids, TurnID: turnID}
+	if err := c.call(ctx, protocol.MethodAnnotationsDelivered, params, nil); err != nil {
+		return err
+	}
+	var views []annotationView
+	for _, id := range ids {
+		a, ok := latest[id]
+		if !ok || a.Resolved {
+			continue
+		}
+		v := viewOf(a, dirs)
+		if len(seen[id]) > 0 {
+			// A thread the agent has read before: say what is new.
+			v.fresh = map[string]bool{}
+			for _, e := range a.Entries {
+				v.fresh[e.ID] = !isAgentEntry(e) && !slices.Contains(seen[id], e.ID)
+			}
+		}
+		views = append(views, v)
+	}
+	if len(views) == 0 {
+		return nil
+	}
+	sortViews(views)
+	var b strings.Builder
+	b.WriteString(feedbackIntro)
+	for i, v := range views {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		markdownSection(&b, v)
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,737 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/changesetd/changesetd/changeset"
+	"github.com/changesetd/changesetd/confine"
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
+)
+
+// Review annotations: comment threads anchored to a file (and optionally a
+// range of it) as a turn left it. Clients write them with the five
+// annotations/* actions; the server validates each, stores the whole state
+// durably, then echoes it. It also keeps, in each annotation's _meta, where
+// its lines are in the working tree now (protocol.MetaCurrent).
+
+// Limits on what a client may store; a larger action is rejected.
+const (
+	maxAnnotations     = 10_000
+	maxEntries         = 1_000 // per annotation
+	maxEntryTextBytes  = 64 << 10
+	maxAnnotationBytes = 1 << 20 // one annotation, encoded
+)
+
+// notes is a session's annotations channel.
+type notes struct {
+	ch    *channel
+	state protocol.AnnotationsState
+	// placing is set while current places are computed off the actor;
+	// what to place next is gathered meanwhile: every annotation, or
+	// those named.
+	placing    bool
+	pendingAll bool
+	pendingIDs map[string]bool
+	// waiting are attachments held until the places being computed are in
+	// the state, so a snapshot says where the lines are now.
+	waiting []waitingAttach
+}
+
+type waitingAttach struct {
+	sub      Subscriber
+	lastSeen int64
+	done     func(Attachment, error)
+}
+
+func (s *Session) annotationsURI() string { return protocol.AnnotationsURI(s.uri) }
+
+// loadAnnotations reads the stored annotations of a restored session.
+func (s *Session) loadAnnotations() {
+	db := s.m.opts.Store
+	if db == nil {
+		return
+	}
+	raw, err := db.Annotations(s.id)
+	if err != nil || raw == nil {
+		if err != nil {
+			s.log.Error("cannot load the session's annotations", "err", err)
+		}
+		return
+	}
+	var st protocol.AnnotationsState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		s.log.Error("stored annotations are unreadable; starting without them", "err", err)
+		return
+	}
+	s.notes.state = st
+	s.state.Annotations = s.annotationsSummary()
+}
+
+// saveAnnotations writes st as the session's annotations, durably.
+func (s *Session) saveAnnotations(st protocol.AnnotationsState) error {
+	db := s.m.opts.Store
+	if db == nil {
+		return nil
+	}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return db.PutAnnotations(s.id, raw)
+}
+
+func (s *Session) annotationsSummary() *protocol.AnnotationsSummary {
+	sum := &protocol.AnnotationsSummary{Resource: s.annotationsURI(), AnnotationCount: len(s.notes.state.Annotations)}
+	for _, a := range s.notes.state.Annotations {
+		sum.EntryCount += len(a.Entries)
+	}
+	return sum
+}
+
+func cloneAnnotations(st protocol.AnnotationsState) protocol.AnnotationsState {
+	st.Annotations = slices.Clone(st.Annotations)
+	return st
+}
+
+func (s *Session) attachAnnotations(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
+	if !s.do(func() {
+		if s.disposed {
+			done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.annotationsURI()))
+			return
+		}
+		w := waitingAttach{sub, lastSeen, done}
+		if len(s.notes.state.Annotations) == 0 || s.workspaces == nil {
+			s.attachNotes(w)
+			return
+		}
+		// Say where the lines are now before handing out the snapshot.
+		s.notes.waiting = append(s.notes.waiting, w)
+		s.placeAnnotations()
+	}) {
+		done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.annotationsURI()))
+	}
+}
+
+func (s *Session) attachNotes(w waitingAttach) {
+	s.m.attach(s.notes.ch, w.sub, w.lastSeen, func() any { return cloneAnnotations(s.notes.state) }, w.done)
+}
+
+func (s *Session) detachAnnotations(sub Subscriber) { s.m.detachChannel(s.notes.ch, sub) }
+
+// failWaiting answers the attachments still waiting when the session is
+// disposed.
+func (s *Session) failWaiting() {
+	for _, w := range s.notes.waiting {
+		w.done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.annotationsURI()))
+	}
+	s.notes.waiting = nil
+}
+
+// dispatchAnnotations validates a client's action, stores the state it
+// leads to and publishes it; an invalid one goes back to its sender only.
+func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin *protocol.ActionOrigin) {
+	if s.disposed {
+		return
+	}
+	a, reason := s.checkAnnotationAction(a)
+	if reason != "" {
+		s.m.reject(sub, s.annotationsURI(), a, origin, reason)
+		return
+	}
+	if err := s.commitAnnotations(a, origin); err != nil {
+		s.log.Error("cannot save annotations", "err", err)
+		s.m.reject(sub, s.annotationsURI(), a, origin, "the annotation could not be saved: "+err.Error())
+		return
+	}
+	if u, ok := a.(protocol.AnnotationsUpdated); ok && u.TurnID == nil && u.Resource == nil && u.Range == nil {
+		return // resolved or re-opened: the anchor is unchanged
+	}
+	switch a := a.(type) {
+	case protocol.AnnotationsSet:
+		s.placeAnnotations(a.Annotation.ID)
+	case protocol.AnnotationsUpdated:
+		s.placeAnnotations(a.AnnotationID)
+	}
+}
+
+// commitAnnotations applies a, stores the result (one durable write, before
+// the echo: a client that saw the echo never loses the annotation to a
+// crash) and publishes a.
+func (s *Session) commitAnnotations(a protocol.Action, origin *protocol.ActionOrigin) error {
+	next, out := reducer.ApplyAnnotations(s.notes.state, a, reducer.Env{})
+	if out != reducer.Applied {
+		s.m.publish(s.notes.ch, a, origin)
+		return nil
+	}
+	if err := s.saveAnnotations(next); err != nil {
+		return err
+	}
+	before := *s.annotationsSummary()
+	s.notes.state = next
+	s.m.publish(s.notes.ch, a, origin)
+	if after := s.annotationsSummary(); *after != before {
+		s.state.Annotations = after
+		s.m.notifyRoot(protocol.NotifySessionSummaryChanged, protocol.SessionSummaryChangedParams{
+			Channel: protocol.RootURI, Session: s.uri, Changes: protocol.Object{"annotations": after},
+		})
+	}
+	return nil
+}
+
+func (s *Session) annotation(id string) *protocol.Annotation {
+	for i := range s.notes.state.Annotations {
+		if s.notes.state.Annotations[i].ID == id {
+			return &s.notes.state.Annotations[i]
+		}
+	}
+	return nil
+}
+
+// checkAnnotationAction returns the action to apply — a client's with the
+// server-owned _meta keys put back — or why it is refused.
+func (s *Session) checkAnnotationAction(a protocol.Action) (protocol.Action, string) {
+	now := formatTime(s.m.opts.Now())
+	switch a := a.(type) {
+	case protocol.AnnotationsSet:
+		n := a.Annotation
+		if n.ID == "" {
+			return a, "annotation.id is empty"
+		}
+		prev := s.annotation(n.ID)
+		if prev == nil && len(s.notes.state.Annotations) >= maxAnnotations {
+			return a, fmt.Sprintf("this session already has %d annotations (the limit)", maxAnnotations)
+		}
+		if r := s.checkAnchor(n.TurnID, n.Resource, n.Range); r != "" {
+			return a, "annotation." + r
+		}
+		if len(n.Entries) == 0 {
+			return a, "annotation.entries is empty: an annotation has at least one entry"
+		}
+		if len(n.Entries) > maxEntries {
+			return a, fmt.Sprintf("annotation.entries has %d entries; at most %d are kept", len(n.Entries), maxEntries)
+		}
+		seen := map[string]bool{}
+		n.Entries = slices.Clone(n.Entries)
+		for i := range n.Entries {
+			e := &n.Entries[i]
+			if r := checkEntry(*e); r != "" {
+				return a, fmt.Sprintf("annotation.entries[%d].%s", i, r)
+			}
+			if seen[e.ID] {
+				return a, fmt.Sprintf("annotation.entries[%d].id %q appears twice", i, e.ID)
+			}
+			seen[e.ID] = true
+			var old *protocol.AnnotationEntry
+			if prev != nil {
+				if j := slices.IndexFunc(prev.Entries, func(x protocol.AnnotationEntry) bool { return x.ID == e.ID }); j >= 0 {
+					old = &prev.Entries[j]
+				}
+			}
+			*e = stampEntry(*e, old, now)
+		}
+		n.Meta = withServerMeta(n.Meta, prev)
+		if b, _ := json.Marshal(n); len(b) > maxAnnotationBytes {
+			return a, fmt.Sprintf("the annotation is %d bytes encoded; at most %d are kept", len(b), maxAnnotationBytes)
+		}
+		a.Annotation = n
+		return a, ""
+	case protocol.AnnotationsUpdated:
+		prev := s.annotation(a.AnnotationID)
+		if prev == nil {
+			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
+		}
+		turn, res := prev.TurnID, prev.Resource
+		if a.TurnID != nil {
+			turn = *a.TurnID
+		}
+		if a.Resource != nil {
+			res = *a.Resource
+		}
+		if r := s.checkAnchor(turn, res, a.Range); r != "" {
+			return a, r
+		}
+		return a, ""
+	case protocol.AnnotationsRemoved:
+		if s.annotation(a.AnnotationID) == nil {
+			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
+		}
+		return a, ""
+	case protocol.AnnotationsEntrySet:
+		prev := s.annotation(a.AnnotationID)
+		if prev == nil {
+			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
+		}
+		if r := checkEntry(a.Entry); r != "" {
+			return a, "entry." + r
+		}
+		j := slices.IndexFunc(prev.Entries, func(x protocol.AnnotationEntry) bool { return x.ID == a.Entry.ID })
+		if j < 0 && len(prev.Entries) >= maxEntries {
+			return a, fmt.Sprintf("annotation %q already has %d entries (the limit)", a.AnnotationID, maxEntries)
+		}
+		var old *protocol.AnnotationEntry
+		if j >= 0 {
+			old = &prev.Entries[j]
+		}
+		a.Entry = stampEntry(a.Entry, old, now)
+		return a, ""
+	case protocol.AnnotationsEntryRemoved:
+		prev := s.annotation(a.AnnotationID)
+		if prev == nil {
+			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
+		}
+		if !slices.ContainsFunc(prev.Entries, func(x protocol.AnnotationEntry) bool { return x.ID == a.EntryID }) {
+			return a, fmt.Sprintf("annotation %q has no entry %q", a.AnnotationID, a.EntryID)
+		}
+		if len(prev.Entries) == 1 {
+			return a, "that is the annotation's last entry: an annotation keeps at least one, so dispatch annotations/removed instead"
+		}
+		return a, ""
+	}
+	return a, fmt.Sprintf("%s cannot be dispatched on an annotations channel; the annotations/* actions can", a.ActionType())
+}
+
+// checkAnchor checks what an annotation is anchored to and returns what is
+// wrong with it, naming the field.
+func (s *Session) checkAnchor(turnID, resource string, r *protocol.TextRange) string {
+	switch {
+	case turnID == "":
+		return "turnId is empty: name a turn of this session, or " + BaselineTurnID
+	case turnID != BaselineTurnID && s.turnByID(turnID) == nil:
+		return fmt.Sprintf("turnId %q is not a turn of this session (%s)", turnID, s.knownTurns())
+	}
+	if _, _, ok := s.locate(resource); !ok {
+		return fmt.Sprintf("resource %q is not a file:// URI inside the session's working directories", resource)
+	}
+	if r != nil {
+		switch {
+		case r.Start.Line < 0 || r.Start.Character < 0 || r.End.Line < 0 || r.End.Character < 0:
+			return "range has a negative line or character"
+		case r.End.Line < r.Start.Line || (r.End.Line == r.Start.Line && r.End.Character < r.Start.Character):
+			return "range ends before it starts"
+		}
+	}
+	return ""
+}
+
+func checkEntry(e protocol.AnnotationEntry) string {
+	switch {
+	case e.ID == "":
+		return "id is empty"
+	case strings.TrimSpace(e.Text.Text) == "":
+		return "text is empty"
+	case len(e.Text.Text) > maxEntryTextBytes:
+		return fmt.Sprintf("text is %d bytes; at most %d are kept", len(e.Text.Text), maxEntryTextBytes)
+	}
+	return ""
+}
+
+// stampEntry gives an entry the time the server first saw it, keeping the
+// one it already had.
+func stampEntry(e protocol.AnnotationEntry, old *protocol.AnnotationEntry, now string) protocol.AnnotationEntry {
+	at := now
+	if old != nil {
+		if v, ok := old.Meta[protocol.MetaCreatedAt].(string); ok {
+			at = v
+		}
+	}
+	meta := protocol.Object{}
+	for k, v := range e.Meta {
+		meta[k] = v
+	}
+	meta[protocol.MetaCreatedAt] = at
+	e.Meta = meta
+	return e
+}
+
+// withServerMeta returns a client's _meta for an annotation with the keys
+// the server owns taken from prev (or dropped).
+func withServerMeta(meta protocol.Object, prev *protocol.Annotation) protocol.Object {
+	out := protocol.Object{}
+	for k, v := range meta {
+		if k != protocol.MetaCurrent && k != protocol.MetaDelivered {
+			out[k] = v
+		}
+	}
+	if prev != nil {
+		for _, k := range []string{protocol.MetaCurrent, protocol.MetaDelivered} {
+			if v, ok := prev.Meta[k]; ok {
+				out[k] = v
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// locate finds the workspace holding a file:// resource: its index and the
+// path relative to the workspace root.
+func (s *Session) locate(resource string) (int, string, bool) {
+	if !strings.HasPrefix(resource, "file:") {
+		return 0, "", false
+	}
+	path, err := confine.PathFromFileURI(resource)
+	if err != nil {
+		return 0, "", false
+	}
+	for i, d := range s.dirs {
+		if !confine.Contains(d, path) {
+			continue
+		}
+		root := d
+		if i < len(s.workspaces) {
+			root = s.workspaces[i].root()
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == ".git" || strings.HasPrefix(rel, ".git/") {
+			return 0, "", false
+		}
+		return i, rel, true
+	}
+	return 0, "", false
+}
+
+// AnnotationsDelivered records that the agent was handed the annotations
+// ids at the start of turnID: each gets protocol.MetaDelivered naming the
+// entries it had. Unknown ids are skipped.
+func (m *Manager) AnnotationsDelivered(ctx context.Context, channel string, ids []string, turnID string) error {
+	if protocol.ChannelOf(channel) != protocol.ChannelAnnotations {
+		return protocol.Errorf(protocol.CodeInvalidParams, "%s: channel %q is not an annotations channel (ahp-session:/<id>/annotations)", protocol.MethodAnnotationsDelivered, channel)
+	}
+	s, ok := m.Session(protocol.SessionOfAnnotations(channel))
+	if !ok {
+		return protocol.Errorf(protocol.CodeSessionNotFound, "%s: session %s does not exist", protocol.MethodAnnotationsDelivered, protocol.SessionOfAnnotations(channel))
+	}
+	_, err := call(ctx, s, func() (struct{}, error) {
+		at := formatTime(m.opts.Now())
+		for _, id := range ids {
+			prev := s.annotation(id)
+			if prev == nil {
+				continue
+			}
+			n := cloneAnnotationMeta(*prev)
+			d := protocol.AnnotationDelivery{At: at, TurnID: turnID, Entries: []string{}}
+			for _, e := range prev.Entries {
+				d.Entries = append(d.Entries, e.ID)
+			}
+			n.Meta[protocol.MetaDelivered] = d
+			if err := s.commitAnnotations(protocol.AnnotationsSet{Annotation: n}, nil); err != nil {
+				return struct{}{}, fmt.Errorf("%s: %w", protocol.MethodAnnotationsDelivered, err)
+			}
+		}
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// cloneAnnotationMeta copies a with a _meta of its own to write into.
+func cloneAnnotationMeta(a protocol.Annotation) protocol.Annotation {
+	meta := protocol.Object{}
+	for k, v := range a.Meta {
+		meta[k] = v
+	}
+	a.Meta = meta
+	a.Entries = slices.Clone(a.Entries)
+	return a
+}
+
+// anchor is what an annotation's current place is computed from.
+type anchor struct {
+	id       string
+	ws       Workspace
+	rel      string
+	abs      string
+	tree     string // the snapshot the turn left; "" = the turn is running
+	rng      *protocol.TextRange
+	turnID   string
+	resource string
+}
+
+// placeAnnotations computes, off the actor, where the lines of the
+// annotations ids (every annotation when none is named) are now, then
+// publishes the annotations whose place changed and lets waiting
+// attachments through. Requests made while a round runs are gathered
+// into the next round.
+func (s *Session) placeAnnotations(ids ...string) {
+	if len(ids) == 0 {
+		s.notes.pendingAll = true
+	}
+	for _, id := range ids {
+		if s.notes.pendingIDs == nil {
+			s.notes.pendingIDs = map[string]bool{}
+		}
+		s.notes.pendingIDs[id] = true
+	}
+	if s.notes.placing {
+		return
+	}
+	all, only := s.notes.pendingAll, s.notes.pendingIDs
+	s.notes.pendingAll, s.notes.pendingIDs = false, nil
+	var anchors []anchor
+	for _, a := range s.notes.state.Annotations {
+		if !all && !only[a.ID] {
+			continue
+		}
+		i, rel, ok := s.locate(a.Resource)
+		if !ok || i >= len(s.workspaces) || s.workspaces[i].ws == nil {
+			continue
+		}
+		an := anchor{id: a.ID, ws: s.workspaces[i].ws, rel: rel, abs: filepath.Join(s.workspaces[i].root(), filepath.FromSlash(rel)), rng: a.Range, turnID: a.TurnID, resource: a.Resource}
+		if a.TurnID == BaselineTurnID {
+			an.tree = s.baselineOf(i)
+		} else if t := s.turnByID(a.TurnID); t != nil {
+			an.tree = t.endOf(i)
+		}
+		anchors = append(anchors, an)
+	}
+	if len(anchors) == 0 {
+		s.releaseWaiting()
+		return
+	}
+	s.notes.placing = true
+	ctx := s.ctx
+	m := s.m
+	s.m.spawn("place annotations", func() {
+		places := m.places(ctx, anchors)
+		s.do(func() {
+			s.notes.placing = false
+			if s.disposed {
+				return
+			}
+			for i, an := range anchors {
+				s.setPlace(an, places[i])
+			}
+			if s.notes.pendingAll || len(s.notes.pendingIDs) > 0 {
+				s.placeAnnotations()
+				return
+			}
+			s.releaseWaiting()
+		})
+	})
+}
+
+// annotationsMayHaveMoved recomputes the current places after the working
+// tree or the turns changed.
+func (s *Session) annotationsMayHaveMoved() {
+	if len(s.notes.state.Annotations) > 0 && s.workspaces != nil {
+		s.placeAnnotations()
+	}
+}
+
+func (s *Session) releaseWaiting() {
+	ws := s.notes.waiting
+	s.notes.waiting = nil
+	for _, w := range ws {
+		s.attachNotes(w)
+	}
+}
+
+// setPlace publishes an annotation with its new place when it is still
+// anchored where the place was computed from and the place changed.
+func (s *Session) setPlace(an anchor, p protocol.AnnotationPlace) {
+	if p.Status == "" {
+		return // could not be computed
+	}
+	prev := s.annotation(an.id)
+	if prev == nil || prev.TurnID != an.turnID || prev.Resource != an.resource || !sameRange(prev.Range, an.rng) {
+		return
+	}
+	if old, ok := prev.Meta[protocol.MetaCurrent]; ok {
+		if b1, _ := json.Marshal(old); string(b1) == string(mustJSON(p)) {
+			return
+		}
+	}
+	n := cloneAnnotationMeta(*prev)
+	n.Meta[protocol.MetaCurrent] = p
+	if err := s.commitAnnotations(protocol.AnnotationsSet{Annotation: n}, nil); err != nil {
+		s.log.Warn("cannot save an annotation's current place", "annotation", an.id, "err", err)
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func sameRange(a, b *protocol.TextRange) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// places computes where each anchor's lines are in the working tree now,
+// with one Changes query per workspace and tree for all their files.
+func (m *Manager) places(ctx context.Context, anchors []anchor) []protocol.AnnotationPlace {
+	type group struct {
+		ws   Workspace
+		tree string
+	}
+	paths := map[group][]string{}
+	for _, an := range anchors {
+		if an.tree != "" {
+			g := group{an.ws, an.tree}
+			if !slices.Contains(paths[g], an.rel) {
+				paths[g] = append(paths[g], an.rel)
+			}
+		}
+	}
+	changed := map[group]map[string]*FileChange{}
+	for g, ps := range paths {
+		list, err := g.ws.Changes(ctx, Query{View: ViewTrees, From: g.tree, Paths: ps})
+		if err != nil {
+			continue // places stay as they were computed last
+		}
+		byPath := map[string]*FileChange{}
+		for i := range list.Files {
+			f := &list.Files[i]
+			if f.Old != nil {
+				byPath[f.Old.Path] = f
+			} else if f.New != nil {
+				byPath[f.New.Path] = f
+			}
+		}
+		changed[g] = byPath
+	}
+	// Each changed file is read and diffed once, for all its annotations.
+	type fileKey struct {
+		g   group
+		rel string
+	}
+	texts := map[fileKey]*fileText{}
+	out := make([]protocol.AnnotationPlace, len(anchors))
+	for i, an := range anchors {
+		g := group{an.ws, an.tree}
+		byPath, ok := changed[g]
+		switch {
+		case an.tree == "":
+			// The turn is still running: its end is the working tree.
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
+			continue
+		case !ok:
+			out[i] = protocol.AnnotationPlace{} // unknown: keep the last place
+			continue
+		}
+		fc := byPath[an.rel]
+		switch {
+		case fc == nil:
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
+		case fc.New == nil:
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceGone}
+		case fc.Old == nil:
+			// Created since: the turn left no such file to move from.
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: an.rng}
+		case an.rng == nil:
+			out[i] = protocol.AnnotationPlace{Status: protocol.PlaceEdited}
+		default:
+			k := fileKey{g, an.rel}
+			ft := texts[k]
+			if ft == nil {
+				ft = m.readChanged(an, fc)
+				texts[k] = ft
+			}
+			if ft.lines == nil {
+				out[i] = protocol.AnnotationPlace{Status: protocol.PlaceEdited, Range: an.rng}
+			} else {
+				out[i] = mapRange(ft.lines, ft.cur, *an.rng)
+			}
+		}
+	}
+	return out
+}
+
+// fileText is a changed file's current content and its line map from the
+// turn's end; lines is nil when it cannot be diffed.
+type fileText struct {
+	cur   []byte
+	lines *changeset.LineMapper
+}
+
+func (m *Manager) readChanged(an anchor, fc *FileChange) *fileText {
+	old, err := an.ws.ReadBlob(fc.Old.OID)
+	if err != nil {
+		return &fileText{}
+	}
+	var cur []byte
+	if fc.New.Live {
+		cur, err = m.readFile(FileURI(an.abs), changeset.DefaultMaxFileBytes)
+	} else {
+		cur, err = an.ws.ReadBlob(fc.New.OID)
+	}
+	if err != nil || changeset.IsBinary(old) || changeset.IsBinary(cur) {
+		return &fileText{}
+	}
+	return &fileText{cur: cur, lines: changeset.NewLineMapper(old, cur)}
+}
+
+// MapRange says where range r of old lies in cur. A range whose end is at
+// character 0 of a later line ends at the line before (the usual way to
+// select whole lines).
+func MapRange(old, cur []byte, r protocol.TextRange) protocol.AnnotationPlace {
+	return mapRange(changeset.NewLineMapper(old, cur), cur, r)
+}
+
+func mapRange(m *changeset.LineMapper, cur []byte, r protocol.TextRange) protocol.AnnotationPlace {
+	first, last := r.Start.Line, r.End.Line
+	wholeLines := r.End.Character == 0 && r.End.Line > r.Start.Line
+	if wholeLines {
+		last--
+	}
+	lm := m.Map(first, last)
+	switch {
+	case lm.Gone:
+		return protocol.AnnotationPlace{Status: protocol.PlaceGone}
+	case !lm.Edited && lm.First == first:
+		return protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: &r}
+	}
+	out := r
+	out.Start.Line = lm.First
+	out.End.Line = lm.Last
+	if wholeLines {
+		out.End.Line++
+	}
+	status := protocol.PlaceMoved
+	if lm.Edited {
+		status = protocol.PlaceEdited
+		out.Start.Character = 0
+		if !wholeLines {
+			out.End.Character = lineLength(cur, lm.Last)
+		}
+	}
+	return protocol.AnnotationPlace{Status: status, Range: &out}
+}
+
+// lineLength is the length of line n (zero-based) of b in UTF-16 code
+// units, as TextPosition.character counts.
+func lineLength(b []byte, n int) int {
+	for ; n > 0; n-- {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return 0
+		}
+		b = b[i+1:]
+	}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	u := 0
+	for _, r := range string(bytes.TrimSuffix(b, []byte("\r"))) {
+		u++
+		if r > 0xFFFF {
+			u++
+		}
+	}
+	return u
+}
