@@ -437,3 +437,59 @@ func TestScenarioStoreAndRestore(t *testing.T) {
 		t.Errorf("after dispose the store still holds the session (%v) or its reviews (%v)", ok, db.reviews)
 	}
 }
+
+// A client that reconnects with its cursor gets exactly the actions it
+// missed, and a cursor the replay buffer no longer reaches gets a
+// snapshot instead.
+func TestScenarioReconnectReplays(t *testing.T) {
+	r := newRig(t, Options{ReplayBuffer: 16}, nil, map[string]string{"a.txt": "a\n"})
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	keep := newClient("keep") // stays subscribed, so the channel keeps computing
+	keep.subscribe(t, r.m, uri)
+	c := newClient("c1")
+	c.subscribe(t, r.m, uri)
+	c.awaitFiles(t, uri, r.ws.root, "a.txt")
+	r.m.Detach(c, uri)
+	cursor := r.m.Seq()
+
+	n := keep.count()
+	r.ws.edit("b.txt", "b\n", false)
+	keep.awaitFiles(t, uri, r.ws.root, "a.txt", "b.txt")
+	missed := keep.sent(uri, n)
+
+	attach := func(lastSeen int64) Attachment {
+		t.Helper()
+		got := make(chan Attachment, 1)
+		r.m.Attach(newClient("c1"), uri, lastSeen, func(at Attachment, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			got <- at
+		})
+		return <-got
+	}
+	at := attach(cursor)
+	var replayed []string
+	for _, e := range at.Replay {
+		replayed = append(replayed, e.Action.Action.ActionType())
+	}
+	if !at.CanReplay || !slices.Equal(replayed, missed) {
+		t.Errorf("replay after %d = %v (can %v), want what was missed: %v", cursor, replayed, at.CanReplay, missed)
+	}
+
+	for i := range 20 { // more than the buffer holds
+		r.ws.edit("c.txt", strings.Repeat("c\n", i+1), false)
+		keep.await(t, "c.txt at its latest content", func() bool {
+			st := keep.stateLocked(uri)
+			for _, f := range st.Files {
+				if f.ID == r.fileURI("c.txt") && f.Edit.Diff != nil && *f.Edit.Diff.Added == i+1 {
+					return st.Status == protocol.StatusReady
+				}
+			}
+			return false
+		})
+	}
+	if at := attach(cursor); at.CanReplay {
+		t.Errorf("a cursor %d actions back replayed from a buffer of 16", r.m.Seq()-cursor)
+	}
+}
