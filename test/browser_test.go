@@ -110,6 +110,14 @@ func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// click clicks the first element sel matches once there is one. Finding
+// and clicking happen in one step in the page: a node found first and
+// clicked next can be replaced by a live update in between.
+func (b *browser) click(what, sel string) {
+	b.t.Helper()
+	b.waitFor(what, `(() => { const e = document.querySelector(`+js(sel)+`); if (!e) return false; e.click(); return true; })()`)
+}
+
 // eval evaluates a JavaScript expression and decodes its value into out.
 func (b *browser) eval(expr string, out any) {
 	b.t.Helper()
@@ -292,7 +300,7 @@ func TestBrowserReview(t *testing.T) {
 
 	if !t.Run("keeps a reviewed tick across a reload", func(t *testing.T) {
 		b.t = t
-		b.do(chromedp.Click(`#files li.file[data-path="new.txt"] input.review`))
+		b.click(`#files li.file[data-path="new.txt"] input.review`, `#files li.file[data-path="new.txt"] input.review`)
 		b.waitFor("new.txt ticked", fileRow("new.txt")+`.querySelector('input.review').checked`)
 		b.waitFor("1/4 reviewed", `document.getElementById('totals').textContent.includes('1/4 reviewed')`)
 		b.do(chromedp.Reload())
@@ -309,7 +317,7 @@ func TestBrowserReview(t *testing.T) {
 
 	if !t.Run("reverts one hunk selected in the diff", func(t *testing.T) {
 		b.t = t
-		b.do(chromedp.Click(`#files li.file[data-path="a.txt"]`))
+		b.click(`#files li.file[data-path="a.txt"]`, `#files li.file[data-path="a.txt"]`)
 		b.waitFor("a.txt's two hunks", `document.querySelectorAll('#diff tr.hunk').length === 2`)
 		b.shot("02-diff")
 		// Select the added lines of the second hunk, as a drag would.
@@ -324,7 +332,7 @@ func TestBrowserReview(t *testing.T) {
 			return rows.length;
 		})()`, nil)
 		b.waitFor("the range buttons", `!document.getElementById('range-ops').hidden`)
-		b.do(chromedp.Click(`#range-revert`))
+		b.click(`#range-revert`, `#range-revert`)
 		b.waitFor("the confirmation", `document.getElementById('confirm').open && document.getElementById('confirm-text').textContent.length > 0`)
 		var text string
 		b.eval(`document.getElementById('confirm-text').textContent`, &text)
@@ -332,7 +340,7 @@ func TestBrowserReview(t *testing.T) {
 			t.Errorf("confirmation %q does not name the selected lines 35–36", text)
 		}
 		b.shot("03-confirm")
-		b.do(chromedp.Click(`#confirm-ok`))
+		b.click(`#confirm-ok`, `#confirm-ok`)
 		b.waitFor("a.txt down to +1 −1", fmt.Sprintf(`(() => { const r = %s; return r && r.querySelector('.added').textContent === '+1' && r.querySelector('.removed').textContent === '−1'; })()`, fileRow("a.txt")))
 		got, err := os.ReadFile(filepath.Join(repo, "a.txt"))
 		if err != nil {
@@ -549,16 +557,17 @@ func TestBrowserTurns(t *testing.T) {
 		const t = [...document.querySelectorAll('#turns li.turn')].map(li => li.textContent);
 		return t.length === 2 && t[0].includes('rewrite b') && t[0].includes('+2 −1') && t[1].includes('add a line to a') && t[1].includes('+1 −0');
 	})()`)
-	b.do(chromedp.Click(`#turns li.turn:nth-child(2) .name`))
+	b.click(`#turns li.turn:nth-child(2) .name`, `#turns li.turn:nth-child(2) .name`)
 	b.waitFor("the first turn's changeset", `document.getElementById('cs-label').textContent.includes('add a line to a') &&
 		document.querySelectorAll('#files li.file').length === 1 && !!document.querySelector('#files li.file[data-path="a.txt"]')`)
-	b.do(chromedp.Click(`#turns li.turn:nth-child(1) input`), chromedp.Click(`#turns li.turn:nth-child(2) input`))
+	b.click(`#turns li.turn:nth-child(1) input`, `#turns li.turn:nth-child(1) input`)
+	b.click(`#turns li.turn:nth-child(2) input`, `#turns li.turn:nth-child(2) input`)
 	b.waitFor("Compare enabled", `!document.getElementById('compare').disabled`)
-	b.do(chromedp.Click(`#compare`))
+	b.click(`#compare`, `#compare`)
 	b.waitFor("the comparison: b.txt only", `document.getElementById('cs-label').textContent.startsWith('Compare turns') &&
 		document.getElementById('cs-status').textContent === 'ready' &&
 		document.querySelectorAll('#files li.file').length === 1 && !!document.querySelector('#files li.file[data-path="b.txt"]')`)
-	b.do(chromedp.Click(`#view-toggle`))
+	b.click(`#view-toggle`, `#view-toggle`)
 	b.waitFor("side by side", `!!document.querySelector('#diff table.split')`)
 	b.shot("06-compare-turns-split")
 }
@@ -609,17 +618,17 @@ func TestBrowserTokenKeysAndLayout(t *testing.T) {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b.do(chromedp.Click(`#file-ops button[data-op="stage"]`))
+	b.click(`#file-ops button[data-op="stage"]`, `#file-ops button[data-op="stage"]`)
 	b.waitFor("the stage error", `[...document.querySelectorAll('#cs-ops .opstatus.error')].some(e => e.textContent.startsWith('Stage failed'))`)
 	b.shot("07-operation-error")
 	os.Remove(lock)
-	b.do(chromedp.Click(`#file-ops button[data-op="stage"]`))
+	b.click(`#file-ops button[data-op="stage"]`, `#file-ops button[data-op="stage"]`)
 	b.waitFor("the stage error gone", `!document.querySelector('#cs-ops .opstatus')`)
 
 	// A binary file is shown as such, not as a diff.
 	writeFile(t, repo, "blob.bin", "\x00\x01\x02binary\n")
 	b.waitFor("blob.bin listed", fileRow("blob.bin")+` !== null`)
-	b.do(chromedp.Click(`#files li.file[data-path="blob.bin"]`))
+	b.click(`#files li.file[data-path="blob.bin"]`, `#files li.file[data-path="blob.bin"]`)
 	b.waitFor("the binary note", `document.querySelector('#diff .note') && document.querySelector('#diff .note').textContent.startsWith('Binary file')`)
 
 	// A session created by another client appears through root/sessionAdded.
@@ -716,7 +725,7 @@ func TestBrowserAnnotations(t *testing.T) {
 
 	b.do(chromedp.Navigate(d.Review))
 	b.waitFor("the turn", `[...document.querySelectorAll('#turns li.turn')].some(li => li.textContent.includes('rewrite a'))`)
-	b.do(chromedp.Click(`#turns li.turn .name`))
+	b.click(`#turns li.turn .name`, `#turns li.turn .name`)
 	b.waitFor("the turn's diff of a.txt", `document.getElementById('cs-label').textContent.includes('rewrite a') &&
 		document.querySelectorAll('#files li.file').length === 1 && document.querySelectorAll('#diff tr.line.add').length === 2`)
 
@@ -734,9 +743,10 @@ func TestBrowserAnnotations(t *testing.T) {
 			s.addRange(r);
 		})()`, nil)
 		b.waitFor("the Comment button", `!document.getElementById('range-ops').hidden && !document.getElementById('range-comment').hidden`)
-		b.do(chromedp.Click(`#range-comment`))
+		b.click(`#range-comment`, `#range-comment`)
 		b.waitFor("the comment box, focused", `document.activeElement && document.activeElement.matches('#diff .composer textarea')`)
-		b.do(chromedp.SendKeys(`#diff .composer textarea`, comment), chromedp.Click(`#diff .composer button.send`))
+		b.do(chromedp.SendKeys(`#diff .composer textarea`, comment))
+		b.click(`#diff .composer button.send`, `#diff .composer button.send`)
 		b.waitFor("the thread under line 36, confirmed", `(() => {
 			const tr = document.querySelector('#diff tr.thread-row');
 			const th = tr && tr.querySelector('.thread:not(.pending)');
@@ -765,7 +775,7 @@ func TestBrowserAnnotations(t *testing.T) {
 	if !t.Run("reply with the keyboard and resolve", func(t *testing.T) {
 		b.t, m.t = t, t
 		const reply = "Because of the half line."
-		b.do(chromedp.Click(`#diff .thread button.reply`))
+		b.click(`#diff .thread button.reply`, `#diff .thread button.reply`)
 		b.waitFor("the reply box, focused", `document.activeElement && document.activeElement.matches('#diff .thread .composer textarea')`)
 		b.do(chromedp.SendKeys(`#diff .thread .composer textarea`, reply), chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 		a := findAnnotation(m.Wait("the reply", func(st protocol.AnnotationsState) bool {
@@ -776,15 +786,15 @@ func TestBrowserAnnotations(t *testing.T) {
 			t.Errorf("entries %q, want the comment and the reply", got)
 		}
 		b.waitFor("two comments in the thread", `document.querySelectorAll('#diff .thread .entry').length === 2 && !document.querySelector('#diff .composer')`)
-		b.do(chromedp.Click(`#diff .thread button.resolve`))
+		b.click(`#diff .thread button.resolve`, `#diff .thread button.resolve`)
 		m.Wait("resolved", func(st protocol.AnnotationsState) bool {
 			a := findAnnotation(st, pageID)
 			return a != nil && a.Resolved
 		})
 		b.waitFor("the thread folded, marked resolved", `(() => { const th = document.querySelector('#diff .thread'); return th && th.classList.contains('resolved') && !th.open && th.querySelector('.tstate'); })()`)
-		b.do(chromedp.Click(`#diff .thread summary`))
+		b.click(`#diff .thread summary`, `#diff .thread summary`)
 		b.waitFor("unfolded", `document.querySelector('#diff .thread').open`)
-		b.do(chromedp.Click(`#diff .thread button.reopen`))
+		b.click(`#diff .thread button.reopen`, `#diff .thread button.reopen`)
 		m.Wait("re-opened", func(st protocol.AnnotationsState) bool {
 			a := findAnnotation(st, pageID)
 			return a != nil && !a.Resolved
@@ -844,7 +854,7 @@ func TestBrowserAnnotations(t *testing.T) {
 				document.querySelectorAll('#diff .thread[data-annotation]').length === 2;
 		})()`)
 		b.shot("12-refused")
-		b.do(chromedp.Click(`#diff .composer button.cancel`))
+		b.click(`#diff .composer button.cancel`, `#diff .composer button.cancel`)
 		b.waitFor("the box gone", `!document.querySelector('#diff .composer')`)
 		if n := len(m.State().Annotations); n != 2 {
 			t.Errorf("the other client has %d annotations, want 2", n)
@@ -855,7 +865,7 @@ func TestBrowserAnnotations(t *testing.T) {
 
 	t.Run("the working tree view follows the lines", func(t *testing.T) {
 		b.t, m.t = t, t
-		b.do(chromedp.Click(`#catalog li[data-kind="uncommitted"]`))
+		b.click(`#catalog li[data-kind="uncommitted"]`, `#catalog li[data-kind="uncommitted"]`)
 		b.waitFor("the uncommitted changes", `document.getElementById('cs-label').textContent === 'Uncommitted Changes' && document.getElementById('cs-status').textContent === 'ready'`)
 		// Two lines more at the top: the commented lines move down by two.
 		writeFile(t, repo, "a.txt", "new 1\nnew 2\n"+turnA)
@@ -884,7 +894,7 @@ func TestBrowserAnnotations(t *testing.T) {
 		// tree and returns the new annotation.
 		commentOn := func(path, text string) protocol.Annotation {
 			t.Helper()
-			b.do(chromedp.Click(`#files li.file[data-path=` + js(path) + `]`))
+			b.click(path+"'s row", `#files li.file[data-path=`+js(path)+`]`)
 			b.waitFor(path+"'s diff", `document.getElementById('diff-path').textContent === `+js(path)+` && document.querySelectorAll('#diff table.unified tr.line.add').length > 0`)
 			b.eval(`(() => {
 				const rows = [...document.querySelectorAll('#diff tr.line.add')];
@@ -896,9 +906,15 @@ func TestBrowserAnnotations(t *testing.T) {
 				s.addRange(r);
 			})()`, nil)
 			b.waitFor("the Comment button", `!document.getElementById('range-ops').hidden`)
-			b.do(chromedp.Click(`#range-comment`))
-			b.waitFor("the comment box", `!!document.querySelector('#diff .composer textarea')`)
-			b.do(chromedp.SendKeys(`#diff .composer textarea`, text), chromedp.Click(`#diff .composer button.send`))
+			b.click("the Comment button", `#range-comment`)
+			b.waitFor("the comment box, filled in", `(() => {
+				const t = document.querySelector('#diff .composer textarea');
+				if (!t) return false;
+				t.value = `+js(text)+`;
+				t.dispatchEvent(new Event('input', { bubbles: true }));
+				return true;
+			})()`)
+			b.click("Send", `#diff .composer button.send`)
 			st := m.Wait(text, func(st protocol.AnnotationsState) bool {
 				return slices.ContainsFunc(st.Annotations, func(a protocol.Annotation) bool { return slices.Equal(entryTexts(&a), []string{text}) })
 			})
