@@ -1,6 +1,7 @@
 package test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,4 +239,33 @@ func TestFastPathsWhileRunning(t *testing.T) {
 	git(t, repo, "checkout", "-q", "other")
 	want = gitUncommitted(t, repo)
 	m.Wait("ready with git's view after the checkout: "+strings.Join(sortedKeys(want), " "), matchesGit(repo, want))
+}
+
+// TestLaterSubscribersStartFromTheCurrentState: a second subscriber is
+// served the state the first one holds, and one that comes after an edit
+// starts from the edited state, not from the one served before it.
+func TestLaterSubscribersStartFromTheCurrentState(t *testing.T) {
+	repo := fastPathRepo(t)
+	d := startDaemon(t, repo)
+	first := subscribeUncommitted(t, d)
+	held := first.Wait("ready with git's view", matchesGit(repo, gitUncommitted(t, repo)))
+
+	sameState := func(who string, held protocol.ChangesetState) {
+		t.Helper()
+		m := subscribeUncommitted(t, d)
+		got := m.base // the snapshot, before any later action
+		if !ready(got) {
+			t.Fatalf("%s: snapshot status %q, want ready", who, got.Status)
+		}
+		a, _ := json.Marshal(got.Files)
+		b, _ := json.Marshal(held.Files)
+		if string(a) != string(b) {
+			t.Errorf("%s: snapshot files differ from the first subscriber's state:\n%s\nwant:\n%s", who, a, b)
+		}
+	}
+	sameState("second subscriber", held)
+
+	writeFile(t, repo, "a.txt", "alpha, edited\n")
+	held = first.Wait("the edit", matchesGit(repo, gitUncommitted(t, repo)))
+	sameState("subscriber after the edit", held)
 }
