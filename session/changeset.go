@@ -51,7 +51,10 @@ type csChannel struct {
 
 // encodedState is a changeset state already encoded as JSON. A snapshot
 // of a changeset with a thousand files and their patches is megabytes of
-// JSON, and encoding it dominates what a second subscriber waits for.
+// JSON; subscribers that attach while it is unchanged share one encoding.
+// It is made by the first of them, not ahead of time: encoding after
+// every full computation would raise the daemon's peak memory for
+// subscribers that may never come.
 type encodedState []byte
 
 func (e encodedState) MarshalJSON() ([]byte, error) { return e, nil }
@@ -531,13 +534,6 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusError, Error: failure}, nil)
 	} else {
 		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusReady}, nil)
-	}
-	if all {
-		// After a full computation (the first view, a checkout, a
-		// commit) other views of the same changeset tend to follow:
-		// encode the state now, after the subscribers have their ready,
-		// so the next subscriber is served it as it is.
-		cs.encode()
 	}
 	if cs.ref.Kind == protocol.KindUncommitted {
 		s.m.notifyRoot(protocol.NotifySessionSummaryChanged, protocol.SessionSummaryChangedParams{
