@@ -3,7 +3,9 @@ package scm
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // treeCounts returns how many tree objects the last HEAD flattening read
@@ -137,5 +139,106 @@ func TestNewFileInScannedDirectory(t *testing.T) {
 	checkAgainstGit(t, dir, st, "")
 	if v := ourView(st.Changes); len(v) != 1 {
 		t.Errorf("new file: %v", v)
+	}
+}
+
+// indexSize returns the size git recorded in the index entry for rel
+// ("git ls-files --debug"): 0 when git smudged a racily clean entry.
+func indexSize(t *testing.T, dir, rel string) string {
+	t.Helper()
+	out := gitRun(t, dir, "ls-files", "--debug", "--", rel)
+	_, rest, ok := strings.Cut(out, "size: ")
+	if !ok {
+		t.Fatalf("ls-files --debug %s: %q", rel, out)
+	}
+	return strings.Fields(rest)[0]
+}
+
+// TestRacyEntryOnlyTheRuleCatches isolates git's racy-clean rule: with
+// core.trustctime off and the file rewritten in place (same inode), the
+// only thing that tells the edit apart from a clean file is that the
+// entry's mtime is not older than the index file. The entry is recorded
+// with an mtime ahead of the index write, and git leaves it unsmudged
+// because "git update-index" has just checked it.
+func TestRacyEntryOnlyTheRuleCatches(t *testing.T) {
+	dir := baseRepo(t)
+	gitRun(t, dir, "config", "core.trustctime", "false")
+	p := filepath.Join(dir, "dir/c.txt")
+	ahead := time.Now().Add(time.Hour).Truncate(time.Second)
+	must(t, os.Chtimes(p, ahead, ahead))
+	gitRun(t, dir, "update-index", "dir/c.txt") // index written now, entry an hour ahead
+	if size := indexSize(t, dir, "dir/c.txt"); size == "0" {
+		t.Fatalf("git smudged the entry: the size check, not the racy rule, would catch the edit")
+	}
+	warm := openRepo(t, dir)
+	checkAgainstGit(t, dir, status(t, warm), "")
+
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteAt([]byte("CHARLIE\n"), 0) // same size, same inode
+	must(t, err)
+	must(t, f.Close())
+	must(t, os.Chtimes(p, ahead, ahead))
+	for name, r := range map[string]*Repo{"cold": openRepo(t, dir), "warm": warm} {
+		st := status(t, r)
+		if v := ourView(st.Changes); len(v) != 1 || v[0] != "M dir/c.txt" {
+			t.Errorf("%s: racily clean entry rewritten: %v, want M dir/c.txt", name, v)
+		}
+		checkAgainstGit(t, dir, st, "")
+	}
+}
+
+// TestReplacedSameSizeKeptMtime: a file replaced (written beside it, then
+// renamed over it) by one of the same size with the old mtime put back is
+// caught the way git catches it: the ctime and the inode differ from the
+// index entry's. With core.trustctime off the inode alone must do it.
+func TestReplacedSameSizeKeptMtime(t *testing.T) {
+	for _, trustCtime := range []string{"true", "false"} {
+		t.Run("trustctime="+trustCtime, func(t *testing.T) {
+			dir := baseRepo(t) // entries an hour old: not racy
+			gitRun(t, dir, "config", "core.trustctime", trustCtime)
+			warm := openRepo(t, dir)
+			if st := status(t, warm); len(st.Changes) != 0 {
+				t.Fatalf("not clean: %v", ourView(st.Changes))
+			}
+			p := filepath.Join(dir, "b.txt")
+			fi, err := os.Stat(p)
+			must(t, err)
+			tmp := filepath.Join(dir, "b.txt.tmp")
+			must(t, os.WriteFile(tmp, []byte("BRAVO\n"), 0o644)) // same size
+			must(t, os.Chtimes(tmp, fi.ModTime(), fi.ModTime()))
+			must(t, os.Rename(tmp, p))
+			for name, r := range map[string]*Repo{"cold": openRepo(t, dir), "warm": warm} {
+				st := status(t, r)
+				if v := ourView(st.Changes); len(v) != 1 || v[0] != "M b.txt" {
+					t.Errorf("%s: same-size replacement with the mtime kept: %v, want M b.txt", name, v)
+				}
+				checkAgainstGit(t, dir, st, "")
+			}
+		})
+	}
+}
+
+// TestNewFileInDirectoryWithRestoredMtime: a file created in a directory
+// a scan already listed, with the directory's mtime put back afterwards,
+// is still found. A listing cache keyed by the directory's stat data
+// would miss it; git without an untracked cache lists every directory.
+func TestNewFileInDirectoryWithRestoredMtime(t *testing.T) {
+	dir := baseRepo(t)
+	r := openRepo(t, dir)
+	if st := status(t, r); len(st.Changes) != 0 {
+		t.Fatalf("not clean: %v", ourView(st.Changes))
+	}
+	sub := filepath.Join(dir, "dir/sub")
+	fi, err := os.Stat(sub)
+	must(t, err)
+	writeFile(t, dir, "dir/sub/e.txt", "echo\n")
+	must(t, os.Chtimes(sub, fi.ModTime(), fi.ModTime()))
+	for name, r := range map[string]*Repo{"cold": openRepo(t, dir), "warm": r} {
+		st := status(t, r)
+		if v := ourView(st.Changes); len(v) != 1 || v[0] != "? dir/sub/e.txt" {
+			t.Errorf("%s: new file under a directory with its mtime restored: %v", name, v)
+		}
+		checkAgainstGit(t, dir, st, "")
 	}
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -42,7 +43,21 @@ type csChannel struct {
 	// running; the status goes back to idle when the last one ends.
 	opRunning map[string]int
 	undo      *undoRecord // the last revert, while it can be undone
+	// encoded is the state as JSON, handed out as the snapshot of every
+	// subscriber that attaches until the state next changes; nil when
+	// stale. See snapshot.
+	encoded encodedState
 }
+
+// encodedState is a changeset state already encoded as JSON. A snapshot
+// of a changeset with a thousand files and their patches is megabytes of
+// JSON; subscribers that attach while it is unchanged share one encoding.
+// It is made by the first of them, not ahead of time: encoding after
+// every full computation would raise the daemon's peak memory for
+// subscribers that may never come.
+type encodedState []byte
+
+func (e encodedState) MarshalJSON() ([]byte, error) { return e, nil }
 
 type fileOrigin struct {
 	ws       int
@@ -92,12 +107,37 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			s.changesets[uri] = cs
 			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
-		s.m.attach(cs.ch, sub, lastSeen, func() any { return cs.state.Clone() }, done)
+		s.m.attach(cs.ch, sub, lastSeen, cs.snapshot, done)
 		if !cs.active && s.workspaces != nil {
 			cs.activate(s)
 		}
 	}) {
 		done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", uri))
+	}
+}
+
+// snapshot returns the state a subscriber starts from: the encoded state,
+// encoding it first when it changed since. A state in recomputing is
+// cloned as it is, because a 0.6/0.7 client is shown computing instead
+// (protocol.Adapt), which needs the state's fields.
+func (cs *csChannel) snapshot() any {
+	if cs.state.Status == protocol.StatusRecomputing {
+		return cs.state.Clone()
+	}
+	cs.encode()
+	if cs.encoded == nil {
+		return cs.state.Clone()
+	}
+	return cs.encoded
+}
+
+// encode fills cs.encoded from the state unless it is current.
+func (cs *csChannel) encode() {
+	if cs.encoded != nil {
+		return
+	}
+	if b, err := json.Marshal(cs.state); err == nil {
+		cs.encoded = b
 	}
 }
 
@@ -285,6 +325,7 @@ func (cs *csChannel) commit(s *Session, a protocol.Action, origin *protocol.Acti
 	if out == reducer.Applied {
 		cs.state = next
 		cs.byID = nil // positions may have moved
+		cs.encoded = nil
 	}
 	if cc, ok := a.(protocol.ChangesetContentChanged); ok {
 		// 0.6/0.7 reducers replace error from contentChanged: the stored
