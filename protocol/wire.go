@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 )
 
 // The JSON-RPC 2.0 envelope types, the one definition used by the server
@@ -58,11 +59,51 @@ func (r Response) MarshalJSON() ([]byte, error) {
 			Error   *Error          `json:"error"`
 		}{JSONRPCVersion, id, r.Error})
 	}
-	return json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  any             `json:"result"`
-	}{JSONRPCVersion, id, r.Result})
+	res, err := marshalResult(r.Result)
+	if err != nil {
+		return nil, err
+	}
+	// Assembled by hand: encoding/json would scan the result again to
+	// compact it, twice for a result that is itself Encoded.
+	b := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id)+len(res))
+	b = append(b, `{"jsonrpc":"`+JSONRPCVersion+`","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, res...)
+	return append(b, '}'), nil
+}
+
+// Encoded is JSON this program made with encoding/json, kept to be sent
+// as it is: a snapshot of a large changeset is megabytes, and encoding/json
+// would scan every byte again to compact it. A subscribe result whose
+// snapshot state is Encoded is written without that scan.
+type Encoded []byte
+
+func (e Encoded) MarshalJSON() ([]byte, error) { return e, nil }
+
+// marshalResult encodes a result, writing the Encoded state of a subscribe
+// snapshot as it is.
+func marshalResult(v any) ([]byte, error) {
+	sr, ok := v.(SubscribeResult)
+	if !ok || sr.Snapshot == nil {
+		return json.Marshal(v)
+	}
+	state, ok := sr.Snapshot.State.(Encoded)
+	if !ok {
+		return json.Marshal(v)
+	}
+	res, err := json.Marshal(sr.Snapshot.Resource)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(state)+len(res)+64)
+	b = append(b, `{"snapshot":{"resource":`...)
+	b = append(b, res...)
+	b = append(b, `,"state":`...)
+	b = append(b, state...)
+	b = append(b, `,"fromSeq":`...)
+	b = strconv.AppendInt(b, sr.Snapshot.FromSeq, 10)
+	return append(b, "}}"...), nil
 }
 
 // RPCMessage is any incoming JSON-RPC message, for clients to decode: a

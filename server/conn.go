@@ -162,7 +162,8 @@ func (c *conn) reply(req *jsonrpc2.Request, result any, err error) {
 // encodeReply builds the bytes of a success response, adapted to the
 // connection's version, for replies released through stream.release.
 func (c *conn) encodeReply(req *jsonrpc2.Request, result any) []byte {
-	b, err := json.Marshal(protocol.Response{ID: rawID(req.ID), Result: c.adapt(result)})
+	// MarshalJSON directly: json.Marshal would scan its output once more.
+	b, err := protocol.Response{ID: rawID(req.ID), Result: c.adapt(result)}.MarshalJSON()
 	if err != nil {
 		b, _ = json.Marshal(protocol.Response{ID: rawID(req.ID), Error: &protocol.Error{Code: protocol.CodeInternalError, Message: "encode result: " + err.Error()}})
 	}

@@ -45,19 +45,13 @@ type csChannel struct {
 	undo      *undoRecord // the last revert, while it can be undone
 	// encoded is the state as JSON, handed out as the snapshot of every
 	// subscriber that attaches until the state next changes; nil when
-	// stale. See snapshot.
-	encoded encodedState
+	// stale. See snapshot. A snapshot of a changeset with a thousand files
+	// and their patches is megabytes of JSON; subscribers that attach
+	// while it is unchanged share one encoding. It is made by the first of
+	// them, not ahead of time: encoding after every full computation would
+	// raise the daemon's peak memory for subscribers that may never come.
+	encoded protocol.Encoded
 }
-
-// encodedState is a changeset state already encoded as JSON. A snapshot
-// of a changeset with a thousand files and their patches is megabytes of
-// JSON; subscribers that attach while it is unchanged share one encoding.
-// It is made by the first of them, not ahead of time: encoding after
-// every full computation would raise the daemon's peak memory for
-// subscribers that may never come.
-type encodedState []byte
-
-func (e encodedState) MarshalJSON() ([]byte, error) { return e, nil }
 
 type fileOrigin struct {
 	ws       int

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -445,7 +446,11 @@ func (c *client) subscribe(t *testing.T, m *Manager, uri string) {
 	done := make(chan error, 1)
 	m.Attach(c, uri, -1, func(at Attachment, err error) {
 		if err == nil {
-			if st, ok := at.Snapshot.State.(protocol.ChangesetState); ok {
+			// A changeset snapshot comes as a ChangesetState or, once
+			// encoded for sharing, as its JSON: read it as a client would.
+			var st protocol.ChangesetState
+			b, _ := json.Marshal(at.Snapshot.State)
+			if protocol.ChannelOf(uri) == protocol.ChannelChangeset && json.Unmarshal(b, &st) == nil {
 				c.mu.Lock()
 				c.cs[uri] = st
 				c.mu.Unlock()
