@@ -493,3 +493,46 @@ func TestScenarioReconnectReplays(t *testing.T) {
 		t.Errorf("a cursor %d actions back replayed from a buffer of 16", r.m.Seq()-cursor)
 	}
 }
+
+// A new session is ready, and its uncommitted changeset computed, while
+// its baseline snapshot is still being taken; the session changeset, which
+// compares with the baseline, and turn boundaries wait for it.
+func TestScenarioReadyBeforeBaseline(t *testing.T) {
+	gate := make(chan struct{})
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "one\ntwo\n"},
+		func(w *fakeWorkspace) { w.snapGate = gate })
+	c := newClient("c1")
+	uncommitted := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uncommitted)
+	c.awaitFiles(t, uncommitted, r.ws.root, "a.txt")
+
+	sessionCS := r.changeset(t, protocol.KindSession, nil)
+	c.subscribe(t, r.m, sessionCS)
+	turned := make(chan error, 1)
+	go func() {
+		_, err := r.m.TurnStart(context.Background(), r.uri, "t1", "")
+		turned <- err
+	}()
+	r.ws.mu.Lock()
+	for _, q := range r.ws.queries {
+		if q.View == ViewTrees {
+			t.Errorf("a snapshot comparison ran before the baseline was taken: %+v", q)
+		}
+	}
+	r.ws.mu.Unlock()
+	select {
+	case err := <-turned:
+		t.Fatalf("turnStart returned before the baseline was taken: %v", err)
+	default:
+	}
+
+	// The baseline is the tree as the snapshot found it: nothing changed
+	// since, until an edit.
+	close(gate)
+	c.awaitFiles(t, sessionCS, r.ws.root)
+	if err := <-turned; err != nil {
+		t.Fatalf("turnStart after the baseline: %v", err)
+	}
+	r.ws.edit("b.txt", "new\n", false)
+	c.awaitFiles(t, sessionCS, r.ws.root, "b.txt")
+}
