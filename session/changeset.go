@@ -209,9 +209,6 @@ func (cs *csChannel) forgettable() bool {
 
 // activate starts watching and computing. s is the owning session.
 func (cs *csChannel) activate(s *Session) {
-	if s.baseline == nil && cs.needsBaseline() {
-		return // baselineTaken starts it
-	}
 	cs.active = true
 	cs.pendingAll = true
 	if !cs.startWatching(s) {

@@ -47,8 +47,6 @@ type fakeWorkspace struct {
 	// writeGate, likewise, holds Revert.
 	writeGate    chan struct{}
 	writeEntered chan struct{}
-	// snapGate, when set, holds every Snapshot until it is closed.
-	snapGate chan struct{}
 }
 
 func newFakeWorkspace(root string, head, work map[string]string) *fakeWorkspace {
@@ -176,13 +174,6 @@ func (w *fakeWorkspace) watching() int {
 }
 
 func (w *fakeWorkspace) Snapshot(ctx context.Context, track bool) (string, error) {
-	if w.snapGate != nil {
-		select {
-		case <-w.snapGate:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	id := fmt.Sprintf("snap-%d", len(w.snaps)+1)
@@ -540,13 +531,10 @@ type rig struct {
 	id  string
 }
 
-func newRig(t *testing.T, opts Options, head, work map[string]string, setup ...func(*fakeWorkspace)) *rig {
+func newRig(t *testing.T, opts Options, head, work map[string]string) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &rig{ws: newFakeWorkspace(dir, head, work), id: "s1", uri: protocol.SessionScheme + "/s1"}
-	for _, f := range setup {
-		f(r.ws)
-	}
 	if opts.OpenWorkspace == nil {
 		opts.OpenWorkspace = func(string) (Workspace, error) { return r.ws, nil }
 	}

@@ -185,83 +185,11 @@ func (s *Session) start() {
 			}
 			entries[i] = e
 		}
-		if s.restored != nil {
-			baseline := s.storedBaseline(len(entries))
-			if !s.do(func() { s.ready(entries, baseline) }) {
-				closeWorkspaces(entries) // disposed meanwhile
-			}
-			return
-		}
-		// A new session is ready before its baseline is taken: the
-		// uncommitted and branch changesets need none, and their first
-		// scan runs while the snapshot is written. Turn boundaries wait
-		// for the baseline (boundaryMu); the changesets that compare with
-		// it start once it is in (baselineTaken).
-		s.boundaryMu.Lock()
-		defer s.boundaryMu.Unlock()
-		s.clearStaleRecords()
-		if !s.do(func() { s.ready(entries, nil) }) {
+		baseline := s.takeBaseline(entries)
+		if !s.do(func() { s.ready(entries, baseline) }) {
 			closeWorkspaces(entries) // disposed meanwhile
-			return
 		}
-		baseline, failed := s.takeBaseline(entries)
-		s.do(func() { s.baselineTaken(baseline, failed) })
 	})
-}
-
-// storedBaseline is the baseline of a restored session, one tree per
-// working directory.
-func (s *Session) storedBaseline(n int) []string {
-	baseline := make([]string, n)
-	for i := range baseline {
-		if i < len(s.restored.Workspaces) {
-			baseline[i] = s.restored.Workspaces[i].Baseline
-		}
-	}
-	return baseline
-}
-
-// baselineTaken installs a new session's baseline, taken after the session
-// became ready, drops the directories that turned out unusable (failed:
-// plain directories that cannot be snapshotted), and starts the
-// changesets that compare with the baseline.
-func (s *Session) baselineTaken(baseline []string, failed map[int]error) {
-	if s.disposed {
-		return
-	}
-	s.baseline = baseline
-	if len(failed) > 0 {
-		for i, err := range failed {
-			e := s.workspaces[i]
-			if e.ws != nil {
-				e.ws.Close()
-			}
-			e.ws, e.err = nil, err
-			s.setWorkspaceInfo(i, func(wi *workingDirInfo) { wi.Git, wi.Error = false, err.Error() })
-		}
-		s.commitSession(protocol.SessionChangesetsChanged{Changesets: s.catalogue()}, nil)
-	}
-	for _, cs := range s.changesets {
-		s.m.commitMu.Lock()
-		n := len(cs.ch.subs)
-		s.m.commitMu.Unlock()
-		if n > 0 && !cs.active {
-			cs.activate(s)
-		}
-	}
-	s.annotationsMayHaveMoved()
-}
-
-// needsBaseline reports whether the changeset compares with the session's
-// baseline, so it cannot start before the baseline is taken.
-func (cs *csChannel) needsBaseline() bool {
-	switch cs.ref.Kind {
-	case protocol.KindSession:
-		return true
-	case protocol.KindCompareTurns:
-		return cs.ref.Vars["originalTurnId"] == BaselineTurnID || cs.ref.Vars["modifiedTurnId"] == BaselineTurnID
-	}
-	return false
 }
 
 // closeWorkspaces releases what the workspaces hold (their watchers).
@@ -273,24 +201,27 @@ func closeWorkspaces(entries []*workingDir) {
 	}
 }
 
-// takeBaseline snapshots every working directory of a new session and
-// records the session. It runs off the actor, which already serves the
-// entries: it does not change them, but returns the plain directories
-// that cannot be snapshotted (a directory without a repository is only
-// its snapshots), for baselineTaken to drop.
-func (s *Session) takeBaseline(entries []*workingDir) (baseline []string, failed map[int]error) {
-	baseline = make([]string, len(entries))
+// takeBaseline returns the stored baseline of a restored session, or
+// snapshots every git workspace now and records the session.
+func (s *Session) takeBaseline(entries []*workingDir) []string {
+	baseline := make([]string, len(entries))
+	if r := s.restored; r != nil {
+		for i := range entries {
+			if i < len(r.Workspaces) {
+				baseline[i] = r.Workspaces[i].Baseline
+			}
+		}
+		return baseline
+	}
 	for i, e := range entries {
 		if e.ws == nil {
 			continue
 		}
 		t, err := e.ws.Snapshot(s.ctx, false)
 		if err != nil && isPlain(e.ws) {
+			// A directory without a repository is only its snapshots.
 			s.log.Warn("working directory cannot be snapshotted", "dir", e.dir, "err", err)
-			if failed == nil {
-				failed = map[int]error{}
-			}
-			failed[i] = err
+			e.ws, e.err = nil, err
 			continue
 		}
 		if err != nil {
@@ -299,15 +230,11 @@ func (s *Session) takeBaseline(entries []*workingDir) (baseline []string, failed
 		}
 		baseline[i] = t
 	}
-	usable := false
-	for i, e := range entries {
-		usable = usable || (e.ws != nil && failed[i] == nil)
-	}
-	if !usable {
+	if !slices.ContainsFunc(entries, func(e *workingDir) bool { return e.ws != nil }) {
 		// Nothing here can be served (missing or unreadable directories):
 		// the session lives until the daemon stops, not beyond.
 		s.log.Warn("session not recorded: none of its directories can be served")
-		return baseline, failed
+		return baseline
 	}
 	rec := store.Session{ID: s.id, URI: s.uri, Title: s.state.Title, CreatedAt: s.createdAt}
 	for i, e := range entries {
@@ -320,26 +247,17 @@ func (s *Session) takeBaseline(entries []*workingDir) (baseline []string, failed
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	if db := s.m.opts.Store; db != nil && !s.gone && s.ctx.Err() == nil {
+		// A stored session with this id that was not restored belongs to
+		// something else (another project once at this path): this session
+		// starts clean, without its turns or review flags.
+		if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
+			s.log.Error("cannot clear an earlier session's records", "err", err)
+		}
 		if err := db.PutSession(rec); err != nil {
 			s.log.Error("cannot record the session; it will not survive a restart", "err", err)
 		}
 	}
-	return baseline, failed
-}
-
-// clearStaleRecords deletes what the store holds under a new session's id.
-// A stored session with this id that was not restored belongs to
-// something else (another project once at this path): this session starts
-// clean, without its turns, review flags or annotations. It runs before
-// the session is ready, so nothing written for this session is deleted.
-func (s *Session) clearStaleRecords() {
-	s.recMu.Lock()
-	defer s.recMu.Unlock()
-	if db := s.m.opts.Store; db != nil && !s.gone && s.ctx.Err() == nil {
-		if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
-			s.log.Error("cannot clear an earlier session's records", "err", err)
-		}
-	}
+	return baseline
 }
 
 func (s *Session) ready(entries []*workingDir, baseline []string) {
