@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/test/fake"
@@ -858,6 +859,33 @@ func TestBrowserAnnotations(t *testing.T) {
 		b.waitFor("the box gone", `!document.querySelector('#diff .composer')`)
 		if n := len(m.State().Annotations); n != 2 {
 			t.Errorf("the other client has %d annotations, want 2", n)
+		}
+	}) {
+		return
+	}
+
+	if !t.Run("a comment on the whole file; Escape closes the box", func(t *testing.T) {
+		b.t, m.t = t, t
+		b.click("Comment on file", `#file-comment`)
+		b.waitFor("the comment box", `!!document.querySelector('#diff .composer textarea')`)
+		b.do(chromedp.SendKeys(`#diff .composer textarea`, "never sent"), chromedp.KeyEvent(kb.Escape))
+		b.waitFor("the box gone after Escape", `!document.querySelector('#diff .composer')`)
+		b.click("Comment on file", `#file-comment`)
+		b.waitFor("the comment box", `!!document.querySelector('#diff .composer textarea')`)
+		b.do(chromedp.SendKeys(`#diff .composer textarea`, "The whole file, please."))
+		b.click("Send", `#diff .composer button.send`)
+		st := m.Wait("the whole-file comment", func(st protocol.AnnotationsState) bool {
+			return slices.ContainsFunc(st.Annotations, func(a protocol.Annotation) bool {
+				return slices.Equal(entryTexts(&a), []string{"The whole file, please."})
+			})
+		})
+		for _, a := range st.Annotations {
+			if slices.Contains(entryTexts(&a), "never sent") {
+				t.Errorf("the text of a box closed with Escape was sent: %+v", a)
+			}
+			if slices.Equal(entryTexts(&a), []string{"The whole file, please."}) && (a.Range != nil || a.TurnID != turnID) {
+				t.Errorf("whole-file comment: turn %q range %+v, want turn %q and no range", a.TurnID, a.Range, turnID)
+			}
 		}
 	}) {
 		return
