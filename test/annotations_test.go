@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -380,4 +381,37 @@ func TestMeasureAnnotationsSubscribe(t *testing.T) {
 	slices.Sort(gitTook)
 	t.Logf("subscribe with 1,000 annotations over 100 changed files: median %v (min %v); git diff --numstat on the same tree: median %v; ratio %.2f",
 		took[runs/2], took[0], gitTook[runs/2], float64(took[runs/2])/float64(gitTook[runs/2]))
+}
+
+// A directory without git: annotations anchor to its snapshots the same
+// way, and follow the lines when a later edit moves them.
+func TestAnnotationsInAPlainDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	writeFile(t, dir, "notes.txt", prefixedLines(10, "note"))
+	d := startDaemon(t, dir)
+	c := d.client(t, "reviewer")
+	sum := onlySession(t, c)
+	catalogue(t, c, sum.Resource)
+	turn := turnStart(t, c, sum.Resource, "edit")
+	writeFile(t, dir, "notes.txt", strings.Replace(prefixedLines(10, "note"), "note 5\n", "note five\n", 1))
+	turnEnd(t, c, sum.Resource)
+
+	uri := protocol.AnnotationsURI(sum.Resource)
+	m := mirrorAnnotations(t, c, uri)
+	dispatchOn(t, c, uri, 1, map[string]any{"type": "annotations/set", "annotation": map[string]any{
+		"id": "p1", "turnId": turn, "resource": "file://" + dir + "/notes.txt", "resolved": false,
+		"range":   map[string]any{"start": map[string]any{"line": 5, "character": 0}, "end": map[string]any{"line": 6, "character": 0}},
+		"entries": []any{map[string]any{"id": "e1", "text": "five, in words?"}},
+	}})
+	m.Wait("placed", func(st protocol.AnnotationsState) bool { return hasPlace(st, "p1", protocol.PlaceSame, 5) })
+
+	writeFile(t, dir, "notes.txt", "top\n"+strings.Replace(prefixedLines(10, "note"), "note 5\n", "note five\n", 1))
+	late := mirrorAnnotations(t, d.client(t, "late"), uri)
+	if !hasPlace(late.base, "p1", protocol.PlaceMoved, 6) {
+		b, _ := json.Marshal(late.base)
+		t.Fatalf("after a line was added above, snapshot = %s; want p1 moved to line 6", b)
+	}
 }
