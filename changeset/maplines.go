@@ -13,13 +13,6 @@ type LineMap struct {
 	Gone bool
 }
 
-// MapLines maps the zero-based lines first..last of old to new through the
-// diff between them (the same diff Compare computes). Lines past the end
-// of old are taken as unchanged lines after it.
-func MapLines(old, new []byte, first, last int) LineMap {
-	return NewLineMapper(old, new).Map(first, last)
-}
-
 // LineMapper maps line ranges of one old text to one new text; the diff is
 // computed once, for any number of ranges.
 type LineMapper struct {
@@ -32,7 +25,7 @@ type LineMapper struct {
 // lines [nb, ne).
 type span struct{ ob, oe, nb, ne int }
 
-// NewLineMapper diffs old and new.
+// NewLineMapper diffs old and new (the same diff Compare computes).
 func NewLineMapper(old, new []byte) *LineMapper {
 	r := Compare(&Side{Path: "a", Content: old}, &Side{Path: "a", Content: new}, Options{Context: -1, NoFuncNames: true})
 	lm := &LineMapper{n: lineCount(old), opaque: r.TooLarge || r.Binary}
@@ -50,7 +43,8 @@ func NewLineMapper(old, new []byte) *LineMapper {
 	return lm
 }
 
-// Map maps the zero-based lines first..last of the old text.
+// Map maps the zero-based lines first..last of the old text. Lines past
+// its end are taken as unchanged lines after it.
 func (m *LineMapper) Map(first, last int) LineMap {
 	if last < first {
 		last = first

@@ -52,9 +52,9 @@ func TestMapLines(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := MapLines(text(base), c.new, c.first, c.last)
+			got := NewLineMapper(text(base), c.new).Map(c.first, c.last)
 			if got != c.want {
-				t.Errorf("MapLines(%d..%d) = %+v, want %+v", c.first, c.last, got, c.want)
+				t.Errorf("Map(%d..%d) = %+v, want %+v", c.first, c.last, got, c.want)
 			}
 		})
 	}
@@ -81,7 +81,7 @@ func TestMapLinesFollowsUnchangedLines(t *testing.T) {
 		}
 		first := next(30)
 		last := first + next(8)
-		lm := MapLines(text(old), text(cur), first, last)
+		lm := NewLineMapper(text(old), text(cur)).Map(first, last)
 		if lm.Gone {
 			continue
 		}

@@ -676,13 +676,9 @@ func (m *Manager) readChanged(an anchor, fc *FileChange) *fileText {
 	return &fileText{cur: cur, lines: changeset.NewLineMapper(old, cur)}
 }
 
-// MapRange says where range r of old lies in cur. A range whose end is at
-// character 0 of a later line ends at the line before (the usual way to
-// select whole lines).
-func MapRange(old, cur []byte, r protocol.TextRange) protocol.AnnotationPlace {
-	return mapRange(changeset.NewLineMapper(old, cur), cur, r)
-}
-
+// mapRange says where range r of the old text lies in cur, through m. A
+// range whose end is at character 0 of a later line ends at the line
+// before (the usual way to select whole lines).
 func mapRange(m *changeset.LineMapper, cur []byte, r protocol.TextRange) protocol.AnnotationPlace {
 	first, last := r.Start.Line, r.End.Line
 	wholeLines := r.End.Character == 0 && r.End.Line > r.Start.Line

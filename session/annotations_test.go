@@ -3,6 +3,7 @@ package session
 import (
 	"testing"
 
+	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -30,7 +31,7 @@ func TestMapRange(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := MapRange(old, []byte(c.cur), c.r)
+			got := mapRange(changeset.NewLineMapper(old, []byte(c.cur)), []byte(c.cur), c.r)
 			if got.Status != c.want.Status || !sameRange(got.Range, c.want.Range) {
 				t.Errorf("MapRange = %s %+v, want %s %+v", got.Status, got.Range, c.want.Status, c.want.Range)
 			}

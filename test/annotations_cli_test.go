@@ -1,10 +1,7 @@
 package test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,19 +14,8 @@ import (
 // returns what it printed and its exit code.
 func (d *daemon) cliRun(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, append(args, "--state-dir", d.StateDir)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("changesetd %v: %v", args, err)
-	}
-	return out.String(), errb.String(), code
+	code, stdout, stderr = cli(t, stdin, nil, append(args, "--state-dir", d.StateDir)...)
+	return stdout, stderr, code
 }
 
 // cliOK is cliRun that fails the test unless the command exits 0.

@@ -11,12 +11,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -386,11 +386,8 @@ func (c *client) workingDirs(ctx context.Context, sessionURI string) ([]string, 
 
 // filePath is the path of a file:// URI.
 func filePath(uri string) (string, bool) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || u.Path == "" {
-		return "", false
-	}
-	return filepath.Clean(filepath.FromSlash(u.Path)), true
+	p, err := confine.PathFromFileURI(uri)
+	return p, err == nil
 }
 
 // relPath is the path of a file:// URI relative to the working directory
