@@ -530,6 +530,37 @@ func (s *Session) annotationsMayHaveMoved() {
 	}
 }
 
+// filesChanged places again the annotations on the files a refresh
+// looked at: every one after a full refresh, else those under its paths.
+func (s *Session) filesChanged(results []wsResult) {
+	if len(s.notes.state.Annotations) == 0 {
+		return
+	}
+	var ids []string
+	for _, a := range s.notes.state.Annotations {
+		i, rel, ok := s.locate(a.Resource)
+		if !ok {
+			continue
+		}
+		for _, r := range results {
+			if r.err != nil || r.ws != i {
+				continue
+			}
+			if r.all {
+				s.annotationsMayHaveMoved()
+				return
+			}
+			if underAny(fileOrigin{to: &FileVersion{Path: rel}}, r.paths) {
+				ids = append(ids, a.ID)
+				break
+			}
+		}
+	}
+	if len(ids) > 0 {
+		s.placeAnnotations(ids...)
+	}
+}
+
 func (s *Session) releaseWaiting() {
 	ws := s.notes.waiting
 	s.notes.waiting = nil

@@ -559,7 +559,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 			Channel: protocol.RootURI, Session: s.uri, Changes: protocol.Object{"changes": s.changes()},
 		})
 	}
-	s.annotationsMayHaveMoved()
+	s.filesChanged(results)
 }
 
 func underAny(o fileOrigin, paths []string) bool {
