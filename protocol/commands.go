@@ -1,6 +1,9 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // Method names.
 const (
@@ -80,6 +83,30 @@ type SubscribeParams struct {
 
 type SubscribeResult struct {
 	Snapshot *Snapshot `json:"snapshot,omitempty"`
+}
+
+// appendJSON writes the result, an Encoded snapshot state as it is (as
+// encoding/json would write it, without scanning it again).
+func (r SubscribeResult) appendJSON(b []byte) ([]byte, error) {
+	state, ok := Encoded(nil), false
+	if r.Snapshot != nil {
+		state, ok = r.Snapshot.State.(Encoded)
+	}
+	if !ok {
+		out, err := json.Marshal(r)
+		return append(b, out...), err
+	}
+	res, err := json.Marshal(r.Snapshot.Resource)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `{"snapshot":{"resource":`...)
+	b = append(b, res...)
+	b = append(b, `,"state":`...)
+	b = append(b, state...)
+	b = append(b, `,"fromSeq":`...)
+	b = strconv.AppendInt(b, r.Snapshot.FromSeq, 10)
+	return append(b, "}}"...), nil
 }
 
 type UnsubscribeParams struct {

@@ -3,7 +3,6 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 )
 
 // The JSON-RPC 2.0 envelope types, the one definition used by the server
@@ -81,29 +80,13 @@ type Encoded []byte
 
 func (e Encoded) MarshalJSON() ([]byte, error) { return e, nil }
 
-// marshalResult encodes a result, writing the Encoded state of a subscribe
-// snapshot as it is.
+// marshalResult encodes a result; one that holds Encoded parts writes
+// them itself (see SubscribeResult.appendJSON).
 func marshalResult(v any) ([]byte, error) {
-	sr, ok := v.(SubscribeResult)
-	if !ok || sr.Snapshot == nil {
-		return json.Marshal(v)
+	if a, ok := v.(interface{ appendJSON([]byte) ([]byte, error) }); ok {
+		return a.appendJSON(nil)
 	}
-	state, ok := sr.Snapshot.State.(Encoded)
-	if !ok {
-		return json.Marshal(v)
-	}
-	res, err := json.Marshal(sr.Snapshot.Resource)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(state)+len(res)+64)
-	b = append(b, `{"snapshot":{"resource":`...)
-	b = append(b, res...)
-	b = append(b, `,"state":`...)
-	b = append(b, state...)
-	b = append(b, `,"fromSeq":`...)
-	b = strconv.AppendInt(b, sr.Snapshot.FromSeq, 10)
-	return append(b, "}}"...), nil
+	return json.Marshal(v)
 }
 
 // RPCMessage is any incoming JSON-RPC message, for clients to decode: a
