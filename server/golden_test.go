@@ -64,6 +64,9 @@ func TestGoldenFrames(t *testing.T) {
 		{"unknown operation", []string{init, req(2, "invokeChangesetOperation", `{"channel":"ahp-changeset:/nobody/changeset/uncommitted","operationId":"nope"}`)}, 2},
 		{"dispose unknown session", []string{init, req(2, "disposeSession", `{"channel":"ahp-session:/nobody"}`)}, 2},
 		{"turn on unknown session", []string{init, req(2, "x-changesetd/turnStart", `{"channel":"ahp-session:/nobody"}`)}, 2},
+		{"subscribe annotations of unknown session", []string{init, req(2, "subscribe", `{"channel":"ahp-session:/nobody/annotations"}`)}, 2},
+		{"annotationsDelivered on a session channel", []string{init, req(2, "x-changesetd/annotationsDelivered", `{"channel":"ahp-session:/nobody","annotationIds":[]}`)}, 2},
+		{"annotationsDelivered unknown session", []string{init, req(2, "x-changesetd/annotationsDelivered", `{"channel":"ahp-session:/nobody/annotations","annotationIds":["a"]}`)}, 2},
 		{"reconnect other client", []string{init, req(2, "reconnect", `{"channel":"ahp-root://","clientId":"other","lastSeenServerSeq":0,"subscriptions":[]}`)}, 2},
 		// Successes.
 		{"ping", []string{req(2, "ping", `{"channel":"ahp-root://"}`)}, 1},
@@ -74,6 +77,10 @@ func TestGoldenFrames(t *testing.T) {
 		{"subscribe immediate delivery", []string{init, req(2, "subscribe", `{"channel":"ahp-root://","delivery":{"maxLatencyMs":0}}`)}, 2},
 		{"unsubscribe", []string{init, req(2, "unsubscribe", `{"channel":"ahp-root://"}`)}, 2},
 		{"dispatchAction", []string{init, req(2, "dispatchAction", `{"channel":"ahp-root://","clientSeq":1,"action":{"type":"x/unknown"}}`)}, 3},
+		{"annotations", []string{init,
+			req(2, "createSession", `{"channel":"ahp-session:/0d1a7e5c-0000-4000-8000-000000000001","workingDirectories":["file:///"]}`),
+			req(3, "subscribe", `{"channel":"ahp-session:/0d1a7e5c-0000-4000-8000-000000000001/annotations"}`),
+			req(4, "x-changesetd/annotationsDelivered", `{"channel":"ahp-session:/0d1a7e5c-0000-4000-8000-000000000001/annotations","annotationIds":["none"],"turnId":""}`)}, 4},
 		{"reconnect", []string{req(1, "reconnect", `{"channel":"ahp-root://","clientId":"golden","lastSeenServerSeq":0,"subscriptions":["ahp-root://","ahp-session:/gone"]}`)}, 1},
 		{"notification gets no answer", []string{init, `{"jsonrpc":"2.0","method":"unsubscribe","params":{"channel":"ahp-root://"}}`, req(3, "ping", `{"channel":"ahp-root://"}`)}, 2},
 	}
