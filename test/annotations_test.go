@@ -12,52 +12,10 @@ import (
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/test/fake"
 )
 
-// annotationsMirror is a client's copy of an annotations channel: the
-// snapshot plus every later envelope, applied with the pure reducer.
-type annotationsMirror struct {
-	t       *testing.T
-	c       *fake.Client
-	uri     string
-	base    protocol.AnnotationsState
-	fromSeq int64
-}
-
-func mirrorAnnotations(t *testing.T, c *fake.Client, uri string) *annotationsMirror {
-	t.Helper()
-	raw, from := subscribe(t, c, uri)
-	m := &annotationsMirror{t: t, c: c, uri: uri, fromSeq: from}
-	if err := json.Unmarshal(raw, &m.base); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func (m *annotationsMirror) State() protocol.AnnotationsState {
-	st := m.base
-	for _, e := range m.c.Envelopes(m.uri) {
-		if e.RejectionReason != "" || e.ServerSeq <= m.fromSeq {
-			continue
-		}
-		st, _ = reducer.ApplyAnnotations(st, e.Action.Action, reducer.Env{})
-	}
-	return st
-}
-
-func (m *annotationsMirror) Wait(what string, cond func(protocol.AnnotationsState) bool) protocol.AnnotationsState {
-	m.t.Helper()
-	var st protocol.AnnotationsState
-	if err := m.c.Wait(ctx(m.t), what, func() bool { st = m.State(); return cond(st) }); err != nil {
-		b, _ := json.MarshalIndent(st, "", "  ")
-		m.t.Fatalf("%v; state:\n%s", err, b)
-	}
-	return st
-}
-
-// find returns the annotation with id, or nil.
+// findAnnotation returns the annotation with id, or nil.
 func findAnnotation(st protocol.AnnotationsState, id string) *protocol.Annotation {
 	for i := range st.Annotations {
 		if st.Annotations[i].ID == id {

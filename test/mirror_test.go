@@ -28,29 +28,58 @@ func subscribe(t *testing.T, c *fake.Client, uri string) (json.RawMessage, int64
 	return res.Snapshot.State, res.Snapshot.FromSeq
 }
 
-// changesetMirror is what a client holds: the snapshot plus every later
-// envelope applied with the same pure reducer the server uses.
-type changesetMirror struct {
+// mirror is what a client holds of a channel: the snapshot plus every
+// later envelope applied with the same pure reducer the server uses.
+type mirror[S any] struct {
 	t       *testing.T
 	c       *fake.Client
 	uri     string
-	base    protocol.ChangesetState
+	base    S
 	fromSeq int64
+	apply   func(S, protocol.Action) S
+	clone   func(S) S
 }
 
-func mirrorChangeset(t *testing.T, c *fake.Client, uri string) *changesetMirror {
+// newMirror subscribes c to uri and mirrors the channel from its snapshot.
+func newMirror[S any](t *testing.T, c *fake.Client, uri string, apply func(S, protocol.Action) S, clone func(S) S) *mirror[S] {
 	t.Helper()
 	raw, from := subscribe(t, c, uri)
-	m := &changesetMirror{t: t, c: c, uri: uri, fromSeq: from}
+	m := &mirror[S]{t: t, c: c, uri: uri, fromSeq: from, apply: apply, clone: clone}
 	if err := json.Unmarshal(raw, &m.base); err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
+// changesetMirror mirrors a changeset channel.
+type changesetMirror = mirror[protocol.ChangesetState]
+
+func mirrorChangeset(t *testing.T, c *fake.Client, uri string) *changesetMirror {
+	t.Helper()
+	return newMirror(t, c, uri,
+		func(st protocol.ChangesetState, a protocol.Action) protocol.ChangesetState {
+			st, _ = reducer.ApplyChangeset(st, a, reducer.Env{})
+			return st
+		},
+		protocol.ChangesetState.Clone)
+}
+
+// annotationsMirror mirrors an annotations channel.
+type annotationsMirror = mirror[protocol.AnnotationsState]
+
+func mirrorAnnotations(t *testing.T, c *fake.Client, uri string) *annotationsMirror {
+	t.Helper()
+	return newMirror(t, c, uri,
+		func(st protocol.AnnotationsState, a protocol.Action) protocol.AnnotationsState {
+			st, _ = reducer.ApplyAnnotations(st, a, reducer.Env{})
+			return st
+		},
+		func(st protocol.AnnotationsState) protocol.AnnotationsState { return st }) // the reducer never writes into a state
+}
+
 // State applies the envelopes received so far, checking their order.
-func (m *changesetMirror) State() protocol.ChangesetState {
-	st := m.base.Clone()
+func (m *mirror[S]) State() S {
+	st := m.clone(m.base)
 	last := m.fromSeq
 	for _, e := range m.c.Envelopes(m.uri) {
 		if e.RejectionReason != "" || e.ServerSeq <= m.fromSeq {
@@ -60,15 +89,15 @@ func (m *changesetMirror) State() protocol.ChangesetState {
 			m.t.Fatalf("envelope serverSeq %d after %d on %s: not increasing", e.ServerSeq, last, m.uri)
 		}
 		last = e.ServerSeq
-		st, _ = reducer.ApplyChangeset(st, e.Action.Action, reducer.Env{})
+		st = m.apply(st, e.Action.Action)
 	}
 	return st
 }
 
 // Wait waits until cond holds on the mirrored state.
-func (m *changesetMirror) Wait(what string, cond func(protocol.ChangesetState) bool) protocol.ChangesetState {
+func (m *mirror[S]) Wait(what string, cond func(S) bool) S {
 	m.t.Helper()
-	var st protocol.ChangesetState
+	var st S
 	err := m.c.Wait(ctx(m.t), what, func() bool {
 		st = m.State()
 		return cond(st)
