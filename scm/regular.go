@@ -21,21 +21,16 @@ var ErrNotRegular = errors.New("not a regular file")
 // checked again on the open descriptor, so nothing but a regular file is
 // ever read. O_NONBLOCK has no effect on reads of regular files.
 func openRegular(abs string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := checkRegular(f)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
+	return regularOnly(os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0))
 }
 
 // openRegularIn is openRegular through root.
 func openRegularIn(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return regularOnly(root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0))
+}
+
+// regularOnly keeps a file just opened only if it is a regular file.
+func regularOnly(f *os.File, err error) (*os.File, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
