@@ -308,26 +308,22 @@ func (w *fakeWorkspace) Undo(ctx context.Context, un Undo) error {
 	return nil
 }
 
-func (w *fakeWorkspace) Stage(ctx context.Context, e Edit) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.edits = append(w.edits, e)
-	for _, f := range e.Files {
-		if c, ok := w.work[f.Path()]; ok {
-			w.index[f.Path()] = c
-		} else {
-			delete(w.index, f.Path())
-		}
-	}
-	return nil
-}
+func (w *fakeWorkspace) Stage(ctx context.Context, e Edit) error { return w.setIndex(e, false) }
 
-func (w *fakeWorkspace) Unstage(ctx context.Context, e Edit) error {
+func (w *fakeWorkspace) Unstage(ctx context.Context, e Edit) error { return w.setIndex(e, true) }
+
+// setIndex records e and sets the index entry of each of its files to the
+// file's working content, or its HEAD content for an unstage.
+func (w *fakeWorkspace) setIndex(e Edit, fromHead bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.edits = append(w.edits, e)
+	from := w.work
+	if fromHead {
+		from = w.head
+	}
 	for _, f := range e.Files {
-		if c, ok := w.head[f.Path()]; ok {
+		if c, ok := from[f.Path()]; ok {
 			w.index[f.Path()] = c
 		} else {
 			delete(w.index, f.Path())
