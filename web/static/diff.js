@@ -54,18 +54,29 @@ function setPos(tr, l) {
   if (l && l.a !== null && l.a !== undefined) tr.dataset.a = String(l.a);
 }
 
-// renderUnified renders hunks as one column of old/new numbers and text.
-export function renderUnified(hunks) {
-  const t = el('table', 'difftable unified');
+// diffTable makes the table of a diff view and its body.
+function diffTable(view) {
+  const t = el('table', 'difftable ' + view);
   const tb = el('tbody');
   t.append(tb);
+  return { t, tb };
+}
+
+// hunkRow is the header row of hunk number hi.
+function hunkRow(h, hi) {
+  const hr = el('tr', 'hunk');
+  hr.dataset.hunk = String(hi);
+  const td = el('td', 'hunkhead', h.header);
+  td.colSpan = 4;
+  hr.append(td);
+  return hr;
+}
+
+// renderUnified renders hunks as one column of old/new numbers and text.
+export function renderUnified(hunks) {
+  const { t, tb } = diffTable('unified');
   hunks.forEach((h, hi) => {
-    const hr = el('tr', 'hunk');
-    hr.dataset.hunk = String(hi);
-    const td = el('td', 'hunkhead', h.header);
-    td.colSpan = 4;
-    hr.append(td);
-    tb.append(hr);
+    tb.append(hunkRow(h, hi));
     for (const l of h.lines) {
       const tr = el('tr', 'line ' + l.kind);
       tr.dataset.hunk = String(hi);
@@ -81,16 +92,9 @@ export function renderUnified(hunks) {
 // renderSplit renders hunks side by side: deletions on the left paired
 // with the additions that replace them on the right.
 export function renderSplit(hunks) {
-  const t = el('table', 'difftable split');
-  const tb = el('tbody');
-  t.append(tb);
+  const { t, tb } = diffTable('split');
   hunks.forEach((h, hi) => {
-    const hr = el('tr', 'hunk');
-    hr.dataset.hunk = String(hi);
-    const td = el('td', 'hunkhead', h.header);
-    td.colSpan = 4;
-    hr.append(td);
-    tb.append(hr);
+    tb.append(hunkRow(h, hi));
     const rows = [];
     let dels = [];
     let adds = [];
