@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,6 +128,7 @@ type serveArgs struct {
 	maxFrame     int64
 	sendQueue    int
 	maxConns     int
+	cpuProfile   string
 	dirs         []string
 }
 
@@ -152,6 +154,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.Int64Var(&a.maxFrame, "max-frame", server.DefaultMaxFrameBytes, "largest accepted WebSocket message in bytes")
 	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow client is disconnected")
 	fs.IntVar(&a.maxConns, "max-conns", server.DefaultMaxConns, "concurrent WebSocket connections; more get HTTP 503")
+	fs.StringVar(&a.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: changesetd serve [flags] [DIR...]\n\nEach DIR becomes a session whose id is stable for its absolute path and repository.\n\nFlags (each also read from the environment variable named after it):\n")
 		printDefaults(fs)
@@ -205,6 +208,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd: %v\n", err)
 		return 2
+	}
+	if a.cpuProfile != "" {
+		stop, err := startCPUProfile(a.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "changesetd: --cpu-profile: %v\n", err)
+			return 2
+		}
+		defer stop()
 	}
 	if err := os.MkdirAll(a.stateDir, 0o700); err != nil {
 		fmt.Fprintf(stderr, "changesetd: state dir: %v%s\n", err, stateDirHint(err, a.stateDir))
@@ -535,4 +546,21 @@ func allowRoots(a *serveArgs) []string {
 		}
 	}
 	return roots
+}
+
+// startCPUProfile profiles the process from now until the returned stop,
+// which writes the profile out.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
