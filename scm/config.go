@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
 )
@@ -17,9 +19,55 @@ type gitConfig struct {
 	files []*formatcfg.Config
 }
 
-// loadConfig reads the config files git would read for the repository whose
-// common dir is commonDir and per-worktree dir is gitDir.
+// configCache keeps parsed config files between calls: reading a file is
+// a job per diffed file otherwise (three or four files opened and parsed
+// for each). An entry is used again only while every file it was read
+// from (or found missing) stats the same: same size, mtime, ctime and
+// inode. The cached *gitConfig is never modified.
+var configCache struct {
+	sync.Mutex
+	m map[string]cachedConfig
+}
+
+type cachedConfig struct {
+	stats []fileStat // of paths, in order; zero for a missing file
+	cfg   *gitConfig
+}
+
+// maxCachedConfigs bounds the cache; past it, it starts over.
+const maxCachedConfigs = 64
+
+// loadConfig returns the config files git would read for the repository
+// whose common dir is commonDir and per-worktree dir is gitDir, merged.
 func loadConfig(commonDir, gitDir string) *gitConfig {
+	paths := configPaths(commonDir, gitDir)
+	key := strings.Join(paths, "\x00")
+	stats := make([]fileStat, len(paths))
+	for i, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			stats[i] = statOf(fi)
+		}
+	}
+	configCache.Lock()
+	e, ok := configCache.m[key]
+	configCache.Unlock()
+	if ok && slices.Equal(e.stats, stats) {
+		return e.cfg
+	}
+	c := readConfig(paths)
+	configCache.Lock()
+	if configCache.m == nil || len(configCache.m) >= maxCachedConfigs {
+		configCache.m = map[string]cachedConfig{}
+	}
+	configCache.m[key] = cachedConfig{stats: stats, cfg: c}
+	configCache.Unlock()
+	return c
+}
+
+// configPaths lists the config files git would read, in increasing
+// priority, including the per-worktree file, which is read only when
+// extensions.worktreeConfig is set.
+func configPaths(commonDir, gitDir string) []string {
 	var paths []string
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
 		paths = append(paths, "/etc/gitconfig")
@@ -35,12 +83,17 @@ func loadConfig(commonDir, gitDir string) *gitConfig {
 		}
 	}
 	paths = append(paths, filepath.Join(commonDir, "config"))
+	return append(paths, filepath.Join(gitDir, "config.worktree"))
+}
+
+// readConfig reads paths as configPaths returned them.
+func readConfig(paths []string) *gitConfig {
 	c := &gitConfig{}
-	for _, p := range paths {
+	for _, p := range paths[:len(paths)-1] {
 		c.add(p)
 	}
 	if c.bool("extensions", "", "worktreeconfig", false) {
-		c.add(filepath.Join(gitDir, "config.worktree"))
+		c.add(paths[len(paths)-1])
 	}
 	return c
 }
