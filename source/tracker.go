@@ -21,11 +21,10 @@ import (
 // that watches the workspace, plus the set of changes against HEAD that
 // snapshots are built from.
 //
-// The watcher runs while a changeset listens, and from a session's first
-// turn boundary on: a session with turns keeps it, so that every later
-// boundary re-checks only the paths reported since the previous one. The
-// baseline snapshot taken when a session starts is a one-off scan and
-// starts no watcher.
+// The watcher runs from the workspace's first scan, when the session
+// opens it, until the workspace is closed: the baseline snapshot, the
+// first uncommitted changeset and every turn boundary re-check only the
+// paths reported since the previous look, instead of walking the tree.
 type tracker struct {
 	// busy serialises trackedChanges: two overlapping calls could each
 	// see the other's pending paths half applied.

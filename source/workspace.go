@@ -68,8 +68,12 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 			return nil, err
 		}
 		w := &gitWorkspace{repo: repo, snaps: snaps, top: top, scope: scope, log: log.With("component", "workspace", "root", repo.Root())}
-		// The first scan fills the stat cache.
-		if _, err := w.status(context.Background()); err != nil {
+		// The first scan fills the stat cache and starts the tracker: the
+		// session's baseline snapshot and the first uncommitted changeset
+		// then take its result (and what the watcher reported since)
+		// instead of walking the tree again each.
+		if _, err := w.trackedChanges(context.Background()); err != nil {
+			w.Close()
 			return nil, err
 		}
 		return w, nil
