@@ -107,7 +107,7 @@ func (s *Session) attachAnnotations(sub Subscriber, lastSeen int64, done func(At
 			return
 		}
 		w := waitingAttach{sub, lastSeen, done}
-		if len(s.notes.state.Annotations) == 0 || s.workspaces == nil {
+		if len(s.notes.state.Annotations) == 0 || !s.started {
 			s.attachNotes(w)
 			return
 		}
@@ -525,7 +525,7 @@ func (s *Session) placeAnnotations(ids ...string) {
 // annotationsMayHaveMoved recomputes the current places after the working
 // tree or the turns changed.
 func (s *Session) annotationsMayHaveMoved() {
-	if len(s.notes.state.Annotations) > 0 && s.workspaces != nil {
+	if len(s.notes.state.Annotations) > 0 && s.started {
 		s.placeAnnotations()
 	}
 }
@@ -533,7 +533,7 @@ func (s *Session) annotationsMayHaveMoved() {
 // filesChanged places again the annotations on the files a refresh
 // looked at: every one after a full refresh, else those under its paths.
 func (s *Session) filesChanged(results []wsResult) {
-	if len(s.notes.state.Annotations) == 0 {
+	if len(s.notes.state.Annotations) == 0 || !s.started {
 		return
 	}
 	var ids []string

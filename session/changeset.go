@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
@@ -102,7 +103,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
 		s.m.attach(cs.ch, sub, lastSeen, cs.snapshot, done)
-		if !cs.active && s.workspaces != nil {
+		if !cs.active && s.canActivate(cs) {
 			cs.activate(s)
 		}
 	}) {
@@ -413,10 +414,15 @@ func (cs *csChannel) refresh(s *Session) {
 	gen := cs.gen
 	ctx := s.ctx
 	undo := cs.undo
+	uri := cs.uri
 	s.m.spawn("refresh", func() {
 		results := make([]wsResult, 0, len(jobs))
 		for _, j := range jobs {
+			start := time.Now()
 			list, err := j.ws2.Changes(ctx, j.q)
+			if list != nil {
+				s.log.Debug("changes computed", "changeset", uri, "paths", len(j.q.Paths), "files", len(list.Files), "took", time.Since(start))
+			}
 			r := wsResult{ws: j.ws, all: all, paths: j.paths, list: list, err: err}
 			if undo != nil && j.ws == undo.ws {
 				r.undoStale = !undo.edit.Current()

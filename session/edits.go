@@ -154,12 +154,12 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 		}
 		decoded[i] = ev
 	}
+	if err := s.awaitStarted(ctx, "editEvents"); err != nil {
+		return EditEventsResult{}, err
+	}
 	// Resolve paths on the actor, which owns the workspaces.
 	resolved, err := call(ctx, s, func() (resolution, error) {
 		var out resolution
-		if s.workspaces == nil {
-			return out, protocol.Errorf(protocol.CodeInvalidRequest, "editEvents: session %s is still starting", sessionURI).WithReason(protocol.ReasonSessionStarting)
-		}
 		for i, ev := range decoded {
 			if bad[i] {
 				continue

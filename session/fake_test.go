@@ -47,6 +47,8 @@ type fakeWorkspace struct {
 	// writeGate, likewise, holds Revert.
 	writeGate    chan struct{}
 	writeEntered chan struct{}
+	// snapGate, likewise, holds Snapshot.
+	snapGate chan struct{}
 }
 
 func newFakeWorkspace(root string, head, work map[string]string) *fakeWorkspace {
@@ -167,6 +169,13 @@ func (w *fakeWorkspace) Watch(onChange func(paths []string, all bool)) (Watch, e
 }
 
 // watching returns how many watches are armed and not stopped.
+// queriesMade returns the queries Changes was asked, in order.
+func (w *fakeWorkspace) queriesMade() []Query {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.queries)
+}
+
 func (w *fakeWorkspace) watching() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -174,6 +183,13 @@ func (w *fakeWorkspace) watching() int {
 }
 
 func (w *fakeWorkspace) Snapshot(ctx context.Context, track bool) (string, error) {
+	if w.snapGate != nil {
+		select {
+		case <-w.snapGate:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	id := fmt.Sprintf("snap-%d", len(w.snaps)+1)

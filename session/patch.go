@@ -76,17 +76,17 @@ func (m *Manager) ChangesetPatch(ctx context.Context, changesetURI string, limit
 		ws Workspace
 		q  Query
 	}
+	if err := s.awaitStarted(ctx, "patch of "+changesetURI); err != nil {
+		return nil, err
+	}
 	jobs, err := call(ctx, s, func() ([]job, error) {
 		if s.disposed {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "patch of %s: session was disposed", changesetURI)
 		}
-		if s.workspaces == nil {
-			return nil, protocol.Errorf(protocol.CodeInvalidRequest, "patch of %s: session %s is still starting", changesetURI, s.uri).WithReason(protocol.ReasonSessionStarting)
-		}
+		cs := &csChannel{ref: ref}
 		if err := s.checkRef(ref); err != nil {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "patch of %s: %v", changesetURI, err)
 		}
-		cs := &csChannel{ref: ref}
 		var out []job
 		for i, e := range s.workspaces {
 			if e.ws == nil {

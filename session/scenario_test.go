@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/uritemplate"
@@ -292,6 +293,95 @@ func TestScenarioDisposeWhileOpening(t *testing.T) {
 	m.Close()
 	if ws.closed != 1 {
 		t.Errorf("a workspace opened after its session was disposed was closed %d times, want 1", ws.closed)
+	}
+}
+
+// TestScenarioUncommittedBeforeBaseline: the uncommitted changeset is
+// served while the session still takes its baseline; what needs the
+// baseline (the session changeset, a turn) waits for it or is refused
+// with sessionStarting, and starts once it is taken.
+func TestScenarioUncommittedBeforeBaseline(t *testing.T) {
+	ws := newFakeWorkspace(t.TempDir(), map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	ws.snapGate = make(chan struct{})
+	m := NewManager(Options{OpenWorkspace: func(string) (Workspace, error) { return ws, nil }})
+	t.Cleanup(m.Close)
+	r := &rig{m: m, ws: ws, id: "s1", uri: protocol.SessionScheme + "/s1"}
+	if _, err := m.Create(CreateParams{URI: r.uri, WorkingDirectories: []string{FileURI(ws.root)}}); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient("c1")
+	uncommitted := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, m, uncommitted)
+	c.awaitFiles(t, uncommitted, ws.root, "a.txt")
+
+	session := r.changeset(t, protocol.KindSession, nil)
+	c.subscribe(t, m, session)
+	// A turn boundary waits for the baseline; one whose caller gives up
+	// first is told to retry.
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err := m.TurnStart(short, r.uri, "t0", "given up")
+	cancel()
+	if protocol.ReasonOf(err) != protocol.ReasonSessionStarting {
+		t.Errorf("turnStart given up before the baseline: err = %v, want reason %s", err, protocol.ReasonSessionStarting)
+	}
+	started := make(chan error, 1)
+	go func() {
+		_, err := m.TurnStart(context.Background(), r.uri, "t1", "waits for the baseline")
+		started <- err
+	}()
+	// A round trip through the actor: had the session changeset started,
+	// its computation would have been queried by now.
+	c.subscribe(t, m, uncommitted)
+	c.mu.Lock()
+	st := c.stateLocked(session)
+	c.mu.Unlock()
+	if st.Status != protocol.StatusComputing {
+		t.Errorf("session changeset before the baseline: status %q, want %q", st.Status, protocol.StatusComputing)
+	}
+	for _, q := range ws.queriesMade() {
+		if q.View == ViewTrees {
+			t.Errorf("a snapshot changeset was computed before the baseline: %+v", q)
+		}
+	}
+
+	select {
+	case err := <-started:
+		t.Fatalf("turnStart returned before the baseline: %v", err)
+	default:
+	}
+
+	close(ws.snapGate)
+	if err := <-started; err != nil {
+		t.Errorf("turnStart waiting for the baseline: %v", err)
+	}
+	c.awaitFiles(t, session, ws.root) // the baseline is the tree as it was
+	ws.edit("b.txt", "b\n", false)
+	c.awaitFiles(t, session, ws.root, "b.txt")
+	c.awaitFiles(t, uncommitted, ws.root, "a.txt", "b.txt")
+}
+
+// TestScenarioDisposeWhileTakingBaseline: a session disposed after its
+// workspaces were opened, while its baseline is taken, closes them once.
+func TestScenarioDisposeWhileTakingBaseline(t *testing.T) {
+	ws := newFakeWorkspace(t.TempDir(), nil, map[string]string{"a.txt": "a\n"})
+	ws.snapGate = make(chan struct{})
+	m := NewManager(Options{OpenWorkspace: func(string) (Workspace, error) { return ws, nil }})
+	r := &rig{m: m, ws: ws, id: "s1", uri: protocol.SessionScheme + "/s1"}
+	if _, err := m.Create(CreateParams{URI: r.uri, WorkingDirectories: []string{FileURI(ws.root)}}); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient("c1")
+	uncommitted := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, m, uncommitted)
+	c.awaitFiles(t, uncommitted, ws.root, "a.txt") // opened
+	if err := m.Dispose(r.uri); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.closed != 1 {
+		t.Errorf("workspace closed %d times, want 1", ws.closed)
 	}
 }
 

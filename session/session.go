@@ -44,6 +44,8 @@ type Session struct {
 	// session started; turns are in start order, the last one possibly
 	// running.
 	baseline []string
+	started  bool            // baseline is taken
+	starting []chan struct{} // closed once started (awaitStarted)
 	turns    []*turn
 	chats    []*chat        // the default chat first, then agents' in order of their first turn
 	restored *store.Session // the record this session was restored from
@@ -172,6 +174,7 @@ func (s *Session) start() {
 	}()
 	// Opening repositories reads the index and HEAD: do it off the actor.
 	s.m.spawn("open workspaces", func() {
+		start := time.Now()
 		entries := make([]*workingDir, len(s.dirs))
 		for i, d := range s.dirs {
 			e := &workingDir{dir: d}
@@ -185,10 +188,21 @@ func (s *Session) start() {
 			}
 			entries[i] = e
 		}
-		baseline := s.takeBaseline(entries)
-		if !s.do(func() { s.ready(entries, baseline) }) {
+		s.log.Debug("working directories opened", "took", time.Since(start))
+		// The uncommitted and branch changesets need only the open
+		// workspaces: they start now, alongside the baseline snapshot,
+		// which reads the changed files the tracker already knows of
+		// instead of walking the tree again.
+		if !s.do(func() { s.opened(entries) }) {
 			closeWorkspaces(entries) // disposed meanwhile
+			return
 		}
+		start = time.Now()
+		baseline, failed := s.takeBaseline(entries)
+		s.log.Debug("baseline taken", "took", time.Since(start))
+		// Not delivered only when the session was disposed, which closed
+		// the workspaces it held.
+		s.do(func() { s.ready(baseline, failed) })
 	})
 }
 
@@ -202,16 +216,20 @@ func closeWorkspaces(entries []*workingDir) {
 }
 
 // takeBaseline returns the stored baseline of a restored session, or
-// snapshots every git workspace now and records the session.
-func (s *Session) takeBaseline(entries []*workingDir) []string {
-	baseline := make([]string, len(entries))
+// snapshots every git workspace now and records the session. It runs off
+// the actor, which owns entries by now: it only reads them, and returns in
+// failed the error of each workspace to drop (a plain directory that
+// cannot be snapshotted has nothing else to serve).
+func (s *Session) takeBaseline(entries []*workingDir) (baseline []string, failed []error) {
+	baseline = make([]string, len(entries))
+	failed = make([]error, len(entries))
 	if r := s.restored; r != nil {
 		for i := range entries {
 			if i < len(r.Workspaces) {
 				baseline[i] = r.Workspaces[i].Baseline
 			}
 		}
-		return baseline
+		return baseline, failed
 	}
 	for i, e := range entries {
 		if e.ws == nil {
@@ -221,7 +239,7 @@ func (s *Session) takeBaseline(entries []*workingDir) []string {
 		if err != nil && isPlain(e.ws) {
 			// A directory without a repository is only its snapshots.
 			s.log.Warn("working directory cannot be snapshotted", "dir", e.dir, "err", err)
-			e.ws, e.err = nil, err
+			failed[i] = err
 			continue
 		}
 		if err != nil {
@@ -230,16 +248,20 @@ func (s *Session) takeBaseline(entries []*workingDir) []string {
 		}
 		baseline[i] = t
 	}
-	if !slices.ContainsFunc(entries, func(e *workingDir) bool { return e.ws != nil }) {
+	served := false
+	for i, e := range entries {
+		served = served || (e.ws != nil && failed[i] == nil)
+	}
+	if !served {
 		// Nothing here can be served (missing or unreadable directories):
 		// the session lives until the daemon stops, not beyond.
 		s.log.Warn("session not recorded: none of its directories can be served")
-		return baseline
+		return baseline, failed
 	}
 	rec := store.Session{ID: s.id, URI: s.uri, Title: s.state.Title, CreatedAt: s.createdAt}
 	for i, e := range entries {
 		w := store.WorkspaceRecord{Dir: e.dir, Baseline: baseline[i]}
-		if id, ok := e.ws.(Identifier); ok {
+		if id, ok := e.ws.(Identifier); ok && failed[i] == nil {
 			w.Repo, w.Head = id.Identity()
 		}
 		rec.Workspaces = append(rec.Workspaces, w)
@@ -257,33 +279,116 @@ func (s *Session) takeBaseline(entries []*workingDir) []string {
 			s.log.Error("cannot record the session; it will not survive a restart", "err", err)
 		}
 	}
-	return baseline
+	return baseline, failed
 }
 
-func (s *Session) ready(entries []*workingDir, baseline []string) {
+// opened hands the session its workspaces: the catalogue is published and
+// the changesets that need no baseline (uncommitted, branch) start.
+func (s *Session) opened(entries []*workingDir) {
 	if s.disposed {
 		closeWorkspaces(entries)
 		return
 	}
 	s.workspaces = entries
-	s.baseline = baseline
-	// Changesets subscribed while the session was starting begin now.
-	for _, cs := range s.changesets {
-		s.m.commitMu.Lock()
-		n := len(cs.ch.subs)
-		s.m.commitMu.Unlock()
-		if n > 0 && !cs.active {
-			cs.activate(s)
-		}
-	}
+	s.activateWaiting()
 	s.commitSession(protocol.SessionChangesetsChanged{Changesets: s.catalogue()}, nil)
 	if len(entries) > 0 {
 		s.setWorkspaceInfo(0, func(*workingDirInfo) {})
 	}
+	// Ready for clients: what needs the baseline waits for it
+	// (awaitStarted, canActivate).
 	s.commitSession(protocol.SessionReady{}, nil)
-	s.annotationsMayHaveMoved()
 	sum := s.summary()
 	s.m.notifyRoot(protocol.NotifySessionAdded, protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: sum})
+}
+
+// awaitStarted waits until the session has its baseline. A caller whose
+// ctx ends first gets an error with reason sessionStarting: retry.
+func (s *Session) awaitStarted(ctx context.Context, what string) error {
+	ch, err := call(ctx, s, func() (chan struct{}, error) {
+		if s.disposed {
+			return nil, protocol.Errorf(protocol.CodeSessionNotFound, "%s: session %s was disposed", what, s.uri)
+		}
+		if s.started {
+			return nil, nil
+		}
+		c := make(chan struct{})
+		s.starting = append(s.starting, c)
+		return c, nil
+	})
+	if err != nil || ch == nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return s.stillStarting(what)
+		}
+		return err
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-s.ctx.Done():
+		return protocol.Errorf(protocol.CodeSessionNotFound, "%s: session %s was disposed", what, s.uri)
+	case <-ctx.Done():
+		return s.stillStarting(what)
+	}
+}
+
+func (s *Session) stillStarting(what string) error {
+	return protocol.Errorf(protocol.CodeInvalidRequest, "%s: session %s is still starting", what, s.uri).WithReason(protocol.ReasonSessionStarting)
+}
+
+// activateWaiting starts the changesets subscribed while the session was
+// starting that can start now.
+func (s *Session) activateWaiting() {
+	for _, cs := range s.changesets {
+		s.m.commitMu.Lock()
+		n := len(cs.ch.subs)
+		s.m.commitMu.Unlock()
+		if n > 0 && !cs.active && s.canActivate(cs) {
+			cs.activate(s)
+		}
+	}
+}
+
+// canActivate reports whether cs can be computed yet: every changeset
+// needs the workspaces, and all but the uncommitted and branch ones need
+// the baseline too.
+func (s *Session) canActivate(cs *csChannel) bool {
+	if s.workspaces == nil {
+		return false
+	}
+	switch cs.ref.Kind {
+	case protocol.KindUncommitted, protocol.KindBranch:
+		return true
+	}
+	return s.started
+}
+
+// ready takes the baseline: the session is started, and what waited for
+// it goes on.
+func (s *Session) ready(baseline []string, failed []error) {
+	if s.disposed {
+		return
+	}
+	dropped := false
+	for i, err := range failed {
+		if err != nil {
+			e := s.workspaces[i]
+			e.ws.Close()
+			e.ws, e.err = nil, err
+			dropped = true
+		}
+	}
+	s.baseline = baseline
+	s.started = true
+	for _, c := range s.starting {
+		close(c)
+	}
+	s.starting = nil
+	s.activateWaiting()
+	if dropped {
+		s.commitSession(protocol.SessionChangesetsChanged{Changesets: s.catalogue()}, nil)
+	}
+	s.annotationsMayHaveMoved()
 }
 
 // catalogue lists the changesets this session publishes.

@@ -225,6 +225,9 @@ func (m *Manager) TurnStart(ctx context.Context, channel, turnID, message string
 		return TurnInfo{}, err
 	}
 	defer m.inflight.Done()
+	if err := s.awaitStarted(ctx, "turnStart"); err != nil {
+		return TurnInfo{}, err
+	}
 	s.boundaryMu.Lock()
 	defer s.boundaryMu.Unlock()
 	type prep struct {
@@ -233,9 +236,6 @@ func (m *Manager) TurnStart(ctx context.Context, channel, turnID, message string
 		active *turn
 	}
 	p, err := call(ctx, s, func() (prep, error) {
-		if s.workspaces == nil {
-			return prep{}, protocol.Errorf(protocol.CodeInvalidRequest, "turnStart: session %s is still starting", sessionURI).WithReason(protocol.ReasonSessionStarting)
-		}
 		if turnID != "" && s.turnByID(turnID) != nil {
 			return prep{}, protocol.Errorf(protocol.CodeInvalidParams, "turnStart: turn %q already exists in session %s", turnID, sessionURI)
 		}
