@@ -60,7 +60,15 @@ func EncodeAction(a Action) ([]byte, error) {
 	if u, ok := a.(UnknownAction); ok {
 		return u.Raw, nil
 	}
-	body, err := json.Marshal(a)
+	// An action whose own MarshalJSON only normalises its fields is
+	// encoded in its plain form: encoding/json would otherwise scan and
+	// copy a Marshaler's output once more, which for a changeset's file
+	// list is megabytes.
+	var v any = a
+	if p, ok := a.(plainer); ok {
+		v = p.plain()
+	}
+	body, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +84,9 @@ func EncodeAction(a Action) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// plainer is an action whose MarshalJSON is json.Marshal of plain().
+type plainer interface{ plain() any }
 
 // StateAction wraps an Action so it can sit in a struct field and encode
 // with its discriminator.
@@ -150,12 +161,14 @@ type ChangesetFilesReviewChanged struct {
 // MarshalJSON writes files as [] rather than null: a rejected toggle
 // that named no files is echoed to its sender, and files is a required
 // array.
-func (a ChangesetFilesReviewChanged) MarshalJSON() ([]byte, error) {
+func (a ChangesetFilesReviewChanged) MarshalJSON() ([]byte, error) { return json.Marshal(a.plain()) }
+
+func (a ChangesetFilesReviewChanged) plain() any {
 	type plain ChangesetFilesReviewChanged
 	if a.Files == nil {
 		a.Files = []string{}
 	}
-	return json.Marshal(plain(a))
+	return plain(a)
 }
 
 // ChangesetContentChanged replaces the file list. Operations nil means
@@ -168,12 +181,14 @@ type ChangesetContentChanged struct {
 }
 
 // MarshalJSON writes files as [] rather than null.
-func (a ChangesetContentChanged) MarshalJSON() ([]byte, error) {
+func (a ChangesetContentChanged) MarshalJSON() ([]byte, error) { return json.Marshal(a.plain()) }
+
+func (a ChangesetContentChanged) plain() any {
 	type plain ChangesetContentChanged
 	if a.Files == nil {
 		a.Files = []ChangesetFile{}
 	}
-	return json.Marshal(plain(a))
+	return plain(a)
 }
 
 // ChangesetOperationsChanged sets the operations; nil clears them.

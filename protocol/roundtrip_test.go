@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -197,4 +198,87 @@ func reencodeRPC(data []byte) ([]byte, error) {
 		return json.Marshal(r)
 	}
 	return nil, fmt.Errorf("not a JSON-RPC message: %s", data)
+}
+
+// TestActionNotificationBytes: the hand-assembled "action" notification is
+// byte for byte what encoding/json writes for the same envelope, for every
+// action of every reducer fixture and for the shapes the daemon sends
+// (origins, rejections, HTML-escaped text, lists left nil).
+func TestActionNotificationBytes(t *testing.T) {
+	var actions []protocol.Action
+	files, err := filepath.Glob(filepath.Join(reducersDir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in %s (%v)", reducersDir, err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx struct {
+			Actions []json.RawMessage `json:"actions"`
+		}
+		if err := json.Unmarshal(data, &fx); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, raw := range fx.Actions {
+			if a, err := protocol.DecodeAction(raw); err == nil {
+				actions = append(actions, a)
+			}
+		}
+	}
+	file := protocol.ChangesetFile{ID: "file:///r/<a>&b.go", Meta: protocol.Object{"changesetd": protocol.Object{"patch": "-<b>\n+&amp; \u2028\n"}}}
+	actions = append(actions,
+		protocol.ChangesetContentChanged{},
+		protocol.ChangesetContentChanged{Files: []protocol.ChangesetFile{file, file}, Operations: []protocol.ChangesetOperation{}},
+		protocol.ChangesetFilesReviewChanged{Reviewed: true},
+		protocol.ChangesetFileSet{File: file},
+		nil,
+	)
+	for i, a := range actions {
+		for _, env := range []protocol.ActionEnvelope{
+			{Channel: "ahp-changeset:/s/changeset/uncommitted", Action: protocol.StateAction{Action: a}, ServerSeq: int64(i) + 1},
+			{Channel: "ahp-session:/<s>&", Action: protocol.StateAction{Action: a}, ServerSeq: -3, Origin: &protocol.ActionOrigin{ClientID: "c<1>", ClientSeq: 7}, RejectionReason: "bad & <worse>"},
+		} {
+			want, err := json.Marshal(protocol.NewNotification(protocol.NotifyAction, env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := protocol.EncodeActionNotification(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("action %d (%T):\ngot  %s\nwant %s", i, a, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkActionNotification encodes a changeset's first file list (1,000
+// files with a patch each) as a notification, hand-assembled and through
+// encoding/json.
+func BenchmarkActionNotification(b *testing.B) {
+	files := make([]protocol.ChangesetFile, 1000)
+	for i := range files {
+		id := fmt.Sprintf("file:///repo/pkg%03d/file%d.go", i%100, i)
+		files[i] = protocol.ChangesetFile{ID: id, Meta: protocol.Object{
+			"changesetd": protocol.Object{"operation": "modify", "patch": strings.Repeat("@@ -1,3 +1,3 @@\n-old line\n+new line\n context\n", 20)},
+		}}
+	}
+	env := protocol.ActionEnvelope{Channel: "ahp-changeset:/s/changeset/uncommitted", Action: protocol.StateAction{Action: protocol.ChangesetContentChanged{Files: files}}, ServerSeq: 1}
+	b.Run("assembled", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := protocol.EncodeActionNotification(env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(protocol.NewNotification(protocol.NotifyAction, env)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

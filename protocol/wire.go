@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 )
 
 // The JSON-RPC 2.0 envelope types, the one definition used by the server
@@ -35,6 +36,58 @@ type Notification struct {
 // NewNotification returns a notification of method with params.
 func NewNotification(method string, params any) Notification {
 	return Notification{JSONRPC: JSONRPCVersion, Method: method, Params: params}
+}
+
+// EncodeActionNotification encodes an "action" notification carrying env,
+// byte for byte as json.Marshal(NewNotification(NotifyAction, env)) does,
+// but assembled around the action's encoding instead of scanning and
+// copying it again at every level: a changeset's first file list is
+// megabytes.
+func EncodeActionNotification(env ActionEnvelope) ([]byte, error) {
+	var (
+		action []byte
+		err    error
+	)
+	switch env.Action.Action.(type) {
+	case nil:
+		action = []byte("null")
+	case UnknownAction:
+		// Sent as received, which encoding/json compacts and escapes.
+		action, err = json.Marshal(env.Action)
+	default:
+		action, err = EncodeAction(env.Action.Action)
+	}
+	if err != nil {
+		return nil, err
+	}
+	channel, err := json.Marshal(env.Channel)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(action)+len(channel)+128)
+	b = append(b, `{"jsonrpc":"2.0","method":"`+NotifyAction+`","params":{"channel":`...)
+	b = append(b, channel...)
+	b = append(b, `,"action":`...)
+	b = append(b, action...)
+	b = append(b, `,"serverSeq":`...)
+	b = strconv.AppendInt(b, env.ServerSeq, 10)
+	if env.Origin != nil {
+		o, err := json.Marshal(env.Origin)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"origin":`...)
+		b = append(b, o...)
+	}
+	if env.RejectionReason != "" {
+		r, err := json.Marshal(env.RejectionReason)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"rejectionReason":`...)
+		b = append(b, r...)
+	}
+	return append(b, "}}"...), nil
 }
 
 // Response is a JSON-RPC response. When Error is set the encoding has no

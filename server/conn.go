@@ -128,7 +128,7 @@ func encodeLegacy(e protocol.ActionEnvelope) []byte {
 
 // encodeAction encodes an "action" notification.
 func encodeAction(env protocol.ActionEnvelope) []byte {
-	b, err := json.Marshal(protocol.NewNotification(protocol.NotifyAction, env))
+	b, err := protocol.EncodeActionNotification(env)
 	if err != nil {
 		// Every action type encodes; this is a programming error.
 		panic(fmt.Sprintf("server: encode action envelope: %v", err))

@@ -434,7 +434,9 @@ func (cs *csChannel) refresh(s *Session) {
 				return
 			}
 			cs.computing = false
+			start := time.Now()
 			cs.apply(s, all, results)
+			s.log.Debug("changes published", "changeset", uri, "took", time.Since(start))
 			cs.refresh(s)
 		})
 	})
