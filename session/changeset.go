@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -131,7 +130,9 @@ func (cs *csChannel) encode() {
 	if cs.encoded != nil {
 		return
 	}
-	if b, err := json.Marshal(cs.state); err == nil {
+	// MarshalJSON itself, not json.Marshal: the latter would scan and
+	// copy the megabytes MarshalJSON returns once more, to the same bytes.
+	if b, err := cs.state.MarshalJSON(); err == nil {
 		cs.encoded = b
 	}
 }
