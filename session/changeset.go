@@ -439,6 +439,16 @@ func (cs *csChannel) refresh(s *Session) {
 			cs.apply(s, all, results)
 			s.log.Debug("changes published", "changeset", uri, "took", time.Since(start))
 			cs.refresh(s)
+			if all {
+				// Encode the new state for the next subscriber once what
+				// is queued on the actor is done, instead of when it
+				// subscribes: a full result is megabytes, and rare.
+				s.do(func() {
+					if !s.disposed && s.changesets[uri] == cs && !cs.computing {
+						cs.encode()
+					}
+				})
+			}
 		})
 	})
 }
