@@ -152,8 +152,16 @@ func run(c config) error {
 		}
 	}
 
-	fmt.Printf("saves (%d) …\n", c.saves)
+	fmt.Println("later subscribers from Node …")
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	node, skipped, err := measureNode(ctx, last, m.uri, len(r.expected()), 5)
+	cancel()
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("saves (%d) …\n", c.saves)
+	ctx, cancel = context.WithTimeout(context.Background(), c.timeout)
 	saves, err := measureSaves(ctx, m, r, c.saves)
 	cancel()
 	if err != nil {
@@ -183,7 +191,7 @@ func run(c config) error {
 		}
 	}
 
-	report(c, r, g, cold, restarts, saves, rssAfterSaves, big, agree, mismatches, load0)
+	report(c, r, g, cold, restarts, node, skipped, saves, rssAfterSaves, big, agree, mismatches, load0)
 	if turns != nil {
 		sm := median(turns.status)
 		fmt.Printf("\n| Turn boundary (%d dirty files, %d boundaries) | changesetd | git status --porcelain | ours/git |\n|---|---:|---:|---:|\n", turns.dirty, len(turns.boundaries))
@@ -213,7 +221,7 @@ func buildDaemon(work string) (string, error) {
 
 // ---- output ----
 
-func report(c config, r *repo, g *gitTimes, cold []coldResult, restarts []time.Duration, saves []time.Duration, rssAfterSaves int64, big *bigResult, agree int, mismatches []string, load0 string) {
+func report(c config, r *repo, g *gitTimes, cold []coldResult, restarts []time.Duration, node *nodeResult, nodeSkipped string, saves []time.Duration, rssAfterSaves int64, big *bigResult, agree int, mismatches []string, load0 string) {
 	pick := func(f func(coldResult) time.Duration) []time.Duration {
 		var out []time.Duration
 		for _, x := range cold {
@@ -252,6 +260,17 @@ func report(c config, r *repo, g *gitTimes, cold []coldResult, restarts []time.D
 	row("Warm: a second subscriber's subscribe → ready, vs the same git pair", fmtDur(second), fmtDur(dpo), ratio(second, dpo))
 	later := median(pick(func(x coldResult) time.Duration { return x.later }))
 	row("Warm: a third to fifth subscriber's subscribe → ready (median), vs the same git pair", fmtDur(later), fmtDur(dpo), ratio(later, dpo))
+	if node != nil {
+		var total []time.Duration
+		for i := range node.receive {
+			total = append(total, node.receive[i]+node.parse[i])
+		}
+		t := median(total)
+		row(fmt.Sprintf("Warm: a later subscriber from Node (`ws`, `JSON.parse` of %.1f MB): subscribe → parsed (median of %d), vs the same git pair", float64(node.bytes)/1e6, len(total)), fmtDur(t), fmtDur(dpo), ratio(t, dpo))
+		row("… of which receiving the reply / parsing it", fmt.Sprintf("%s / %s", fmtDur(median(node.receive)), fmtDur(median(node.parse))), "—", 0)
+	} else {
+		row("Warm: a later subscriber from Node", "skipped: "+nodeSkipped, "—", 0)
+	}
 	row("Restart on the unchanged tree: process start → ready, vs the same git pair", fmtDur(median(restarts)), fmtDur(dpo), ratio(median(restarts), dpo))
 	row("One save → `fileSet` delivered, median, vs `git status --porcelain`", fmtDur(sm), fmtDur(st), ratio(sm, st))
 	row("One save → `fileSet` delivered, p90", fmtDur(s90), fmtDur(st), ratio(s90, st))

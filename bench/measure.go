@@ -562,3 +562,47 @@ func measureBigDiff(work string, n, runs int) (*bigResult, error) {
 	}
 	return res, nil
 }
+
+// nodeResult is what a JavaScript client waits for as a later subscriber
+// (bench/later.mjs): the reply received, then parsed.
+type nodeResult struct {
+	receive, parse []time.Duration
+	bytes          int
+}
+
+// measureNode runs bench/later.mjs against the daemon, whose changeset at
+// uri is resident. It returns nil, with the reason, when Node or the ws
+// package (npm ci --prefix test/node) is missing.
+func measureNode(ctx context.Context, d *daemon, uri string, files, runs int) (*nodeResult, string, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, "node not found", nil
+	}
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if _, err := os.Stat(filepath.Join(root, "test", "node", "node_modules", "ws")); err != nil {
+		return nil, "ws missing: npm ci --prefix test/node", nil
+	}
+	out, err := exec.CommandContext(ctx, node, filepath.Join(root, "bench", "later.mjs"), d.url, uri, strconv.Itoa(files), strconv.Itoa(runs)).CombinedOutput()
+	if err != nil {
+		return nil, "", fmt.Errorf("node bench/later.mjs: %v\n%s", err, out)
+	}
+	var raw struct {
+		Receive, Parse []float64
+		Bytes          int
+	}
+	if err := json.Unmarshal(out, &raw); err != nil {
+		return nil, "", fmt.Errorf("node bench/later.mjs: %v: %s", err, out)
+	}
+	ms := func(v []float64) []time.Duration {
+		var d []time.Duration
+		for _, x := range v {
+			d = append(d, time.Duration(x*float64(time.Millisecond)))
+		}
+		return d
+	}
+	return &nodeResult{receive: ms(raw.Receive), parse: ms(raw.Parse), bytes: raw.Bytes}, "", nil
+}
