@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -185,7 +186,7 @@ func (d *objDir) find(h plumbing.Hash) (*pack, int64, bool) {
 	}
 	for _, p := range d.packs {
 		if off, ok := p.idx.lookup(h); ok {
-			p.refs++
+			p.refs.Add(1)
 			return p, off, true
 		}
 	}
@@ -324,9 +325,10 @@ type pack struct {
 	end  int64 // where object data ends: the file size less the trailer
 	idx  *packIndex
 
-	// refs counts reads under way plus one while the pack is listed;
-	// guarded by packRefs. The file is closed when it reaches zero.
-	refs int
+	// refs counts reads under way plus one while the pack is listed
+	// (raised only under its objDir's mu, while listed). The file is
+	// closed when it reaches zero.
+	refs atomic.Int32
 }
 
 // openPack opens pack dir/name.idx and dir/name.pack.
@@ -358,31 +360,21 @@ func openPack(dir, name string) (*pack, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w: bad pack header", name, errCorrupt)
 	}
-	return &pack{name: name, f: f, end: fi.Size() - 20, idx: idx, refs: 1}, nil
+	p := &pack{name: name, f: f, end: fi.Size() - 20, idx: idx}
+	p.refs.Store(1)
+	return p, nil
 }
-
-// packRefs guards every pack's refs. Taken only for a counter update, so
-// one lock for all packs costs nothing.
-var packRefs sync.Mutex
 
 // release ends a read begun by objDir.find.
 func (p *pack) release() {
-	packRefs.Lock()
-	p.refs--
-	last := p.refs == 0
-	packRefs.Unlock()
-	if last {
+	if p.refs.Add(-1) == 0 {
 		p.f.Close()
 	}
 }
 
 // drop unlists p: its file closes once the reads under way end.
 func (p *pack) drop() error {
-	packRefs.Lock()
-	p.refs--
-	last := p.refs == 0
-	packRefs.Unlock()
-	if last {
+	if p.refs.Add(-1) == 0 {
 		return p.f.Close()
 	}
 	return nil
