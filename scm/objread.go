@@ -252,24 +252,42 @@ func (d *objDir) scanLocked() {
 
 // readLoose reads and inflates objects/xx/yyyy.
 func readLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	s := h.String()
-	raw, err := os.ReadFile(filepath.Join(dir, s[:2], s[2:]))
+	t, size, zr, err := openLoose(dir, h)
 	if err != nil {
 		return plumbing.InvalidObject, nil, err
 	}
+	defer zr.Close()
+	out := make([]byte, size)
+	if err := inflateExact(zr, out); err != nil {
+		return plumbing.InvalidObject, nil, err
+	}
+	return t, out, nil
+}
+
+// openLoose reads loose object h's header and returns its type and size
+// with the inflating reader positioned at the content.
+func openLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, int64, io.ReadCloser, error) {
+	s := h.String()
+	raw, err := os.ReadFile(filepath.Join(dir, s[:2], s[2:]))
+	if err != nil {
+		return plumbing.InvalidObject, 0, nil, err
+	}
 	zr, err := zlib.NewReader(bytes.NewReader(raw))
 	if err != nil {
-		return plumbing.InvalidObject, nil, fmt.Errorf("%w: %v", errCorrupt, err)
+		return plumbing.InvalidObject, 0, nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
-	defer zr.Close()
+	fail := func(err error) (plumbing.ObjectType, int64, io.ReadCloser, error) {
+		zr.Close()
+		return plumbing.InvalidObject, 0, nil, err
+	}
 	var hdr [64]byte
 	n := 0
 	for {
 		if n == len(hdr) {
-			return plumbing.InvalidObject, nil, fmt.Errorf("%w: loose header too long", errCorrupt)
+			return fail(fmt.Errorf("%w: loose header too long", errCorrupt))
 		}
 		if _, err := io.ReadFull(zr, hdr[n:n+1]); err != nil {
-			return plumbing.InvalidObject, nil, fmt.Errorf("%w: loose header: %v", errCorrupt, err)
+			return fail(fmt.Errorf("%w: loose header: %v", errCorrupt, err))
 		}
 		if hdr[n] == 0 {
 			break
@@ -280,16 +298,104 @@ func readLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, []byte, error)
 	t, terr := plumbing.ParseObjectType(typName)
 	size, serr := strconv.ParseInt(sizeStr, 10, 64)
 	if !ok || terr != nil || serr != nil || size < 0 || !t.Valid() || t == plumbing.OFSDeltaObject || t == plumbing.REFDeltaObject {
-		return plumbing.InvalidObject, nil, fmt.Errorf("%w: loose header %q", errCorrupt, hdr[:n])
+		return fail(fmt.Errorf("%w: loose header %q", errCorrupt, hdr[:n]))
 	}
 	if size > maxInflated(int64(len(raw))) {
-		return plumbing.InvalidObject, nil, fmt.Errorf("%w: loose size %d from %d bytes", errCorrupt, size, len(raw))
+		return fail(fmt.Errorf("%w: loose size %d from %d bytes", errCorrupt, size, len(raw)))
 	}
-	out := make([]byte, size)
-	if err := inflateExact(zr, out); err != nil {
-		return plumbing.InvalidObject, nil, err
+	return t, size, zr, nil
+}
+
+// size returns object h's type and size, inflating no content: only a
+// loose object's header or a delta's first bytes.
+func (o *objReader) size(h plumbing.Hash) (plumbing.ObjectType, int64, error) {
+	return o.sizeDepth(h, 0)
+}
+
+func (o *objReader) sizeDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, int64, error) {
+	if o.isClosed() {
+		return plumbing.InvalidObject, 0, errReaderClosed
 	}
-	return t, out, nil
+	if depth > maxDeltaChain {
+		return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta chain too deep at %s", errCorrupt, h)
+	}
+	for rescan := range 2 {
+		for _, d := range o.dirs {
+			if rescan == 1 && !d.rescanIfChanged() {
+				continue
+			}
+			if p, off, ok := d.find(h); ok {
+				t, n, err := o.packedSize(p, off, depth)
+				p.release()
+				if err != nil {
+					return plumbing.InvalidObject, 0, fmt.Errorf("object %s in %s: %w", h, p.name, err)
+				}
+				return t, n, nil
+			}
+			if rescan == 1 {
+				continue
+			}
+			t, n, zr, err := openLoose(d.path, h)
+			if err == nil {
+				zr.Close()
+				return t, n, nil
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				return plumbing.InvalidObject, 0, fmt.Errorf("loose object %s: %w", h, err)
+			}
+		}
+	}
+	return plumbing.InvalidObject, 0, fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
+}
+
+// packedSize returns the type and size of the object at off in p: a
+// delta's size is its target size, its type the base's at the chain's
+// end.
+func (o *objReader) packedSize(p *pack, off int64, depth int) (plumbing.ObjectType, int64, error) {
+	e, err := p.header(off)
+	if err != nil {
+		return plumbing.InvalidObject, 0, err
+	}
+	if e.typ != plumbing.OFSDeltaObject && e.typ != plumbing.REFDeltaObject {
+		return e.typ, e.size, nil
+	}
+	// Two varints of at most ten bytes each start the delta.
+	prefix, err := p.inflateSome(e.data, min(e.size, 20))
+	if err != nil {
+		return plumbing.InvalidObject, 0, err
+	}
+	_, rest, err := deltaVarint(prefix)
+	if err != nil {
+		return plumbing.InvalidObject, 0, err
+	}
+	n, _, err := deltaVarint(rest)
+	if err != nil || n > 1<<62 {
+		return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta header at %d", errCorrupt, off)
+	}
+	cur := e
+	for range maxDeltaChain - depth {
+		switch cur.typ {
+		case plumbing.OFSDeltaObject:
+			if cur, err = p.header(cur.baseOff); err != nil {
+				return plumbing.InvalidObject, 0, err
+			}
+		case plumbing.REFDeltaObject:
+			if boff, ok := p.idx.lookup(cur.baseRef); ok {
+				if cur, err = p.header(boff); err != nil {
+					return plumbing.InvalidObject, 0, err
+				}
+				continue
+			}
+			t, _, err := o.sizeDepth(cur.baseRef, depth+1)
+			if err != nil {
+				return plumbing.InvalidObject, 0, fmt.Errorf("delta base %s: %w", cur.baseRef, err)
+			}
+			return t, int64(n), nil
+		default:
+			return cur.typ, int64(n), nil
+		}
+	}
+	return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta chain too deep", errCorrupt)
 }
 
 // maxInflated is the most that n bytes of deflate data can inflate to
@@ -546,8 +652,18 @@ type inflater struct {
 	zr io.ReadCloser
 }
 
-// inflate reads size bytes of the zlib stream at off.
+// inflate reads the zlib stream at off, which must inflate to size
+// bytes.
 func (p *pack) inflate(off, size int64) ([]byte, error) {
+	return p.inflateN(off, size, true)
+}
+
+// inflateSome reads the first n bytes of the zlib stream at off.
+func (p *pack) inflateSome(off, n int64) ([]byte, error) {
+	return p.inflateN(off, n, false)
+}
+
+func (p *pack) inflateN(off, size int64, whole bool) ([]byte, error) {
 	sr := io.NewSectionReader(p.f, off, p.end-off)
 	in, _ := inflaters.Get().(*inflater)
 	if in == nil {
@@ -567,7 +683,11 @@ func (p *pack) inflate(off, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: zlib at %d: %v", errCorrupt, off, err)
 	}
 	out := make([]byte, size)
-	err = inflateExact(in.zr, out)
+	if whole {
+		err = inflateExact(in.zr, out)
+	} else if _, err = io.ReadFull(in.zr, out); err != nil {
+		err = fmt.Errorf("%w: inflate: %v", errCorrupt, err)
+	}
 	in.br.Reset(nil)
 	inflaters.Put(in)
 	if err != nil {

@@ -76,6 +76,10 @@ func checkReader(t *testing.T, o *objReader, objs []gitObject) {
 		if typ != g.typ || !bytes.Equal(b, g.data) {
 			t.Fatalf("read %s: got %s of %d bytes, git says %s of %d bytes", g.id, typ, len(b), g.typ, len(g.data))
 		}
+		typ, n, err := o.size(g.id)
+		if err != nil || typ != g.typ || n != int64(len(g.data)) {
+			t.Fatalf("size %s: %s, %d, %v; git says %s, %d", g.id, typ, n, err, g.typ, len(g.data))
+		}
 	}
 }
 

@@ -41,7 +41,9 @@ var ErrNoBaseBranch = errors.New("scm: no default base branch")
 var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
 
 // Repo is one git working tree. It is safe for concurrent use: every method
-// takes mu, and the *git.Repository never leaves the Repo.
+// takes mu, and the *git.Repository never leaves the Repo; objects are read
+// first through objs, which needs no lock of the Repo. Close releases the
+// object files.
 type Repo struct {
 	root      string // absolute worktree root
 	gitDir    string // per-worktree git dir (HEAD, index)
@@ -276,6 +278,19 @@ func (r *Repo) readObject(h plumbing.Hash, t plumbing.ObjectType) ([]byte, bool)
 	return b, true
 }
 
+// objectSize is readObject for an object's size only.
+func (r *Repo) objectSize(h plumbing.Hash, t plumbing.ObjectType) (int64, bool) {
+	o := r.objects()
+	if o == nil {
+		return 0, false
+	}
+	got, n, err := o.size(h)
+	if err != nil || got != t {
+		return 0, false
+	}
+	return n, true
+}
+
 // ReadBlob returns the content of a blob from the object store.
 func (r *Repo) ReadBlob(oid string) ([]byte, error) {
 	h, err := parseOID(oid)
@@ -497,9 +512,12 @@ func (r *Repo) blobSizeLocked(h plumbing.Hash) (int64, error) {
 	if n, ok := r.blobSizes[h]; ok {
 		return n, nil
 	}
-	n, err := r.repo.Storer.EncodedObjectSize(h)
-	if err != nil {
-		return 0, err
+	n, ok := r.objectSize(h, plumbing.BlobObject)
+	if !ok {
+		var err error
+		if n, err = r.repo.Storer.EncodedObjectSize(h); err != nil {
+			return 0, err
+		}
 	}
 	if len(r.blobSizes) >= maxObjectMemo {
 		clear(r.blobSizes)
