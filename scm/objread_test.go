@@ -492,3 +492,41 @@ func TestRepoReadBlobThroughReader(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+func TestRepoTreeThroughReader(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 6)
+	writeFile(t, dir, "x/y/z/deep.txt", "deep\n")
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "deep")
+	gitRun(t, dir, "gc", "-q")
+	// Without an index there is no cache-tree: every tree is read.
+	if err := os.Remove(filepath.Join(dir, ".git", "index")); err != nil {
+		t.Fatal(err)
+	}
+	r := openRepo(t, dir)
+	defer r.Close()
+	head := plumbing.NewHash(strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD")))
+	wantTree := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD^{tree}"))
+	if got, err := r.commitTree(head); err != nil || got.String() != wantTree {
+		t.Fatalf("commitTree = %s, %v; want %s", got, err, wantTree)
+	}
+	r.mu.Lock()
+	ft, err := r.treeLocked(t.Context(), head)
+	reads := r.treeReads
+	r.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads < 5 || r.objs == nil {
+		t.Fatalf("%d tree reads, reader %v: want every tree read through the reader", reads, r.objs != nil)
+	}
+	var got strings.Builder
+	for _, p := range ft.paths {
+		e := ft.m[p]
+		fmt.Fprintf(&got, "%06o blob %s\t%s\n", uint32(e.mode), e.hash, p)
+	}
+	if want := gitRun(t, dir, "ls-tree", "-r", "HEAD"); got.String() != want {
+		t.Fatalf("flattened tree:\n%s\nwant\n%s", got.String(), want)
+	}
+}

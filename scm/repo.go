@@ -566,11 +566,10 @@ func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, erro
 	}
 	treeHash, ok := r.commitTrees[c]
 	if !ok {
-		commit, err := r.repo.CommitObject(c)
-		if err != nil {
+		var err error
+		if treeHash, err = r.commitTree(c); err != nil {
 			return nil, fmt.Errorf("scm: read commit %s: %w", c, err)
 		}
-		treeHash = commit.TreeHash
 		if len(r.commitTrees) >= maxObjectMemo {
 			clear(r.commitTrees)
 		}
@@ -638,6 +637,22 @@ func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *
 		ft.m[p] = treeEntry{mode: e.Mode, hash: e.Hash}
 	}
 	return nil
+}
+
+// commitTree returns commit c's tree id, from the object reader's bytes
+// (a commit starts with "tree <id>\n") or else through go-git.
+func (r *Repo) commitTree(c plumbing.Hash) (plumbing.Hash, error) {
+	if b, ok := r.readObject(c, plumbing.CommitObject); ok {
+		const n = len("tree ") + 40
+		if len(b) > n && string(b[:5]) == "tree " && b[n] == '\n' && plumbing.IsHash(string(b[5:n])) {
+			return plumbing.NewHash(string(b[5:n])), nil
+		}
+	}
+	commit, err := r.repo.CommitObject(c)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return commit.TreeHash, nil
 }
 
 // readTree returns tree h's entries, decoded from the object reader's
