@@ -2,6 +2,7 @@ package scm
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -40,7 +41,9 @@ var ErrNoBaseBranch = errors.New("scm: no default base branch")
 var emptyBlob = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
 
 // Repo is one git working tree. It is safe for concurrent use: every method
-// takes mu, and the *git.Repository never leaves the Repo.
+// takes mu, and the *git.Repository never leaves the Repo; objects are read
+// first through objs, which needs no lock of the Repo. Close releases the
+// object files.
 type Repo struct {
 	root      string // absolute worktree root
 	gitDir    string // per-worktree git dir (HEAD, index)
@@ -76,6 +79,12 @@ type Repo struct {
 
 	// ign caches the rules IsIgnored uses; it has its own lock.
 	ign ignoreCache
+
+	// objMu guards objs and closed only; reads through objs take no lock
+	// of the Repo.
+	objMu  sync.Mutex
+	objs   *objReader // made at first need
+	closed bool
 }
 
 // Open finds the worktree containing dir (which may be any directory inside
@@ -230,24 +239,88 @@ func cleanRel(p string) (string, error) {
 	return c, nil
 }
 
+// Close releases the object store's open files. Later reads fall back to
+// slower paths; Close is for when the Repo is no longer used.
+func (r *Repo) Close() error {
+	r.objMu.Lock()
+	o := r.objs
+	r.objs, r.closed = nil, true
+	r.objMu.Unlock()
+	if o == nil {
+		return nil
+	}
+	return o.Close()
+}
+
+// objects returns the object reader, made at the first call; nil after
+// Close.
+func (r *Repo) objects() *objReader {
+	r.objMu.Lock()
+	defer r.objMu.Unlock()
+	if r.objs == nil && !r.closed {
+		r.objs = newObjReader(filepath.Join(r.commonDir, "objects"))
+	}
+	return r.objs
+}
+
+// readObject reads object h of type t through the object reader; ok is
+// false when it cannot (absent, corrupt, closed, another type), and the
+// caller then asks go-git, which answers as it always did.
+func (r *Repo) readObject(h plumbing.Hash, t plumbing.ObjectType) ([]byte, bool) {
+	o := r.objects()
+	if o == nil {
+		return nil, false
+	}
+	got, b, err := o.read(h)
+	if err != nil || got != t {
+		return nil, false
+	}
+	return b, true
+}
+
+// objectSize is readObject for an object's size only.
+func (r *Repo) objectSize(h plumbing.Hash, t plumbing.ObjectType) (int64, bool) {
+	o := r.objects()
+	if o == nil {
+		return 0, false
+	}
+	got, n, err := o.size(h)
+	if err != nil || got != t {
+		return 0, false
+	}
+	return n, true
+}
+
 // ReadBlob returns the content of a blob from the object store.
 func (r *Repo) ReadBlob(oid string) ([]byte, error) {
 	h, err := parseOID(oid)
 	if err != nil {
 		return nil, fmt.Errorf("scm: read blob %s: %w", oid, err)
 	}
+	if b, ok := r.readObject(h, plumbing.BlobObject); ok {
+		return b, nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b, err := r.readBlobLocked(h)
+	b, err := readBlobGit(r.repo, h)
 	if err != nil {
 		return nil, fmt.Errorf("scm: read blob %s: %w", oid, err)
 	}
 	return b, nil
 }
 
-// readBlobLocked reads a blob. r.mu must be held.
+// readBlobLocked reads a blob. r.mu must be held (for the go-git
+// fallback).
 func (r *Repo) readBlobLocked(h plumbing.Hash) ([]byte, error) {
-	blob, err := r.repo.BlobObject(h)
+	if b, ok := r.readObject(h, plumbing.BlobObject); ok {
+		return b, nil
+	}
+	return readBlobGit(r.repo, h)
+}
+
+// readBlobGit reads a blob through go-git. The Repo's mu must be held.
+func readBlobGit(repo *git.Repository, h plumbing.Hash) ([]byte, error) {
+	blob, err := repo.BlobObject(h)
 	if err != nil {
 		return nil, err
 	}
@@ -439,9 +512,12 @@ func (r *Repo) blobSizeLocked(h plumbing.Hash) (int64, error) {
 	if n, ok := r.blobSizes[h]; ok {
 		return n, nil
 	}
-	n, err := r.repo.Storer.EncodedObjectSize(h)
-	if err != nil {
-		return 0, err
+	n, ok := r.objectSize(h, plumbing.BlobObject)
+	if !ok {
+		var err error
+		if n, err = r.repo.Storer.EncodedObjectSize(h); err != nil {
+			return 0, err
+		}
 	}
 	if len(r.blobSizes) >= maxObjectMemo {
 		clear(r.blobSizes)
@@ -490,11 +566,10 @@ func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, erro
 	}
 	treeHash, ok := r.commitTrees[c]
 	if !ok {
-		commit, err := r.repo.CommitObject(c)
-		if err != nil {
+		var err error
+		if treeHash, err = r.commitTree(c); err != nil {
 			return nil, fmt.Errorf("scm: read commit %s: %w", c, err)
 		}
-		treeHash = commit.TreeHash
 		if len(r.commitTrees) >= maxObjectMemo {
 			clear(r.commitTrees)
 		}
@@ -543,11 +618,11 @@ func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *
 		return nil
 	}
 	r.treeReads++
-	t, err := object.GetTree(r.repo.Storer, h)
+	entries, err := r.readTree(h)
 	if err != nil {
 		return err
 	}
-	for _, e := range t.Entries {
+	for _, e := range entries {
 		p := e.Name
 		if prefix != "" {
 			p = prefix + "/" + e.Name
@@ -562,6 +637,73 @@ func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *
 		ft.m[p] = treeEntry{mode: e.Mode, hash: e.Hash}
 	}
 	return nil
+}
+
+// commitTree returns commit c's tree id, from the object reader's bytes
+// (a commit starts with "tree <id>\n") or else through go-git.
+func (r *Repo) commitTree(c plumbing.Hash) (plumbing.Hash, error) {
+	if b, ok := r.readObject(c, plumbing.CommitObject); ok {
+		const n = len("tree ") + 40
+		if len(b) > n && string(b[:5]) == "tree " && b[n] == '\n' && plumbing.IsHash(string(b[5:n])) {
+			return plumbing.NewHash(string(b[5:n])), nil
+		}
+	}
+	commit, err := r.repo.CommitObject(c)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return commit.TreeHash, nil
+}
+
+// readTree returns tree h's entries, decoded from the object reader's
+// bytes, or through go-git when the reader cannot answer or the bytes do
+// not decode.
+func (r *Repo) readTree(h plumbing.Hash) ([]object.TreeEntry, error) {
+	if b, ok := r.readObject(h, plumbing.TreeObject); ok {
+		if entries, err := decodeTree(b); err == nil {
+			return entries, nil
+		}
+	}
+	t, err := object.GetTree(r.repo.Storer, h)
+	if err != nil {
+		return nil, err
+	}
+	return t.Entries, nil
+}
+
+// decodeTree decodes a raw tree object: entries of
+// "<octal mode> <name>\0<20-byte id>".
+func decodeTree(b []byte) ([]object.TreeEntry, error) {
+	n := 0
+	for i := range b {
+		if b[i] == 0 {
+			n++
+		}
+	}
+	entries := make([]object.TreeEntry, 0, n)
+	for len(b) > 0 {
+		sp := bytes.IndexByte(b, ' ')
+		if sp <= 0 {
+			return nil, fmt.Errorf("%w: tree entry mode", errCorrupt)
+		}
+		var mode uint32
+		for _, c := range b[:sp] {
+			if c < '0' || c > '7' || mode > 1<<28 {
+				return nil, fmt.Errorf("%w: tree entry mode %q", errCorrupt, b[:sp])
+			}
+			mode = mode<<3 | uint32(c-'0')
+		}
+		b = b[sp+1:]
+		nul := bytes.IndexByte(b, 0)
+		if nul <= 0 || len(b) < nul+1+len(plumbing.ZeroHash) {
+			return nil, fmt.Errorf("%w: tree entry name", errCorrupt)
+		}
+		e := object.TreeEntry{Name: string(b[:nul]), Mode: filemode.FileMode(mode)}
+		copy(e.Hash[:], b[nul+1:])
+		entries = append(entries, e)
+		b = b[nul+1+len(plumbing.ZeroHash):]
+	}
+	return entries, nil
 }
 
 // fromCacheTree adds the index entries below prefix to ft if the index's

@@ -1,0 +1,918 @@
+package scm
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"container/list"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// objReader reads objects from one repository's object directory and its
+// alternates: loose objects and version-2 pack indexes with their packs.
+// It is safe for concurrent use: pack files stay open and are read with
+// ReadAt, indexes are read into memory once, and only the pack lists and
+// the delta-base cache are guarded.
+//
+// It exists because go-git reopens the pack for every object and maps the
+// whole pack's offsets on the first OFS_DELTA; callers fall back to go-git
+// on any error, so a gap here costs speed, never correctness.
+type objReader struct {
+	dirs []*objDir // the repository's own first, then its alternates
+
+	mu     sync.Mutex
+	closed bool
+
+	cache deltaCache
+}
+
+// objDir is one objects directory.
+type objDir struct {
+	path string
+
+	// mu guards packs and packStamp; the packs themselves are read
+	// without it.
+	mu        sync.Mutex
+	packs     []*pack
+	packStamp time.Time // objects/pack's mtime when packs was listed
+	scanned   bool
+	closed    bool // set by objReader.Close: list nothing more
+}
+
+// errReaderClosed is returned by reads after Close.
+var errReaderClosed = errors.New("object reader closed")
+
+// errCorrupt is wrapped by errors for malformed objects, packs and indexes.
+var errCorrupt = errors.New("corrupt object data")
+
+// maxAlternateDepth is how deep alternates of alternates are followed, as
+// in git.
+const maxAlternateDepth = 5
+
+// maxDeltaChain bounds a delta chain; git's default depth is 50 and its
+// aggressive one 250, so only a corrupt pack (a REF_DELTA cycle) reaches it.
+const maxDeltaChain = 10000
+
+// newObjReader opens the object directory objects and its alternates.
+// Packs are listed at the first read.
+func newObjReader(objects string) *objReader {
+	o := &objReader{}
+	o.cache.max = deltaCacheBytes
+	seen := map[string]bool{}
+	var add func(dir string, depth int)
+	add = func(dir string, depth int) {
+		dir = filepath.Clean(dir)
+		if seen[dir] {
+			return
+		}
+		seen[dir] = true
+		o.dirs = append(o.dirs, &objDir{path: dir})
+		if depth >= maxAlternateDepth {
+			return
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "info", "alternates"))
+		if err != nil {
+			return
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if !filepath.IsAbs(line) {
+				line = filepath.Join(dir, line)
+			}
+			add(line, depth+1)
+		}
+	}
+	add(objects, 0)
+	return o
+}
+
+// Close releases the pack files. Reads after Close fail with
+// errReaderClosed; reads under way finish first on the packs they hold.
+func (o *objReader) Close() error {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil
+	}
+	o.closed = true
+	o.mu.Unlock()
+	var first error
+	for _, d := range o.dirs {
+		d.mu.Lock()
+		for _, p := range d.packs {
+			if err := p.drop(); err != nil && first == nil {
+				first = err
+			}
+		}
+		d.packs = nil
+		d.closed = true
+		d.mu.Unlock()
+	}
+	o.cache.clear()
+	return first
+}
+
+func (o *objReader) isClosed() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.closed
+}
+
+// read returns object h's type and content. An absent object gives an
+// error wrapping plumbing.ErrObjectNotFound. The content is the caller's.
+func (o *objReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	return o.readDepth(h, 0)
+}
+
+func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
+	if o.isClosed() {
+		return plumbing.InvalidObject, nil, errReaderClosed
+	}
+	if depth > maxDeltaChain {
+		return plumbing.InvalidObject, nil, fmt.Errorf("%w: delta chain too deep at %s", errCorrupt, h)
+	}
+	for rescan := range 2 {
+		for _, d := range o.dirs {
+			if rescan == 1 && !d.rescanIfChanged() {
+				continue
+			}
+			if p, off, ok := d.find(h); ok {
+				t, b, err := o.readPacked(p, off, depth)
+				p.release()
+				if err != nil {
+					return plumbing.InvalidObject, nil, fmt.Errorf("object %s in %s: %w", h, p.name, err)
+				}
+				return t, b, nil
+			}
+			if rescan == 1 {
+				continue
+			}
+			t, b, err := readLoose(d.path, h)
+			if err == nil {
+				return t, b, nil
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				return plumbing.InvalidObject, nil, fmt.Errorf("loose object %s: %w", h, err)
+			}
+		}
+	}
+	return plumbing.InvalidObject, nil, fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
+}
+
+// find looks h up in d's packs, listing them first if never done. The
+// pack it returns is held (see pack.release).
+func (d *objDir) find(h plumbing.Hash) (*pack, int64, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.scanned {
+		d.scanLocked()
+	}
+	for _, p := range d.packs {
+		if off, ok := p.idx.lookup(h); ok {
+			p.refs.Add(1)
+			return p, off, true
+		}
+	}
+	return nil, 0, false
+}
+
+// rescanIfChanged lists objects/pack again if its mtime moved since the
+// last listing (git repacked) and reports whether it did.
+func (d *objDir) rescanIfChanged() bool {
+	fi, err := os.Stat(filepath.Join(d.path, "pack"))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.scanned && (err != nil || fi.ModTime().Equal(d.packStamp)) {
+		return false
+	}
+	d.scanLocked()
+	return true
+}
+
+// scanLocked lists the packs: those still present are kept, new ones are
+// opened, vanished ones dropped. A pack that cannot be read is skipped
+// (go-git answers for it). d.mu must be held.
+func (d *objDir) scanLocked() {
+	d.scanned = true
+	if d.closed {
+		return
+	}
+	dir := filepath.Join(d.path, "pack")
+	fi, err := os.Stat(dir)
+	if err != nil {
+		for _, p := range d.packs {
+			p.drop()
+		}
+		d.packs = nil
+		return
+	}
+	d.packStamp = fi.ModTime()
+	names, _ := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	sort.Strings(names)
+	old := make(map[string]*pack, len(d.packs))
+	for _, p := range d.packs {
+		old[p.name] = p
+	}
+	var packs []*pack
+	for _, idxPath := range names {
+		name := strings.TrimSuffix(filepath.Base(idxPath), ".idx")
+		if p, ok := old[name]; ok {
+			packs = append(packs, p)
+			delete(old, name)
+			continue
+		}
+		p, err := openPack(dir, name)
+		if err != nil {
+			continue
+		}
+		packs = append(packs, p)
+	}
+	for _, p := range old {
+		p.drop()
+	}
+	d.packs = packs
+}
+
+// readLoose reads and inflates objects/xx/yyyy.
+func readLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	t, size, zr, err := openLoose(dir, h)
+	if err != nil {
+		return plumbing.InvalidObject, nil, err
+	}
+	defer zr.Close()
+	out := make([]byte, size)
+	if err := inflateExact(zr, out); err != nil {
+		return plumbing.InvalidObject, nil, err
+	}
+	return t, out, nil
+}
+
+// openLoose reads loose object h's header and returns its type and size
+// with the inflating reader positioned at the content.
+func openLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, int64, io.ReadCloser, error) {
+	s := h.String()
+	raw, err := os.ReadFile(filepath.Join(dir, s[:2], s[2:]))
+	if err != nil {
+		return plumbing.InvalidObject, 0, nil, err
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return plumbing.InvalidObject, 0, nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	fail := func(err error) (plumbing.ObjectType, int64, io.ReadCloser, error) {
+		zr.Close()
+		return plumbing.InvalidObject, 0, nil, err
+	}
+	var hdr [64]byte
+	n := 0
+	for {
+		if n == len(hdr) {
+			return fail(fmt.Errorf("%w: loose header too long", errCorrupt))
+		}
+		if _, err := io.ReadFull(zr, hdr[n:n+1]); err != nil {
+			return fail(fmt.Errorf("%w: loose header: %v", errCorrupt, err))
+		}
+		if hdr[n] == 0 {
+			break
+		}
+		n++
+	}
+	typName, sizeStr, ok := strings.Cut(string(hdr[:n]), " ")
+	t, terr := plumbing.ParseObjectType(typName)
+	size, serr := strconv.ParseInt(sizeStr, 10, 64)
+	if !ok || terr != nil || serr != nil || size < 0 || !t.Valid() || t == plumbing.OFSDeltaObject || t == plumbing.REFDeltaObject {
+		return fail(fmt.Errorf("%w: loose header %q", errCorrupt, hdr[:n]))
+	}
+	if size > maxInflated(int64(len(raw))) {
+		return fail(fmt.Errorf("%w: loose size %d from %d bytes", errCorrupt, size, len(raw)))
+	}
+	return t, size, zr, nil
+}
+
+// size returns object h's type and size, inflating no content: only a
+// loose object's header or a delta's first bytes.
+func (o *objReader) size(h plumbing.Hash) (plumbing.ObjectType, int64, error) {
+	return o.sizeDepth(h, 0)
+}
+
+func (o *objReader) sizeDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, int64, error) {
+	if o.isClosed() {
+		return plumbing.InvalidObject, 0, errReaderClosed
+	}
+	if depth > maxDeltaChain {
+		return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta chain too deep at %s", errCorrupt, h)
+	}
+	for rescan := range 2 {
+		for _, d := range o.dirs {
+			if rescan == 1 && !d.rescanIfChanged() {
+				continue
+			}
+			if p, off, ok := d.find(h); ok {
+				t, n, err := o.packedSize(p, off, depth)
+				p.release()
+				if err != nil {
+					return plumbing.InvalidObject, 0, fmt.Errorf("object %s in %s: %w", h, p.name, err)
+				}
+				return t, n, nil
+			}
+			if rescan == 1 {
+				continue
+			}
+			t, n, zr, err := openLoose(d.path, h)
+			if err == nil {
+				zr.Close()
+				return t, n, nil
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				return plumbing.InvalidObject, 0, fmt.Errorf("loose object %s: %w", h, err)
+			}
+		}
+	}
+	return plumbing.InvalidObject, 0, fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
+}
+
+// packedSize returns the type and size of the object at off in p: a
+// delta's size is its target size, its type the base's at the chain's
+// end.
+func (o *objReader) packedSize(p *pack, off int64, depth int) (plumbing.ObjectType, int64, error) {
+	e, err := p.header(off)
+	if err != nil {
+		return plumbing.InvalidObject, 0, err
+	}
+	if e.typ != plumbing.OFSDeltaObject && e.typ != plumbing.REFDeltaObject {
+		return e.typ, e.size, nil
+	}
+	// Two varints of at most ten bytes each start the delta.
+	prefix, err := p.inflateSome(e.data, min(e.size, 20))
+	if err != nil {
+		return plumbing.InvalidObject, 0, err
+	}
+	_, rest, err := deltaVarint(prefix)
+	if err != nil {
+		return plumbing.InvalidObject, 0, err
+	}
+	n, _, err := deltaVarint(rest)
+	if err != nil || n > 1<<62 {
+		return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta header at %d", errCorrupt, off)
+	}
+	cur := e
+	for range maxDeltaChain - depth {
+		switch cur.typ {
+		case plumbing.OFSDeltaObject:
+			if cur, err = p.header(cur.baseOff); err != nil {
+				return plumbing.InvalidObject, 0, err
+			}
+		case plumbing.REFDeltaObject:
+			if boff, ok := p.idx.lookup(cur.baseRef); ok {
+				if cur, err = p.header(boff); err != nil {
+					return plumbing.InvalidObject, 0, err
+				}
+				continue
+			}
+			t, _, err := o.sizeDepth(cur.baseRef, depth+1)
+			if err != nil {
+				return plumbing.InvalidObject, 0, fmt.Errorf("delta base %s: %w", cur.baseRef, err)
+			}
+			return t, int64(n), nil
+		default:
+			return cur.typ, int64(n), nil
+		}
+	}
+	return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta chain too deep", errCorrupt)
+}
+
+// maxInflated is the most that n bytes of deflate data can inflate to
+// (deflate's best ratio is about 1032:1), plus slack for headers.
+func maxInflated(n int64) int64 {
+	return n*1032 + 1024
+}
+
+// inflateExact fills out from zr and checks that the stream ends there
+// (which also checks zlib's checksum).
+func inflateExact(zr io.Reader, out []byte) error {
+	if _, err := io.ReadFull(zr, out); err != nil {
+		return fmt.Errorf("%w: inflate: %v", errCorrupt, err)
+	}
+	var one [1]byte
+	n, err := zr.Read(one[:])
+	for n == 0 && err == nil {
+		n, err = zr.Read(one[:])
+	}
+	if n != 0 {
+		return fmt.Errorf("%w: inflate: more data than the stated size", errCorrupt)
+	}
+	if err != io.EOF {
+		return fmt.Errorf("%w: inflate: %v", errCorrupt, err)
+	}
+	return nil
+}
+
+// pack is one open pack file with its index.
+type pack struct {
+	name string // pack-<id>
+	f    *os.File
+	end  int64 // where object data ends: the file size less the trailer
+	idx  *packIndex
+
+	// refs counts reads under way plus one while the pack is listed
+	// (raised only under its objDir's mu, while listed). The file is
+	// closed when it reaches zero.
+	refs atomic.Int32
+}
+
+// openPack opens pack dir/name.idx and dir/name.pack.
+func openPack(dir, name string) (*pack, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, name+".idx"))
+	if err != nil {
+		return nil, err
+	}
+	idx, err := parsePackIndex(raw)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, name+".pack"))
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	var hdr [12]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil || fi.Size() < 32 {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w: short pack", name, errCorrupt)
+	}
+	v := binary.BigEndian.Uint32(hdr[4:])
+	if string(hdr[:4]) != "PACK" || (v != 2 && v != 3) || binary.BigEndian.Uint32(hdr[8:]) != uint32(idx.n) {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w: bad pack header", name, errCorrupt)
+	}
+	p := &pack{name: name, f: f, end: fi.Size() - 20, idx: idx}
+	p.refs.Store(1)
+	return p, nil
+}
+
+// release ends a read begun by objDir.find.
+func (p *pack) release() {
+	if p.refs.Add(-1) == 0 {
+		p.f.Close()
+	}
+}
+
+// drop unlists p: its file closes once the reads under way end.
+func (p *pack) drop() error {
+	if p.refs.Add(-1) == 0 {
+		return p.f.Close()
+	}
+	return nil
+}
+
+// packIndex is a version-2 pack index held in memory.
+type packIndex struct {
+	n      int
+	fanout [256]uint32
+	names  []byte // n*20
+	off32  []byte // n*4
+	off64  []byte // 8 per large offset
+}
+
+// parsePackIndex decodes a version-2 .idx file.
+func parsePackIndex(b []byte) (*packIndex, error) {
+	if len(b) < 8+1024 || string(b[:4]) != "\xfftOc" || binary.BigEndian.Uint32(b[4:]) != 2 {
+		return nil, fmt.Errorf("%w: not a version 2 pack index", errCorrupt)
+	}
+	x := &packIndex{}
+	prev := uint32(0)
+	for i := range 256 {
+		v := binary.BigEndian.Uint32(b[8+4*i:])
+		if v < prev {
+			return nil, fmt.Errorf("%w: pack index fanout not sorted", errCorrupt)
+		}
+		x.fanout[i], prev = v, v
+	}
+	n := int(x.fanout[255])
+	x.n = n
+	rest := b[8+1024:]
+	if n > len(rest)/28 || len(rest) < n*28+40 {
+		return nil, fmt.Errorf("%w: pack index too short", errCorrupt)
+	}
+	x.names = rest[:n*20]
+	x.off32 = rest[n*24 : n*28]
+	x.off64 = rest[n*28 : len(rest)-40]
+	if len(x.off64)%8 != 0 {
+		return nil, fmt.Errorf("%w: pack index large-offset table", errCorrupt)
+	}
+	return x, nil
+}
+
+// lookup returns h's offset in the pack.
+func (x *packIndex) lookup(h plumbing.Hash) (int64, bool) {
+	lo := 0
+	if h[0] > 0 {
+		lo = int(x.fanout[h[0]-1])
+	}
+	hi := int(x.fanout[h[0]])
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		c := bytes.Compare(x.names[m*20:m*20+20], h[:])
+		switch {
+		case c == 0:
+			return x.offset(m)
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return 0, false
+}
+
+func (x *packIndex) offset(i int) (int64, bool) {
+	v := binary.BigEndian.Uint32(x.off32[i*4:])
+	if v&0x80000000 == 0 {
+		return int64(v), true
+	}
+	j := int(v & 0x7fffffff)
+	if j >= len(x.off64)/8 {
+		return 0, false
+	}
+	o := binary.BigEndian.Uint64(x.off64[j*8:])
+	if o > 1<<62 {
+		return 0, false
+	}
+	return int64(o), true
+}
+
+// packEntry is an object's header in a pack.
+type packEntry struct {
+	typ     plumbing.ObjectType
+	size    int64 // inflated size (of the delta, for delta entries)
+	data    int64 // offset of the zlib stream
+	baseOff int64 // OFS_DELTA: the base's offset
+	baseRef plumbing.Hash
+}
+
+// header reads the entry at off.
+func (p *pack) header(off int64) (packEntry, error) {
+	var e packEntry
+	if off < 12 || off >= p.end {
+		return e, fmt.Errorf("%w: offset %d outside the pack", errCorrupt, off)
+	}
+	var buf [64]byte
+	n, err := p.f.ReadAt(buf[:min(int64(len(buf)), p.end-off)], off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return e, err
+	}
+	b := buf[:n]
+	i := 0
+	next := func() (byte, bool) {
+		if i >= len(b) {
+			return 0, false
+		}
+		c := b[i]
+		i++
+		return c, true
+	}
+	c, ok := next()
+	if !ok {
+		return e, fmt.Errorf("%w: truncated entry at %d", errCorrupt, off)
+	}
+	e.typ = plumbing.ObjectType((c >> 4) & 7)
+	size := uint64(c & 15)
+	shift := uint(4)
+	for c&0x80 != 0 {
+		if c, ok = next(); !ok || shift > 56 {
+			return e, fmt.Errorf("%w: bad entry size at %d", errCorrupt, off)
+		}
+		size |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	if size > 1<<62 {
+		return e, fmt.Errorf("%w: bad entry size at %d", errCorrupt, off)
+	}
+	e.size = int64(size)
+	switch e.typ {
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+	case plumbing.OFSDeltaObject:
+		c, ok := next()
+		if !ok {
+			return e, fmt.Errorf("%w: truncated delta offset at %d", errCorrupt, off)
+		}
+		rel := uint64(c & 0x7f)
+		for c&0x80 != 0 {
+			if c, ok = next(); !ok || rel >= 1<<55 {
+				return e, fmt.Errorf("%w: bad delta offset at %d", errCorrupt, off)
+			}
+			rel = ((rel + 1) << 7) | uint64(c&0x7f)
+		}
+		if rel == 0 || rel > uint64(off) {
+			return e, fmt.Errorf("%w: delta base offset out of range at %d", errCorrupt, off)
+		}
+		e.baseOff = off - int64(rel)
+	case plumbing.REFDeltaObject:
+		if i+20 > len(b) {
+			return e, fmt.Errorf("%w: truncated delta base at %d", errCorrupt, off)
+		}
+		copy(e.baseRef[:], b[i:i+20])
+		i += 20
+	default:
+		return e, fmt.Errorf("%w: object type %d at %d", errCorrupt, e.typ, off)
+	}
+	e.data = off + int64(i)
+	if e.size > maxInflated(p.end-e.data) {
+		return e, fmt.Errorf("%w: entry size %d at %d exceeds the pack", errCorrupt, e.size, off)
+	}
+	return e, nil
+}
+
+// inflaters keeps zlib readers and their buffered input for reuse.
+var inflaters sync.Pool
+
+type inflater struct {
+	br *bufio.Reader
+	zr io.ReadCloser
+}
+
+// inflate reads the zlib stream at off, which must inflate to size
+// bytes.
+func (p *pack) inflate(off, size int64) ([]byte, error) {
+	return p.inflateN(off, size, true)
+}
+
+// inflateSome reads the first n bytes of the zlib stream at off.
+func (p *pack) inflateSome(off, n int64) ([]byte, error) {
+	return p.inflateN(off, n, false)
+}
+
+func (p *pack) inflateN(off, size int64, whole bool) ([]byte, error) {
+	sr := io.NewSectionReader(p.f, off, p.end-off)
+	in, _ := inflaters.Get().(*inflater)
+	if in == nil {
+		in = &inflater{br: bufio.NewReaderSize(sr, 4096)}
+	} else {
+		in.br.Reset(sr)
+	}
+	var err error
+	if in.zr == nil {
+		in.zr, err = zlib.NewReader(in.br)
+	} else {
+		err = in.zr.(zlib.Resetter).Reset(in.br, nil)
+	}
+	if err != nil {
+		in.zr = nil
+		inflaters.Put(in)
+		return nil, fmt.Errorf("%w: zlib at %d: %v", errCorrupt, off, err)
+	}
+	out := make([]byte, size)
+	if whole {
+		err = inflateExact(in.zr, out)
+	} else if _, err = io.ReadFull(in.zr, out); err != nil {
+		err = fmt.Errorf("%w: inflate: %v", errCorrupt, err)
+	}
+	in.br.Reset(nil)
+	inflaters.Put(in)
+	if err != nil {
+		return nil, fmt.Errorf("at %d: %w", off, err)
+	}
+	return out, nil
+}
+
+// readPacked returns the object at off in p, resolving its delta chain.
+// Bases met on the way are kept in the cache; the result is a fresh
+// slice.
+func (o *objReader) readPacked(p *pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+	type step struct {
+		off  int64
+		size int64
+		data int64
+	}
+	var chain []step
+	var typ plumbing.ObjectType
+	var base []byte
+	cur := off
+	for {
+		if len(chain) > 0 {
+			if t, b, ok := o.cache.get(p, cur); ok {
+				typ, base = t, b
+				break
+			}
+		}
+		if len(chain)+depth > maxDeltaChain {
+			return plumbing.InvalidObject, nil, fmt.Errorf("%w: delta chain too deep", errCorrupt)
+		}
+		e, err := p.header(cur)
+		if err != nil {
+			return plumbing.InvalidObject, nil, err
+		}
+		if e.typ == plumbing.OFSDeltaObject {
+			chain = append(chain, step{cur, e.size, e.data})
+			cur = e.baseOff
+			continue
+		}
+		if e.typ == plumbing.REFDeltaObject {
+			chain = append(chain, step{cur, e.size, e.data})
+			if boff, ok := p.idx.lookup(e.baseRef); ok {
+				cur = boff
+				continue
+			}
+			t, b, err := o.readDepth(e.baseRef, depth+len(chain))
+			if err != nil {
+				return plumbing.InvalidObject, nil, fmt.Errorf("delta base %s: %w", e.baseRef, err)
+			}
+			typ, base = t, b
+			break
+		}
+		b, err := p.inflate(e.data, e.size)
+		if err != nil {
+			return plumbing.InvalidObject, nil, err
+		}
+		typ, base = e.typ, b
+		if len(chain) > 0 {
+			o.cache.put(p, cur, typ, base)
+		}
+		break
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		s := chain[i]
+		delta, err := p.inflate(s.data, s.size)
+		if err != nil {
+			return plumbing.InvalidObject, nil, err
+		}
+		out, err := applyDelta(base, delta)
+		if err != nil {
+			return plumbing.InvalidObject, nil, fmt.Errorf("delta at %d: %w", s.off, err)
+		}
+		base = out
+		if i > 0 {
+			o.cache.put(p, s.off, typ, base)
+		}
+	}
+	return typ, base, nil
+}
+
+// deltaVarint decodes a delta header size.
+func deltaVarint(d []byte) (uint64, []byte, error) {
+	var v uint64
+	for shift := uint(0); ; shift += 7 {
+		if len(d) == 0 || shift > 63 {
+			return 0, nil, fmt.Errorf("%w: delta header", errCorrupt)
+		}
+		c := d[0]
+		d = d[1:]
+		v |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, d, nil
+		}
+	}
+}
+
+// applyDelta applies a git delta to src. Every size and range is checked;
+// a malformed delta gives an error wrapping errCorrupt.
+func applyDelta(src, delta []byte) ([]byte, error) {
+	srcSize, d, err := deltaVarint(delta)
+	if err != nil {
+		return nil, err
+	}
+	if srcSize != uint64(len(src)) {
+		return nil, fmt.Errorf("%w: delta source size %d, base is %d", errCorrupt, srcSize, len(src))
+	}
+	dstSize, d, err := deltaVarint(d)
+	if err != nil {
+		return nil, err
+	}
+	// Each op yields at most the source's size or 127 inserted bytes;
+	// a larger target is a corrupt header, not an allocation to try.
+	if dstSize > uint64(len(d))*uint64(max(len(src), 0x7f)) {
+		return nil, fmt.Errorf("%w: delta target size %d", errCorrupt, dstSize)
+	}
+	out := make([]byte, 0, dstSize)
+	for len(d) > 0 {
+		cmd := d[0]
+		d = d[1:]
+		switch {
+		case cmd&0x80 != 0:
+			var off, n uint64
+			for i := range 7 {
+				if cmd&(1<<i) == 0 {
+					continue
+				}
+				if len(d) == 0 {
+					return nil, fmt.Errorf("%w: truncated delta copy", errCorrupt)
+				}
+				if i < 4 {
+					off |= uint64(d[0]) << (8 * i)
+				} else {
+					n |= uint64(d[0]) << (8 * (i - 4))
+				}
+				d = d[1:]
+			}
+			if n == 0 {
+				n = 0x10000
+			}
+			if off+n > uint64(len(src)) || uint64(len(out))+n > dstSize {
+				return nil, fmt.Errorf("%w: delta copy out of range", errCorrupt)
+			}
+			out = append(out, src[off:off+n]...)
+		case cmd != 0:
+			n := int(cmd)
+			if n > len(d) || uint64(len(out)+n) > dstSize {
+				return nil, fmt.Errorf("%w: delta insert out of range", errCorrupt)
+			}
+			out = append(out, d[:n]...)
+			d = d[n:]
+		default:
+			return nil, fmt.Errorf("%w: delta opcode 0", errCorrupt)
+		}
+	}
+	if uint64(len(out)) != dstSize {
+		return nil, fmt.Errorf("%w: delta gave %d bytes, header says %d", errCorrupt, len(out), dstSize)
+	}
+	return out, nil
+}
+
+// deltaCacheBytes bounds the delta-base cache.
+const deltaCacheBytes = 16 << 20
+
+// deltaCache is a least-recently-used cache of delta bases by pack and
+// offset, bounded in bytes. Its contents are never handed to callers.
+type deltaCache struct {
+	mu   sync.Mutex
+	max  int
+	size int
+	ll   list.List
+	m    map[cacheKey]*list.Element
+}
+
+type cacheKey struct {
+	p   *pack
+	off int64
+}
+
+type cached struct {
+	key cacheKey
+	typ plumbing.ObjectType
+	b   []byte
+}
+
+func (c *deltaCache) get(p *pack, off int64) (plumbing.ObjectType, []byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.m[cacheKey{p, off}]
+	if !ok {
+		return plumbing.InvalidObject, nil, false
+	}
+	c.ll.MoveToFront(el)
+	v := el.Value.(*cached)
+	return v.typ, v.b, true
+}
+
+func (c *deltaCache) put(p *pack, off int64, t plumbing.ObjectType, b []byte) {
+	if len(b) > c.max/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := cacheKey{p, off}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	if c.m == nil {
+		c.m = make(map[cacheKey]*list.Element)
+	}
+	c.m[k] = c.ll.PushFront(&cached{key: k, typ: t, b: b})
+	c.size += len(b)
+	for c.size > c.max {
+		el := c.ll.Back()
+		v := el.Value.(*cached)
+		c.ll.Remove(el)
+		delete(c.m, v.key)
+		c.size -= len(v.b)
+	}
+}
+
+func (c *deltaCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
+	c.ll.Init()
+	c.size = 0
+}
