@@ -149,6 +149,9 @@ func Open(dir string) (*Repo, error) {
 	return r, nil
 }
 
+// gitObjectCache bounds go-git's cache of decoded objects per repository.
+const gitObjectCache = 8 * cache.MiByte
+
 // openGit opens the go-git handle on directories already resolved. The
 // object store's alternates (git clone --shared or --reference) are read
 // through a filesystem rooted at /, so that their absolute paths resolve;
@@ -158,7 +161,10 @@ func openGit(root, gitDir, commonDir string) (*git.Repository, error) {
 	if commonDir != gitDir {
 		dot = dotgit.NewRepositoryFilesystem(dot, osfs.New(commonDir))
 	}
-	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{
+	// Blobs, trees and commits are read through objReader first; go-git's
+	// cache only serves what it still reads (refs' commits, the
+	// fallbacks), so it need not be its default 96 MiB.
+	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRU(gitObjectCache), filesystem.Options{
 		AlternatesFS: osfs.New("/", osfs.WithBoundOS()),
 	})
 	return git.Open(st, osfs.New(root))

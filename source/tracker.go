@@ -305,9 +305,10 @@ func (w *gitWorkspace) trackedWarnings() []string {
 	return w.tr.warnings
 }
 
-// Close stops the workspace's watcher, whatever still listens or tracks:
-// the session owning the workspace is gone. It waits for the watcher's
-// goroutines, so its inotify watches are released when it returns.
+// Close stops the workspace's watcher, whatever still listens or tracks,
+// and closes the repository's object files: the session owning the
+// workspace is gone. It waits for the watcher's goroutines, so its inotify
+// watches are released when it returns.
 func (w *gitWorkspace) Close() error {
 	tr := &w.tr
 	tr.mu.Lock()
@@ -316,10 +317,13 @@ func (w *gitWorkspace) Close() error {
 	tr.tracking = false
 	tr.listeners = nil
 	tr.mu.Unlock()
+	err := w.repo.Close() // its object files
 	if fw == nil {
-		return nil
+		return err
 	}
-	err := fw.Close()
+	if e := fw.Close(); e != nil {
+		err = e
+	}
 	metrics.WatcherMode.WithLabelValues(mode).Dec()
 	return err
 }
