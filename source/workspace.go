@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -272,17 +273,16 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 		return nil, fmt.Errorf("changeset kind %q is not computed from git", q.View)
 	}
 
-	sides := make([][2]*changeset.Side, 0, len(changes))
-	for _, c := range changes {
+	sides, err := loadAll(ctx, changes, func(c scm.Change) ([2]*changeset.Side, error) {
 		old, err := w.oldSide(c)
 		if err != nil {
-			return nil, err
+			return [2]*changeset.Side{}, err
 		}
 		cur, err := w.newSide(c)
-		if err != nil {
-			return nil, err
-		}
-		sides = append(sides, [2]*changeset.Side{old, cur})
+		return [2]*changeset.Side{old, cur}, err
+	})
+	if err != nil {
+		return nil, err
 	}
 	list, err := diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return true })
 	if err != nil {
@@ -290,6 +290,34 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 	}
 	list.Warnings = warnings
 	return list, nil
+}
+
+// loadAll loads the sides of every change, spread over the cores: reading
+// a working file and reading a blob are mostly independent waits.
+func loadAll[T any](ctx context.Context, items []T, load func(T) ([2]*changeset.Side, error)) ([][2]*changeset.Side, error) {
+	sides := make([][2]*changeset.Side, len(items))
+	errs := make([]error, len(items))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(items)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(items) || ctx.Err() != nil {
+					return
+				}
+				sides[i], errs[i] = load(items[i])
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return sides, nil
 }
 
 // diffAll pairs renames among the sides and diffs every pair. live tells
