@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,8 +138,25 @@ func (o *objReader) isClosed() bool {
 
 // read returns object h's type and content. An absent object gives an
 // error wrapping plumbing.ErrObjectNotFound. The content is the caller's.
-func (o *objReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (o *objReader) read(h plumbing.Hash) (t plumbing.ObjectType, b []byte, err error) {
+	defer catchFault(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return o.readDepth(h, 0)
+}
+
+// catchFault turns a fault reading a mapped pack (a file truncated in
+// place by something other than git) into an error; other panics go on.
+// The caller must have set debug.SetPanicOnFault.
+func catchFault(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(interface{ Addr() uintptr }); ok {
+		*err = fmt.Errorf("%w: a pack file changed while mapped: %v", errCorrupt, r)
+		return
+	}
+	panic(r)
 }
 
 func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
@@ -308,7 +326,9 @@ func openLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, int64, io.Read
 
 // size returns object h's type and size, inflating no content: only a
 // loose object's header or a delta's first bytes.
-func (o *objReader) size(h plumbing.Hash) (plumbing.ObjectType, int64, error) {
+func (o *objReader) size(h plumbing.Hash) (t plumbing.ObjectType, n int64, err error) {
+	defer catchFault(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return o.sizeDepth(h, 0)
 }
 
@@ -428,6 +448,10 @@ func inflateExact(zr io.Reader, out []byte) error {
 type pack struct {
 	name string // pack-<id>
 	f    *os.File
+	// data is the whole file mapped into memory, or nil where mapping is
+	// not available: then it is read with ReadAt. Reading a delta chain
+	// from a mapping costs no system call per object.
+	data []byte
 	end  int64 // where object data ends: the file size less the trailer
 	idx  *packIndex
 
@@ -467,6 +491,9 @@ func openPack(dir, name string) (*pack, error) {
 		return nil, fmt.Errorf("%s: %w: bad pack header", name, errCorrupt)
 	}
 	p := &pack{name: name, f: f, end: fi.Size() - 20, idx: idx}
+	if data, err := mapFile(f, fi.Size()); err == nil {
+		p.data = data
+	}
 	p.refs.Store(1)
 	return p, nil
 }
@@ -474,16 +501,24 @@ func openPack(dir, name string) (*pack, error) {
 // release ends a read begun by objDir.find.
 func (p *pack) release() {
 	if p.refs.Add(-1) == 0 {
-		p.f.Close()
+		p.close()
 	}
 }
 
 // drop unlists p: its file closes once the reads under way end.
 func (p *pack) drop() error {
 	if p.refs.Add(-1) == 0 {
-		return p.f.Close()
+		return p.close()
 	}
 	return nil
+}
+
+func (p *pack) close() error {
+	if p.data != nil {
+		unmapFile(p.data)
+		p.data = nil
+	}
+	return p.f.Close()
 }
 
 // packIndex is a version-2 pack index held in memory.
@@ -578,11 +613,16 @@ func (p *pack) header(off int64) (packEntry, error) {
 		return e, fmt.Errorf("%w: offset %d outside the pack", errCorrupt, off)
 	}
 	var buf [64]byte
-	n, err := p.f.ReadAt(buf[:min(int64(len(buf)), p.end-off)], off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return e, err
+	var b []byte
+	if p.data != nil {
+		b = p.data[off:min(off+int64(len(buf)), p.end)]
+	} else {
+		n, err := p.f.ReadAt(buf[:min(int64(len(buf)), p.end-off)], off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return e, err
+		}
+		b = buf[:n]
 	}
-	b := buf[:n]
 	i := 0
 	next := func() (byte, bool) {
 		if i >= len(b) {
@@ -648,7 +688,8 @@ func (p *pack) header(off int64) (packEntry, error) {
 var inflaters sync.Pool
 
 type inflater struct {
-	br *bufio.Reader
+	br *bufio.Reader // over a pack file
+	mr bytes.Reader  // over a mapped pack
 	zr io.ReadCloser
 }
 
@@ -664,18 +705,25 @@ func (p *pack) inflateSome(off, n int64) ([]byte, error) {
 }
 
 func (p *pack) inflateN(off, size int64, whole bool) ([]byte, error) {
-	sr := io.NewSectionReader(p.f, off, p.end-off)
 	in, _ := inflaters.Get().(*inflater)
 	if in == nil {
-		in = &inflater{br: bufio.NewReaderSize(sr, 4096)}
+		in = &inflater{br: bufio.NewReaderSize(nil, 4096)}
+	}
+	// zlib reads a mapping directly (bytes.Reader is an io.ByteReader),
+	// a file through a buffer.
+	var src io.Reader
+	if p.data != nil {
+		in.mr.Reset(p.data[off:p.end])
+		src = &in.mr
 	} else {
-		in.br.Reset(sr)
+		in.br.Reset(io.NewSectionReader(p.f, off, p.end-off))
+		src = in.br
 	}
 	var err error
 	if in.zr == nil {
-		in.zr, err = zlib.NewReader(in.br)
+		in.zr, err = zlib.NewReader(src)
 	} else {
-		err = in.zr.(zlib.Resetter).Reset(in.br, nil)
+		err = in.zr.(zlib.Resetter).Reset(src, nil)
 	}
 	if err != nil {
 		in.zr = nil
@@ -689,6 +737,7 @@ func (p *pack) inflateN(off, size int64, whole bool) ([]byte, error) {
 		err = fmt.Errorf("%w: inflate: %v", errCorrupt, err)
 	}
 	in.br.Reset(nil)
+	in.mr.Reset(nil)
 	inflaters.Put(in)
 	if err != nil {
 		return nil, fmt.Errorf("at %d: %w", off, err)

@@ -340,6 +340,39 @@ func TestObjReaderTruncatedPack(t *testing.T) {
 	}
 }
 
+// TestObjReaderPackTruncatedWhileOpen: a pack cut short in place after
+// the reader opened (and mapped) it makes reads fail with an error, not
+// crash the process; git never does this, but a user's tool might.
+func TestObjReaderPackTruncatedWhileOpen(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 40)
+	gitRun(t, dir, "repack", "-q", "-adf")
+	objs := allObjects(t, dir)
+	objects := filepath.Join(dir, ".git", "objects")
+	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	o := newReader(t, objects)
+	if _, _, err := o.read(objs[0].id); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(packs[0], 64); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, g := range objs {
+		typ, b, err := o.read(g.id)
+		if err != nil {
+			failed++
+			continue
+		}
+		if typ != g.typ || !bytes.Equal(b, g.data) {
+			t.Fatalf("read %s from a pack truncated while open: wrong content", g.id)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no read failed on a pack truncated while open")
+	}
+}
+
 func TestObjReaderCorruptLoose(t *testing.T) {
 	dir := newGitRepo(t)
 	writeFile(t, dir, "f.txt", strings.Repeat("some content\n", 100))
