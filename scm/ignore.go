@@ -21,8 +21,10 @@ type rules struct {
 	// mu guards everything below: directory listings run in parallel.
 	mu sync.Mutex
 	// base ignore patterns (core.excludesFile, then info/exclude), lowest
-	// priority first.
-	baseIgnore []gitignore.Pattern
+	// priority first; read at the first ignore question (reading a file's
+	// attributes needs none of them).
+	baseIgnore     []gitignore.Pattern
+	baseIgnoreFrom []string // the files to read them from, until read
 	// dirIgnore maps a directory ("" for the root) to the patterns that
 	// apply inside it: base, then every .gitignore from the root down.
 	dirIgnore map[string][]gitignore.Pattern
@@ -43,9 +45,9 @@ func newRules(root, commonDir string, s *settings) *rules {
 		macros:    map[string][]gitattributes.Attribute{},
 	}
 	if s.excludesFile != "" {
-		r.baseIgnore = append(r.baseIgnore, readIgnoreFile(s.excludesFile, nil)...)
+		r.baseIgnoreFrom = append(r.baseIgnoreFrom, s.excludesFile)
 	}
-	r.baseIgnore = append(r.baseIgnore, readIgnoreFile(filepath.Join(commonDir, "info", "exclude"), nil)...)
+	r.baseIgnoreFrom = append(r.baseIgnoreFrom, filepath.Join(commonDir, "info", "exclude"))
 
 	// git's built-in macro: binary = -diff -merge -text.
 	if m, err := gitattributes.ParseAttributesLine("[attr]binary -diff -merge -text", nil, true); err == nil {
@@ -140,6 +142,10 @@ func (r *rules) ignorePatternsLocked(dir string, hasFile *bool) []gitignore.Patt
 	}
 	var parent []gitignore.Pattern
 	if dir == "" {
+		for _, f := range r.baseIgnoreFrom {
+			r.baseIgnore = append(r.baseIgnore, readIgnoreFile(f, nil)...)
+		}
+		r.baseIgnoreFrom = nil
 		parent = r.baseIgnore
 	} else {
 		parent = r.ignorePatternsLocked(parentDir(dir), nil)

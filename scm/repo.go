@@ -355,12 +355,16 @@ func parseOID(oid string) (plumbing.Hash, error) {
 // symlinked directory or into .git are refused with an error wrapping
 // ErrOutsideWorktree.
 func (r *Repo) ReadWorktree(p string) ([]byte, uint32, error) {
+	return r.readWorktree(p, newSettings(loadConfig(r.commonDir, r.gitDir)))
+}
+
+// readWorktree is ReadWorktree with the config's settings already loaded.
+func (r *Repo) readWorktree(p string, s settings) ([]byte, uint32, error) {
 	rel, fi, err := r.lstatInside(p)
 	if err != nil {
 		return nil, 0, err
 	}
 	r.mu.Lock()
-	s := newSettings(loadConfig(r.commonDir, r.gitDir))
 	var ie *idxEntry
 	if r.idx != nil {
 		ie = r.idx.m[rel]
@@ -405,14 +409,14 @@ func (r *Repo) ReadWorktree(p string) ([]byte, uint32, error) {
 // what to diff against a HEAD blob. Warnings name clean steps that could not
 // be applied; the content is then raw.
 func (r *Repo) ReadWorktreeCanonical(p string) (content []byte, mode uint32, warnings []string, err error) {
-	b, mode, err := r.ReadWorktree(p)
+	s := newSettings(loadConfig(r.commonDir, r.gitDir))
+	b, mode, err := r.readWorktree(p, s)
 	if err != nil || (mode != uint32(filemode.Regular) && mode != uint32(filemode.Executable)) {
 		return b, mode, nil, err
 	}
 	rel, _ := cleanRel(p)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := newSettings(loadConfig(r.commonDir, r.gitDir))
 	ru := newRules(r.root, r.commonDir, &s)
 	plan := planFor(ru.attrs(rel), &s)
 	if plan.unsupported != "" {
