@@ -103,6 +103,20 @@ func (r *Repo) Status(ctx context.Context) (*Status, error) {
 	return r.statusLocked(ctx, hs, hs.commit)
 }
 
+// Preload reads what a Status starts with, the index and HEAD's tree, into
+// the Repo's caches, so that it can overlap other work (the file watcher
+// being armed) that must come before the Status's walk of the tree.
+func (r *Repo) Preload(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hs, err := r.headLocked()
+	if err != nil {
+		return err
+	}
+	_, err = r.treeLocked(ctx, hs.commit)
+	return err
+}
+
 // StatusAgainst is Status with the base set to the merge base of baseRev
 // (a branch such as "main" or "origin/main", or any revision) and HEAD.
 func (r *Repo) StatusAgainst(ctx context.Context, baseRev string) (*Status, error) {

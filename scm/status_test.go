@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -767,5 +768,32 @@ func TestCancelled(t *testing.T) {
 	cancel()
 	if _, err := r.Status(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestPreloadThenStatus: a Status after Preload (index and HEAD's tree
+// read ahead) sees the same changes as one without, including an index
+// and a HEAD that moved between the two.
+func TestPreloadThenStatus(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, dir, "a.txt", "alpha two\n")
+	writeFile(t, dir, "new.txt", "new\n")
+	ctx := context.Background()
+	cold, err := openRepo(t, dir).Status(ctx)
+	must(t, err)
+	r := openRepo(t, dir)
+	must(t, r.Preload(ctx))
+	warm, err := r.Status(ctx)
+	must(t, err)
+	if !reflect.DeepEqual(cold.Changes, warm.Changes) {
+		t.Fatalf("after Preload: %+v, without: %+v", warm.Changes, cold.Changes)
+	}
+	// Preloaded, then the index and HEAD move: the status follows them.
+	gitRun(t, dir, "add", "a.txt")
+	gitRun(t, dir, "commit", "-q", "-m", "a")
+	st, err := r.Status(ctx)
+	must(t, err)
+	if len(st.Changes) != 1 || st.Changes[0].Path != "new.txt" {
+		t.Fatalf("after a commit: %+v, want only new.txt", st.Changes)
 	}
 }

@@ -220,9 +220,18 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, error)
 	tr.busy.Lock()
 	defer tr.busy.Unlock()
 	tr.mu.Lock()
-	if err := w.ensureWatcherLocked(); err != nil {
-		tr.mu.Unlock()
-		return nil, err
+	if tr.fw == nil {
+		// Arming the watcher walks the directories; meanwhile the index
+		// and HEAD's tree are read, which the full status needs first.
+		// (Its own walk starts only once every watch is armed.)
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = w.repo.Preload(ctx) }) // errors come again from the status
+		err := w.ensureWatcherLocked()
+		wg.Wait()
+		if err != nil {
+			tr.mu.Unlock()
+			return nil, err
+		}
 	}
 	tr.tracking = true
 	fw := tr.fw
