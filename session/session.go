@@ -30,6 +30,7 @@ type Session struct {
 	mb  *mailbox
 
 	dirs       []string
+	title      string // as created: what the session's record keeps
 	createdAt  time.Time
 	modifiedAt time.Time
 	state      protocol.SessionState
@@ -109,6 +110,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		mb:         newMailbox(),
 		dirs:       dirs,
 		createdAt:  now,
+		title:      title,
 		modifiedAt: now,
 		ch:         newChannel(uri, m.opts.ReplayBuffer),
 		changesets: map[string]*csChannel{},
@@ -258,7 +260,7 @@ func (s *Session) takeBaseline(entries []*workingDir) (baseline []string, failed
 		s.log.Warn("session not recorded: none of its directories can be served")
 		return baseline, failed
 	}
-	rec := store.Session{ID: s.id, URI: s.uri, Title: s.state.Title, CreatedAt: s.createdAt}
+	rec := store.Session{ID: s.id, URI: s.uri, Title: s.title, CreatedAt: s.createdAt}
 	for i, e := range entries {
 		w := store.WorkspaceRecord{Dir: e.dir, Baseline: baseline[i]}
 		if id, ok := e.ws.(Identifier); ok && failed[i] == nil {
