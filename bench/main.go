@@ -229,9 +229,10 @@ func report(c config, r *repo, g *gitTimes, cold []coldResult, restarts []time.D
 		}
 		return out
 	}
-	var rss []int64
+	var rss, rssFile []int64
 	for _, x := range cold {
 		rss = append(rss, x.rss)
+		rssFile = append(rssFile, x.rssFile)
 	}
 	sub := median(pick(func(x coldResult) time.Duration { return x.subscribeToReady }))
 	proc := median(pick(func(x coldResult) time.Duration { return x.startToReady }))
@@ -278,6 +279,7 @@ func report(c config, r *repo, g *gitTimes, cold []coldResult, restarts []time.D
 	row("… its allocations per Compare", fmt.Sprintf("%d allocs, %.1f MB", big.allocs, float64(big.allocBytes)/1e6), "—", 0)
 	row("… its numstat", fmt.Sprintf("+%d −%d", big.oursStat[0], big.oursStat[1]), fmt.Sprintf("+%d −%d", big.gitStat[0], big.gitStat[1]), 0)
 	row("Peak RSS after cold ready (VmHWM) vs `git diff HEAD --numstat` (maxrss)", fmtKiB(ours), fmtKiB(gits), float64(ours)/float64(gits))
+	row("… of which mapped files (pack files, the binary) at ready (RssFile)", fmtKiB(medianInt(rssFile)), "—", 0)
 	row("Peak RSS after the saves", fmtKiB(rssAfterSaves), "—", 0)
 	fmt.Println()
 	fmt.Printf("Per-file counts equal to `git diff --numstat`: %d of %d modified files.", agree, len(r.modified))

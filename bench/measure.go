@@ -188,17 +188,21 @@ func (d *daemon) stop() error {
 }
 
 // peakRSS reads VmHWM (KiB) from /proc.
-func peakRSS(pid int) (int64, error) {
+func peakRSS(pid int) (int64, error) { return procStatus(pid, "VmHWM") }
+
+// procStatus reads a field in KiB from /proc/<pid>/status: VmHWM (peak
+// RSS), RssFile (the part that is mapped files, such as pack files).
+func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
 			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // ---- a changeset mirror, as a client keeps it ----
@@ -267,6 +271,7 @@ type coldResult struct {
 	second           time.Duration // a second client's subscribe -> ready with every file
 	later            time.Duration // the same for the clients after it, median
 	rss              int64         // VmHWM, KiB
+	rssFile          int64         // RssFile at ready, KiB: mapped files
 	files            []protocol.ChangesetFile
 }
 
@@ -335,6 +340,9 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 	res.startToReady = time.Since(d.started)
 	res.files = m.st.Files
 	if res.rss, err = peakRSS(d.cmd.Process.Pid); err != nil {
+		return nil, res, err
+	}
+	if res.rssFile, err = procStatus(d.cmd.Process.Pid, "RssFile"); err != nil {
 		return nil, res, err
 	}
 	if res.second, err = secondSubscriber(ctx, d, uri, len(want)); err != nil {
