@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -605,5 +606,34 @@ func TestSessionFromEarlierVersionLearnsItsRepository(t *testing.T) {
 	d = startDaemonIn(t, state, workspace)
 	if got := onlySession(t, d.client(t, "v2-b")).Resource; got == rec.URI {
 		t.Errorf("project B at the path of an earlier version's session got that session")
+	}
+}
+
+// TestCPUProfileFlag: --cpu-profile writes a CPU profile (gzipped
+// protobuf, what go tool pprof reads) of the run when the daemon stops.
+func TestCPUProfileFlag(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	d := startDaemon(t, "--cpu-profile", prof, repo)
+	c := d.client(t, "profiled")
+	onlySession(t, c)
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.waitExit(t); err != nil {
+		t.Fatalf("exit: %v\n%s", err, d.stderr)
+	}
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s is not a gzipped profile: %v", prof, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("profile: %d bytes, %v", len(b), err)
 	}
 }
