@@ -90,10 +90,34 @@ func runRoundTrip(t *testing.T, name string) {
 // absent optional field as null; the encoder omits it), so each typed
 // action keeps every wire field.
 func TestFixtureActionsRoundTrip(t *testing.T) {
+	for file, actions := range fixtureActions(t) {
+		for i, raw := range actions {
+			a, err := protocol.DecodeAction(raw)
+			if err != nil {
+				t.Errorf("%s action %d: %v", file, i, err)
+				continue
+			}
+			got, err := protocol.EncodeAction(a)
+			if err != nil {
+				t.Errorf("%s action %d: encode: %v", file, i, err)
+				continue
+			}
+			if !sameJSON(dropNullKeys(got), dropNullKeys(raw)) {
+				t.Errorf("%s action %d (%T):\ngot  %s\nwant %s", file, i, a, got, raw)
+			}
+		}
+	}
+}
+
+// fixtureActions returns the actions of every reducer fixture, by file
+// name.
+func fixtureActions(t *testing.T) map[string][]json.RawMessage {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(reducersDir, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures in %s (%v)", reducersDir, err)
 	}
+	out := map[string][]json.RawMessage{}
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -105,22 +129,9 @@ func TestFixtureActionsRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(data, &fx); err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		for i, raw := range fx.Actions {
-			a, err := protocol.DecodeAction(raw)
-			if err != nil {
-				t.Errorf("%s action %d: %v", filepath.Base(file), i, err)
-				continue
-			}
-			got, err := protocol.EncodeAction(a)
-			if err != nil {
-				t.Errorf("%s action %d: encode: %v", filepath.Base(file), i, err)
-				continue
-			}
-			if !sameJSON(dropNullKeys(got), dropNullKeys(raw)) {
-				t.Errorf("%s action %d (%T):\ngot  %s\nwant %s", filepath.Base(file), i, a, got, raw)
-			}
-		}
+		out[filepath.Base(file)] = fx.Actions
 	}
+	return out
 }
 
 // dropNullKeys re-encodes a document without its null-valued object keys.
@@ -206,22 +217,8 @@ func reencodeRPC(data []byte) ([]byte, error) {
 // (origins, rejections, HTML-escaped text, lists left nil).
 func TestActionNotificationBytes(t *testing.T) {
 	var actions []protocol.Action
-	files, err := filepath.Glob(filepath.Join(reducersDir, "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures in %s (%v)", reducersDir, err)
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fx struct {
-			Actions []json.RawMessage `json:"actions"`
-		}
-		if err := json.Unmarshal(data, &fx); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		for _, raw := range fx.Actions {
+	for _, raws := range fixtureActions(t) {
+		for _, raw := range raws {
 			if a, err := protocol.DecodeAction(raw); err == nil {
 				actions = append(actions, a)
 			}

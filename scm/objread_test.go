@@ -320,23 +320,30 @@ func TestObjReaderTruncatedPack(t *testing.T) {
 	if err := os.Truncate(packs[0], fi.Size()/2); err != nil {
 		t.Fatal(err)
 	}
-	o := newReader(t, objects)
+	readDamaged(t, newReader(t, objects), objs, "a pack cut in half")
+}
+
+// readDamaged reads every object from a damaged store: each read must
+// either fail with a corruption error (not "not found") or return the
+// right content, and some must fail.
+func readDamaged(t *testing.T, o *objReader, objs []gitObject, what string) {
+	t.Helper()
 	failed := 0
 	for _, g := range objs {
 		typ, b, err := o.read(g.id)
 		if err != nil {
 			if errors.Is(err, plumbing.ErrObjectNotFound) {
-				t.Fatalf("read %s: %v, want a corruption error", g.id, err)
+				t.Fatalf("read %s from %s: %v, want a corruption error", g.id, what, err)
 			}
 			failed++
 			continue
 		}
 		if typ != g.typ || !bytes.Equal(b, g.data) {
-			t.Fatalf("read %s from a truncated pack: wrong content", g.id)
+			t.Fatalf("read %s from %s: wrong content", g.id, what)
 		}
 	}
 	if failed == 0 {
-		t.Fatal("no read failed on a pack cut in half")
+		t.Fatalf("no read failed on %s", what)
 	}
 }
 
@@ -357,20 +364,7 @@ func TestObjReaderPackTruncatedWhileOpen(t *testing.T) {
 	if err := os.Truncate(packs[0], 64); err != nil {
 		t.Fatal(err)
 	}
-	failed := 0
-	for _, g := range objs {
-		typ, b, err := o.read(g.id)
-		if err != nil {
-			failed++
-			continue
-		}
-		if typ != g.typ || !bytes.Equal(b, g.data) {
-			t.Fatalf("read %s from a pack truncated while open: wrong content", g.id)
-		}
-	}
-	if failed == 0 {
-		t.Fatal("no read failed on a pack truncated while open")
-	}
+	readDamaged(t, o, objs, "a pack truncated while open")
 }
 
 func TestObjReaderCorruptLoose(t *testing.T) {

@@ -545,8 +545,14 @@ type rig struct {
 
 func newRig(t *testing.T, opts Options, head, work map[string]string) *rig {
 	t.Helper()
-	dir := t.TempDir()
-	r := &rig{ws: newFakeWorkspace(dir, head, work), id: "s1", uri: protocol.SessionScheme + "/s1"}
+	return newRigOn(t, opts, newFakeWorkspace(t.TempDir(), head, work))
+}
+
+// newRigOn is newRig on a workspace the test prepared (gated, say).
+func newRigOn(t *testing.T, opts Options, ws *fakeWorkspace) *rig {
+	t.Helper()
+	dir := ws.root
+	r := &rig{ws: ws, id: "s1", uri: protocol.SessionScheme + "/s1"}
 	if opts.OpenWorkspace == nil {
 		opts.OpenWorkspace = func(string) (Workspace, error) { return r.ws, nil }
 	}

@@ -303,12 +303,8 @@ func TestScenarioDisposeWhileOpening(t *testing.T) {
 func TestScenarioUncommittedBeforeBaseline(t *testing.T) {
 	ws := newFakeWorkspace(t.TempDir(), map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
 	ws.snapGate = make(chan struct{})
-	m := NewManager(Options{OpenWorkspace: func(string) (Workspace, error) { return ws, nil }})
-	t.Cleanup(m.Close)
-	r := &rig{m: m, ws: ws, id: "s1", uri: protocol.SessionScheme + "/s1"}
-	if _, err := m.Create(CreateParams{URI: r.uri, WorkingDirectories: []string{FileURI(ws.root)}}); err != nil {
-		t.Fatal(err)
-	}
+	r := newRigOn(t, Options{}, ws)
+	m := r.m
 	c := newClient("c1")
 	uncommitted := r.changeset(t, protocol.KindUncommitted, nil)
 	c.subscribe(t, m, uncommitted)
@@ -365,11 +361,8 @@ func TestScenarioUncommittedBeforeBaseline(t *testing.T) {
 func TestScenarioDisposeWhileTakingBaseline(t *testing.T) {
 	ws := newFakeWorkspace(t.TempDir(), nil, map[string]string{"a.txt": "a\n"})
 	ws.snapGate = make(chan struct{})
-	m := NewManager(Options{OpenWorkspace: func(string) (Workspace, error) { return ws, nil }})
-	r := &rig{m: m, ws: ws, id: "s1", uri: protocol.SessionScheme + "/s1"}
-	if _, err := m.Create(CreateParams{URI: r.uri, WorkingDirectories: []string{FileURI(ws.root)}}); err != nil {
-		t.Fatal(err)
-	}
+	r := newRigOn(t, Options{}, ws)
+	m := r.m
 	c := newClient("c1")
 	uncommitted := r.changeset(t, protocol.KindUncommitted, nil)
 	c.subscribe(t, m, uncommitted)

@@ -292,25 +292,31 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 	return list, nil
 }
 
+// parallel calls f(i) for every i below n, spread over the cores, until
+// ctx ends; it returns when every call has.
+func parallel(ctx context.Context, n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // loadAll loads the sides of every change, spread over the cores: reading
 // a working file and reading a blob are mostly independent waits.
 func loadAll[T any](ctx context.Context, items []T, load func(T) ([2]*changeset.Side, error)) ([][2]*changeset.Side, error) {
 	sides := make([][2]*changeset.Side, len(items))
 	errs := make([]error, len(items))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(items)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(items) || ctx.Err() != nil {
-					return
-				}
-				sides[i], errs[i] = load(items[i])
-			}
-		})
-	}
-	wg.Wait()
+	parallel(ctx, len(items), func(i int) { sides[i], errs[i] = load(items[i]) })
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -358,33 +364,22 @@ func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q ses
 	root = filepath.ToSlash(root)
 	// Diffs are independent and CPU-bound: spread them over the cores.
 	list.Files = make([]session.FileChange, len(pairs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(pairs)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(pairs) || ctx.Err() != nil {
-					return
-				}
-				p := pairs[i]
-				start := time.Now()
-				r := changeset.Compare(p[0], p[1], opt)
-				metrics.DiffSeconds.Observe(time.Since(start).Seconds())
-				metrics.FilesDiffed.Inc()
-				fc := fileChange(r)
-				if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
-					own := fc.Meta["changesetd"].(protocol.Object)
-					own["acpDiff"] = acpDiff(r, root, own["fileType"].(string))
-				}
-				if fc.New != nil {
-					fc.New.Live = live(p[1])
-				}
-				list.Files[i] = fc
-			}
-		})
-	}
-	wg.Wait()
+	parallel(ctx, len(pairs), func(i int) {
+		p := pairs[i]
+		start := time.Now()
+		r := changeset.Compare(p[0], p[1], opt)
+		metrics.DiffSeconds.Observe(time.Since(start).Seconds())
+		metrics.FilesDiffed.Inc()
+		fc := fileChange(r)
+		if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
+			own := fc.Meta["changesetd"].(protocol.Object)
+			own["acpDiff"] = acpDiff(r, root, own["fileType"].(string))
+		}
+		if fc.New != nil {
+			fc.New.Live = live(p[1])
+		}
+		list.Files[i] = fc
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
