@@ -801,14 +801,22 @@ func hasLoneCR(b []byte) bool {
 	return false
 }
 
-// copyRepo copies repo, .git included, into a fresh temp dir.
+// copyRepo copies repo, .git included, into a fresh temp dir. The
+// running daemon's watcher barriers create and remove marker files in
+// .git, and cp -a fails on one that vanishes while it copies: such a copy
+// is made again.
 func copyRepo(t *testing.T, repo string) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "copy")
-	if out, err := exec.Command("cp", "-a", repo, dst).CombinedOutput(); err != nil {
-		t.Fatalf("cp -a: %v\n%s", err, out)
+	for try := 1; ; try++ {
+		dst := filepath.Join(t.TempDir(), "copy")
+		out, err := exec.Command("cp", "-a", repo, dst).CombinedOutput()
+		if err == nil {
+			return dst
+		}
+		if try == 3 || !strings.Contains(string(out), ".changesetd-sync-") {
+			t.Fatalf("cp -a: %v\n%s", err, out)
+		}
 	}
-	return dst
 }
 
 // treeEntry is what a working-tree path holds: its kind and bytes.
