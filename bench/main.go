@@ -203,20 +203,29 @@ func run(c config) error {
 }
 
 func buildDaemon(work string) (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	mod := strings.TrimSpace(string(out))
-	if err != nil || mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("run bench inside the changesetd module (go env GOMOD: %q, %v)", mod, err)
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
 	}
 	bin := filepath.Join(work, "changesetd")
 	start := time.Now()
 	build := exec.Command("go", "build", "-o", bin, "./cmd/changesetd")
-	build.Dir = filepath.Dir(mod)
+	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/changesetd: %v\n%s", err, out)
 	}
 	fmt.Printf("built daemon in %s\n", fmtDur(time.Since(start)))
 	return bin, nil
+}
+
+// moduleRoot is the changesetd module's directory, which bench must run in.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	mod := strings.TrimSpace(string(out))
+	if err != nil || mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("run bench inside the changesetd module (go env GOMOD: %q, %v)", mod, err)
+	}
+	return filepath.Dir(mod), nil
 }
 
 // ---- output ----

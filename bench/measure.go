@@ -586,11 +586,10 @@ func measureNode(ctx context.Context, d *daemon, uri string, files, runs int) (*
 	if err != nil {
 		return nil, "node not found", nil
 	}
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	root, err := moduleRoot()
 	if err != nil {
-		return nil, "", fmt.Errorf("go env GOMOD: %v", err)
+		return nil, "", err
 	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	if _, err := os.Stat(filepath.Join(root, "test", "node", "node_modules", "ws")); err != nil {
 		return nil, "ws missing: npm ci --prefix test/node", nil
 	}

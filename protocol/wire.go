@@ -65,7 +65,7 @@ func EncodeActionNotification(env ActionEnvelope) ([]byte, error) {
 		return nil, err
 	}
 	b := make([]byte, 0, len(action)+len(channel)+128)
-	b = append(b, `{"jsonrpc":"2.0","method":"`+NotifyAction+`","params":{"channel":`...)
+	b = append(b, `{"jsonrpc":"`+JSONRPCVersion+`","method":"`+NotifyAction+`","params":{"channel":`...)
 	b = append(b, channel...)
 	b = append(b, `,"action":`...)
 	b = append(b, action...)

@@ -160,11 +160,24 @@ func catchFault(err *error) {
 }
 
 func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
+	return lookup(o, h, depth,
+		func(p *pack, off int64) (plumbing.ObjectType, []byte, error) { return o.readPacked(p, off, depth) },
+		func(dir string) (plumbing.ObjectType, []byte, error) { return readLoose(dir, h) })
+}
+
+// lookup finds h in the object directories, in order (packs, then the
+// loose object), listing the packs again where they changed when it is
+// found nowhere, and answers with packed or loose.
+func lookup[T any](o *objReader, h plumbing.Hash, depth int,
+	packed func(p *pack, off int64) (plumbing.ObjectType, T, error),
+	loose func(dir string) (plumbing.ObjectType, T, error),
+) (plumbing.ObjectType, T, error) {
+	var zero T
 	if o.isClosed() {
-		return plumbing.InvalidObject, nil, errReaderClosed
+		return plumbing.InvalidObject, zero, errReaderClosed
 	}
 	if depth > maxDeltaChain {
-		return plumbing.InvalidObject, nil, fmt.Errorf("%w: delta chain too deep at %s", errCorrupt, h)
+		return plumbing.InvalidObject, zero, fmt.Errorf("%w: delta chain too deep at %s", errCorrupt, h)
 	}
 	for rescan := range 2 {
 		for _, d := range o.dirs {
@@ -172,26 +185,26 @@ func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 				continue
 			}
 			if p, off, ok := d.find(h); ok {
-				t, b, err := o.readPacked(p, off, depth)
+				t, v, err := packed(p, off)
 				p.release()
 				if err != nil {
-					return plumbing.InvalidObject, nil, fmt.Errorf("object %s in %s: %w", h, p.name, err)
+					return plumbing.InvalidObject, zero, fmt.Errorf("object %s in %s: %w", h, p.name, err)
 				}
-				return t, b, nil
+				return t, v, nil
 			}
 			if rescan == 1 {
 				continue
 			}
-			t, b, err := readLoose(d.path, h)
+			t, v, err := loose(d.path)
 			if err == nil {
-				return t, b, nil
+				return t, v, nil
 			}
 			if !errors.Is(err, fs.ErrNotExist) {
-				return plumbing.InvalidObject, nil, fmt.Errorf("loose object %s: %w", h, err)
+				return plumbing.InvalidObject, zero, fmt.Errorf("loose object %s: %w", h, err)
 			}
 		}
 	}
-	return plumbing.InvalidObject, nil, fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
+	return plumbing.InvalidObject, zero, fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
 }
 
 // find looks h up in d's packs, listing them first if never done. The
@@ -333,39 +346,15 @@ func (o *objReader) size(h plumbing.Hash) (t plumbing.ObjectType, n int64, err e
 }
 
 func (o *objReader) sizeDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, int64, error) {
-	if o.isClosed() {
-		return plumbing.InvalidObject, 0, errReaderClosed
-	}
-	if depth > maxDeltaChain {
-		return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta chain too deep at %s", errCorrupt, h)
-	}
-	for rescan := range 2 {
-		for _, d := range o.dirs {
-			if rescan == 1 && !d.rescanIfChanged() {
-				continue
-			}
-			if p, off, ok := d.find(h); ok {
-				t, n, err := o.packedSize(p, off, depth)
-				p.release()
-				if err != nil {
-					return plumbing.InvalidObject, 0, fmt.Errorf("object %s in %s: %w", h, p.name, err)
-				}
-				return t, n, nil
-			}
-			if rescan == 1 {
-				continue
-			}
-			t, n, zr, err := openLoose(d.path, h)
+	return lookup(o, h, depth,
+		func(p *pack, off int64) (plumbing.ObjectType, int64, error) { return o.packedSize(p, off, depth) },
+		func(dir string) (plumbing.ObjectType, int64, error) {
+			t, n, zr, err := openLoose(dir, h)
 			if err == nil {
 				zr.Close()
-				return t, n, nil
 			}
-			if !errors.Is(err, fs.ErrNotExist) {
-				return plumbing.InvalidObject, 0, fmt.Errorf("loose object %s: %w", h, err)
-			}
-		}
-	}
-	return plumbing.InvalidObject, 0, fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
+			return t, n, err
+		})
 }
 
 // packedSize returns the type and size of the object at off in p: a

@@ -564,6 +564,16 @@ func newRigOn(t *testing.T, opts Options, ws *fakeWorkspace) *rig {
 	return r
 }
 
+// watchUncommitted subscribes c to the session's uncommitted changeset
+// and waits until it is ready with exactly paths; it returns its URI.
+func (r *rig) watchUncommitted(t *testing.T, c *client, paths ...string) string {
+	t.Helper()
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	c.awaitFiles(t, uri, r.ws.root, paths...)
+	return uri
+}
+
 // changeset returns the URI of a changeset of the session.
 func (r *rig) changeset(t *testing.T, kind string, vars uritemplate.Values) string {
 	t.Helper()

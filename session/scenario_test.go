@@ -108,9 +108,7 @@ func TestScenarioReviewFlagFollowsContent(t *testing.T) {
 func TestScenarioTurns(t *testing.T) {
 	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
 	c := newClient("c1")
-	uri := r.changeset(t, protocol.KindUncommitted, nil)
-	c.subscribe(t, r.m, uri)
-	c.awaitFiles(t, uri, r.ws.root, "a.txt")
+	uri := r.watchUncommitted(t, c, "a.txt")
 	c.await(t, "revert idle", func() bool { return opStatus(c.stateLocked(uri), OpRevert) == protocol.OpIdle })
 
 	ctx := context.Background()
@@ -152,9 +150,7 @@ func TestScenarioTurns(t *testing.T) {
 func TestScenarioOperations(t *testing.T) {
 	r := newRig(t, Options{}, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "b\n"}, map[string]string{"a.txt": "one\nTWO\n", "b.txt": "b\n", "n.txt": "new\n"})
 	c := newClient("c1")
-	uri := r.changeset(t, protocol.KindUncommitted, nil)
-	c.subscribe(t, r.m, uri)
-	c.awaitFiles(t, uri, r.ws.root, "a.txt", "n.txt")
+	uri := r.watchUncommitted(t, c, "a.txt", "n.txt")
 	res := func(target string) *protocol.ChangesetOperationTarget {
 		return &protocol.ChangesetOperationTarget{Kind: protocol.ScopeResource, Resource: r.fileURI(target)}
 	}
@@ -306,9 +302,7 @@ func TestScenarioUncommittedBeforeBaseline(t *testing.T) {
 	r := newRigOn(t, Options{}, ws)
 	m := r.m
 	c := newClient("c1")
-	uncommitted := r.changeset(t, protocol.KindUncommitted, nil)
-	c.subscribe(t, m, uncommitted)
-	c.awaitFiles(t, uncommitted, ws.root, "a.txt")
+	uncommitted := r.watchUncommitted(t, c, "a.txt")
 
 	session := r.changeset(t, protocol.KindSession, nil)
 	c.subscribe(t, m, session)
@@ -364,9 +358,7 @@ func TestScenarioDisposeWhileTakingBaseline(t *testing.T) {
 	r := newRigOn(t, Options{}, ws)
 	m := r.m
 	c := newClient("c1")
-	uncommitted := r.changeset(t, protocol.KindUncommitted, nil)
-	c.subscribe(t, m, uncommitted)
-	c.awaitFiles(t, uncommitted, ws.root, "a.txt") // opened
+	r.watchUncommitted(t, c, "a.txt") // opened
 	if err := m.Dispose(r.uri); err != nil {
 		t.Fatal(err)
 	}
@@ -411,9 +403,7 @@ func TestScenarioDisposeWhileComputing(t *testing.T) {
 func TestScenarioDisposeWhileOperating(t *testing.T) {
 	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
 	c := newClient("c1")
-	uri := r.changeset(t, protocol.KindUncommitted, nil)
-	c.subscribe(t, r.m, uri)
-	c.awaitFiles(t, uri, r.ws.root, "a.txt")
+	uri := r.watchUncommitted(t, c, "a.txt")
 	gate, entered := make(chan struct{}), make(chan struct{}, 1)
 	r.ws.mu.Lock()
 	r.ws.writeGate, r.ws.writeEntered = gate, entered
@@ -446,9 +436,7 @@ func TestScenarioStoreAndRestore(t *testing.T) {
 	db, met := newMemStore(), newCountMetrics()
 	r := newRig(t, Options{Store: db, Metrics: met}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
 	c := newClient("c1")
-	uri := r.changeset(t, protocol.KindUncommitted, nil)
-	c.subscribe(t, r.m, uri)
-	c.awaitFiles(t, uri, r.ws.root, "a.txt")
+	uri := r.watchUncommitted(t, c, "a.txt")
 	db.mu.Lock()
 	rec, ok := db.sessions[r.id]
 	db.mu.Unlock()

@@ -109,3 +109,45 @@ func TestKillNineLosesNoAcknowledgedTurn(t *testing.T) {
 		t.Logf("round %d: %d turns acknowledged, %d ended, all present after SIGKILL", round, len(started), len(ended))
 	}
 }
+
+// TestKillNineWhileTakingBaseline: the daemon killed at points of a
+// session's start, while its baseline snapshot is taken alongside the
+// first view, starts again with a session whose baseline is whole: the
+// one recorded, or a new one. The uncommitted changeset is what git says,
+// and the session changeset (no edit since the start) is ready and empty,
+// never an error about a missing object.
+func TestKillNineWhileTakingBaseline(t *testing.T) {
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = fmt.Sprintf("file %d\n", i)
+	}
+	repo := gitRepo(t, files)
+	var want []string
+	for i := 0; i < 300; i += 3 {
+		p := fmt.Sprintf("d%d/f%d.txt", i%10, i)
+		writeFile(t, repo, p, fmt.Sprintf("file %d edited\n", i))
+		want = append(want, "modify "+p+" +1 -1")
+	}
+	slices.Sort(want)
+	state := t.TempDir()
+	for _, delay := range []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond, 60 * time.Millisecond} {
+		d := startDaemonIn(t, state, repo)
+		c := d.client(t, "ide")
+		cat := catalogue(t, c, onlySession(t, c).Resource)
+		uncommitted := expand(t, cat[protocol.KindUncommitted].URITemplate, nil)
+		c.Call(ctx(t), protocol.MethodSubscribe, map[string]any{"channel": uncommitted}, nil)
+		time.Sleep(delay)
+		d.kill(t)
+
+		d = startDaemonIn(t, state, repo)
+		c = d.client(t, "ide")
+		cat = catalogue(t, c, onlySession(t, c).Resource)
+		if got := changesetSummary(t, c, expand(t, cat[protocol.KindUncommitted].URITemplate, nil), repo); !slices.Equal(got, want) {
+			t.Fatalf("killed %v after subscribing: uncommitted after restart = %v, want %v", delay, got, want)
+		}
+		if got := changesetSummary(t, c, expand(t, cat[protocol.KindSession].URITemplate, nil), repo); len(got) != 0 {
+			t.Fatalf("killed %v after subscribing: session changeset after restart = %v, want none", delay, got)
+		}
+		d.kill(t)
+	}
+}
