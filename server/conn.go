@@ -30,6 +30,10 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// pending counts the requests answered off the read loop (async):
+	// shutdown lets them answer before closing, and run waits for them.
+	pending sync.WaitGroup
+
 	mu          sync.Mutex
 	initialized bool
 	clientID    string
@@ -69,8 +73,31 @@ func (c *conn) run() {
 	c.stream.closeWith(websocket.CloseNormalClosure, "")
 	<-c.stream.done
 	c.cancel()
+	c.pending.Wait()
 	c.dropAll()
 	c.logger().Info("disconnected")
+}
+
+// async answers req on a goroutine of its own, which the connection owns:
+// its run waits for it, and a server shutting down lets it answer first.
+func (c *conn) async(req *jsonrpc2.Request, f func()) {
+	c.pending.Add(1)
+	go func() {
+		defer c.pending.Done()
+		defer c.recoverRequest(req)
+		f()
+	}()
+}
+
+// answered returns a channel closed once every async request has
+// answered.
+func (c *conn) answered() <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		c.pending.Wait()
+		close(done)
+	}()
+	return done
 }
 
 // dropAll detaches every subscription of the connection.

@@ -105,8 +105,7 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 	c.logger().Info("initialized", "version", version)
 
 	c.stream.hold()
-	go func() {
-		defer c.recoverRequest(req)
+	c.async(req, func() {
 		snaps, _ := c.attachAll(p.InitialSubscriptions, -1)
 		res := protocol.InitializeResult{
 			ProtocolVersion: version,
@@ -120,7 +119,7 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 			}
 		}
 		c.stream.release(c.encodeReply(req, res))
-	}()
+	})
 }
 
 type attachResult struct {
@@ -270,8 +269,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 	c.mu.Unlock()
 
 	c.stream.hold()
-	go func() {
-		defer c.recoverRequest(req)
+	c.async(req, func() {
 		results, _ := c.attachAll(p.Subscriptions, p.LastSeenServerSeq)
 		res := protocol.ReconnectResult{Type: protocol.ReconnectReplay, Missing: []string{}, Actions: []protocol.ActionEnvelope{}}
 		replayable := true
@@ -301,7 +299,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 		}
 		c.logger().Info("reconnected", "type", res.Type, "channels", len(results), "missing", len(res.Missing))
 		c.stream.release(c.encodeReply(req, res))
-	}()
+	})
 }
 
 func (c *conn) listSessions(req *jsonrpc2.Request) {
@@ -325,8 +323,7 @@ func (c *conn) listSessions(req *jsonrpc2.Request) {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "listSessions: limit must be positive"))
 		return
 	}
-	go func() {
-		defer c.recoverRequest(req)
+	c.async(req, func() {
 		items, err := c.srv.m.List(c.ctx)
 		if err != nil {
 			c.reply(req, nil, err)
@@ -342,7 +339,7 @@ func (c *conn) listSessions(req *jsonrpc2.Request) {
 			res.Items = items
 		}
 		c.reply(req, res, nil)
-	}()
+	})
 }
 
 func (c *conn) createSession(req *jsonrpc2.Request) {
@@ -361,10 +358,9 @@ func (c *conn) disposeSession(req *jsonrpc2.Request) {
 		c.reply(req, nil, err)
 		return
 	}
-	go func() {
-		defer c.recoverRequest(req)
+	c.async(req, func() {
 		c.reply(req, nil, c.srv.m.Dispose(p.Channel))
-	}()
+	})
 }
 
 // maxResourceBytes bounds one resourceRead: content larger than this is
@@ -381,8 +377,7 @@ func (c *conn) resourceRead(req *jsonrpc2.Request) {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead: encoding must be \"base64\" or \"utf-8\", not %q", p.Encoding))
 		return
 	}
-	go func() {
-		defer c.recoverRequest(req)
+	c.async(req, func() {
 		data, err := c.srv.m.ReadResource(c.ctx, p.URI, maxResourceBytes)
 		if err != nil {
 			c.reply(req, nil, err)
@@ -395,7 +390,7 @@ func (c *conn) resourceRead(req *jsonrpc2.Request) {
 			res.Data = base64.StdEncoding.EncodeToString(data)
 		}
 		c.reply(req, res, nil)
-	}()
+	})
 }
 
 func (c *conn) invokeOperation(req *jsonrpc2.Request) {
@@ -404,8 +399,7 @@ func (c *conn) invokeOperation(req *jsonrpc2.Request) {
 		c.reply(req, nil, err)
 		return
 	}
-	go func() {
-		defer c.recoverRequest(req)
+	c.async(req, func() {
 		res, err := c.srv.m.Invoke(c.ctx, p)
 		if err != nil {
 			c.reply(req, nil, err)
@@ -417,7 +411,7 @@ func (c *conn) invokeOperation(req *jsonrpc2.Request) {
 			res = &protocol.InvokeChangesetOperationResult{}
 		}
 		c.reply(req, res, nil)
-	}()
+	})
 }
 
 func (c *conn) turnStart(req *jsonrpc2.Request) {
@@ -426,11 +420,10 @@ func (c *conn) turnStart(req *jsonrpc2.Request) {
 		c.reply(req, nil, err)
 		return
 	}
-	go func() {
-		defer c.recoverRequest(req)
+	c.async(req, func() {
 		info, err := c.srv.m.TurnStart(c.ctx, p.Channel, p.TurnID, p.Message)
 		c.reply(req, info, err)
-	}()
+	})
 }
 
 func (c *conn) turnEnd(req *jsonrpc2.Request) {
@@ -439,11 +432,10 @@ func (c *conn) turnEnd(req *jsonrpc2.Request) {
 		c.reply(req, nil, err)
 		return
 	}
-	go func() {
-		defer c.recoverRequest(req)
+	c.async(req, func() {
 		info, err := c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
 		c.reply(req, info, err)
-	}()
+	})
 }
 
 // checkDelivery validates subscribe's delivery options. maxLatencyMs
@@ -475,10 +467,10 @@ func (c *conn) editEvents(req *jsonrpc2.Request) {
 		c.reply(req, nil, err)
 		return
 	}
-	go func() {
+	c.async(req, func() {
 		res, err := c.srv.m.EditEvents(c.ctx, p.Channel, p.Events)
 		c.reply(req, res, err)
-	}()
+	})
 }
 
 func (c *conn) annotationsDelivered(req *jsonrpc2.Request) {
@@ -487,9 +479,8 @@ func (c *conn) annotationsDelivered(req *jsonrpc2.Request) {
 		c.reply(req, nil, err)
 		return
 	}
-	go func() {
-		defer c.recoverRequest(req)
+	c.async(req, func() {
 		err := c.srv.m.AnnotationsDelivered(c.ctx, p.Channel, p.AnnotationIDs, p.TurnID)
 		c.reply(req, struct{}{}, err)
-	}()
+	})
 }

@@ -287,6 +287,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.drained = done
 	}
 	s.mu.Unlock()
+	// Requests still being answered (the operations the session manager
+	// drained just finished, say) answer before the close frame.
+	for _, c := range conns {
+		select {
+		case <-c.answered():
+		case <-ctx.Done():
+		}
+	}
 	for _, c := range conns {
 		c.stream.closeWith(websocket.CloseGoingAway, "server is shutting down")
 	}
