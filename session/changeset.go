@@ -27,6 +27,10 @@ type csChannel struct {
 	watchers  map[int]Watch // by workspace index
 	computing bool
 	gen       int // bumped on deactivate so late results are dropped
+	// opGen is bumped when an operation ends: a computation that ran
+	// across it may mix the tree before and after, so it is computed
+	// again rather than published (operations.go).
+	opGen int
 	// pending work gathered while computing.
 	pendingAll   bool
 	pendingPaths map[int][]string // by workspace index
@@ -42,7 +46,7 @@ type csChannel struct {
 	// opRunning counts invocations per operation that are queued or
 	// running; the status goes back to idle when the last one ends.
 	opRunning map[string]int
-	undo      *undoRecord // the last revert, while it can be undone
+	undos     []*undoRecord // reverts that can be undone, oldest first (undo.go)
 	// encoded is the state as JSON, handed out as the snapshot of every
 	// subscriber that attaches until the state next changes; nil when
 	// stale. See snapshot. A snapshot of a changeset with a thousand files
@@ -94,6 +98,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 				origin: map[string]fileOrigin{},
 			}
 			cs.reviews = s.m.loadReviews(uri)
+			cs.undos = s.loadUndos(uri)
 			// Nothing before now can be replayed from this channel: a
 			// cursor from an earlier channel of this URI (forgotten when
 			// idle) gets a snapshot.
@@ -198,7 +203,7 @@ func (cs *csChannel) forgettable() bool {
 	if cs.ref.Kind != protocol.KindTurn && cs.ref.Kind != protocol.KindCompareTurns {
 		return false
 	}
-	if cs.undo != nil {
+	if len(cs.undos) > 0 {
 		return false
 	}
 	for _, n := range cs.opRunning {
@@ -365,12 +370,12 @@ func (cs *csChannel) live(s *Session) bool {
 }
 
 type wsResult struct {
-	ws        int
-	all       bool
-	paths     []string
-	list      *ChangeList
-	err       error
-	undoStale bool // the last revert's files changed since
+	ws          int
+	all         bool
+	paths       []string
+	list        *ChangeList
+	err         error
+	undoCurrent map[*undoRecord]bool // which reverts' files are as they left them
 }
 
 // refresh starts a computation unless one is running; pending hints are
@@ -412,9 +417,9 @@ func (cs *csChannel) refresh(s *Session) {
 			jobs = append(jobs, job{ws: i, ws2: e.ws, q: q, paths: q.Paths})
 		}
 	}
-	gen := cs.gen
+	gen, opGen := cs.gen, cs.opGen
 	ctx := s.ctx
-	undo := cs.undo
+	checkUndos := cs.undoChecker(s)
 	uri := cs.uri
 	s.m.spawn("refresh", func() {
 		results := make([]wsResult, 0, len(jobs))
@@ -425,9 +430,7 @@ func (cs *csChannel) refresh(s *Session) {
 				s.log.Debug("changes computed", "changeset", uri, "paths", len(j.q.Paths), "files", len(list.Files), "took", time.Since(start))
 			}
 			r := wsResult{ws: j.ws, all: all, paths: j.paths, list: list, err: err}
-			if undo != nil && j.ws == undo.ws {
-				r.undoStale = !undo.edit.Current()
-			}
+			r.undoCurrent = checkUndos(j.ws)
 			results = append(results, r)
 		}
 		s.do(func() {
@@ -435,6 +438,11 @@ func (cs *csChannel) refresh(s *Session) {
 				return
 			}
 			cs.computing = false
+			if opGen != cs.opGen {
+				cs.pendingAll = true
+				cs.refresh(s)
+				return
+			}
 			start := time.Now()
 			cs.apply(s, all, results)
 			s.log.Debug("changes published", "changeset", uri, "took", time.Since(start))
@@ -510,9 +518,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 		}
 	}
 	for _, r := range results {
-		if r.undoStale && cs.undo != nil && cs.undo.ws == r.ws {
-			cs.undo = nil
-		}
+		cs.undoChecked(r.undoCurrent)
 		if r.err != nil {
 			failure = &protocol.ErrorInfo{ErrorType: "ComputeFailed", Message: fmt.Sprintf("%s: %v", s.workspaces[r.ws].dir, r.err)}
 			continue

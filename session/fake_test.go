@@ -234,7 +234,7 @@ func (w *fakeWorkspace) file(path string) (string, bool) {
 // reverts or stages its whole file (the hunk arithmetic is the real
 // workspace's, tested in package source). edits records every Edit.
 
-func (w *fakeWorkspace) Revert(ctx context.Context, e Edit) (Undo, error) {
+func (w *fakeWorkspace) Revert(ctx context.Context, e Edit) (*Undo, error) {
 	w.mu.Lock()
 	gate, entered := w.writeGate, w.writeEntered
 	w.mu.Unlock()
@@ -247,11 +247,13 @@ func (w *fakeWorkspace) Revert(ctx context.Context, e Edit) (Undo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.edits = append(w.edits, e)
-	u := &fakeUndo{w: w, before: map[string]*string{}}
+	u := &Undo{}
+	var paths []string
 	for _, f := range e.Files {
 		for _, p := range []string{f.Path(), f.OldPath()} {
 			if p != "" {
-				u.before[p] = w.fileLocked(p)
+				paths = append(paths, p)
+				u.Files = append(u.Files, w.savedLocked(p))
 			}
 		}
 	}
@@ -272,53 +274,46 @@ func (w *fakeWorkspace) Revert(ctx context.Context, e Edit) (Undo, error) {
 			w.work[f.Old.Path] = string(w.blobs[f.Old.OID])
 		}
 	}
-	u.after = map[string]*string{}
-	for p := range u.before {
-		u.after[p] = w.fileLocked(p)
+	for _, p := range paths {
+		u.After = append(u.After, w.savedLocked(p))
 	}
 	return u, nil
 }
 
-func (w *fakeWorkspace) fileLocked(p string) *string {
+func (w *fakeWorkspace) savedLocked(p string) SavedFile {
 	if c, ok := w.work[p]; ok {
-		return &c
+		return SavedFile{Path: p, Exists: true, Content: []byte(c)}
 	}
-	return nil
+	return SavedFile{Path: p}
 }
 
-type fakeUndo struct {
-	w             *fakeWorkspace
-	before, after map[string]*string
+func (w *fakeWorkspace) UndoCurrent(u *Undo) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.currentLocked(u)
 }
 
-func (u *fakeUndo) Current() bool {
-	u.w.mu.Lock()
-	defer u.w.mu.Unlock()
-	return u.currentLocked()
-}
-
-func (u *fakeUndo) currentLocked() bool {
-	for p, want := range u.after {
-		got := u.w.fileLocked(p)
-		if (got == nil) != (want == nil) || (got != nil && *got != *want) {
+func (w *fakeWorkspace) currentLocked(u *Undo) bool {
+	for _, want := range u.After {
+		got := w.savedLocked(want.Path)
+		if got.Exists != want.Exists || string(got.Content) != string(want.Content) {
 			return false
 		}
 	}
 	return true
 }
 
-func (w *fakeWorkspace) Undo(ctx context.Context, un Undo) error {
-	u := un.(*fakeUndo)
+func (w *fakeWorkspace) Undo(ctx context.Context, u *Undo) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !u.currentLocked() {
+	if !w.currentLocked(u) {
 		return protocol.Errorf(protocol.CodeInvalidParams, "changed since the revert")
 	}
-	for p, c := range u.before {
-		if c == nil {
-			delete(w.work, p)
+	for _, f := range u.Files {
+		if !f.Exists {
+			delete(w.work, f.Path)
 		} else {
-			w.work[p] = *c
+			w.work[f.Path] = string(f.Content)
 		}
 	}
 	return nil
@@ -348,14 +343,24 @@ func (w *fakeWorkspace) setIndex(e Edit, fromHead bool) error {
 	return nil
 }
 
-func (w *fakeWorkspace) Commit(ctx context.Context, message string, fallback func() string) (string, string, error) {
+func (w *fakeWorkspace) Commit(ctx context.Context, _ Edit, message string, fallback func([]CommitEntry) string) (string, string, error) {
 	w.mu.Lock()
 	if maps.Equal(w.index, w.head) {
 		w.index = maps.Clone(w.work)
 	}
 	w.mu.Unlock()
 	if message == "" {
-		message = fallback() // reads the session, which may be waiting on w.mu
+		var entries []CommitEntry
+		w.mu.Lock()
+		for p, c := range w.index {
+			if h, ok := w.head[p]; !ok {
+				entries = append(entries, CommitEntry{Path: p, Operation: "add", Added: strings.Count(c, "\n")})
+			} else if h != c {
+				entries = append(entries, CommitEntry{Path: p, Operation: "modify"})
+			}
+		}
+		w.mu.Unlock()
+		message = fallback(entries)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,13 +23,22 @@ import (
 // tree. Paths are slash-separated and relative to the workspace root;
 // implementations refuse paths that leave the root, including through
 // symbolic links, with a protocol PermissionDenied error.
+//
+// Before it writes, every operation checks that it acts on the view it was
+// chosen on: each file of the Edit still has the content the changeset
+// published (its OID, or absence), and HEAD and the index are as they
+// were when the changeset was computed (FileVersion.View). Otherwise it
+// refuses with a protocol Conflict error whose data.reason is
+// protocol.ReasonFileChanged or protocol.ReasonViewChanged, and writes
+// nothing.
 type Editor interface {
 	// Revert restores each file of e to its Old side (removing it when
-	// Old is nil), or for a range only the hunks that intersect it; a
-	// range's file must still hold the New side's content. With e.Index
-	// the index entries go back to HEAD as well. It returns what it
-	// replaced.
-	Revert(ctx context.Context, e Edit) (Undo, error)
+	// Old is nil), or for a range only the hunks that intersect it. With
+	// e.Index the index entries go back to HEAD as well. Every target is
+	// checked before any is touched. It returns what it replaced; when a
+	// write fails part-way it returns the error together with an Undo of
+	// what was done.
+	Revert(ctx context.Context, e Edit) (*Undo, error)
 	// Stage adds the files of e, or only the lines of e.Range, to the
 	// index.
 	Stage(ctx context.Context, e Edit) error
@@ -36,13 +46,27 @@ type Editor interface {
 	// lines of e.Range (numbered as in the staged version).
 	Unstage(ctx context.Context, e Edit) error
 	// Commit commits what is staged, or every change under the session's
-	// directory when nothing is. An empty message is replaced by
-	// fallback(), called once the tree is settled. It returns the commit
-	// id and the message used.
-	Commit(ctx context.Context, message string, fallback func() string) (id, used string, err error)
+	// directory when nothing is; e holds the changeset's files, whose view
+	// is checked. An empty message is replaced by fallback(entries), where
+	// entries are exactly what the commit records, called once the index
+	// is settled. It returns the commit id and the message used.
+	Commit(ctx context.Context, e Edit, message string, fallback func([]CommitEntry) string) (id, used string, err error)
 	// Undo puts back what a revert replaced, refusing when the files
 	// changed since.
-	Undo(ctx context.Context, u Undo) error
+	Undo(ctx context.Context, u *Undo) error
+	// UndoCurrent reports whether the files are still as the revert left
+	// them; once they are not, putting back the old content would lose a
+	// change.
+	UndoCurrent(u *Undo) bool
+}
+
+// CommitEntry is one path a commit records, with its line counts (zero
+// for binary or very large files).
+type CommitEntry struct {
+	Path      string
+	Operation string // "add", "delete" or "modify"
+	Added     int
+	Removed   int
 }
 
 // Edit is the target of an operation as an Editor gets it.
@@ -79,24 +103,20 @@ func (f EditFile) OldPath() string {
 	return ""
 }
 
-// Undo is what a revert replaced, as its Editor recorded it. The session
-// keeps the last one of a changeset and offers to put it back while it is
-// Current.
-type Undo interface {
-	// Current reports whether the files are still as the revert left
-	// them; once they are not, putting back the old content would lose a
-	// change.
-	Current() bool
-}
-
 // Operation ids.
 const (
-	OpRevert  = "revert"
-	OpStage   = "stage"
-	OpUnstage = "unstage"
-	OpCommit  = "commit"
-	OpUndo    = "undo"
+	OpRevert      = "revert"
+	OpStage       = "stage"
+	OpUnstage     = "unstage"
+	OpCommit      = "commit"
+	OpUndo        = "undo"
+	OpDismissUndo = "dismissUndo"
 )
+
+// MetaUndoID is the optional _meta key of an undo or dismissUndo
+// invocation naming the revert (by the id its result gave) to put back or
+// forget; without it the newest one that can be undone is meant.
+const MetaUndoID = "undoId"
 
 // opState is an operation's status as last reported.
 type opState struct {
@@ -104,14 +124,10 @@ type opState struct {
 	err    *protocol.ErrorInfo
 }
 
-// undoRecord is the last revert of a changeset, while it can be undone.
-type undoRecord struct {
-	ws   int // the workspace it wrote
-	edit Undo
-}
-
 // operations lists the operations the changeset offers now. Every one of
-// them writes, so all are disabled while a turn runs.
+// them writes, so all are disabled while a turn runs. The confirmations
+// of revert and commit are computed from the files the changeset holds
+// now: they name what the operation deletes or commits.
 func (cs *csChannel) operations(s *Session) []protocol.ChangesetOperation {
 	if !s.editable() {
 		return nil
@@ -121,17 +137,28 @@ func (cs *csChannel) operations(s *Session) []protocol.ChangesetOperation {
 		ID: OpRevert, Label: "Revert", Icon: "discard", Group: "file",
 		Description:  "Restore the file, or the selected lines, to the changeset's original version",
 		Scopes:       []string{protocol.ScopeResource, protocol.ScopeRange},
-		Confirmation: confirm(revertConfirmation(cs.ref.Kind)),
+		Confirmation: confirm(cs.revertConfirmation()),
 	}}
 	if cs.ref.Kind == protocol.KindUncommitted {
 		ops = append(ops,
 			protocol.ChangesetOperation{ID: OpStage, Label: "Stage", Icon: "add", Group: "index", Description: "Add the file, or the selected lines, to the index", Scopes: []string{protocol.ScopeResource, protocol.ScopeRange}},
 			protocol.ChangesetOperation{ID: OpUnstage, Label: "Unstage", Icon: "remove", Group: "index", Description: "Reset the file's index entry, or the selected lines, to HEAD", Scopes: []string{protocol.ScopeResource, protocol.ScopeRange}},
-			protocol.ChangesetOperation{ID: OpCommit, Label: "Commit", Icon: "check", Group: "commit", Description: "Commit what is staged, or every change when nothing is", Scopes: []string{protocol.ScopeChangeset}},
+			protocol.ChangesetOperation{ID: OpCommit, Label: "Commit", Icon: "check", Group: "commit", Description: "Commit what is staged, or every change when nothing is", Scopes: []string{protocol.ScopeChangeset}, Confirmation: confirm(cs.commitConfirmation())},
 		)
 	}
-	if cs.undo != nil {
-		ops = append(ops, protocol.ChangesetOperation{ID: OpUndo, Label: "Undo Revert", Icon: "undo", Group: "file", Description: "Put back exactly what the last revert replaced", Scopes: []string{protocol.ScopeChangeset}})
+	if u := cs.offeredUndo(); u != nil {
+		desc := "Put back exactly what the last revert replaced"
+		if u.summary != "" {
+			desc += " (" + u.summary + ")"
+		}
+		if n := cs.undoable(); n > 1 {
+			desc += fmt.Sprintf("; %d reverts can be undone, newest first", n)
+		}
+		ops = append(ops, protocol.ChangesetOperation{ID: OpUndo, Label: "Undo Revert", Icon: "undo", Group: "file", Description: desc, Scopes: []string{protocol.ScopeChangeset}})
+	}
+	if len(cs.undos) > 0 {
+		ops = append(ops, protocol.ChangesetOperation{ID: OpDismissUndo, Label: "Forget Undo", Icon: "close", Group: "file", Description: "Forget the newest revert kept for undo, and the bytes it replaced", Scopes: []string{protocol.ScopeChangeset},
+			Confirmation: confirm("Forget what the last revert replaced? It can no longer be undone.")})
 	}
 	running := s.activeTurn() != nil
 	for i := range ops {
@@ -146,16 +173,102 @@ func (cs *csChannel) operations(s *Session) []protocol.ChangesetOperation {
 	return ops
 }
 
-func revertConfirmation(kind string) string {
-	switch kind {
-	case protocol.KindUncommitted:
-		return "Discard these uncommitted changes? The file returns to its committed version."
-	case protocol.KindBranch:
-		return "Discard these changes? The file returns to its version at the branch point."
-	case protocol.KindSession:
-		return "Discard this session's changes to the file? It returns to its version when the session started."
+// undoable counts the reverts that can be undone now.
+func (cs *csChannel) undoable() int {
+	n := 0
+	for _, r := range cs.undos {
+		if r.current {
+			n++
+		}
 	}
-	return "Restore the file to this changeset's original version? Later changes to it are discarded too."
+	return n
+}
+
+// maxNamed bounds the file names a confirmation lists.
+const maxNamed = 10
+
+// nameList is "a, b and c", or the first maxNamed of them and how many
+// more.
+func nameList(names []string) string {
+	if len(names) > maxNamed {
+		return strings.Join(names[:maxNamed], ", ") + fmt.Sprintf(" and %d more", len(names)-maxNamed)
+	}
+	if len(names) > 1 {
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return strings.Join(names, "")
+}
+
+func files(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
+}
+
+// sortedPaths lists the paths of the changeset's files that keep says
+// yes to.
+func (cs *csChannel) sortedPaths(keep func(fileOrigin) bool) []string {
+	var out []string
+	for _, o := range cs.origin {
+		if keep(o) {
+			out = append(out, o.path())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// revertConfirmation says what a revert does, and names the files of the
+// changeset a revert would delete: those its original version does not
+// have (created since, untracked or added).
+func (cs *csChannel) revertConfirmation() string {
+	var text string
+	switch cs.ref.Kind {
+	case protocol.KindUncommitted:
+		text = "Discard these uncommitted changes? Each file returns to its committed version."
+	case protocol.KindBranch:
+		text = "Discard these changes? Each file returns to its version at the branch point."
+	case protocol.KindSession:
+		text = "Discard this session's changes? Each file returns to its version when the session started."
+	default:
+		text = "Restore these files to this changeset's original version? Later changes to them are discarded too."
+	}
+	created := cs.sortedPaths(func(o fileOrigin) bool { return o.from == nil })
+	if len(created) > 0 {
+		text += fmt.Sprintf(" %s of this changeset did not exist in that version and would be deleted: %s.", capital(files(len(created))), nameList(created))
+	}
+	return text + " A revert can be undone with Undo Revert, also after a restart."
+}
+
+// commitConfirmation names what a commit records: the staged files when
+// anything is staged, else every file of the changeset.
+func (cs *csChannel) commitConfirmation() string {
+	staged := cs.sortedPaths(func(o fileOrigin) bool {
+		return (o.to != nil && o.to.Staged) || (o.from != nil && o.from.Staged)
+	})
+	if len(staged) > 0 {
+		text := fmt.Sprintf("Commit the %s staged: %s?", files(len(staged)), nameList(staged))
+		rest := cs.sortedPaths(func(o fileOrigin) bool {
+			return !((o.to != nil && o.to.Staged) || (o.from != nil && o.from.Staged))
+		})
+		if len(rest) > 0 {
+			text += fmt.Sprintf(" Not committed (not staged): %s.", nameList(rest))
+		}
+		return text
+	}
+	all := cs.sortedPaths(func(fileOrigin) bool { return true })
+	if len(all) == 0 {
+		return "Nothing is staged and nothing changed: there is nothing to commit."
+	}
+	return fmt.Sprintf("Nothing is staged: commit every change, %s: %s?", files(len(all)), nameList(all))
+}
+
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // editable reports whether the session's workspaces can be written.
@@ -342,6 +455,11 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: a range target must name one file")
 		}
 		t.rng = r
+	}
+	if t.scope != protocol.ScopeChangeset {
+		if _, ok := p.Meta[MetaExpectedNonce]; ok && len(t.files) != 1 {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: _meta.expectedNonce names one file's content, and %s is a directory of %s", p.Target.Resource, files(len(t.files)))
+		}
 		if err := checkExpectedNonce(p.Meta, t.files[0], t.side); err != nil {
 			return nil, err
 		}
@@ -362,11 +480,27 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 	if ed == nil {
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: %s cannot be written", s.workspaces[ws].dir)
 	}
-	if t.op == OpUndo && (cs.undo == nil || cs.undo.ws != ws) {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: there is no revert to undo")
+	var undo *undoRecord
+	switch t.op {
+	case OpUndo, OpDismissUndo:
+		var err error
+		if undo, err = cs.pickUndo(t.op, p.Meta); err != nil {
+			return nil, err
+		}
+		ws = undo.ws
+		if ed, _ = s.workspaces[ws].ws.(Editor); ed == nil {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: %s cannot be written", s.workspaces[ws].dir)
+		}
+	case OpCommit:
+		// The view the commit acts on: every file of the changeset there.
+		for _, o := range cs.origin {
+			if o.ws == ws {
+				t.files = append(t.files, o)
+			}
+		}
 	}
-	undo := cs.undo
 	kind := cs.ref.Kind
+	uri := cs.uri
 	// Invocations on one working tree queue on its lock; only identical
 	// ones (joined in Invoke) are not run twice.
 	if cs.opRunning == nil {
@@ -381,11 +515,18 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 	return func() (*protocol.InvokeChangesetOperationResult, error) {
 		lock.Lock()
 		res, newUndo, err := runOp(ctx, ed, kind, t, undo, s)
+		if newUndo != nil {
+			newUndo.ws = ws
+			res, err = s.keepUndo(uri, newUndo, res, err)
+		}
+		if err == nil && (t.op == OpUndo || t.op == OpDismissUndo) {
+			s.forgetUndos([]string{undo.id})
+		}
 		lock.Unlock()
 		done := make(chan struct{})
 		if !s.do(func() {
 			defer close(done)
-			s.finishOp(cs, t, ws, newUndo, err)
+			s.finishOp(cs, t, newUndo, undo, err)
 		}) {
 			// Disposed meanwhile: nothing to publish to, and no actor
 			// to wait for.
@@ -403,30 +544,97 @@ func errOr(err error, otherwise string) any {
 	return otherwise
 }
 
-// finishOp publishes an operation's outcome on the actor.
-func (s *Session) finishOp(cs *csChannel, t opTarget, ws int, newUndo *undoRecord, err error) {
+// finishOp publishes an operation's outcome on the actor. A revert that
+// failed part-way still leaves its undo: the error says so.
+func (s *Session) finishOp(cs *csChannel, t opTarget, newUndo, used *undoRecord, err error) {
 	cs.opRunning[t.op]--
 	if err != nil {
 		cs.setOpStatus(s, t.op, protocol.OpError, &protocol.ErrorInfo{ErrorType: errorType(err), Message: err.Error()})
-	} else {
-		if cs.opRunning[t.op] == 0 {
-			cs.setOpStatus(s, t.op, protocol.OpIdle, nil)
-		}
-		switch t.op {
-		case OpRevert:
-			cs.undo = newUndo
-		case OpUndo:
-			cs.undo = nil
-		}
+	} else if cs.opRunning[t.op] == 0 {
+		cs.setOpStatus(s, t.op, protocol.OpIdle, nil)
+	}
+	if newUndo != nil {
+		cs.undos = append(cs.undos, newUndo)
+		var dropped []string
+		cs.undos, dropped = boundUndos(cs.undos, s.m.opts.Now())
+		s.forgetUndos(dropped)
+	}
+	if err == nil && used != nil {
+		cs.dropUndo(used)
 	}
 	cs.syncOperations(s)
 	// The file watcher reports the writes too; asking now makes the
-	// result visible without waiting for it.
+	// result visible without waiting for it. A computation still running
+	// may have read the tree half before the operation: it is redone.
+	ws := 0
+	if len(t.files) > 0 {
+		ws = t.files[0].ws
+	}
+	if used != nil {
+		ws = used.ws
+	}
 	for _, c := range s.changesets {
 		if c.active {
+			c.opGen++
 			c.changed(s, ws, nil, true)
 		}
 	}
+}
+
+// pickUndo finds the revert an undo or dismissUndo invocation names
+// (_meta.undoId), or else the newest one: for undo the newest that can be
+// undone now.
+func (cs *csChannel) pickUndo(op string, meta protocol.Object) (*undoRecord, error) {
+	if id, ok := meta[MetaUndoID].(string); ok {
+		r := cs.undoByID(id)
+		if r == nil {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: no revert %q is kept for undo on this changeset", id)
+		}
+		if op == OpUndo && !r.current {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: revert %q cannot be undone: its files changed since, and putting the old bytes back would lose that change", id)
+		}
+		return r, nil
+	}
+	if op == OpDismissUndo {
+		if len(cs.undos) == 0 {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: no revert is kept for undo")
+		}
+		return cs.undos[len(cs.undos)-1], nil
+	}
+	if r := cs.offeredUndo(); r != nil {
+		return r, nil
+	}
+	return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: there is no revert to undo")
+}
+
+// keepUndo makes a revert's undo durable before the revert is reported
+// (so it survives a crash right after), and says in the result, or in the
+// error of a revert that failed part-way, that it can be undone.
+func (s *Session) keepUndo(uri string, r *undoRecord, res *protocol.InvokeChangesetOperationResult, opErr error) (*protocol.InvokeChangesetOperationResult, error) {
+	r.at = s.m.opts.Now()
+	r.id = newUndoID(r.at)
+	r.current = true
+	kept := " Undo Revert puts back what it replaced (undo id " + r.id + ")."
+	if us := s.m.undoStore(); us != nil {
+		if err := us.PutUndo(s.id, r.record(uri)); err != nil {
+			s.log.Error("cannot store what a revert replaced; its undo lasts until the daemon stops", "err", err)
+			kept = " Undo Revert puts back what it replaced until the daemon stops (it could not be stored: " + err.Error() + ")."
+		}
+	}
+	if opErr != nil {
+		var pe *protocol.Error
+		code, data := int64(protocol.CodeInternalError), any(nil)
+		if errors.As(opErr, &pe) {
+			code, data = pe.Code, pe.Data
+		}
+		reason, _ := data.(map[string]any)
+		d := map[string]any{MetaUndoID: r.id}
+		for k, v := range reason {
+			d[k] = v
+		}
+		return nil, &protocol.Error{Code: code, Message: opErr.Error() + "; " + r.summary + " before that." + kept, Data: d}
+	}
+	return message(r.summary + "." + kept), nil
 }
 
 func errorType(err error) string {
@@ -489,7 +697,8 @@ func (m *Manager) treeLock(dir string) *sync.Mutex {
 }
 
 // runOp has the Editor do an operation's work. It runs off the actor,
-// holding the working tree's lock.
+// holding the working tree's lock. A revert returns its undo record, also
+// with an error when it failed part-way.
 func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRecord, s *Session) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
 	e := Edit{Range: t.rng, Side: t.side}
 	for _, f := range t.files {
@@ -499,16 +708,23 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 	case OpRevert:
 		e.Index = kind == protocol.KindUncommitted
 		u, err := ed.Revert(ctx, e)
-		if err != nil {
-			return nil, nil, err
+		var rec *undoRecord
+		if summary, changed := revertSummary(u); changed {
+			rec = &undoRecord{edit: u, summary: summary}
 		}
-		return message(fmt.Sprintf("Reverted %d file(s)", len(t.files))), &undoRecord{ws: t.files[0].ws, edit: u}, nil
+		if err != nil {
+			return nil, rec, err
+		}
+		if rec == nil {
+			return message("Nothing to revert: the files already have their original content"), nil, nil
+		}
+		return nil, rec, nil
 	case OpStage:
 		return nil, nil, ed.Stage(ctx, e)
 	case OpUnstage:
 		return nil, nil, ed.Unstage(ctx, e)
 	case OpCommit:
-		id, msg, err := ed.Commit(ctx, metaMessage(t.meta), s.commitMessage)
+		id, msg, err := ed.Commit(ctx, e, metaMessage(t.meta), s.commitMessage)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -518,9 +734,41 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 		if err := ed.Undo(ctx, undo.edit); err != nil {
 			return nil, nil, err
 		}
-		return message("Restored what the revert replaced"), nil, nil
+		return message("Restored what the revert replaced (" + undo.summary + ")"), nil, nil
+	case OpDismissUndo:
+		return message("Forgot the undo of: " + undo.summary), nil, nil
 	}
 	return nil, nil, protocol.Errorf(protocol.CodeInvalidParams, "operation %q is not implemented", t.op)
+}
+
+// revertSummary describes what a revert changed ("Reverted 2 files
+// (deleted notes.txt)") and reports whether it changed anything.
+func revertSummary(u *Undo) (string, bool) {
+	if u == nil {
+		return "", false
+	}
+	var changed, deleted []string
+	for i, b := range u.Files {
+		if i >= len(u.After) {
+			break
+		}
+		a := u.After[i]
+		if a.Exists == b.Exists && a.Mode == b.Mode && bytes.Equal(a.Content, b.Content) {
+			continue
+		}
+		changed = append(changed, b.Path)
+		if b.Exists && !a.Exists {
+			deleted = append(deleted, b.Path)
+		}
+	}
+	if len(changed) == 0 {
+		return "", false
+	}
+	text := "Reverted " + files(len(changed))
+	if len(deleted) > 0 {
+		text += " (deleted " + nameList(deleted) + ")"
+	}
+	return text, true
 }
 
 func message(text string) *protocol.InvokeChangesetOperationResult {
@@ -569,35 +817,20 @@ func metaMessage(meta protocol.Object) string {
 	return ""
 }
 
-// commitMessage describes the uncommitted changeset: a subject with the
-// counts and one line per file. It is read under no lock: the snapshot of
-// the files is copied by the caller's closure.
-func (s *Session) commitMessage() string {
-	files, _ := call(context.Background(), s, func() ([]protocol.ChangesetFile, error) {
-		for _, cs := range s.changesets {
-			if cs.ref.Kind == protocol.KindUncommitted {
-				return slices.Clone(cs.state.Files), nil
-			}
-		}
-		return nil, nil
-	})
+// commitMessage describes exactly what a commit records: a subject with
+// the counts and one line per path.
+func (s *Session) commitMessage(entries []CommitEntry) string {
 	var add, del int
 	var lines []string
-	for _, f := range files {
-		a, d := 0, 0
-		if f.Edit.Diff != nil && f.Edit.Diff.Added != nil {
-			a, d = *f.Edit.Diff.Added, *f.Edit.Diff.Removed
-		}
-		add, del = add+a, del+d
-		own, _ := f.Meta["changesetd"].(map[string]any)
-		op, _ := own["operation"].(string)
-		name := f.ID
+	for _, f := range entries {
+		add, del = add+f.Added, del+f.Removed
+		name := f.Path
 		if i := strings.LastIndex(name, "/"); i >= 0 {
 			name = name[i+1:]
 		}
-		lines = append(lines, fmt.Sprintf("- %s %s (+%d -%d)", op, name, a, d))
+		lines = append(lines, fmt.Sprintf("- %s %s (+%d -%d)", f.Operation, name, f.Added, f.Removed))
 	}
-	return fmt.Sprintf("Update %d file(s) (+%d -%d)\n\n%s\n", len(files), add, del, strings.Join(lines, "\n"))
+	return fmt.Sprintf("Update %d file(s) (+%d -%d)\n\n%s\n", len(entries), add, del, strings.Join(lines, "\n"))
 }
 
 // contains reports whether path lies inside one of the session's working

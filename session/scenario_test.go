@@ -246,15 +246,33 @@ func TestScenarioOperations(t *testing.T) {
 	c.awaitFiles(t, uri, r.ws.root)
 
 	// A revert can be undone only while its files are as it left them:
-	// an edit since withdraws the offer.
+	// an edit since withdraws the offer. The range revert of a.txt above
+	// is kept too, and is what undo then puts back.
 	r.ws.edit("y.txt", "y\n", false)
 	c.awaitFiles(t, uri, r.ws.root, "y.txt")
 	if _, err := r.invoke(OpRevert, uri, res("y.txt"), nil); err != nil {
 		t.Fatal(err)
 	}
-	c.await(t, "undo offered", func() bool { return opStatus(c.stateLocked(uri), OpUndo) == protocol.OpIdle })
+	undoDesc := func() string {
+		for _, o := range c.stateLocked(uri).Operations {
+			if o.ID == OpUndo {
+				return o.Description
+			}
+		}
+		return ""
+	}
+	c.await(t, "undo of y.txt offered", func() bool { return strings.Contains(undoDesc(), "deleted y.txt") })
 	r.ws.edit("y.txt", "other\n", false)
-	c.await(t, "undo withdrawn after an edit", func() bool { return opStatus(c.stateLocked(uri), OpUndo) == "" })
+	c.await(t, "undo of y.txt withdrawn after an edit", func() bool {
+		return opStatus(c.stateLocked(uri), OpUndo) == protocol.OpIdle && !strings.Contains(undoDesc(), "y.txt")
+	})
+	if _, err := r.invoke(OpUndo, uri, nil, nil); err != nil {
+		t.Errorf("undo of the range revert: %v", err)
+	}
+	if got, _ := r.ws.file("y.txt"); got != "other\n" {
+		t.Errorf("y.txt = %q after undoing the other revert", got)
+	}
+	c.await(t, "undo withdrawn", func() bool { return opStatus(c.stateLocked(uri), OpUndo) == "" })
 	if _, err := r.invoke(OpUndo, uri, nil, nil); protocol.CodeOf(err) != protocol.CodeInvalidParams {
 		t.Errorf("undo after an edit: err = %v, want InvalidParams", err)
 	}

@@ -106,6 +106,13 @@ type FileVersion struct {
 	Mode uint32 // git mode
 	Size int64
 	Live bool // the content is the working-tree file, not a stored object
+	// View names the state of HEAD and the index the version was computed
+	// against, when the changeset depends on them (uncommitted, branch);
+	// opaque. An Editor refuses to act on a view that is out of date.
+	View string
+	// Staged: the index entry of Path differs from HEAD's (uncommitted
+	// changeset only).
+	Staged bool
 }
 
 // FileChange is one changed file with its diff data, computed by the

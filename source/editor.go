@@ -4,6 +4,13 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
 
 	"lukechampine.com/blake3"
 
@@ -18,19 +25,174 @@ import (
 // codes.
 var _ session.Editor = (*gitWorkspace)(nil)
 
-// opErr gives scm's refusals their protocol codes.
+// opErr gives scm's refusals, and the file system's expected ones, their
+// protocol codes and reasons.
 func opErr(err error) error {
+	var pe *protocol.Error
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &pe):
+		return err
 	case errors.Is(err, scm.ErrOutsideWorktree):
 		return &protocol.Error{Code: protocol.CodePermissionDenied, Message: err.Error()}
 	case errors.Is(err, scm.ErrIndexLocked):
 		return &protocol.Error{Code: protocol.CodeConflict, Message: "another git process holds .git/index.lock; try again when it has finished (" + err.Error() + ")", Data: map[string]any{"reason": protocol.ReasonIndexLocked}}
 	case errors.Is(err, scm.ErrNothingStaged):
 		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: "nothing to commit"}
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		return protocol.Errorf(protocol.CodeConflict, "the disk is full (%v); free some space and try again", err).WithReason(protocol.ReasonNoSpace)
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
+		return protocol.Errorf(protocol.CodePermissionDenied, "the file system refused the write (%v)", err).WithReason(protocol.ReasonPermission)
+	case errors.Is(err, scm.ErrNotRegular) || strings.Contains(err.Error(), "not a file or symlink") || strings.Contains(err.Error(), "not a regular file"):
+		return protocol.Errorf(protocol.CodeInvalidParams, "%v; operations read and write only regular files and symlinks", err).WithReason(protocol.ReasonNotRegularFile)
+	case strings.Contains(err.Error(), "is a directory"):
+		return protocol.Errorf(protocol.CodeInvalidParams, "%v; operations do not delete directories that are not new files of the changeset", err).WithReason(protocol.ReasonNotRegularFile)
 	}
 	return err
+}
+
+// worktreeOID is tree's: the blob id git would store for the file.
+func (w *gitWorkspace) worktreeOID(ctx context.Context, path string) (string, bool, error) {
+	oid, err := w.repo.HashWorktree(ctx, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, opErr(err)
+	}
+	return oid, true, nil
+}
+
+// viewStamp names HEAD (the ref it points to and the commit) and what the
+// index records (scm.Repo.IndexDigest, kept while the index file's stat
+// data is unchanged).
+func (w *gitWorkspace) viewStamp() string {
+	head, _ := os.ReadFile(filepath.Join(w.repo.GitDir(), "HEAD"))
+	commit, _, err := w.repo.HeadTree()
+	if err != nil {
+		commit = "?" + err.Error()
+	}
+	return strings.TrimSpace(string(head)) + " " + commit + " " + w.indexDigest()
+}
+
+func (w *gitWorkspace) indexDigest() string {
+	fi, err := os.Stat(filepath.Join(w.repo.GitDir(), "index"))
+	if err != nil {
+		return "none"
+	}
+	key := fmt.Sprintf("%d@%d/%d", fi.Size(), fi.ModTime().UnixNano(), inode(fi))
+	o := &w.own
+	o.mu.Lock()
+	if o.digestKey == key {
+		d := o.digest
+		o.mu.Unlock()
+		return d
+	}
+	o.mu.Unlock()
+	d, err := w.repo.IndexDigest()
+	if err != nil {
+		return "?" + err.Error()
+	}
+	o.mu.Lock()
+	o.digestKey, o.digest = key, d
+	o.mu.Unlock()
+	return d
+}
+
+// ownViews records the index writes of the operations themselves, by
+// stamp before -> after.
+type ownViews struct {
+	mu   sync.Mutex
+	next map[string]string
+	// the index's digest and the stat data it was computed at
+	digestKey, digest string
+}
+
+// maxOwnViews bounds the record: beyond it the oldest chains are
+// forgotten, and a view that old is refused (the changeset has long been
+// recomputed by then).
+const maxOwnViews = 1000
+
+func (w *gitWorkspace) ownIndexWrite(before, after string) {
+	if before == after {
+		return
+	}
+	o := &w.own
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.next == nil || len(o.next) >= maxOwnViews {
+		o.next = map[string]string{}
+	}
+	o.next[before] = after
+}
+
+func (w *gitWorkspace) viewReaches(view, cur string) bool {
+	o := &w.own
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for range maxOwnViews {
+		if view == cur {
+			return true
+		}
+		n, ok := o.next[view]
+		if !ok {
+			return false
+		}
+		view = n
+	}
+	return false
+}
+
+func (w *gitWorkspace) staged(ctx context.Context) ([]scm.StagedChange, error) {
+	cs, err := w.repo.Staged(ctx)
+	return cs, opErr(err)
+}
+
+// inProgress names the git operation whose state files are in the git
+// directory.
+func (w *gitWorkspace) inProgress() string {
+	for _, f := range []struct{ file, what string }{
+		{"MERGE_HEAD", "merge"}, {"CHERRY_PICK_HEAD", "cherry-pick"}, {"REVERT_HEAD", "revert"},
+		{"rebase-merge", "rebase"}, {"rebase-apply", "rebase"},
+	} {
+		if _, err := os.Lstat(filepath.Join(w.repo.GitDir(), f.file)); err == nil {
+			return f.what
+		}
+	}
+	return ""
+}
+
+// stampView marks the versions of a view that depends on HEAD and the
+// index with its stamp, and the staged ones of the uncommitted view.
+func (w *gitWorkspace) stampView(list *session.ChangeList, q session.Query, stamp string) {
+	if list == nil || (q.View != protocol.KindUncommitted && q.View != protocol.KindBranch) {
+		return
+	}
+	for _, fc := range list.Files {
+		for _, sd := range []*session.FileVersion{fc.Old, fc.New} {
+			if sd == nil {
+				continue
+			}
+			sd.View = stamp
+			if q.View == protocol.KindUncommitted {
+				sd.Staged = w.isStaged(sd.Path)
+			}
+		}
+	}
+}
+
+// isStaged reports whether the index entry of path differs from HEAD's.
+func (w *gitWorkspace) isStaged(path string) bool {
+	io, im, iok, err := w.repo.IndexBlob(path)
+	if err != nil {
+		return false
+	}
+	ho, hm, hok, err := w.repo.HeadBlob(path)
+	if err != nil {
+		return false
+	}
+	return iok != hok || io != ho || im != hm
 }
 
 func (w *gitWorkspace) ReadWorktree(path string) ([]byte, uint32, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/scm"
 	"github.com/changesetd/changesetd/session"
 )
 
@@ -36,87 +37,184 @@ type tree interface {
 	commitIndex(ctx context.Context, message string) (string, error)
 	// ReadBlob reads a side's stored content.
 	ReadBlob(oid string) ([]byte, error)
+	// worktreeOID is the blob id of the working-tree file at path (clean
+	// filters applied); exists is false when there is none.
+	worktreeOID(ctx context.Context, path string) (oid string, exists bool, err error)
+	// viewStamp names the state of HEAD and the index now (see
+	// session.FileVersion.View).
+	viewStamp() string
+	// ownIndexWrite records that the operation itself moved the index
+	// from one stamp to another, so that views taken before it stay
+	// valid; viewReaches reports whether stamp cur follows from view
+	// through such writes only.
+	ownIndexWrite(before, after string)
+	viewReaches(view, cur string) bool
+	// staged lists what a commit of the index records.
+	staged(ctx context.Context) ([]scm.StagedChange, error)
+	// inProgress names the merge, cherry-pick, revert or rebase in
+	// progress, or is "".
+	inProgress() string
 }
 
 var _ tree = (*gitWorkspace)(nil)
 
-func (w *gitWorkspace) Revert(ctx context.Context, e session.Edit) (session.Undo, error) {
-	u, err := revert(ctx, w, e)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
+func (w *gitWorkspace) Revert(ctx context.Context, e session.Edit) (*session.Undo, error) {
+	return revert(ctx, w, e)
 }
 
 func (w *gitWorkspace) Stage(ctx context.Context, e session.Edit) error { return stage(ctx, w, e) }
 
 func (w *gitWorkspace) Unstage(ctx context.Context, e session.Edit) error { return unstage(ctx, w, e) }
 
-func (w *gitWorkspace) Commit(ctx context.Context, message string, fallback func() string) (string, string, error) {
-	return commit(ctx, w, message, fallback)
+func (w *gitWorkspace) Commit(ctx context.Context, e session.Edit, message string, fallback func([]session.CommitEntry) string) (string, string, error) {
+	return commit(ctx, w, e, message, fallback)
 }
 
-func (w *gitWorkspace) Undo(ctx context.Context, u session.Undo) error {
-	r, ok := u.(*undoRecord)
-	if !ok || r.t != tree(w) {
-		return protocol.Errorf(protocol.CodeInvalidParams, "there is no revert of this working tree to undo")
-	}
-	return undoRevert(w, r)
-}
+func (w *gitWorkspace) Undo(ctx context.Context, u *session.Undo) error { return undoRevert(w, u) }
 
-// undoRecord is what a revert replaced, to put it back.
-type undoRecord struct {
-	t     tree
-	files []savedFile // as they were before the revert
-	after []savedFile // as the revert left them
-}
+// UndoCurrent is session.Editor: the files are as the revert left them.
+func (w *gitWorkspace) UndoCurrent(u *session.Undo) bool { return undoStillValid(w, u) }
 
-// Current is session.Undo: the files are as the revert left them.
-func (u *undoRecord) Current() bool { return undoStillValid(u.t, u) }
-
-type savedFile struct {
-	path    string
-	exists  bool
-	content []byte
-	mode    uint32
-}
+// maxRangeFile is the largest file a range operation edits: the diff
+// engine gives bigger files no hunks, so there are no lines to pick.
+const maxRangeFile = changeset.DefaultMaxFileBytes
 
 // blob reads a side's stored content.
 func blob(t tree, sd *session.FileVersion) ([]byte, error) {
 	if sd.Mode == changeset.ModeGitlink {
-		return nil, errors.New("submodules are not rewritten by operations")
+		return nil, nestedRepo(sd.Path)
 	}
 	return t.ReadBlob(sd.OID)
 }
 
-// save reads a path's current state for undo.
-func save(t tree, path string) (savedFile, error) {
-	b, mode, err := t.ReadWorktree(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return savedFile{path: path}, nil
-	}
-	if err != nil {
-		return savedFile{}, err
-	}
-	return savedFile{path: path, exists: true, content: b, mode: mode}, nil
+func nestedRepo(path string) error {
+	return protocol.Errorf(protocol.CodeInvalidParams, "%s is a submodule or a nested repository, which operations do not rewrite or delete; nothing was changed: use git in it", path).WithReason(protocol.ReasonNestedRepository)
 }
 
-func restore(t tree, f savedFile) error {
-	if !f.exists {
-		err := t.RemoveWorktree(f.path)
+// save reads a path's current state for undo.
+func save(t tree, path string) (session.SavedFile, error) {
+	b, mode, err := t.ReadWorktree(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return session.SavedFile{Path: path}, nil
+	}
+	if err != nil {
+		return session.SavedFile{}, err
+	}
+	return session.SavedFile{Path: path, Exists: true, Content: b, Mode: mode}, nil
+}
+
+func saveAll(t tree, paths []string) ([]session.SavedFile, error) {
+	out := make([]session.SavedFile, 0, len(paths))
+	for _, p := range paths {
+		sf, err := save(t, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sf)
+	}
+	return out, nil
+}
+
+func restore(t tree, f session.SavedFile) error {
+	if !f.Exists {
+		err := t.RemoveWorktree(f.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return err
 	}
-	return t.WriteWorktree(f.path, f.content, f.mode)
+	return t.WriteWorktree(f.Path, f.Content, f.Mode)
+}
+
+// checkView refuses an operation whose view of HEAD and the index is out
+// of date: another program committed, checked out, stashed or staged
+// since the changeset was computed, so its sides are not what git has now.
+func checkView(t tree, e session.Edit) error {
+	var views []string
+	for _, f := range e.Files {
+		for _, sd := range []*session.FileVersion{f.Old, f.New} {
+			if sd != nil && sd.View != "" && !slices.Contains(views, sd.View) {
+				views = append(views, sd.View)
+			}
+		}
+	}
+	if len(views) == 0 {
+		return nil
+	}
+	cur := t.viewStamp()
+	for _, v := range views {
+		if !t.viewReaches(v, cur) {
+			return protocol.Errorf(protocol.CodeConflict, "HEAD or the index changed since the changeset was computed (a commit, checkout, stash or add by another program); nothing was changed: wait for the changeset to update and try again").WithReason(protocol.ReasonViewChanged)
+		}
+	}
+	return nil
+}
+
+// checkFile refuses a file that no longer has the content the changeset
+// published for it: the operation would act on other bytes than the ones
+// shown. A path the changeset shows absent must still be absent.
+func checkFile(ctx context.Context, t tree, path string, want *session.FileVersion) error {
+	oid, exists, err := t.worktreeOID(ctx, path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case want == nil && exists:
+		return protocol.Errorf(protocol.CodeConflict, "%s was created since the changeset was computed; nothing was changed: wait for the changeset to update and try again", path).WithReason(protocol.ReasonFileChanged)
+	case want != nil && !exists:
+		return protocol.Errorf(protocol.CodeConflict, "%s was deleted since the changeset was computed; nothing was changed: wait for the changeset to update and try again", path).WithReason(protocol.ReasonFileChanged)
+	case want != nil && oid != want.OID:
+		return protocol.Errorf(protocol.CodeConflict, "%s changed since the changeset was computed (published %.12s, now %.12s); nothing was changed: wait for the changeset to update and try again", path, want.OID, oid).WithReason(protocol.ReasonFileChanged)
+	}
+	return nil
+}
+
+// checkTargets checks every file of e before any is touched: the view is
+// current, each file has its published content, no side is a nested
+// repository, and a range's file is small enough to have hunks.
+func checkTargets(ctx context.Context, t tree, e session.Edit) error {
+	if err := checkView(t, e); err != nil {
+		return err
+	}
+	for _, f := range e.Files {
+		for _, sd := range []*session.FileVersion{f.Old, f.New} {
+			if sd != nil && sd.Mode == changeset.ModeGitlink {
+				return nestedRepo(sd.Path)
+			}
+		}
+		if e.Range != nil {
+			for _, sd := range []*session.FileVersion{f.Old, f.New} {
+				if sd != nil && sd.Size > maxRangeFile {
+					return protocol.Errorf(protocol.CodeInvalidParams, "%s is %d bytes, over the %d MiB up to which files are diffed into lines; select lines only in smaller files, or act on the whole file", sd.Path, sd.Size, maxRangeFile>>20).WithReason(protocol.ReasonTooLarge)
+				}
+			}
+		}
+		if f.New != nil {
+			if err := checkFile(ctx, t, f.New.Path, f.New); err != nil {
+				return err
+			}
+		}
+		if p := f.OldPath(); p != "" || f.New == nil {
+			if p == "" {
+				p = f.Old.Path
+			}
+			if err := checkFile(ctx, t, p, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // revert restores each target file to the changeset's before side, or for
 // a range only the hunks that intersect it. For the uncommitted changeset
-// the index entries go back to HEAD as well. It returns what it replaced.
-func revert(ctx context.Context, t tree, e session.Edit) (*undoRecord, error) {
-	u := &undoRecord{t: t}
+// the index entries go back to HEAD as well. Every target is checked
+// first; what a failed write leaves done is returned for undo with the
+// error.
+func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) {
+	if err := checkTargets(ctx, t, e); err != nil {
+		return nil, err
+	}
 	var paths []string
 	for _, f := range e.Files {
 		for _, p := range []string{f.Path(), f.OldPath()} {
@@ -125,48 +223,58 @@ func revert(ctx context.Context, t tree, e session.Edit) (*undoRecord, error) {
 			}
 		}
 	}
-	for _, p := range paths {
-		sf, err := save(t, p)
-		if err != nil {
-			return nil, err
-		}
-		u.files = append(u.files, sf)
+	before, err := saveAll(t, paths)
+	if err != nil {
+		return nil, err
 	}
+	u := &session.Undo{Files: before}
+	if n := u.Bytes(); n > session.MaxUndoBytes {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "the revert would replace %d bytes, over the %d MiB kept to undo a revert; nothing was changed: revert fewer or smaller files", n, session.MaxUndoBytes>>20).WithReason(protocol.ReasonTooLarge)
+	}
+	indexBefore := t.viewStamp()
+	werr := revertFiles(ctx, t, e)
+	if e.Index && e.Range == nil {
+		t.ownIndexWrite(indexBefore, t.viewStamp())
+	}
+	after, err := saveAll(t, paths)
+	if err != nil {
+		// What the revert left cannot be read back: without it the undo
+		// could not tell a later change, so none is offered.
+		return nil, errors.Join(werr, err)
+	}
+	u.After = after
+	return u, werr
+}
+
+func revertFiles(ctx context.Context, t tree, e session.Edit) error {
 	for _, f := range e.Files {
 		if e.Range != nil {
 			if err := revertRange(t, e, f); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		if e.Index {
 			if err := eachPath(f, func(p string) error { return t.UnstagePath(ctx, p) }); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if f.New != nil && (f.Old == nil || f.Old.Path != f.New.Path) {
 			if err := t.RemoveWorktree(f.New.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
+				return err
 			}
 		}
 		if f.Old != nil {
 			b, err := blob(t, f.Old)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if err := t.WriteWorktree(f.Old.Path, b, f.Old.Mode); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	for _, p := range paths {
-		sf, err := save(t, p)
-		if err != nil {
-			return nil, err
-		}
-		u.after = append(u.after, sf)
-	}
-	return u, nil
+	return nil
 }
 
 // selectHunks splits hunks into those intersecting r (0-based lines on the
@@ -219,11 +327,14 @@ func revertRange(t tree, e session.Edit, f session.EditFile) error {
 	if err != nil {
 		return err
 	}
+	if len(cur) > maxRangeFile {
+		return protocol.Errorf(protocol.CodeInvalidParams, "%s is %d bytes, over the %d MiB up to which files are diffed into lines; act on the whole file", f.Path(), len(cur), maxRangeFile>>20).WithReason(protocol.ReasonTooLarge)
+	}
 	// The range was picked on the version last published; lines of any
 	// other version are other lines. The check is on the very bytes the
 	// edit is computed from.
 	if id := gitBlobID(cur, f.New.OID); id != f.New.OID {
-		return protocol.Errorf(protocol.CodeConflict, "%s changed on disk since the version the range refers to was published (%.12s, now %.12s); nothing was reverted: wait for the changeset to update and select the lines again", f.Path(), f.New.OID, id)
+		return protocol.Errorf(protocol.CodeConflict, "%s changed on disk since the version the range refers to was published (%.12s, now %.12s); nothing was reverted: wait for the changeset to update and select the lines again", f.Path(), f.New.OID, id).WithReason(protocol.ReasonFileChanged)
 	}
 	next, err := rangeEdit(old, cur, *e.Range, e.Side, false, "change of "+f.Path())
 	if err != nil {
@@ -237,6 +348,11 @@ func revertRange(t tree, e session.Edit, f session.EditFile) error {
 // first stages a range, the second reverts one. what names the change for
 // the error when no hunk intersects.
 func rangeEdit(from, to []byte, r protocol.TextRange, side string, keepSelected bool, what string) ([]byte, error) {
+	for _, b := range [][]byte{from, to} {
+		if len(b) > maxRangeFile {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "the %s is in a version of %d bytes, over the %d MiB up to which files are diffed into lines; act on the whole file", what, len(b), maxRangeFile>>20).WithReason(protocol.ReasonTooLarge)
+		}
+	}
 	d := changeset.Compare(&changeset.Side{Path: "f", Content: from}, &changeset.Side{Path: "f", Content: to}, changeset.Options{})
 	in, out := selectHunks(d.Hunks, r, side)
 	if len(in) == 0 {
@@ -261,68 +377,93 @@ func eachPath(f session.EditFile, fn func(string) error) error {
 	return nil
 }
 
+// indexWrite runs an index edit the operation makes itself, recording it
+// so that it does not make the views taken before it out of date.
+func indexWrite(t tree, fn func() error) error {
+	before := t.viewStamp()
+	err := fn()
+	t.ownIndexWrite(before, t.viewStamp())
+	return err
+}
+
 func stage(ctx context.Context, t tree, e session.Edit) error {
-	for _, f := range e.Files {
-		if e.Range == nil {
-			if err := eachPath(f, func(p string) error { return t.StagePath(ctx, p) }); err != nil {
+	if err := checkTargets(ctx, t, e); err != nil {
+		return err
+	}
+	return indexWrite(t, func() error {
+		for _, f := range e.Files {
+			if e.Range == nil {
+				if err := eachPath(f, func(p string) error { return t.StagePath(ctx, p) }); err != nil {
+					return err
+				}
+				continue
+			}
+			idx, _, _, err := t.IndexContent(f.Path())
+			if err != nil {
 				return err
 			}
-			continue
+			cur, mode, err := t.ReadWorktree(f.Path())
+			if err != nil {
+				return err
+			}
+			next, err := rangeEdit(idx, cur, *e.Range, "after", true, "unstaged change of "+f.Path())
+			if err != nil {
+				return err
+			}
+			if err := t.StageContent(ctx, f.Path(), next, mode); err != nil {
+				return err
+			}
 		}
-		idx, _, _, err := t.IndexContent(f.Path())
-		if err != nil {
-			return err
-		}
-		cur, mode, err := t.ReadWorktree(f.Path())
-		if err != nil {
-			return err
-		}
-		next, err := rangeEdit(idx, cur, *e.Range, "after", true, "unstaged change of "+f.Path())
-		if err != nil {
-			return err
-		}
-		if err := t.StageContent(ctx, f.Path(), next, mode); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // unstage resets index entries to HEAD; for a range, the lines are those
 // of the staged version.
 func unstage(ctx context.Context, t tree, e session.Edit) error {
-	for _, f := range e.Files {
-		if e.Range == nil {
-			if err := eachPath(f, func(p string) error { return t.UnstagePath(ctx, p) }); err != nil {
+	if err := checkTargets(ctx, t, e); err != nil {
+		return err
+	}
+	return indexWrite(t, func() error {
+		for _, f := range e.Files {
+			if e.Range == nil {
+				if err := eachPath(f, func(p string) error { return t.UnstagePath(ctx, p) }); err != nil {
+					return err
+				}
+				continue
+			}
+			head, _, _, err := t.HeadContent(f.Path())
+			if err != nil {
 				return err
 			}
-			continue
+			idx, mode, ok, err := t.IndexContent(f.Path())
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return protocol.Errorf(protocol.CodeInvalidParams, "%s has nothing staged", f.Path())
+			}
+			next, err := rangeEdit(head, idx, *e.Range, "after", false, "staged change of "+f.Path()+" (lines of the staged version)")
+			if err != nil {
+				return err
+			}
+			if err := t.StageContent(ctx, f.Path(), next, mode); err != nil {
+				return err
+			}
 		}
-		head, _, _, err := t.HeadContent(f.Path())
-		if err != nil {
-			return err
-		}
-		idx, mode, ok, err := t.IndexContent(f.Path())
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return protocol.Errorf(protocol.CodeInvalidParams, "%s has nothing staged", f.Path())
-		}
-		next, err := rangeEdit(head, idx, *e.Range, "after", false, "staged change of "+f.Path()+" (lines of the staged version)")
-		if err != nil {
-			return err
-		}
-		if err := t.StageContent(ctx, f.Path(), next, mode); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // commit commits what is staged, or everything when nothing is, with msg
-// or else fallback's message.
-func commit(ctx context.Context, t tree, msg string, fallback func() string) (id, used string, err error) {
+// or else fallback's message, which is given exactly what is committed.
+func commit(ctx context.Context, t tree, e session.Edit, msg string, fallback func([]session.CommitEntry) string) (id, used string, err error) {
+	if op := t.inProgress(); op != "" {
+		return "", "", protocol.Errorf(protocol.CodeConflict, "a %s is in progress; finish or abort it with git first, then commit", op).WithReason(protocol.ReasonMergeInProgress)
+	}
+	if err := checkView(t, e); err != nil {
+		return "", "", err
+	}
 	staged, err := t.HasStaged(ctx)
 	if err != nil {
 		return "", "", err
@@ -333,7 +474,11 @@ func commit(ctx context.Context, t tree, msg string, fallback func() string) (id
 		}
 	}
 	if msg == "" {
-		msg = fallback()
+		changes, err := t.staged(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		msg = fallback(commitEntries(t, changes))
 	}
 	id, err = t.commitIndex(ctx, msg)
 	if err != nil {
@@ -342,18 +487,49 @@ func commit(ctx context.Context, t tree, msg string, fallback func() string) (id
 	return id, msg, nil
 }
 
+// commitEntries describes staged changes with their line counts; a side
+// that cannot be read, or is binary or too large, counts no lines.
+func commitEntries(t tree, changes []scm.StagedChange) []session.CommitEntry {
+	out := make([]session.CommitEntry, 0, len(changes))
+	for _, c := range changes {
+		e := session.CommitEntry{Path: c.Path, Operation: "modify"}
+		switch {
+		case c.HeadOID == "":
+			e.Operation = "add"
+		case c.IndexOID == "":
+			e.Operation = "delete"
+		}
+		side := func(oid string, mode uint32) *changeset.Side {
+			if oid == "" {
+				return nil
+			}
+			s := &changeset.Side{Path: c.Path, Mode: mode, OID: oid}
+			if mode != changeset.ModeGitlink {
+				s.Content, _ = t.ReadBlob(oid)
+			}
+			return s
+		}
+		r := changeset.Compare(side(c.HeadOID, c.HeadMode), side(c.IndexOID, c.IndexMode), changeset.Options{})
+		if a, d, ok := r.Counts(); ok {
+			e.Added, e.Removed = a, d
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // undoRevert puts back what a revert replaced, if nothing changed since.
-func undoRevert(t tree, u *undoRecord) error {
-	for _, want := range u.after {
-		got, err := save(t, want.path)
+func undoRevert(t tree, u *session.Undo) error {
+	for _, want := range u.After {
+		got, err := save(t, want.Path)
 		if err != nil {
 			return err
 		}
-		if got.exists != want.exists || !bytes.Equal(got.content, want.content) || got.mode != want.mode {
-			return protocol.Errorf(protocol.CodeInvalidParams, "%s changed since the revert; undo would lose that change", want.path)
+		if !sameSaved(got, want) {
+			return protocol.Errorf(protocol.CodeInvalidParams, "%s changed since the revert; undo would lose that change", want.Path)
 		}
 	}
-	for _, f := range u.files {
+	for _, f := range u.Files {
 		if err := restore(t, f); err != nil {
 			return err
 		}
@@ -361,11 +537,15 @@ func undoRevert(t tree, u *undoRecord) error {
 	return nil
 }
 
+func sameSaved(a, b session.SavedFile) bool {
+	return a.Exists == b.Exists && bytes.Equal(a.Content, b.Content) && a.Mode == b.Mode
+}
+
 // undoStillValid reports whether the files are as the revert left them.
-func undoStillValid(t tree, u *undoRecord) bool {
-	for _, want := range u.after {
-		got, err := save(t, want.path)
-		if err != nil || got.exists != want.exists || !bytes.Equal(got.content, want.content) || got.mode != want.mode {
+func undoStillValid(t tree, u *session.Undo) bool {
+	for _, want := range u.After {
+		got, err := save(t, want.Path)
+		if err != nil || !sameSaved(got, want) {
 			return false
 		}
 	}

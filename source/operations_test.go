@@ -69,7 +69,7 @@ func TestOperationsOnHunks(t *testing.T) {
 	if got := readFile(t, dir, "e.txt"); got != lines("TWO", "18") {
 		t.Errorf("reverting line 18 left %q", got)
 	}
-	if !u.Current() {
+	if !w.UndoCurrent(u) {
 		t.Error("a revert nothing touched since is not current")
 	}
 	must(t, w.Undo(ctx, u))
@@ -83,7 +83,7 @@ func TestOperationsOnHunks(t *testing.T) {
 	u, err = w.Revert(ctx, session.Edit{Files: []session.EditFile{stale}})
 	must(t, err)
 	writeFile(t, dir, "e.txt", base+"11\n")
-	if u.Current() {
+	if w.UndoCurrent(u) {
 		t.Error("a revert whose file was edited since is still current")
 	}
 	if err := w.Undo(ctx, u); protocol.CodeOf(err) != protocol.CodeInvalidParams {
@@ -98,13 +98,13 @@ func TestOperationsOnHunks(t *testing.T) {
 
 	// Nothing staged: the commit takes every change, with the fallback
 	// message.
-	id, msg, err := w.Commit(ctx, "", func() string { return "Update e" })
+	id, msg, err := w.Commit(ctx, session.Edit{}, "", func([]session.CommitEntry) string { return "Update e" })
 	must(t, err)
 	if msg != "Update e" || strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD")) != id || gitRun(t, dir, "show", "HEAD:e.txt") != base+"11\n" {
 		t.Errorf("commit %s %q does not hold the change", id, msg)
 	}
 	var pe *protocol.Error
-	if _, _, err := w.Commit(ctx, "again", func() string { return "" }); !errors.As(err, &pe) {
+	if _, _, err := w.Commit(ctx, session.Edit{}, "again", func([]session.CommitEntry) string { return "" }); !errors.As(err, &pe) {
 		t.Errorf("a commit with nothing to commit: %v, want a protocol error", err)
 	}
 }

@@ -39,6 +39,7 @@ type gitWorkspace struct {
 
 	snapMu sync.Mutex // serialises snapshots
 	tr     tracker
+	own    ownViews // the operations' own index writes (editor.go)
 }
 
 var _ session.Workspace = (*gitWorkspace)(nil)
@@ -212,8 +213,17 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 	return w.snaps.Overlay(ctx, head, changes)
 }
 
-// Changes computes the changes of q and diffs every changed file.
+// Changes computes the changes of q and diffs every changed file. The
+// versions carry the state of HEAD and the index as it was before the
+// computation (editor.go), which the operations check.
 func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+	stamp := w.viewStamp()
+	list, err := w.changes(ctx, q)
+	w.stampView(list, q, stamp)
+	return list, err
+}
+
+func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
 	scope := "full"
 	if q.Paths != nil {
 		scope = "paths"

@@ -1,0 +1,30 @@
+package protocol
+
+// Reasons of refused changeset operations, in error.data.reason (and, for
+// a revert that failed part-way, next to data.undoId).
+const (
+	// ReasonFileChanged (CodeConflict): a target file no longer has the
+	// content the changeset published; wait for the update and retry.
+	ReasonFileChanged = "fileChanged"
+	// ReasonViewChanged (CodeConflict): HEAD or the index moved since the
+	// changeset was computed (a checkout, commit, stash or add by another
+	// program); wait for the update and retry.
+	ReasonViewChanged = "viewChanged"
+	// ReasonMergeInProgress (CodeConflict): a merge, cherry-pick, revert
+	// or rebase is in progress; finish or abort it with git first.
+	ReasonMergeInProgress = "mergeInProgress"
+	// ReasonNoSpace (CodeConflict): the disk (or quota) is full.
+	ReasonNoSpace = "noSpace"
+	// ReasonPermission (CodePermissionDenied): the file system refused
+	// the write (permissions, a read-only file system).
+	ReasonPermission = "permissionDenied"
+	// ReasonNotRegularFile (CodeInvalidParams): the path is a named pipe,
+	// socket, device or directory, which operations never read or write.
+	ReasonNotRegularFile = "notRegularFile"
+	// ReasonNestedRepository (CodeInvalidParams): the path is a submodule
+	// or a nested repository, which operations never rewrite or delete.
+	ReasonNestedRepository = "nestedRepository"
+	// ReasonTooLarge (CodeInvalidParams): the file is over a size limit
+	// the message names.
+	ReasonTooLarge = "tooLarge"
+)
