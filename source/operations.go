@@ -164,7 +164,7 @@ func checkFile(ctx context.Context, t tree, path string, want *session.FileVersi
 	case want != nil && !exists:
 		return protocol.Errorf(protocol.CodeConflict, "%s was deleted since the changeset was computed; nothing was changed: wait for the changeset to update and try again", path).WithReason(protocol.ReasonFileChanged)
 	case want != nil && oid != want.OID:
-		return protocol.Errorf(protocol.CodeConflict, "%s changed since the changeset was computed (published %.12s, now %.12s); nothing was changed: wait for the changeset to update and try again", path, want.OID, oid).WithReason(protocol.ReasonFileChanged)
+		return protocol.Errorf(protocol.CodeConflict, "%s changed on disk since the changeset was computed (published %.12s, now %.12s); nothing was changed: wait for the changeset to update and try again", path, want.OID, oid).WithReason(protocol.ReasonFileChanged)
 	}
 	return nil
 }
