@@ -66,7 +66,9 @@ func TestUndoSurvivesRestart(t *testing.T) {
 			if got := string(e.disk("a.txt")); got != "a edited\n" {
 				t.Errorf("a.txt after the second undo = %q", got)
 			}
-			e.m.Wait("no undo left", func(st protocol.ChangesetState) bool { return ready(st) && opIn(st, "undo") == nil && opIn(st, "dismissUndo") == nil })
+			e.m.Wait("no undo left", func(st protocol.ChangesetState) bool {
+				return ready(st) && opIn(st, "undo") == nil && opIn(st, "dismissUndo") == nil
+			})
 		})
 	}
 }

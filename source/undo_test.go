@@ -1,0 +1,193 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session"
+)
+
+// viewOf is the uncommitted changeset's file at path as a view taken now
+// presents it.
+func viewOf(t *testing.T, w *gitWorkspace, path string) session.EditFile {
+	t.Helper()
+	list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+	must(t, err)
+	for _, fc := range list.Files {
+		if fc.Path() == path {
+			return session.EditFile{Old: fc.Old, New: fc.New}
+		}
+	}
+	t.Fatalf("%s not in the view", path)
+	return session.EditFile{}
+}
+
+// An operation acts only on the view it was chosen on: the view is taken,
+// then git changes HEAD or the index, then the operation runs, and is
+// refused without writing.
+func TestOperationsRefuseAnOutOfDateView(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		git  func(t *testing.T, dir string)
+	}{
+		{"stash and checkout", func(t *testing.T, dir string) {
+			gitRun(t, dir, "stash", "-q")
+			gitRun(t, dir, "checkout", "-q", "other")
+		}},
+		{"commit -am", func(t *testing.T, dir string) { gitRun(t, dir, "commit", "-qam", "edit") }},
+		{"add", func(t *testing.T, dir string) { gitRun(t, dir, "add", "g.txt") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := newRepo(t)
+			writeFile(t, dir, "g.txt", "main\n")
+			gitRun(t, dir, "add", "g.txt")
+			gitRun(t, dir, "commit", "-qm", "g")
+			gitRun(t, dir, "branch", "other")
+			gitRun(t, dir, "checkout", "-q", "other")
+			writeFile(t, dir, "g.txt", "other\n")
+			gitRun(t, dir, "commit", "-qam", "other g")
+			gitRun(t, dir, "checkout", "-q", "main")
+			writeFile(t, dir, "g.txt", "main edited\n")
+			w := openGit(t, dir)
+
+			f := viewOf(t, w, "g.txt") // the view is taken
+			tc.git(t, dir)             // then git runs
+			before := readFile(t, dir, "g.txt")
+			ops := map[string]func() error{
+				"revert": func() error {
+					_, err := w.Revert(ctx, session.Edit{Files: []session.EditFile{f}, Index: true})
+					return err
+				},
+				"revert range": func() error {
+					_, err := w.Revert(ctx, session.Edit{Files: []session.EditFile{f}, Range: &protocol.TextRange{}, Side: "after", Index: true})
+					return err
+				},
+				"stage":   func() error { return w.Stage(ctx, session.Edit{Files: []session.EditFile{f}}) },
+				"unstage": func() error { return w.Unstage(ctx, session.Edit{Files: []session.EditFile{f}}) },
+				"commit": func() error {
+					_, _, err := w.Commit(ctx, session.Edit{Files: []session.EditFile{f}}, "x", nil)
+					return err
+				},
+			}
+			index := gitRun(t, dir, "ls-files", "-s")
+			head := gitRun(t, dir, "rev-parse", "HEAD")
+			for name, op := range ops { // then the operation
+				err := op()
+				if protocol.CodeOf(err) != protocol.CodeConflict {
+					t.Errorf("%s on an out-of-date view: %v, want -32011", name, err)
+				}
+				if r := protocol.ReasonOf(err); r != protocol.ReasonViewChanged && r != protocol.ReasonFileChanged {
+					t.Errorf("%s: reason %q", name, r)
+				}
+			}
+			if got := readFile(t, dir, "g.txt"); got != before {
+				t.Errorf("g.txt = %q after refused operations, was %q", got, before)
+			}
+			if got := gitRun(t, dir, "ls-files", "-s"); got != index {
+				t.Errorf("index changed by refused operations:\n%s\nwas\n%s", got, index)
+			}
+			if got := gitRun(t, dir, "rev-parse", "HEAD"); got != head {
+				t.Error("HEAD moved")
+			}
+			if tc.name == "add" { // still changed: a view taken now works
+				if _, err := w.Revert(ctx, session.Edit{Files: []session.EditFile{viewOf(t, w, "g.txt")}, Index: true}); err != nil {
+					t.Errorf("revert on a current view: %v", err)
+				}
+				if got := readFile(t, dir, "g.txt"); got != "main\n" {
+					t.Errorf("g.txt = %q after the revert on a current view", got)
+				}
+			}
+		})
+	}
+}
+
+// failingTree fails the write of one path, as a full disk would.
+type failingTree struct {
+	*gitWorkspace
+	fail string
+}
+
+func (f failingTree) WriteWorktree(path string, content []byte, mode uint32) error {
+	if path == f.fail {
+		return opErr(fmt.Errorf("write %s: %w", path, syscall.ENOSPC))
+	}
+	return f.gitWorkspace.WriteWorktree(path, content, mode)
+}
+
+func (f failingTree) RemoveWorktree(path string) error {
+	if path == f.fail {
+		return opErr(fmt.Errorf("remove %s: %w", path, syscall.ENOSPC))
+	}
+	return f.gitWorkspace.RemoveWorktree(path)
+}
+
+// A multi-file revert whose write fails part-way returns, with the error,
+// an undo of what it did, and the undo puts it back.
+func TestRevertFailingPartWayKeepsAnUndo(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	writeFile(t, dir, "a.txt", "alpha edited\n")
+	writeFile(t, dir, "new.txt", "created\n")
+	w := openGit(t, dir)
+	e := session.Edit{Files: []session.EditFile{viewOf(t, w, "a.txt"), viewOf(t, w, "new.txt")}, Index: true}
+	u, err := revert(ctx, failingTree{w, "new.txt"}, e)
+	if protocol.CodeOf(err) != protocol.CodeConflict || protocol.ReasonOf(err) != protocol.ReasonNoSpace {
+		t.Errorf("revert with a full disk: %v (reason %q), want -32011 noSpace", err, protocol.ReasonOf(err))
+	}
+	if got := readFile(t, dir, "a.txt"); got != "alpha\n" {
+		t.Fatalf("a.txt = %q: the first write did not happen", got)
+	}
+	if u == nil {
+		t.Fatal("no undo returned for the part that was done")
+	}
+	if !w.UndoCurrent(u) {
+		t.Fatal("the partial revert's undo is not current")
+	}
+	must(t, w.Undo(ctx, u))
+	if got := readFile(t, dir, "a.txt"); got != "alpha edited\n" {
+		t.Errorf("a.txt after undo = %q", got)
+	}
+	if got := readFile(t, dir, "new.txt"); got != "created\n" {
+		t.Errorf("new.txt after undo = %q", got)
+	}
+}
+
+// Expected refusals get their codes and reasons: a named pipe where a
+// file was, and the file system's errors.
+func TestOperationRefusalCodes(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	writeFile(t, dir, "a.txt", "alpha edited\n")
+	w := openGit(t, dir)
+	f := viewOf(t, w, "a.txt")
+	must(t, syscall.Unlink(filepath.Join(dir, "a.txt")))
+	must(t, syscall.Mkfifo(filepath.Join(dir, "a.txt"), 0o644))
+	_, err := w.Revert(ctx, session.Edit{Files: []session.EditFile{f}})
+	if protocol.CodeOf(err) == protocol.CodeInternalError || protocol.ReasonOf(err) != protocol.ReasonNotRegularFile {
+		t.Errorf("revert of a file replaced by a FIFO: %v (code %d, reason %q), want notRegularFile", err, protocol.CodeOf(err), protocol.ReasonOf(err))
+	}
+	for _, c := range []struct {
+		err    error
+		code   int64
+		reason string
+	}{
+		{syscall.ENOSPC, protocol.CodeConflict, protocol.ReasonNoSpace},
+		{syscall.EACCES, protocol.CodePermissionDenied, protocol.ReasonPermission},
+		{syscall.EPERM, protocol.CodePermissionDenied, protocol.ReasonPermission},
+		{syscall.EROFS, protocol.CodePermissionDenied, protocol.ReasonPermission},
+	} {
+		err := opErr(fmt.Errorf("scm: write a.txt: %w", c.err))
+		if protocol.CodeOf(err) != c.code || protocol.ReasonOf(err) != c.reason {
+			t.Errorf("%v: code %d reason %q, want %d %q", c.err, protocol.CodeOf(err), protocol.ReasonOf(err), c.code, c.reason)
+		}
+	}
+	if err := opErr(errors.New("other")); protocol.CodeOf(err) != protocol.CodeInternalError {
+		t.Errorf("an unexpected error got code %d", protocol.CodeOf(err))
+	}
+}
