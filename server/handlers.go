@@ -367,6 +367,15 @@ func (c *conn) disposeSession(req *jsonrpc2.Request) {
 // not something a review panel renders inline.
 const maxResourceBytes = 64 << 20
 
+// Reads in flight, per connection and for the whole server. A read holds
+// its content and its encoded reply (4/3 of it as base64) until the reply
+// is queued: the bounds keep that below a few hundred MiB in the worst
+// case. Further reads wait their turn, in order of arrival per connection.
+const (
+	DefaultReadsPerConn = 2
+	DefaultReadsTotal   = 8
+)
+
 func (c *conn) resourceRead(req *jsonrpc2.Request) {
 	var p protocol.ResourceReadParams
 	if err := decode(req, &p); err != nil {
@@ -378,19 +387,113 @@ func (c *conn) resourceRead(req *jsonrpc2.Request) {
 		return
 	}
 	c.async(req, func() {
-		data, err := c.srv.m.ReadResource(c.ctx, p.URI, maxResourceBytes)
+		release, err := c.acquireRead()
 		if err != nil {
 			c.reply(req, nil, err)
 			return
 		}
-		res := protocol.ResourceReadResult{Encoding: "base64"}
-		if p.Encoding != "base64" && utf8.Valid(data) {
-			res.Encoding, res.Data = "utf-8", string(data)
-		} else {
-			res.Data = base64.StdEncoding.EncodeToString(data)
+		defer release()
+		data, err := c.srv.readResource(c.ctx, p.URI, maxResourceBytes)
+		if err != nil {
+			c.reply(req, nil, err)
+			return
 		}
-		c.reply(req, res, nil)
+		if int64(len(data)) > maxResourceBytes {
+			c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: content is larger than %d bytes, the most one read returns", p.URI, maxResourceBytes))
+			return
+		}
+		frame := encodeResourceReply(rawID(req.ID), data, p.Encoding != "base64" && utf8.Valid(data))
+		data = nil
+		_ = c.stream.write(frame)
 	})
+}
+
+// acquireRead waits for a place among the reads in flight of the
+// connection and then of the server.
+func (c *conn) acquireRead() (release func(), err error) {
+	select {
+	case c.reads <- struct{}{}:
+	case <-c.ctx.Done():
+		return nil, protocol.Errorf(protocol.CodeInternalError, "resourceRead: the connection is closing")
+	}
+	select {
+	case c.srv.reads <- struct{}{}:
+	case <-c.ctx.Done():
+		<-c.reads
+		return nil, protocol.Errorf(protocol.CodeInternalError, "resourceRead: the connection is closing")
+	}
+	return func() { <-c.srv.reads; <-c.reads }, nil
+}
+
+// encodeResourceReply writes the success response of a resourceRead in
+// one buffer sized up front, as encoding/json would write it: the content
+// is copied once, into the frame, instead of into a string, a result
+// struct and an encoder's buffer in turn.
+func encodeResourceReply(id json.RawMessage, data []byte, text bool) []byte {
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":{"data":"`
+	enc := "base64"
+	n := base64.StdEncoding.EncodedLen(len(data))
+	if text {
+		enc, n = "utf-8", len(data)+len(data)/8
+	}
+	tail := `","encoding":"` + enc + `"}}`
+	b := make([]byte, 0, len(head)+len(id)+len(mid)+n+len(tail))
+	b = append(b, head...)
+	b = append(b, id...)
+	b = append(b, mid...)
+	if text {
+		b = appendJSONStringBody(b, data)
+	} else {
+		b = base64.StdEncoding.AppendEncode(b, data)
+	}
+	return append(b, tail...)
+}
+
+// appendJSONStringBody appends valid UTF-8 text escaped as encoding/json
+// escapes a string (HTML characters and U+2028/U+2029 included), without
+// the quotes.
+func appendJSONStringBody(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(b, s[start:]...)
 }
 
 func (c *conn) invokeOperation(req *jsonrpc2.Request) {

@@ -24,17 +24,18 @@ import (
 
 // Config configures a Server. Zero fields take the defaults below.
 type Config struct {
-	Token         string   // required on every upgrade
-	AllowOrigins  []string // extra allowed browser origins, e.g. "https://ide.example"
-	AllowHosts    []string // extra allowed Host header names, e.g. a container's service name
-	MaxFrameBytes int64    // largest accepted message
-	SendQueue     int      // frames queued per connection before it is dropped as too slow
-	MaxConns      int      // concurrent connections
-	MaxSubs       int      // subscriptions per connection
-	ReadTimeout   time.Duration
-	WriteTimeout  time.Duration
-	PingInterval  time.Duration
-	Version       string
+	Token          string   // required on every upgrade
+	AllowOrigins   []string // extra allowed browser origins, e.g. "https://ide.example"
+	AllowHosts     []string // extra allowed Host header names, e.g. a container's service name
+	MaxFrameBytes  int64    // largest accepted message
+	SendQueue      int      // frames queued per connection before its changeset actions are replaced by snapshots
+	SendQueueBytes int64    // bytes queued per connection, likewise
+	MaxConns       int      // concurrent connections
+	MaxSubs        int      // subscriptions per connection
+	ReadTimeout    time.Duration
+	WriteTimeout   time.Duration
+	PingInterval   time.Duration
+	Version        string
 }
 
 // Defaults. A changeset snapshot of a large working tree is the biggest
@@ -44,11 +45,14 @@ type Config struct {
 const (
 	DefaultMaxFrameBytes = 4 << 20
 	DefaultSendQueue     = 4096
-	DefaultMaxConns      = 256
-	DefaultMaxSubs       = 1024
-	DefaultReadTimeout   = 90 * time.Second // > 2 ping intervals: a live peer always answers pings
-	DefaultWriteTimeout  = 10 * time.Second
-	DefaultPingInterval  = 30 * time.Second
+	// DefaultSendQueueBytes bounds the bytes of a backlog the same way:
+	// a burst of large fileSet frames passes it before 4096 messages.
+	DefaultSendQueueBytes = 64 << 20
+	DefaultMaxConns       = 256
+	DefaultMaxSubs        = 1024
+	DefaultReadTimeout    = 90 * time.Second // > 2 ping intervals: a live peer always answers pings
+	DefaultWriteTimeout   = 10 * time.Second
+	DefaultPingInterval   = 30 * time.Second
 )
 
 func (c *Config) setDefaults() {
@@ -57,6 +61,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SendQueue <= 0 {
 		c.SendQueue = DefaultSendQueue
+	}
+	if c.SendQueueBytes <= 0 {
+		c.SendQueueBytes = DefaultSendQueueBytes
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = DefaultMaxConns
@@ -83,6 +90,11 @@ type Server struct {
 	up   websocket.Upgrader
 	page http.Handler
 
+	// reads holds a place per resourceRead in flight on any connection.
+	reads chan struct{}
+	// readResource is m.ReadResource; tests put a gate in its place.
+	readResource func(ctx context.Context, uri string, limit int64) ([]byte, error)
+
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
 	versions map[string]string // clientId -> negotiated version, for reconnect
@@ -97,6 +109,8 @@ func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, m: m, log: log.With("component", "server"), conns: map[*conn]struct{}{}, versions: map[string]string{}, page: web.Handler()}
+	s.reads = make(chan struct{}, DefaultReadsTotal)
+	s.readResource = m.ReadResource
 	s.up = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		CheckOrigin:      s.checkOrigin,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -23,6 +24,14 @@ type closeMsg struct {
 	reason string
 }
 
+// frame is one message bound for the peer. channel is set for an action
+// on a changeset channel that a fresh snapshot can stand in for: such a
+// frame may be dropped from a backlog that does not drain (see lagLocked).
+type frame struct {
+	data    []byte
+	channel string
+}
+
 // stream frames JSON-RPC over one WebSocket connection. Writes never
 // block: they go to a bounded queue drained by one writer goroutine.
 // Reads decode each frame once and answer malformed ones directly.
@@ -30,25 +39,47 @@ type closeMsg struct {
 // The queue is a slice that grows with what is pending, not a channel
 // sized for the worst case: an idle connection costs no queue memory, and
 // a thousand subscribers cost a thousand small slices.
+//
+// A client that reads, only more slowly than a burst is produced, is
+// caught up rather than dropped: once the backlog passes SendQueue
+// messages or SendQueueBytes, the changeset actions in it are dropped and
+// onLag asks for a snapshot of each of their channels; until resynced
+// queues it, further actions of those channels are dropped as they come
+// (the snapshot covers them). Only a backlog of frames nothing can stand
+// in for (replies, notifications) closes the connection, at four times
+// the bounds; a client that reads nothing at all is closed when a write
+// times out.
 type stream struct {
 	ws       *websocket.Conn
 	maxFrame int64
 	cfg      *Config
 	onClose  func(code int, reason string) // called once, from the goroutine that decided to close
+	onLag    func(channels []string)       // called without the lock; the channels await resynced
 
 	wake chan struct{} // capacity 1: something is pending or a close was asked for
 
-	mu        sync.Mutex
-	pending   [][]byte  // frames queued for the writer, oldest first
-	closeReq  *closeMsg // set once; written after pending
-	held      int       // hold depth; while > 0 writes go to heldBuf
-	heldBuf   [][]byte  // frames written while held
-	closing   bool
-	closeOnce sync.Once
-	done      chan struct{} // closed when the writer exits
-	readOnce  sync.Once
-	readDone  chan struct{} // closed when reading has ended
+	mu          sync.Mutex
+	pending     []frame // frames queued for the writer, oldest first
+	heldBuf     []frame // frames written while held
+	queuedBytes int64   // bytes in pending and heldBuf
+	resyncing   map[string]bool
+	closeReq    *closeMsg // set once; written after pending
+	held        int       // hold depth; while > 0 writes go to heldBuf
+	closing     bool
+	closeOnce   sync.Once
+	done        chan struct{} // closed when the writer exits
+	readOnce    sync.Once
+	readDone    chan struct{} // closed when reading has ended
 }
+
+// writeBatch is how many frames the writer takes from the queue at a
+// time: the rest stays in the queue, where a lagging client's backlog can
+// still be replaced by a snapshot.
+const writeBatch = 64
+
+// hardFactor multiplies the queue bounds for frames that cannot be
+// dropped: past it the client is not reading its replies.
+const hardFactor = 4
 
 // closeGrace is how long the writer waits, after sending a close frame,
 // for the peer's close before dropping the TCP connection. Closing at once
@@ -61,13 +92,14 @@ const maxDrain = 64 << 20
 
 func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stream {
 	s := &stream{
-		ws:       ws,
-		maxFrame: cfg.MaxFrameBytes,
-		cfg:      cfg,
-		onClose:  onClose,
-		wake:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		readDone: make(chan struct{}),
+		ws:        ws,
+		maxFrame:  cfg.MaxFrameBytes,
+		cfg:       cfg,
+		onClose:   onClose,
+		wake:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		readDone:  make(chan struct{}),
+		resyncing: map[string]bool{},
 	}
 	// A peer that answers our pings (or pings us) is alive even when it
 	// sends no messages: each control frame extends the read deadline.
@@ -96,31 +128,97 @@ func (s *stream) WriteObject(obj any) error {
 	return s.write(data)
 }
 
-func (s *stream) write(data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return io.ErrClosedPipe
-	}
-	if s.held > 0 {
-		s.heldBuf = append(s.heldBuf, data)
-		if len(s.heldBuf) > s.cfg.SendQueue {
-			s.overflowLocked()
-			return io.ErrClosedPipe
-		}
-		return nil
-	}
-	return s.enqueueLocked(data)
+func (s *stream) write(data []byte) error { return s.push(frame{data: data}) }
+
+// writeAction queues an action frame of a changeset channel, which a
+// snapshot of the channel can replace.
+func (s *stream) writeAction(channel string, data []byte) error {
+	return s.push(frame{data: data, channel: channel})
 }
 
-func (s *stream) enqueueLocked(data []byte) error {
-	if len(s.pending) >= s.cfg.SendQueue {
-		s.overflowLocked()
-		return io.ErrClosedPipe
+func (s *stream) push(f frame) error {
+	s.mu.Lock()
+	lagged, err := s.pushLocked(f)
+	s.mu.Unlock()
+	if len(lagged) > 0 && s.onLag != nil {
+		s.onLag(lagged)
 	}
-	s.pending = append(s.pending, data)
+	return err
+}
+
+func (s *stream) pushLocked(f frame) ([]string, error) {
+	if s.closing {
+		return nil, io.ErrClosedPipe
+	}
+	if f.channel != "" && s.resyncing[f.channel] {
+		return nil, nil // the snapshot on its way covers it
+	}
+	s.appendLocked(f)
+	if len(s.pending)+len(s.heldBuf) <= s.cfg.SendQueue && s.queuedBytes <= s.cfg.SendQueueBytes {
+		return nil, nil
+	}
+	lagged := s.lagLocked()
+	if len(s.pending)+len(s.heldBuf) > hardFactor*s.cfg.SendQueue || s.queuedBytes > hardFactor*s.cfg.SendQueueBytes {
+		s.overflowLocked()
+		return nil, io.ErrClosedPipe
+	}
+	return lagged, nil
+}
+
+func (s *stream) appendLocked(f frame) {
+	s.queuedBytes += int64(len(f.data))
+	if s.held > 0 {
+		s.heldBuf = append(s.heldBuf, f)
+		return
+	}
+	s.pending = append(s.pending, f)
 	s.signal()
-	return nil
+}
+
+// lagLocked drops every droppable frame of the backlog and returns the
+// channels they belonged to, now marked as awaiting a snapshot.
+func (s *stream) lagLocked() []string {
+	var lagged []string
+	drop := func(q []frame) []frame {
+		kept := q[:0]
+		for _, f := range q {
+			if f.channel == "" {
+				kept = append(kept, f)
+				continue
+			}
+			s.queuedBytes -= int64(len(f.data))
+			if !s.resyncing[f.channel] {
+				s.resyncing[f.channel] = true
+				lagged = append(lagged, f.channel)
+			}
+		}
+		clear(q[len(kept):]) // let the dropped frames go
+		return kept
+	}
+	s.pending = drop(s.pending)
+	s.heldBuf = drop(s.heldBuf)
+	return lagged
+}
+
+// resynced queues the frames that bring channel up to date after onLag
+// named it, and lets its actions through again. It must be called with
+// the channel's sequence held (session calls Attach's done under its
+// commit lock), so no action falls between the snapshot and the stream.
+// The frames are queued even past the soft bounds: they are what the
+// client needs to catch up.
+func (s *stream) resynced(channel string, frames [][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.resyncing, channel)
+	if s.closing {
+		return
+	}
+	for _, data := range frames {
+		s.appendLocked(frame{data: data})
+	}
+	if len(s.pending)+len(s.heldBuf) > hardFactor*s.cfg.SendQueue || s.queuedBytes > hardFactor*s.cfg.SendQueueBytes {
+		s.overflowLocked()
+	}
 }
 
 // signal wakes the writer; a wake already pending covers this one.
@@ -135,8 +233,8 @@ func (s *stream) signal() {
 // is queued is dropped: the close frame goes out next.
 func (s *stream) overflowLocked() {
 	metrics.SlowClients.Inc()
-	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", s.cfg.SendQueue)
-	s.pending = nil
+	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", len(s.pending)+len(s.heldBuf))
+	s.pending, s.heldBuf, s.queuedBytes = nil, nil, 0
 	s.closeLocked(websocket.ClosePolicyViolation, reason)
 }
 
@@ -156,21 +254,16 @@ func (s *stream) release(first []byte) {
 	if s.closing {
 		return
 	}
+	if first != nil {
+		s.queuedBytes += int64(len(first))
+		s.heldBuf = append([]frame{{data: first}}, s.heldBuf...)
+	}
 	if s.held > 0 {
-		// An outer hold is still open: keep order behind it.
-		s.heldBuf = append([][]byte{first}, s.heldBuf...)
-		return
+		return // an outer hold is still open: keep order behind it
 	}
-	buf := s.heldBuf
+	s.pending = append(s.pending, s.heldBuf...)
 	s.heldBuf = nil
-	if first != nil && s.enqueueLocked(first) != nil {
-		return
-	}
-	for _, b := range buf {
-		if s.enqueueLocked(b) != nil {
-			return
-		}
-	}
+	s.signal()
 }
 
 func (s *stream) isClosing() bool {
@@ -205,7 +298,7 @@ func (s *stream) writeLoop() {
 	defer s.ws.Close()
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
-	var spare [][]byte // the previous batch's backing array, reused
+	batch := make([]frame, 0, writeBatch)
 	for {
 		select {
 		case <-s.wake:
@@ -232,25 +325,43 @@ func (s *stream) writeLoop() {
 				}
 				return
 			}
-			// Swap arrays with the producers: the batch is the writer's
-			// alone until it becomes the spare again.
-			batch := s.pending
-			s.pending = spare[:0]
+			// Take a batch off the front; the rest stays where a lagging
+			// client's backlog can still be replaced.
+			n := min(len(s.pending), writeBatch)
+			batch = append(batch[:0], s.pending[:n]...)
+			rest := copy(s.pending, s.pending[n:])
+			clear(s.pending[rest:])
+			s.pending = s.pending[:rest]
+			if rest == 0 && cap(s.pending) > 4*writeBatch {
+				s.pending = nil // a burst's array is let go
+			}
+			for _, f := range batch {
+				s.queuedBytes -= int64(len(f.data))
+			}
 			s.mu.Unlock()
-			spare = nil
-			for i, data := range batch {
+			for i, f := range batch {
 				s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				if err := s.ws.WriteMessage(websocket.TextMessage, data); err != nil {
-					s.closeWith(websocket.CloseAbnormalClosure, "write failed")
+				if err := s.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
+					s.writeFailed(err)
 					return
 				}
-				batch[i] = nil // the frame may be large; do not keep it alive
-			}
-			if cap(batch) <= 64 {
-				spare = batch // small arrays are reused; a burst's is let go
+				batch[i] = frame{} // the frame may be large; do not keep it alive
 			}
 		}
 	}
+}
+
+// writeFailed closes the stream after a failed write. A write that timed
+// out means the client stopped reading altogether: that is the one slow
+// client that is disconnected, and the reason says so.
+func (s *stream) writeFailed(err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		metrics.SlowClients.Inc()
+		s.closeWith(websocket.ClosePolicyViolation, fmt.Sprintf("send queue overflow: client read nothing for %v", s.cfg.WriteTimeout))
+		return
+	}
+	s.closeWith(websocket.CloseAbnormalClosure, "write failed")
 }
 
 // truncateReason keeps a close reason within the 123 bytes a close frame

@@ -28,7 +28,11 @@ func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]
 		if !ok {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: session %s does not exist", uri, sm[1])
 		}
-		return s.ReadBlob(ctx, sm[2])
+		b, err := s.ReadBlob(ctx, sm[2])
+		if err == nil && int64(len(b)) > limit {
+			return nil, tooLarge(uri, limit)
+		}
+		return b, err
 	}
 	if strings.HasPrefix(uri, "file:") {
 		return m.readFile(uri, limit)
@@ -83,14 +87,34 @@ func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
 		// A second name for a file may point outside the workspace.
 		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: the file has other hard links; it is not served", uri)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	if fi.Size() > limit {
+		return nil, tooLarge(uri, limit)
+	}
+	// One buffer of the size stat gave, and one byte more to notice a
+	// file that grew meanwhile; io.ReadAll would grow and copy its buffer
+	// all the way up.
+	data := make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(f, data)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
-	if int64(len(data)) > limit {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: file is larger than %d bytes", uri, limit)
+	if int64(n) > fi.Size() {
+		rest, err := io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
+		if err != nil {
+			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+		}
+		data = append(data[:n], rest...)
+		n = len(data)
 	}
-	return data, nil
+	if int64(n) > limit {
+		return nil, tooLarge(uri, limit)
+	}
+	return data[:n], nil
+}
+
+// tooLarge is the refusal of content over the limit of one read.
+func tooLarge(uri string, limit int64) error {
+	return protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: content is larger than %d bytes, the most one read returns", uri, limit)
 }
 
 // readLink returns a symbolic link's target, which is its content as git

@@ -705,3 +705,103 @@ func TestRangeRevertQueuedWhileFileChangesRefused(t *testing.T) {
 		t.Fatalf("a refused range revert changed the file:\n%s", got)
 	}
 }
+
+// trackedNumstat is git's view of the uncommitted changes of a repository
+// without untracked files: path -> "added removed".
+func trackedNumstat(t *testing.T, repo string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, rec := range strings.Split(string(gitOut(t, repo, "diff", "HEAD", "--numstat", "--no-renames", "-z")), "\x00") {
+		f := strings.SplitN(rec, "\t", 3)
+		if len(f) == 3 {
+			out[f[2]] = f[0] + " " + f[1]
+		}
+	}
+	return out
+}
+
+// sameAsNumstat reports whether st is ready with exactly git's files and
+// line counts.
+func sameAsNumstat(st protocol.ChangesetState, repo string, want map[string]string) bool {
+	if !ready(st) || len(st.Files) != len(want) {
+		return false
+	}
+	for p, n := range want {
+		f := fileByPath(st, repo, p)
+		if f == nil || f.Edit.Diff == nil || f.Edit.Diff.Added == nil || f.Edit.Diff.Removed == nil {
+			return false
+		}
+		if fmt.Sprintf("%d %d", *f.Edit.Diff.Added, *f.Edit.Diff.Removed) != n {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBurstCatchesUpSlowReaders changes 10,000 files at once, as a
+// checkout does, and puts them back, under three subscribers of which one
+// takes its frames in slowly and the send queue is small: the slow one is
+// caught up with a snapshot rather than disconnected, and every one of
+// them ends with git's view.
+func TestBurstCatchesUpSlowReaders(t *testing.T) {
+	const n = 10000
+	repo := t.TempDir()
+	if real, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = real
+	}
+	git(t, repo, "init", "-q", "-b", "main")
+	for i := range n {
+		writeFile(t, repo, fmt.Sprintf("d%02d/f%05d.txt", i%50, i), "one\ntwo\n")
+	}
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "base")
+	d := startDaemon(t, "--send-queue", "64", repo)
+	c1 := d.client(t, "fast-1")
+	uri := expand(t, catalogue(t, c1, onlySession(t, c1).Resource)["uncommitted"].URITemplate, nil)
+	var mirrors []*changesetMirror
+	var clients []*fake.Client
+	for i, id := range []string{"fast-1", "fast-2", "slow"} {
+		c := c1
+		if i > 0 {
+			c = d.client(t, id)
+		}
+		if id == "slow" {
+			c.SetReadDelay(time.Millisecond)
+		}
+		clients = append(clients, c)
+		m := mirrorChangeset(t, c, uri)
+		m.Wait("clean", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 0 })
+		mirrors = append(mirrors, m)
+	}
+
+	// converge polls each mirror's state: reducing thousands of
+	// envelopes on every frame, as Wait does, would cost more than the
+	// daemon's whole burst.
+	converge := func(what string) {
+		t.Helper()
+		want := trackedNumstat(t, repo)
+		deadline := time.Now().Add(3 * time.Minute)
+		for i, m := range mirrors {
+			for !sameAsNumstat(m.State(), repo, want) {
+				if closed, code, reason := clients[i].Closed(); closed {
+					t.Fatalf("%s: subscriber %d was disconnected: %d %s", what, i, code, reason)
+				}
+				if time.Now().After(deadline) {
+					st := m.State()
+					t.Fatalf("%s: subscriber %d has %d files (%s), git %d", what, i, len(st.Files), st.Status, len(want))
+				}
+				time.Sleep(50 * time.Millisecond) // polling for a state, not timing anything
+			}
+		}
+	}
+	for i := range n {
+		writeFile(t, repo, fmt.Sprintf("d%02d/f%05d.txt", i%50, i), "one\n2\nthree\n")
+	}
+	converge("after changing every file")
+	git(t, repo, "checkout", "-q", "--", ".")
+	converge("after checking them out again")
+	if d.stderr.contains("send queue overflow") {
+		t.Errorf("a subscriber was disconnected as too slow:\n%s", d.stderr)
+	}
+	t.Logf("catch-ups: %d", strings.Count(d.stderr.String(), "backlog on a channel is replaced"))
+}
