@@ -805,3 +805,49 @@ func TestBurstCatchesUpSlowReaders(t *testing.T) {
 	}
 	t.Logf("catch-ups: %d", strings.Count(d.stderr.String(), "backlog on a channel is replaced"))
 }
+
+// TestReadsAndAnnotationsStayInTheWorkingTree: resourceRead serves the
+// working tree and stored objects but nothing under .git, nor a file
+// reached through a directory link that leads outside; an annotation on a
+// path through such a link, or with a NUL byte, is refused saying why.
+func TestReadsAndAnnotationsStayInTheWorkingTree(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	outside := t.TempDir()
+	writeFile(t, outside, "secret.txt", "secret\n")
+	if err := os.Symlink(outside, filepath.Join(repo, "out")); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, repo)
+	c := d.client(t, "reader")
+	sum := onlySession(t, c)
+	read := func(uri string) error {
+		return c.Call(ctx(t), protocol.MethodResourceRead, map[string]any{"channel": protocol.RootURI, "uri": uri}, nil)
+	}
+	if err := read("file://" + repo + "/a.txt"); err != nil {
+		t.Fatalf("working-tree file: %v", err)
+	}
+	for _, rel := range []string{".git/config", ".git/HEAD", "out/secret.txt"} {
+		err := read("file://" + repo + "/" + rel)
+		if rpcCode(err) != protocol.CodePermissionDenied {
+			t.Errorf("%s: %v, want -32009 permission denied", rel, err)
+		}
+	}
+	if err := read("file://" + repo + "/a.txt%00.png"); rpcCode(err) != protocol.CodeInvalidParams {
+		t.Errorf("a path with NUL: %v, want -32602", err)
+	}
+
+	uri := protocol.AnnotationsURI(sum.Resource)
+	subscribe(t, c, uri)
+	for i, tc := range []struct{ resource, want string }{
+		{"file://" + repo + "/out/secret.txt", "symbolic link"},
+		{"file://" + repo + "/out/new.txt", "symbolic link"},
+		{"file://" + repo + "/a.txt%00", "NUL"},
+	} {
+		seq := int64(i + 1)
+		dispatchOn(t, c, uri, seq, map[string]any{"type": "annotations/set", "annotation": map[string]any{
+			"id": fmt.Sprintf("n%d", i), "turnId": "baseline", "resource": tc.resource, "resolved": false, "entries": []any{map[string]any{"id": "e", "text": "x"}}}})
+		if reason := rejectionOf(t, c, uri, seq); !strings.Contains(reason, tc.want) {
+			t.Errorf("annotation on %s: rejected with %q, want it to name %q", tc.resource, reason, tc.want)
+		}
+	}
+}
