@@ -79,6 +79,9 @@ func (c *conn) run() {
 	c.cancel()
 	c.work.stop()
 	c.dropAll()
+	if id := c.ClientID(); id != "" {
+		c.srv.forget(id)
+	}
 	c.logger().Info("disconnected")
 }
 

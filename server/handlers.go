@@ -84,8 +84,8 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidRequest, "initialize: this connection is already initialized"))
 		return
 	}
-	if p.ClientID == "" {
-		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "initialize: clientId is required"))
+	if err := checkClientID("initialize", p.ClientID); err != nil {
+		c.reply(req, nil, err)
 		return
 	}
 	version, err := protocol.Negotiate(p.ProtocolVersions)
@@ -244,8 +244,8 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 		c.reply(req, nil, err)
 		return
 	}
-	if p.ClientID == "" {
-		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "reconnect: clientId is required"))
+	if err := checkClientID("reconnect", p.ClientID); err != nil {
+		c.reply(req, nil, err)
 		return
 	}
 	if p.LastSeenServerSeq < 0 {
@@ -261,6 +261,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 		c.initialized, c.clientID, c.version = true, p.ClientID, version
 		c.legacy.Store(protocol.IsLegacy(version))
 		c.setLogger(c.logger().With("client", p.ClientID))
+		c.srv.rememberVersion(p.ClientID, "")
 	} else if c.clientID != p.ClientID {
 		c.mu.Unlock()
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "reconnect: clientId %q differs from this connection's %q", p.ClientID, c.clientID))

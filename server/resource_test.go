@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -203,5 +204,74 @@ func TestResourceReadOverTheLimitIsRefused(t *testing.T) {
 	err = c.call(ctx, protocol.MethodResourceRead, map[string]any{"channel": protocol.RootURI, "uri": "ahp-session:/s/blob/" + strings.Repeat("a", 40)}, nil)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprint(maxResourceBytes)) || !strings.Contains(err.Error(), "-32602") {
 		t.Errorf("reading %d bytes: %v, want invalid params naming the limit", maxResourceBytes+1, err)
+	}
+}
+
+// TestClientIDsAreBoundedAndForgotten: an oversized clientId is refused
+// naming the limit, and a client gone for longer than the grace period is
+// no longer kept.
+func TestClientIDsAreBoundedAndForgotten(t *testing.T) {
+	s := startServer(t)
+	defer s.stop(t)
+	var mu sync.Mutex
+	now := time.Unix(1_000_000, 0)
+	s.srv.mu.Lock()
+	s.srv.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s.srv.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+
+	c, _, err := dial(ctx, s.ws+"?token=t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{protocol.MethodInitialize, protocol.MethodReconnect} {
+		err = c.call(ctx, method, map[string]any{"channel": protocol.RootURI, "protocolVersions": []string{"1.0.0"}, "clientId": strings.Repeat("x", 1<<20), "lastSeenServerSeq": 0, "subscriptions": []string{}}, nil)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprint(MaxClientIDBytes)) {
+			t.Errorf("%s with a 1 MiB clientId: %v, want a refusal naming %d", method, err, MaxClientIDBytes)
+		}
+	}
+	if err := initialize(ctx, c, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.closeNormally(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kept := func(id string) bool {
+		s.srv.mu.Lock()
+		defer s.srv.mu.Unlock()
+		_, ok := s.srv.versions[id]
+		return ok
+	}
+	// The entry is dropped when the connection's goroutine ends; wait for
+	// it through the server's connection count.
+	for deadline := time.Now().Add(waitLimit); ; {
+		s.srv.mu.Lock()
+		n := len(s.srv.conns)
+		s.srv.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("connection never ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !kept("gone") {
+		t.Fatal("a client that just left is not kept for its reconnect")
+	}
+	mu.Lock()
+	now = now.Add(clientGrace + 2*time.Minute)
+	mu.Unlock()
+	c2, _, err := dial(ctx, s.ws+"?token=t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.closeNormally(ctx)
+	if err := initialize(ctx, c2, "later"); err != nil {
+		t.Fatal(err)
+	}
+	if kept("gone") {
+		t.Error("a client gone for longer than the grace period is still kept")
 	}
 }

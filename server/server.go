@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/changesetd/changesetd/metrics"
+	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
 	"github.com/changesetd/changesetd/web"
 )
@@ -97,7 +98,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
-	versions map[string]string // clientId -> negotiated version, for reconnect
+	versions map[string]*clientEntry // by clientId, for reconnect; see forget
+	now      func() time.Time        // time.Now; tests move it
+	pruned   time.Time               // when versions was last pruned
 	closed   bool
 	drained  chan struct{} // closed when shutting down and the last connection ends
 }
@@ -108,7 +111,7 @@ func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, m: m, log: log.With("component", "server"), conns: map[*conn]struct{}{}, versions: map[string]string{}, page: web.Handler()}
+	s := &Server{cfg: cfg, m: m, log: log.With("component", "server"), conns: map[*conn]struct{}{}, versions: map[string]*clientEntry{}, now: time.Now, page: web.Handler()}
 	s.reads = make(chan struct{}, DefaultReadsTotal)
 	s.readResource = m.ReadResource
 	s.up = websocket.Upgrader{
@@ -320,15 +323,84 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
+// MaxClientIDBytes bounds a clientId: it is kept for reconnects and
+// named on every log line of its connection.
+const MaxClientIDBytes = 256
+
+// clientGrace is how long the version of a client without connections is
+// kept for its reconnect.
+const clientGrace = 10 * time.Minute
+
+// clientEntry is what is kept of a client for its reconnect.
+type clientEntry struct {
+	version string
+	conns   int       // connections that named it
+	goneAt  time.Time // when conns dropped to 0
+}
+
+// checkClientID refuses an empty or oversized clientId.
+func checkClientID(method, id string) error {
+	switch {
+	case id == "":
+		return protocol.Errorf(protocol.CodeInvalidParams, "%s: clientId is required", method)
+	case len(id) > MaxClientIDBytes:
+		return protocol.Errorf(protocol.CodeInvalidParams, "%s: clientId is %d bytes; at most %d are accepted", method, len(id), MaxClientIDBytes)
+	}
+	return nil
+}
+
+// rememberVersion records a connection of clientID, which negotiated
+// version (empty: keep the one recorded).
 func (s *Server) rememberVersion(clientID, version string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.versions[clientID] = version
+	s.pruneLocked()
+	e := s.versions[clientID]
+	if e == nil {
+		e = &clientEntry{version: version}
+		s.versions[clientID] = e
+	}
+	if version != "" {
+		e.version = version
+	}
+	e.conns++
+}
+
+// forget records that a connection of clientID ended; once none is left
+// its entry is kept for clientGrace, then pruned.
+func (s *Server) forget(clientID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.versions[clientID]; e != nil {
+		e.conns--
+		if e.conns <= 0 {
+			e.conns, e.goneAt = 0, s.now()
+		}
+	}
+	s.pruneLocked()
+}
+
+// pruneLocked drops the clients gone for longer than clientGrace, at most
+// once a minute. s.mu must be held.
+func (s *Server) pruneLocked() {
+	now := s.now()
+	if now.Sub(s.pruned) < time.Minute {
+		return
+	}
+	s.pruned = now
+	for id, e := range s.versions {
+		if e.conns == 0 && now.Sub(e.goneAt) > clientGrace {
+			delete(s.versions, id)
+		}
+	}
 }
 
 func (s *Server) versionOf(clientID string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, ok := s.versions[clientID]
-	return v, ok
+	e, ok := s.versions[clientID]
+	if !ok {
+		return "", false
+	}
+	return e.version, true
 }
