@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -95,6 +96,8 @@ type Server struct {
 	reads chan struct{}
 	// readResource is m.ReadResource; tests put a gate in its place.
 	readResource func(ctx context.Context, uri string, limit int64) ([]byte, error)
+
+	httpConns httpConns
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -203,6 +206,68 @@ func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 	}()
+}
+
+// HTTP connections that are not (yet) WebSockets need no token, so their
+// number is bounded: headers must arrive within httpHeaderTimeout, an idle
+// keep-alive connection is closed after httpIdleTimeout, at most
+// MaxIdleHTTP stay idle at once (more are closed as soon as they answer),
+// and at most MaxUnupgradedHTTP are open at once (more are closed on
+// arrival). A WebSocket leaves the count when it is upgraded; MaxConns
+// bounds those.
+const (
+	httpHeaderTimeout = 10 * time.Second
+	httpIdleTimeout   = 30 * time.Second
+	MaxIdleHTTP       = 64
+	MaxUnupgradedHTTP = 512
+)
+
+// HTTPServer returns the http.Server to serve s with, its timeouts and
+// connection bounds set; errorLog may be nil.
+func (s *Server) HTTPServer(errorLog *log.Logger) *http.Server {
+	return &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: httpHeaderTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		ErrorLog:          errorLog,
+		ConnState:         s.httpConns.track,
+	}
+}
+
+// httpConns counts the HTTP connections that are not WebSockets.
+type httpConns struct {
+	mu    sync.Mutex
+	state map[net.Conn]http.ConnState
+	idle  int
+}
+
+func (h *httpConns) track(c net.Conn, st http.ConnState) {
+	h.mu.Lock()
+	if h.state == nil {
+		h.state = map[net.Conn]http.ConnState{}
+	}
+	prev, known := h.state[c]
+	if known && prev == http.StateIdle {
+		h.idle--
+	}
+	var drop bool
+	switch st {
+	case http.StateNew:
+		drop = len(h.state) >= MaxUnupgradedHTTP
+		h.state[c] = st
+	case http.StateActive:
+		h.state[c] = st
+	case http.StateIdle:
+		h.idle++
+		h.state[c] = st
+		drop = h.idle > MaxIdleHTTP
+	case http.StateHijacked, http.StateClosed:
+		delete(h.state, c)
+	}
+	h.mu.Unlock()
+	if drop {
+		c.Close() // net/http then reports StateClosed
+	}
 }
 
 // checkToken accepts the token as a bearer header or a query parameter,

@@ -851,3 +851,52 @@ func TestReadsAndAnnotationsStayInTheWorkingTree(t *testing.T) {
 		}
 	}
 }
+
+// openFDs counts the daemon's open file descriptors.
+func (d *daemon) openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/fd")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	return len(ents)
+}
+
+// TestIdleHTTPConnectionsAreBounded opens 3,000 keep-alive connections
+// that each ask /healthz once and then idle, as a flood needing no token
+// can: the daemon keeps only a bounded number of them open, and a client
+// with the token is still served.
+func TestIdleHTTPConnectionsAreBounded(t *testing.T) {
+	const flood = 3000
+	d := startDaemon(t, t.TempDir())
+	before := d.openFDs(t)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range flood {
+		c, err := net.Dial("tcp", d.Addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if _, err := fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", d.Addr); err != nil {
+			continue // closed already: that is the bound at work
+		}
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		buf := make([]byte, 512)
+		_, _ = c.Read(buf) // the answer, or EOF once the daemon closed it
+	}
+	if n := d.openFDs(t) - before; n > 200 {
+		t.Errorf("the daemon holds %d more descriptors after %d idle HTTP connections; want them bounded", n, flood)
+	}
+	c := d.client(t, "legitimate")
+	if err := c.Call(ctx(t), protocol.MethodPing, map[string]any{"channel": protocol.RootURI}, nil); err != nil {
+		t.Fatalf("a client with the token is not served: %v", err)
+	}
+	if resp := httpGet(t, "http://"+d.Addr+"/healthz", nil); resp.StatusCode != 200 {
+		t.Errorf("/healthz: %s", resp.Status)
+	}
+}
