@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -125,8 +126,19 @@ func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
 }
 
 // ServeHTTP routes /ahp, /healthz, /metrics and the review page (/ and
-// /assets/).
+// /assets/). Every route is behind the Host check (DNS rebinding): a
+// loopback name or an address always passes, so the container's health
+// check on loopback does too.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	known := r.URL.Path == "/healthz" || r.URL.Path == "/metrics" || r.URL.Path == "/ahp" || r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/assets/")
+	if !known {
+		http.NotFound(w, r)
+		return
+	}
+	if !s.checkHost(r) {
+		s.refuseHost(w, r)
+		return
+	}
 	switch r.URL.Path {
 	case "/healthz":
 		w.Header().Set("Content-Type", "application/json")
@@ -139,25 +151,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/ahp":
 		s.serveAHP(w, r)
 	default:
-		if r.URL.Path != "/" && !strings.HasPrefix(r.URL.Path, "/assets/") {
-			http.NotFound(w, r)
-			return
-		}
 		// The page holds no data, but a rebound name must not get a
 		// page that then talks to us as its own origin.
-		if !s.checkHost(r) {
-			http.Error(w, "forbidden: Host header does not name this server", http.StatusForbidden)
-			return
-		}
 		s.page.ServeHTTP(w, r)
 	}
 }
 
+// refuseHost answers a request whose Host is not this server's, naming
+// the flag that accepts it.
+func (s *Server) refuseHost(w http.ResponseWriter, r *http.Request) {
+	name := hostName(r.Host)
+	s.log.Warn("refused request: Host is not this server; --allow-host "+name+" (or CHANGESETD_ALLOW_HOST) accepts it", "host", r.Host, "path", r.URL.Path, "remote", r.RemoteAddr)
+	http.Error(w, fmt.Sprintf("forbidden: Host %q does not name this server; start changesetd with --allow-host %s (or CHANGESETD_ALLOW_HOST=%s) to accept it", r.Host, name, name), http.StatusForbidden)
+}
+
 func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
-	if !s.checkHost(r) {
-		name := hostName(r.Host)
-		s.log.Warn("refused upgrade: Host is not this server; --allow-host "+name+" (or CHANGESETD_ALLOW_HOST) accepts it", "host", r.Host, "remote", r.RemoteAddr)
-		http.Error(w, fmt.Sprintf("forbidden: Host %q does not name this server; start changesetd with --allow-host %s (or CHANGESETD_ALLOW_HOST=%s) to accept it", r.Host, name, name), http.StatusForbidden)
+	if !s.checkOrigin(r) {
+		origin := r.Header.Get("Origin")
+		http.Error(w, fmt.Sprintf("forbidden: Origin %q may not open a connection; start changesetd with --allow-origin %s (or CHANGESETD_ALLOW_ORIGIN=%s) to accept it", origin, origin, origin), http.StatusForbidden)
 		return
 	}
 	if !s.checkToken(r) {
@@ -329,11 +340,59 @@ func (s *Server) checkHost(r *http.Request) bool {
 		}
 	}
 	for _, h := range s.cfg.AllowHosts {
-		if strings.EqualFold(hostName(h), host) {
+		if matchHost(hostName(h), host) {
 			return true
 		}
 	}
 	return false
+}
+
+// matchHost reports whether host matches an --allow-host pattern: a name,
+// or "*.suffix", which matches a name of one or more labels before
+// ".suffix" (*.app.github.dev matches x.app.github.dev and
+// a.b.app.github.dev, not app.github.dev). Case does not matter.
+func matchHost(pattern, host string) bool {
+	if suffix, ok := strings.CutPrefix(pattern, "*."); ok {
+		rest, found := strings.CutSuffix(strings.ToLower(host), "."+strings.ToLower(suffix))
+		return found && rest != "" && !strings.HasSuffix(rest, ".")
+	}
+	return strings.EqualFold(pattern, host)
+}
+
+// checkHostPattern reports what is wrong with an --allow-host value: a
+// host name or address, optionally with a port, or "*." and a name.
+func checkHostPattern(p string) error {
+	name := hostName(p)
+	if _, port, err := net.SplitHostPort(p); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return fmt.Errorf("--allow-host %q: give a host name, optionally with :port, not a URL", p)
+		}
+	}
+	if net.ParseIP(strings.Trim(name, "[]")) != nil {
+		return nil
+	}
+	labels := strings.TrimPrefix(name, "*.")
+	if labels == "" || strings.Contains(labels, "*") {
+		return fmt.Errorf("--allow-host %q: a pattern is a host name, or *. and a host name (*.app.github.dev); '*' goes only at the start, before a dot", p)
+	}
+	for _, l := range strings.Split(labels, ".") {
+		if l == "" || len(l) > 63 || strings.HasPrefix(l, "-") || strings.HasSuffix(l, "-") || strings.ContainsFunc(l, func(r rune) bool {
+			return !(r == '-' || r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
+		}) {
+			return fmt.Errorf("--allow-host %q: %q is not a host name label (letters, digits and inner hyphens)", p, l)
+		}
+	}
+	return nil
+}
+
+// Validate reports the first malformed value of c.
+func (c Config) Validate() error {
+	for _, h := range c.AllowHosts {
+		if err := checkHostPattern(h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hostName is the name of a Host header (or an --allow-host value)

@@ -284,7 +284,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Version:       version,
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 	})
-	srv := server.New(server.Config{
+	scfg := server.Config{
 		Token:         token,
 		AllowOrigins:  a.allowOrigins,
 		AllowHosts:    a.allowHosts,
@@ -292,7 +292,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		SendQueue:     a.sendQueue,
 		MaxConns:      a.maxConns,
 		Version:       version,
-	}, m, log)
+	}
+	if err := scfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		return 2
+	}
+	srv := server.New(scfg, m, log)
 
 	restored, err := restoreSessions(db, m, snaps, log)
 	if err != nil {
