@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -273,5 +275,87 @@ func TestClientIDsAreBoundedAndForgotten(t *testing.T) {
 	}
 	if kept("gone") {
 		t.Error("a client gone for longer than the grace period is still kept")
+	}
+}
+
+// TestShutdownFlushesRepliesInFlight: a read still running when Shutdown
+// begins is answered, and its reply reaches the client before the close
+// frame; a request that arrives while Shutdown waits is answered too.
+func TestShutdownFlushesRepliesInFlight(t *testing.T) {
+	s := startServer(t)
+	g := newGatedReads()
+	s.srv.readResource = g.read
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	c, _, err := dial(ctx, s.ws+"?token=t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := initialize(ctx, c, "reader"); err != nil {
+		t.Fatal(err)
+	}
+	wait := pipelineReads(t, c, 1)
+	<-g.arrived
+	shut := make(chan error, 1)
+	go func() { shut <- s.srv.Shutdown(ctx) }()
+	for {
+		s.srv.mu.Lock()
+		closed := s.srv.closed
+		s.srv.mu.Unlock()
+		if closed {
+			break
+		}
+		time.Sleep(time.Millisecond) // polling for Shutdown to begin
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned with a read in flight: %v", err)
+	default:
+	}
+	close(g.release)
+	if err := wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := c.ended(ctx); !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+		t.Fatalf("connection ended with %v, want 1001 after the reply", err)
+	}
+	s.m.Close()
+	s.ts.Close()
+}
+
+// TestTrackerStartsRaceWithNothing: work may start while idle is being
+// waited for, idle closes once it all ended, and stop refuses more.
+func TestTrackerStartsRaceWithNothing(t *testing.T) {
+	var tr tracker
+	gate := make(chan struct{})
+	idle := tr.idle() // nothing running yet
+	<-idle
+	started := make(chan struct{})
+	for range 10 {
+		go func() {
+			tr.goFunc(func() { <-gate })
+			started <- struct{}{}
+		}()
+	}
+	waits := make(chan (<-chan struct{}), 1)
+	go func() { waits <- tr.idle() }()
+	for range 10 {
+		<-started
+	}
+	w := tr.idle()
+	select {
+	case <-w:
+		t.Fatal("idle with work running")
+	default:
+	}
+	close(gate)
+	<-w
+	<-<-waits
+	tr.stop()
+	if tr.goFunc(func() {}) {
+		t.Error("goFunc started work after stop")
 	}
 }

@@ -353,18 +353,24 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("server stopped", "err", err)
 	}
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	// Stop accepting connections (hs.Shutdown closes the listener and
 	// does not wait for WebSockets); then operations and turn boundaries
 	// in progress finish and answer while new ones are refused; then
-	// every connection gets a close frame; then the sessions stop, and
-	// only then (deferred) the stores close under them.
-	_ = hs.Shutdown(sctx)
-	if err := m.Drain(sctx); err != nil {
+	// every connection gets a close frame once its replies in flight are
+	// queued; then the sessions stop, and only then (deferred) the stores
+	// close under them. Each step has a budget of its own: a drain that
+	// takes all of its time must not leave none for the replies it let
+	// finish to reach their clients.
+	step := func(f func(context.Context) error) error {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return f(sctx)
+	}
+	_ = step(hs.Shutdown)
+	if err := step(m.Drain); err != nil {
 		log.Warn("operations still running at shutdown", "err", err)
 	}
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := step(srv.Shutdown); err != nil {
 		log.Warn("connections did not close in time", "err", err)
 	}
 	m.Close()
