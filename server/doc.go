@@ -10,7 +10,9 @@
 // waits for (conn.async). Replies, notifications and action envelopes
 // share the stream's one queue, drained by one writer goroutine, so a
 // reply carrying a snapshot always precedes the live actions after it;
-// initialize and reconnect hold the queue while they gather snapshots.
+// initialize and reconnect reserve their reply's place in the queue
+// before they gather snapshots (stream.reserve), so actions committed
+// meanwhile follow the reply while earlier frames go out.
 //
 // A client that reads more slowly than a burst is produced is caught up,
 // not dropped: past --send-queue messages (or 64 MiB) queued, the

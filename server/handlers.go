@@ -104,7 +104,7 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 	c.setLogger(c.logger().With("client", p.ClientID))
 	c.logger().Info("initialized", "version", version)
 
-	c.stream.hold()
+	sl := c.stream.reserve()
 	c.async(req, func() {
 		snaps, _ := c.attachAll(p.InitialSubscriptions, -1)
 		res := protocol.InitializeResult{
@@ -118,7 +118,7 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 				res.Snapshots = append(res.Snapshots, a.at.Snapshot)
 			}
 		}
-		c.stream.release(c.encodeReply(req, res))
+		c.stream.fill(sl, c.encodeReply(req, res))
 	})
 }
 
@@ -129,8 +129,9 @@ type attachResult struct {
 }
 
 // attachAll attaches the connection to each uri, waits for every owner to
-// answer and records the successful subscriptions. The caller holds the
-// stream so nothing delivered meanwhile overtakes its reply.
+// answer and records the successful subscriptions. The caller reserved
+// its reply's place in the stream, so nothing delivered meanwhile
+// overtakes the reply.
 func (c *conn) attachAll(uris []string, lastSeen int64) ([]attachResult, error) {
 	out := make([]attachResult, len(uris))
 	var wg sync.WaitGroup
@@ -269,7 +270,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 	}
 	c.mu.Unlock()
 
-	c.stream.hold()
+	sl := c.stream.reserve()
 	c.async(req, func() {
 		results, _ := c.attachAll(p.Subscriptions, p.LastSeenServerSeq)
 		res := protocol.ReconnectResult{Type: protocol.ReconnectReplay, Missing: []string{}, Actions: []protocol.ActionEnvelope{}}
@@ -299,7 +300,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 			}
 		}
 		c.logger().Info("reconnected", "type", res.Type, "channels", len(results), "missing", len(res.Missing))
-		c.stream.release(c.encodeReply(req, res))
+		c.stream.fill(sl, c.encodeReply(req, res))
 	})
 }
 

@@ -71,7 +71,8 @@ func TestStreamDeliversEveryFrameOnceInOrder(t *testing.T) {
 }
 
 // TestLaggingBacklogIsReplacedNotClosed builds a backlog past the bound
-// while the stream is held (as a reply gathering snapshots holds it): the
+// behind a reply's reserved place (as initialize gathering snapshots
+// keeps one), which the writer cannot pass: the
 // changeset actions in it are dropped and their channel named once for a
 // catch-up, later actions of that channel are dropped until the catch-up
 // is queued, and every other frame reaches the client in order, on a
@@ -99,7 +100,7 @@ func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 	var lagged []string
 	s.onLag = func(chs []string) { lagged = append(lagged, chs...) }
 
-	s.hold()
+	sl := s.reserve()
 	s.write([]byte("note 1"))
 	for i := range 20 {
 		if err := s.writeAction("cs", fmt.Appendf(nil, "cs %d", i)); err != nil {
@@ -112,7 +113,7 @@ func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 	}
 	s.resynced("cs", [][]byte{[]byte("catch-up")})
 	s.writeAction("cs", []byte("cs after"))
-	s.release([]byte("reply"))
+	s.fill(sl, []byte("reply"))
 	s.closeWith(websocket.CloseNormalClosure, "")
 
 	var got []string
@@ -141,14 +142,14 @@ func TestUnreadRepliesStillClose(t *testing.T) {
 	cfg.setDefaults()
 	cfg.SendQueue = 4
 	s := &stream{cfg: &cfg, wake: make(chan struct{}, 1), resyncing: map[string]bool{}}
-	s.hold()
-	for i := range 4 * 4 {
+	s.reserve()
+	for i := range 4*4 - 1 {
 		if err := s.write([]byte("r")); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
 	}
 	if err := s.write([]byte("r")); err == nil {
-		t.Fatal("the 17th unread reply was queued")
+		t.Fatal("a 17th frame behind the unread reply was queued")
 	}
 	if s.closeReq == nil || s.closeReq.code != websocket.ClosePolicyViolation || !strings.Contains(s.closeReq.reason, "send queue overflow") {
 		t.Errorf("close %+v, want 1008 send queue overflow", s.closeReq)

@@ -27,9 +27,21 @@ type closeMsg struct {
 // frame is one message bound for the peer. channel is set for an action
 // on a changeset channel that a fresh snapshot can stand in for: such a
 // frame may be dropped from a backlog that does not drain (see lagLocked).
+// slot is set for a reply's place reserved in the queue (reserve): the
+// writer stops there until fill gives it its bytes.
 type frame struct {
 	data    []byte
 	channel string
+	slot    *slot
+}
+
+// slot is a place in the queue kept for a reply that is still being
+// gathered, such as initialize's snapshots: whatever is queued after the
+// reservation goes out after the reply, and what was queued before goes
+// out meanwhile.
+type slot struct {
+	data   []byte
+	filled bool
 }
 
 // stream frames JSON-RPC over one WebSocket connection. Writes never
@@ -64,7 +76,6 @@ type stream struct {
 	queuedBytes int64   // bytes in pending and heldBuf
 	resyncing   map[string]bool
 	closeReq    *closeMsg // set once; written after pending
-	held        int       // hold depth; while > 0 writes go to heldBuf
 	closing     bool
 	closeOnce   sync.Once
 	done        chan struct{} // closed when the writer exits
@@ -154,11 +165,11 @@ func (s *stream) pushLocked(f frame) ([]string, error) {
 		return nil, nil // the snapshot on its way covers it
 	}
 	s.appendLocked(f)
-	if len(s.pending)+len(s.heldBuf) <= s.cfg.SendQueue && s.queuedBytes <= s.cfg.SendQueueBytes {
+	if len(s.pending) <= s.cfg.SendQueue && s.queuedBytes <= s.cfg.SendQueueBytes {
 		return nil, nil
 	}
 	lagged := s.lagLocked()
-	if len(s.pending)+len(s.heldBuf) > hardFactor*s.cfg.SendQueue || s.queuedBytes > hardFactor*s.cfg.SendQueueBytes {
+	if s.overHardLocked() {
 		s.overflowLocked()
 		return nil, io.ErrClosedPipe
 	}
@@ -167,12 +178,14 @@ func (s *stream) pushLocked(f frame) ([]string, error) {
 
 func (s *stream) appendLocked(f frame) {
 	s.queuedBytes += int64(len(f.data))
-	if s.held > 0 {
-		s.heldBuf = append(s.heldBuf, f)
-		return
-	}
 	s.pending = append(s.pending, f)
 	s.signal()
+}
+
+// overHardLocked reports whether the backlog passed the bounds for frames
+// nothing can stand in for.
+func (s *stream) overHardLocked() bool {
+	return len(s.pending) > hardFactor*s.cfg.SendQueue || s.queuedBytes > hardFactor*s.cfg.SendQueueBytes
 }
 
 // lagLocked drops every droppable frame of the backlog and returns the
@@ -196,7 +209,6 @@ func (s *stream) lagLocked() []string {
 		return kept
 	}
 	s.pending = drop(s.pending)
-	s.heldBuf = drop(s.heldBuf)
 	return lagged
 }
 
@@ -216,7 +228,7 @@ func (s *stream) resynced(channel string, frames [][]byte) {
 	for _, data := range frames {
 		s.appendLocked(frame{data: data})
 	}
-	if len(s.pending)+len(s.heldBuf) > hardFactor*s.cfg.SendQueue || s.queuedBytes > hardFactor*s.cfg.SendQueueBytes {
+	if s.overHardLocked() {
 		s.overflowLocked()
 	}
 }
@@ -233,36 +245,32 @@ func (s *stream) signal() {
 // is queued is dropped: the close frame goes out next.
 func (s *stream) overflowLocked() {
 	metrics.SlowClients.Inc()
-	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", len(s.pending)+len(s.heldBuf))
-	s.pending, s.heldBuf, s.queuedBytes = nil, nil, 0
+	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", len(s.pending))
+	s.pending, s.queuedBytes = nil, 0
 	s.closeLocked(websocket.ClosePolicyViolation, reason)
 }
 
-// hold diverts writes into a side buffer until release; it lets a reply
-// that gathers several channels precede every action queued meanwhile.
-func (s *stream) hold() {
-	s.mu.Lock()
-	s.held++
-	s.mu.Unlock()
-}
-
-// release queues first and then everything written while held.
-func (s *stream) release(first []byte) {
+// reserve keeps the next place in the queue for a reply that fill
+// supplies later.
+func (s *stream) reserve() *slot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.held--
+	sl := &slot{}
+	if !s.closing {
+		s.pending = append(s.pending, frame{slot: sl})
+	}
+	return sl
+}
+
+// fill gives a reserved place its reply and lets the writer past it.
+func (s *stream) fill(sl *slot, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closing {
 		return
 	}
-	if first != nil {
-		s.queuedBytes += int64(len(first))
-		s.heldBuf = append([]frame{{data: first}}, s.heldBuf...)
-	}
-	if s.held > 0 {
-		return // an outer hold is still open: keep order behind it
-	}
-	s.pending = append(s.pending, s.heldBuf...)
-	s.heldBuf = nil
+	sl.data, sl.filled = data, true
+	s.queuedBytes += int64(len(data))
 	s.signal()
 }
 
@@ -311,7 +319,20 @@ func (s *stream) writeLoop() {
 		}
 		for {
 			s.mu.Lock()
-			if len(s.pending) == 0 {
+			// The batch ends at a place still reserved for a reply; once
+			// closing, such a place is given up (nobody will read it).
+			n := 0
+			for n < len(s.pending) && n < writeBatch {
+				if sl := s.pending[n].slot; sl != nil && !sl.filled && !s.closing {
+					break
+				}
+				n++
+			}
+			if n == 0 && len(s.pending) > 0 {
+				s.mu.Unlock()
+				break // wait for fill
+			}
+			if n == 0 {
 				cm := s.closeReq
 				s.mu.Unlock()
 				if cm == nil {
@@ -327,7 +348,6 @@ func (s *stream) writeLoop() {
 			}
 			// Take a batch off the front; the rest stays where a lagging
 			// client's backlog can still be replaced.
-			n := min(len(s.pending), writeBatch)
 			batch = append(batch[:0], s.pending[:n]...)
 			rest := copy(s.pending, s.pending[n:])
 			clear(s.pending[rest:])
@@ -335,11 +355,17 @@ func (s *stream) writeLoop() {
 			if rest == 0 && cap(s.pending) > 4*writeBatch {
 				s.pending = nil // a burst's array is let go
 			}
-			for _, f := range batch {
-				s.queuedBytes -= int64(len(f.data))
+			for i, f := range batch {
+				if f.slot != nil {
+					batch[i].data = f.slot.data // nil: given up while closing
+				}
+				s.queuedBytes -= int64(len(batch[i].data))
 			}
 			s.mu.Unlock()
 			for i, f := range batch {
+				if f.data == nil {
+					continue
+				}
 				s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 				if err := s.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
 					s.writeFailed(err)
