@@ -72,8 +72,7 @@ type stream struct {
 
 	mu          sync.Mutex
 	pending     []frame // frames queued for the writer, oldest first
-	heldBuf     []frame // frames written while held
-	queuedBytes int64   // bytes in pending and heldBuf
+	queuedBytes int64   // bytes in pending
 	resyncing   map[string]bool
 	closeReq    *closeMsg // set once; written after pending
 	closing     bool
