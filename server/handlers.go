@@ -19,64 +19,95 @@ import (
 	"github.com/changesetd/changesetd/session"
 )
 
-// handle runs on the read loop: it decodes and routes, and anything that
-// waits on a session runs elsewhere.
+// handle runs on the read loop: it routes by the method table, and
+// anything that waits on a session runs elsewhere.
 func (c *conn) handle(req *jsonrpc2.Request) {
 	defer c.recoverRequest(req)
-	c.mu.Lock()
-	initialized := c.initialized
-	c.mu.Unlock()
-	switch req.Method {
-	case protocol.MethodPing:
-		c.reply(req, nil, nil)
-		return
-	case protocol.MethodInitialize:
-		c.initialize(req)
-		return
-	case protocol.MethodReconnect:
-		c.reconnect(req)
-		return
-	}
-	if !initialized {
+	r, ok := routes[req.Method]
+	if !(ok && r.beforeInit) && !c.isInitialized() {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidRequest, "%s before initialize: send initialize (or reconnect) first", req.Method))
 		return
 	}
-	switch req.Method {
-	case protocol.MethodSubscribe:
-		c.subscribe(req)
-	case protocol.MethodUnsubscribe:
-		c.unsubscribe(req)
-	case protocol.MethodDispatchAction:
-		c.dispatchAction(req)
-	case protocol.MethodListSessions:
-		c.listSessions(req)
-	case protocol.MethodCreateSession:
-		c.createSession(req)
-	case protocol.MethodDisposeSession:
-		c.disposeSession(req)
-	case protocol.MethodResourceRead:
-		c.resourceRead(req)
-	case protocol.MethodInvokeChangesetOperation:
-		c.invokeOperation(req)
-	case protocol.MethodTurnStart:
-		c.turnStart(req)
-	case protocol.MethodTurnEnd:
-		c.turnEnd(req)
-	case protocol.MethodEditEvents:
-		c.editEvents(req)
-	case protocol.MethodAnnotationsDelivered:
-		c.annotationsDelivered(req)
-	default:
+	if !ok {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeMethodNotFound, "method %q is not supported by this server", req.Method))
+		return
+	}
+	r.serve(c, req)
+}
+
+func (c *conn) isInitialized() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initialized
+}
+
+// route is one row of the method table.
+type route struct {
+	beforeInit bool // answered before initialize too
+	serve      func(c *conn, req *jsonrpc2.Request)
+}
+
+// routes is the method table: each row decodes its params into their
+// type and hands them to the method, which replies inline (onLoop) or
+// runs off the read loop and returns its result (offLoop).
+var routes map[string]route
+
+func init() {
+	routes = map[string]route{
+		protocol.MethodPing:                     {beforeInit: true, serve: func(c *conn, req *jsonrpc2.Request) { c.reply(req, nil, nil) }},
+		protocol.MethodInitialize:               {beforeInit: true, serve: onLoop((*conn).initialize)},
+		protocol.MethodReconnect:                {beforeInit: true, serve: onLoop((*conn).reconnect)},
+		protocol.MethodSubscribe:                {serve: onLoop((*conn).subscribe)},
+		protocol.MethodUnsubscribe:              {serve: onLoop((*conn).unsubscribe)},
+		protocol.MethodDispatchAction:           {serve: onLoop((*conn).dispatchAction)},
+		protocol.MethodListSessions:             {serve: optionalParams(onLoop((*conn).listSessions))},
+		protocol.MethodCreateSession:            {serve: onLoop((*conn).createSession)},
+		protocol.MethodDisposeSession:           {serve: offLoop((*conn).disposeSession)},
+		protocol.MethodResourceRead:             {serve: onLoop((*conn).resourceRead)},
+		protocol.MethodInvokeChangesetOperation: {serve: offLoop((*conn).invokeOperation)},
+		protocol.MethodTurnStart:                {serve: offLoop((*conn).turnStart)},
+		protocol.MethodTurnEnd:                  {serve: offLoop((*conn).turnEnd)},
+		protocol.MethodEditEvents:               {serve: offLoop((*conn).editEvents)},
+		protocol.MethodAnnotationsDelivered:     {serve: offLoop((*conn).annotationsDelivered)},
 	}
 }
 
-func (c *conn) initialize(req *jsonrpc2.Request) {
-	var p protocol.InitializeParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
+// onLoop decodes P and runs h on the read loop; h replies, now or from
+// wherever it hands the work to.
+func onLoop[P any](h func(c *conn, req *jsonrpc2.Request, p P)) func(*conn, *jsonrpc2.Request) {
+	return func(c *conn, req *jsonrpc2.Request) {
+		var p P
+		if err := decode(req, &p); err != nil {
+			c.reply(req, nil, err)
+			return
+		}
+		h(c, req, p)
 	}
+}
+
+// offLoop decodes P and runs h on a goroutine of the connection, replying
+// with what h returns.
+func offLoop[P, R any](h func(c *conn, p P) (R, error)) func(*conn, *jsonrpc2.Request) {
+	return onLoop(func(c *conn, req *jsonrpc2.Request, p P) {
+		c.async(req, func() {
+			res, err := h(c, p)
+			c.reply(req, res, err)
+		})
+	})
+}
+
+// optionalParams lets a method be called without params, as if with {}.
+func optionalParams(serve func(*conn, *jsonrpc2.Request)) func(*conn, *jsonrpc2.Request) {
+	return func(c *conn, req *jsonrpc2.Request) {
+		if req.Params == nil {
+			empty := json.RawMessage("{}")
+			req.Params = &empty
+		}
+		serve(c, req)
+	}
+}
+
+func (c *conn) initialize(req *jsonrpc2.Request, p protocol.InitializeParams) {
 	c.mu.Lock()
 	already := c.initialized
 	c.mu.Unlock()
@@ -181,12 +212,7 @@ func (c *conn) releaseSub(uri string) {
 	delete(c.subs, uri)
 }
 
-func (c *conn) subscribe(req *jsonrpc2.Request) {
-	var p protocol.SubscribeParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) subscribe(req *jsonrpc2.Request, p protocol.SubscribeParams) {
 	if p.Channel == "" {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "subscribe: channel is required"))
 		return
@@ -213,24 +239,13 @@ func (c *conn) subscribe(req *jsonrpc2.Request) {
 	})
 }
 
-func (c *conn) unsubscribe(req *jsonrpc2.Request) {
-	var p protocol.UnsubscribeParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) unsubscribe(req *jsonrpc2.Request, p protocol.UnsubscribeParams) {
 	c.releaseSub(p.Channel)
 	c.srv.m.Detach(c, p.Channel)
 	c.reply(req, nil, nil)
 }
 
-func (c *conn) dispatchAction(req *jsonrpc2.Request) {
-	var p protocol.DispatchActionParams
-	if err := decode(req, &p); err != nil {
-		c.logger().Warn("dropping malformed dispatchAction", "err", err)
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) dispatchAction(req *jsonrpc2.Request, p protocol.DispatchActionParams) {
 	if p.Action.Action == nil {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "dispatchAction: action is required"))
 		return
@@ -239,12 +254,7 @@ func (c *conn) dispatchAction(req *jsonrpc2.Request) {
 	c.reply(req, nil, nil)
 }
 
-func (c *conn) reconnect(req *jsonrpc2.Request) {
-	var p protocol.ReconnectParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) reconnect(req *jsonrpc2.Request, p protocol.ReconnectParams) {
 	if err := checkClientID("reconnect", p.ClientID); err != nil {
 		c.reply(req, nil, err)
 		return
@@ -304,14 +314,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 	})
 }
 
-func (c *conn) listSessions(req *jsonrpc2.Request) {
-	var p protocol.ListSessionsParams
-	if req.Params != nil {
-		if err := decode(req, &p); err != nil {
-			c.reply(req, nil, err)
-			return
-		}
-	}
+func (c *conn) listSessions(req *jsonrpc2.Request, p protocol.ListSessionsParams) {
 	offset := 0
 	if p.Cursor != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(p.Cursor, "o:"))
@@ -344,25 +347,13 @@ func (c *conn) listSessions(req *jsonrpc2.Request) {
 	})
 }
 
-func (c *conn) createSession(req *jsonrpc2.Request) {
-	var p protocol.CreateSessionParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) createSession(req *jsonrpc2.Request, p protocol.CreateSessionParams) {
 	_, err := c.srv.m.Create(session.CreateParams{URI: p.Channel, Provider: p.Provider, WorkingDirectories: p.WorkingDirectories})
 	c.reply(req, nil, err)
 }
 
-func (c *conn) disposeSession(req *jsonrpc2.Request) {
-	var p protocol.DisposeSessionParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
-	c.async(req, func() {
-		c.reply(req, nil, c.srv.m.Dispose(p.Channel))
-	})
+func (c *conn) disposeSession(p protocol.DisposeSessionParams) (any, error) {
+	return nil, c.srv.m.Dispose(p.Channel)
 }
 
 // maxResourceBytes bounds one resourceRead: content larger than this is
@@ -378,12 +369,7 @@ const (
 	DefaultReadsTotal   = 8
 )
 
-func (c *conn) resourceRead(req *jsonrpc2.Request) {
-	var p protocol.ResourceReadParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) resourceRead(req *jsonrpc2.Request, p protocol.ResourceReadParams) {
 	if p.Encoding != "" && p.Encoding != "base64" && p.Encoding != "utf-8" {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead: encoding must be \"base64\" or \"utf-8\", not %q", p.Encoding))
 		return
@@ -498,49 +484,22 @@ func appendJSONStringBody(b, s []byte) []byte {
 	return append(b, s[start:]...)
 }
 
-func (c *conn) invokeOperation(req *jsonrpc2.Request) {
-	var p protocol.InvokeChangesetOperationParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
+func (c *conn) invokeOperation(p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
+	res, err := c.srv.m.Invoke(c.ctx, p)
+	if err == nil && res == nil {
+		// The result is an object whose members are all optional: {}
+		// when there is nothing to say, never null.
+		res = &protocol.InvokeChangesetOperationResult{}
 	}
-	c.async(req, func() {
-		res, err := c.srv.m.Invoke(c.ctx, p)
-		if err != nil {
-			c.reply(req, nil, err)
-			return
-		}
-		if res == nil {
-			// The result is an object whose members are all optional:
-			// {} when there is nothing to say, never null.
-			res = &protocol.InvokeChangesetOperationResult{}
-		}
-		c.reply(req, res, nil)
-	})
+	return res, err
 }
 
-func (c *conn) turnStart(req *jsonrpc2.Request) {
-	var p protocol.TurnStartParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
-	c.async(req, func() {
-		info, err := c.srv.m.TurnStart(c.ctx, p.Channel, p.TurnID, p.Message)
-		c.reply(req, info, err)
-	})
+func (c *conn) turnStart(p protocol.TurnStartParams) (any, error) {
+	return c.srv.m.TurnStart(c.ctx, p.Channel, p.TurnID, p.Message)
 }
 
-func (c *conn) turnEnd(req *jsonrpc2.Request) {
-	var p protocol.TurnEndParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
-	c.async(req, func() {
-		info, err := c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
-		c.reply(req, info, err)
-	})
+func (c *conn) turnEnd(p protocol.TurnEndParams) (any, error) {
+	return c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
 }
 
 // checkDelivery validates subscribe's delivery options. maxLatencyMs
@@ -566,26 +525,10 @@ func checkDelivery(raw json.RawMessage) error {
 	return nil
 }
 
-func (c *conn) editEvents(req *jsonrpc2.Request) {
-	var p protocol.EditEventsParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
-	c.async(req, func() {
-		res, err := c.srv.m.EditEvents(c.ctx, p.Channel, p.Events)
-		c.reply(req, res, err)
-	})
+func (c *conn) editEvents(p protocol.EditEventsParams) (any, error) {
+	return c.srv.m.EditEvents(c.ctx, p.Channel, p.Events)
 }
 
-func (c *conn) annotationsDelivered(req *jsonrpc2.Request) {
-	var p protocol.AnnotationsDeliveredParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
-	c.async(req, func() {
-		err := c.srv.m.AnnotationsDelivered(c.ctx, p.Channel, p.AnnotationIDs, p.TurnID)
-		c.reply(req, struct{}{}, err)
-	})
+func (c *conn) annotationsDelivered(p protocol.AnnotationsDeliveredParams) (struct{}, error) {
+	return struct{}{}, c.srv.m.AnnotationsDelivered(c.ctx, p.Channel, p.AnnotationIDs, p.TurnID)
 }
