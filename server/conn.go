@@ -14,7 +14,6 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
 )
@@ -106,7 +105,7 @@ func (c *conn) dropAll() {
 	subs := c.subs
 	c.subs = map[string]struct{}{}
 	c.mu.Unlock()
-	metrics.Subscriptions.Sub(float64(len(subs)))
+	c.srv.cfg.Metrics.Subscriptions(-len(subs))
 	for uri := range subs {
 		c.srv.m.Detach(c, uri)
 	}
@@ -181,7 +180,7 @@ func (c *conn) catchUp(uri string) {
 		return
 	}
 	c.logger().Info("slow reader: its backlog on a channel is replaced by a snapshot", "channel", uri)
-	metrics.SlowClients.Inc()
+	c.srv.cfg.Metrics.SlowClientCaughtUp()
 	c.srv.m.Attach(c, uri, -1, func(at session.Attachment, err error) {
 		if err != nil || !c.subscribed(uri) {
 			c.stream.resynced(uri, nil)

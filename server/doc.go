@@ -26,7 +26,9 @@
 // /assets/, without a token (it holds no data) but behind the Host check;
 // the page's own origin passes the Origin check of the upgrade.
 //
-// The package imports session, protocol, web, metrics, jsonrpc2 (for its
+// The package imports session, protocol, web, jsonrpc2 (for its
 // Request type), gorilla/websocket and the standard library; it never
-// imports scm, go-git or fsnotify.
+// imports scm, go-git or fsnotify. What it counts goes to the Metrics of
+// its Config, and /metrics is served by the Config's handler: the
+// instruments live in package metrics, which only the daemon wires in.
 package server

@@ -14,7 +14,6 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
 )
@@ -197,7 +196,7 @@ func (c *conn) reserveSub(uri string) error {
 		return protocol.Errorf(protocol.CodeInvalidRequest, "subscribe %s: this connection already has %d subscriptions (the limit)", uri, c.srv.cfg.MaxSubs)
 	}
 	if !ok {
-		metrics.Subscriptions.Inc()
+		c.srv.cfg.Metrics.Subscriptions(+1)
 	}
 	c.subs[uri] = struct{}{}
 	return nil
@@ -207,7 +206,7 @@ func (c *conn) releaseSub(uri string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.subs[uri]; ok {
-		metrics.Subscriptions.Dec()
+		c.srv.cfg.Metrics.Subscriptions(-1)
 	}
 	delete(c.subs, uri)
 }

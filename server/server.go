@@ -17,9 +17,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
 	"github.com/changesetd/changesetd/web"
@@ -39,7 +37,26 @@ type Config struct {
 	WriteTimeout   time.Duration
 	PingInterval   time.Duration
 	Version        string
+	// Metrics records what the server counts; nil records nothing.
+	Metrics Metrics
+	// MetricsHandler serves /metrics (behind the Host check); nil: 404.
+	MetricsHandler http.Handler
 }
+
+// Metrics is what the server counts. The daemon passes metrics.Server.
+type Metrics interface {
+	Connections(delta int)
+	Subscriptions(delta int)
+	SlowClientDropped()  // a connection closed for not reading
+	SlowClientCaughtUp() // a channel's backlog replaced by a snapshot
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Connections(int)     {}
+func (noMetrics) Subscriptions(int)   {}
+func (noMetrics) SlowClientDropped()  {}
+func (noMetrics) SlowClientCaughtUp() {}
 
 // Defaults. A changeset snapshot of a large working tree is the biggest
 // thing a client sends back to us only in pathological cases; requests are
@@ -82,6 +99,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.PingInterval <= 0 {
 		c.PingInterval = DefaultPingInterval
+	}
+	if c.Metrics == nil {
+		c.Metrics = noMetrics{}
 	}
 }
 
@@ -147,7 +167,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		json.NewEncoder(w).Encode(map[string]any{"status": "ok", "connections": n, "serverSeq": s.m.Seq()})
 	case "/metrics":
-		promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+		if s.cfg.MetricsHandler == nil {
+			http.NotFound(w, r)
+			return
+		}
+		s.cfg.MetricsHandler.ServeHTTP(w, r)
 	case "/ahp":
 		s.serveAHP(w, r)
 	default:
@@ -205,9 +229,9 @@ func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
 		// Shutdown waits for the closing handshake like any other.
 		c.stream.closeWith(websocket.CloseGoingAway, "server is shutting down")
 	}
-	metrics.Connections.Inc()
+	s.cfg.Metrics.Connections(+1)
 	go func() {
-		defer metrics.Connections.Dec()
+		defer s.cfg.Metrics.Connections(-1)
 		c.run()
 		s.mu.Lock()
 		delete(s.conns, c)

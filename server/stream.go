@@ -14,7 +14,6 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -243,7 +242,7 @@ func (s *stream) signal() {
 // overflowLocked closes a connection whose client stopped reading. What
 // is queued is dropped: the close frame goes out next.
 func (s *stream) overflowLocked() {
-	metrics.SlowClients.Inc()
+	s.cfg.Metrics.SlowClientDropped()
 	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", len(s.pending))
 	s.pending, s.queuedBytes = nil, 0
 	s.closeLocked(websocket.ClosePolicyViolation, reason)
@@ -382,7 +381,7 @@ func (s *stream) writeLoop() {
 func (s *stream) writeFailed(err error) {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		metrics.SlowClients.Inc()
+		s.cfg.Metrics.SlowClientDropped()
 		s.closeWith(websocket.ClosePolicyViolation, fmt.Sprintf("send queue overflow: client read nothing for %v", s.cfg.WriteTimeout))
 		return
 	}

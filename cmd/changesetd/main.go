@@ -49,6 +49,7 @@ import (
 var (
 	_ session.Store   = (*store.DB)(nil)
 	_ session.Metrics = metrics.Session{}
+	_ server.Metrics  = metrics.Server{}
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -285,13 +286,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 	})
 	scfg := server.Config{
-		Token:         token,
-		AllowOrigins:  a.allowOrigins,
-		AllowHosts:    a.allowHosts,
-		MaxFrameBytes: a.maxFrame,
-		SendQueue:     a.sendQueue,
-		MaxConns:      a.maxConns,
-		Version:       version,
+		Token:          token,
+		AllowOrigins:   a.allowOrigins,
+		AllowHosts:     a.allowHosts,
+		MaxFrameBytes:  a.maxFrame,
+		SendQueue:      a.sendQueue,
+		MaxConns:       a.maxConns,
+		Version:        version,
+		Metrics:        metrics.Server{},
+		MetricsHandler: metrics.Handler(),
 	}
 	if err := scfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "changesetd: %v\n", err)
