@@ -153,7 +153,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.IntVar(&a.replayBuffer, "replay-buffer", session.DefaultReplayBuffer, "actions kept per channel for reconnect replay")
 	fs.Int64Var(&a.maxFrame, "max-frame", server.DefaultMaxFrameBytes, "largest accepted WebSocket message in bytes")
-	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow client is disconnected")
+	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow reader's changeset backlog is replaced by a snapshot (frames no snapshot replaces close it at four times this)")
 	fs.IntVar(&a.maxConns, "max-conns", server.DefaultMaxConns, "concurrent WebSocket connections; more get HTTP 503")
 	fs.StringVar(&a.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
 	fs.Usage = func() {
