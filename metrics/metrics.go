@@ -1,6 +1,7 @@
 // Package metrics holds the daemon's Prometheus instruments. It is a leaf:
 // server and cmd record into it, session through the session.Metrics the
-// daemon hands it (Session), and server exposes it at /metrics. Labels
+// daemon hands it (Session), server through server.Metrics (Server),
+// and the daemon serves Handler at /metrics through the server. Labels
 // never carry paths or tokens.
 package metrics
 
@@ -31,6 +32,9 @@ var (
 	SlowClients = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "changesetd_slow_clients_dropped_total", Help: "Connections closed because their send queue overflowed.",
 	})
+	CatchUps = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "changesetd_slow_client_catch_ups_total", Help: "Backlogs of a slow reader's changeset channel replaced by a snapshot.",
+	})
 	Scans = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "changesetd_scan_seconds", Help: "Time to compute a changeset refresh, by scope (full or paths).",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
@@ -58,7 +62,7 @@ func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		Connections, Subscriptions, ChangesetChannels, Actions, Rejected, SlowClients, Scans,
+		Connections, Subscriptions, ChangesetChannels, Actions, Rejected, SlowClients, CatchUps, Scans,
 		FilesDiffed, DiffSeconds, WatcherMode, Operations, TurnBoundaries,
 	)
 }

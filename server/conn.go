@@ -14,7 +14,6 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
 )
@@ -27,12 +26,14 @@ type conn struct {
 	logp   atomic.Pointer[slog.Logger] // set again once the client names itself
 	legacy atomic.Bool                 // the negotiated version is 0.6/0.7; set with version
 	stream *stream
+	reads  chan struct{} // resourceReads in flight; capacity DefaultReadsPerConn
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// pending counts the requests answered off the read loop (async):
-	// shutdown lets them answer before closing, and run waits for them.
-	pending sync.WaitGroup
+	// work counts the goroutines the connection owns: requests answered
+	// off the read loop (async) and catch-ups of lagging channels.
+	// Shutdown lets them finish before closing, and run waits for them.
+	work tracker
 
 	mu          sync.Mutex
 	initialized bool
@@ -48,6 +49,7 @@ func newConn(srv *Server, ws *websocket.Conn, remote string) *conn {
 		ctx:    ctx,
 		cancel: cancel,
 		subs:   map[string]struct{}{},
+		reads:  make(chan struct{}, DefaultReadsPerConn),
 	}
 	c.setLogger(srv.log.With("conn", remote))
 	c.stream = newStream(ws, &srv.cfg, func(code int, reason string) {
@@ -55,6 +57,7 @@ func newConn(srv *Server, ws *websocket.Conn, remote string) *conn {
 			c.logger().Warn("closing connection", "code", code, "reason", reason)
 		}
 	})
+	c.stream.onLag = c.lagging
 	return c
 }
 
@@ -73,32 +76,28 @@ func (c *conn) run() {
 	c.stream.closeWith(websocket.CloseNormalClosure, "")
 	<-c.stream.done
 	c.cancel()
-	c.pending.Wait()
+	c.work.stop()
 	c.dropAll()
+	if id := c.ClientID(); id != "" {
+		c.srv.forget(id)
+	}
 	c.logger().Info("disconnected")
 }
 
 // async answers req on a goroutine of its own, which the connection owns:
 // its run waits for it, and a server shutting down lets it answer first.
 func (c *conn) async(req *jsonrpc2.Request, f func()) {
-	c.pending.Add(1)
-	go func() {
-		defer c.pending.Done()
+	if !c.work.goFunc(func() {
 		defer c.recoverRequest(req)
 		f()
-	}()
+	}) {
+		c.reply(req, nil, protocol.Errorf(protocol.CodeInternalError, "%s: the connection is closing", req.Method))
+	}
 }
 
-// answered returns a channel closed once every async request has
-// answered.
-func (c *conn) answered() <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		c.pending.Wait()
-		close(done)
-	}()
-	return done
-}
+// answered returns a channel closed once every goroutine of the
+// connection has finished.
+func (c *conn) answered() <-chan struct{} { return c.work.idle() }
 
 // dropAll detaches every subscription of the connection.
 func (c *conn) dropAll() {
@@ -106,7 +105,7 @@ func (c *conn) dropAll() {
 	subs := c.subs
 	c.subs = map[string]struct{}{}
 	c.mu.Unlock()
-	metrics.Subscriptions.Sub(float64(len(subs)))
+	c.srv.cfg.Metrics.Subscriptions(-len(subs))
 	for uri := range subs {
 		c.srv.m.Detach(c, uri)
 	}
@@ -142,7 +141,99 @@ func (c *conn) Send(env *session.Envelope) {
 	if legacy {
 		encode = encodeLegacy
 	}
-	_ = c.stream.write(env.Frame(legacy, encode))
+	data := env.Frame(legacy, encode)
+	if c.droppable(env) {
+		_ = c.stream.writeAction(env.Channel, data)
+		return
+	}
+	_ = c.stream.write(data)
+}
+
+// droppable reports whether a snapshot of its channel can stand in for
+// env when the client lags: an action of a changeset channel, unless it
+// is a rejection or the echo of this client's own dispatch, which the
+// client waits for to settle what it sent.
+func (c *conn) droppable(env *session.Envelope) bool {
+	if env.RejectionReason != "" || protocol.ChannelOf(env.Channel) != protocol.ChannelChangeset {
+		return false
+	}
+	return env.Origin == nil || env.Origin.ClientID != c.ClientID()
+}
+
+// lagging starts a catch-up for each channel whose backlog the stream
+// dropped.
+func (c *conn) lagging(channels []string) {
+	for _, uri := range channels {
+		if !c.work.goFunc(func() { c.catchUp(uri) }) {
+			return // the connection is ending
+		}
+	}
+}
+
+// catchUp attaches to uri again and queues, in place of the dropped
+// backlog, the actions that turn what the client has into the channel's
+// state at the registration point. Attach calls done in the channel's
+// sequence, so every later action follows the catch-up.
+func (c *conn) catchUp(uri string) {
+	if !c.subscribed(uri) {
+		c.stream.resynced(uri, nil)
+		return
+	}
+	c.logger().Info("slow reader: its backlog on a channel is replaced by a snapshot", "channel", uri)
+	c.srv.cfg.Metrics.SlowClientCaughtUp()
+	c.srv.m.Attach(c, uri, -1, func(at session.Attachment, err error) {
+		if err != nil || !c.subscribed(uri) {
+			c.stream.resynced(uri, nil)
+			return
+		}
+		c.stream.resynced(uri, c.catchUpFrames(at.Snapshot, at.NextSeq))
+	})
+	if !c.subscribed(uri) {
+		// Unsubscribed meanwhile: undo the registration Attach made.
+		c.srv.m.Detach(c, uri)
+	}
+}
+
+// catchUpFrames encodes a changeset snapshot as the actions that reach it
+// from any earlier state of the channel: contentChanged with every file,
+// operationsChanged when the state has none (contentChanged without
+// operations keeps the client's), and the status. They carry
+// serverSeqs of their own (nextSeq), after the snapshot's and before any
+// later action, and no origin.
+func (c *conn) catchUpFrames(snap protocol.Snapshot, nextSeq func() int64) [][]byte {
+	var st protocol.ChangesetState
+	switch v := snap.State.(type) {
+	case protocol.ChangesetState:
+		st = v
+	default:
+		b, err := json.Marshal(v)
+		if err == nil {
+			err = json.Unmarshal(b, &st)
+		}
+		if err != nil {
+			c.logger().Error("catch-up: changeset snapshot does not decode", "channel", snap.Resource, "err", err)
+			return nil
+		}
+	}
+	acts := []protocol.Action{protocol.ChangesetContentChanged{Files: st.Files, Operations: st.Operations, Error: st.Error}}
+	if st.Operations == nil {
+		acts = append(acts, protocol.ChangesetOperationsChanged{})
+	}
+	acts = append(acts, protocol.ChangesetStatusChanged{Status: st.Status, Error: st.Error})
+	legacy := c.legacy.Load()
+	frames := make([][]byte, len(acts))
+	for i, a := range acts {
+		env := protocol.ActionEnvelope{Channel: snap.Resource, Action: protocol.StateAction{Action: a}, ServerSeq: nextSeq()}
+		frames[i] = encodeAction(protocol.AdaptEnvelope(legacy, env))
+	}
+	return frames
+}
+
+func (c *conn) subscribed(uri string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.subs[uri]
+	return ok
 }
 
 func encodeCurrent(e protocol.ActionEnvelope) []byte {
@@ -240,4 +331,64 @@ func (c *conn) recoverRequest(req *jsonrpc2.Request) {
 		c.logger().Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
 		c.reply(req, nil, fmt.Errorf("internal error in %s", req.Method))
 	}
+}
+
+// tracker counts goroutines so that their owner can wait for them. Unlike
+// a bare WaitGroup, starting one races with nothing: once stop has begun,
+// goFunc refuses, and idle may be asked for while work still starts.
+type tracker struct {
+	mu      sync.Mutex
+	n       int
+	stopped bool
+	waiters []chan struct{} // closed when n drops to 0
+}
+
+// goFunc runs f on a goroutine of its own, or reports false once stop has
+// been called.
+func (t *tracker) goFunc(f func()) bool {
+	t.mu.Lock()
+	if t.stopped {
+		t.mu.Unlock()
+		return false
+	}
+	t.n++
+	t.mu.Unlock()
+	go func() {
+		defer t.done()
+		f()
+	}()
+	return true
+}
+
+func (t *tracker) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n == 0 {
+		for _, w := range t.waiters {
+			close(w)
+		}
+		t.waiters = nil
+	}
+}
+
+// idle returns a channel closed once no goroutine is running.
+func (t *tracker) idle() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch := make(chan struct{})
+	if t.n == 0 {
+		close(ch)
+	} else {
+		t.waiters = append(t.waiters, ch)
+	}
+	return ch
+}
+
+// stop refuses new goroutines and waits for the running ones.
+func (t *tracker) stop() {
+	t.mu.Lock()
+	t.stopped = true
+	t.mu.Unlock()
+	<-t.idle()
 }

@@ -1,19 +1,34 @@
 // Package server is the transport edge: the HTTP handler that upgrades
-// /ahp to a WebSocket after checking the token, Origin and Host; one
-// jsonrpc2.Conn per connection over a frame stream that validates every
-// frame before the JSON-RPC library sees it; the method table; and
-// graceful shutdown.
+// /ahp to a WebSocket after checking the token, Origin and Host; one conn
+// per connection over a frame stream (stream.go) that validates every
+// frame as JSON-RPC 2.0 itself, sourcegraph/jsonrpc2 supplying only the
+// request type; the method switch (handlers.go); and graceful shutdown.
 //
-// Handle runs on the connection's read loop and never waits on a session:
-// it decodes params and hands the work to package session, whose actors
-// reply later through the connection's bounded send queue. Replies,
-// notifications and action envelopes share that one queue, so a reply
-// carrying a snapshot always precedes the live actions after it.
+// The read loop (conn.run) handles one request at a time and never waits
+// on a session: it decodes params and hands the work to package session,
+// whose actors answer later, or to a goroutine the connection owns and
+// waits for (conn.async). Replies, notifications and action envelopes
+// share the stream's one queue, drained by one writer goroutine, so a
+// reply carrying a snapshot always precedes the live actions after it;
+// initialize and reconnect reserve their reply's place in the queue
+// before they gather snapshots (stream.reserve), so actions committed
+// meanwhile follow the reply while earlier frames go out.
+//
+// A client that reads more slowly than a burst is produced is caught up,
+// not dropped: past --send-queue messages (or 64 MiB) queued, the
+// changeset actions in its backlog give way to actions built from a fresh
+// snapshot of each such channel (conn.catchUp). Frames nothing can stand
+// in for close the connection at four times that, and a client that reads
+// nothing is closed when a write times out. resourceRead runs a bounded
+// number of reads per connection and in total, each at most 64 MiB.
 //
 // The same listener serves the review page of package web at / and
 // /assets/, without a token (it holds no data) but behind the Host check;
 // the page's own origin passes the Origin check of the upgrade.
 //
-// The package imports session, protocol, web, jsonrpc2, gorilla/websocket
-// and the standard library; it never imports scm, go-git or fsnotify.
+// The package imports session, protocol, web, jsonrpc2 (for its
+// Request type), gorilla/websocket and the standard library; it never
+// imports scm, go-git or fsnotify. What it counts goes to the Metrics of
+// its Config, and /metrics is served by the Config's handler: the
+// instruments live in package metrics, which only the daemon wires in.
 package server

@@ -14,69 +14,99 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
 )
 
-// handle runs on the read loop: it decodes and routes, and anything that
-// waits on a session runs elsewhere.
+// handle runs on the read loop: it routes by the method table, and
+// anything that waits on a session runs elsewhere.
 func (c *conn) handle(req *jsonrpc2.Request) {
 	defer c.recoverRequest(req)
-	c.mu.Lock()
-	initialized := c.initialized
-	c.mu.Unlock()
-	switch req.Method {
-	case protocol.MethodPing:
-		c.reply(req, nil, nil)
-		return
-	case protocol.MethodInitialize:
-		c.initialize(req)
-		return
-	case protocol.MethodReconnect:
-		c.reconnect(req)
-		return
-	}
-	if !initialized {
+	r, ok := routes[req.Method]
+	if !(ok && r.beforeInit) && !c.isInitialized() {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidRequest, "%s before initialize: send initialize (or reconnect) first", req.Method))
 		return
 	}
-	switch req.Method {
-	case protocol.MethodSubscribe:
-		c.subscribe(req)
-	case protocol.MethodUnsubscribe:
-		c.unsubscribe(req)
-	case protocol.MethodDispatchAction:
-		c.dispatchAction(req)
-	case protocol.MethodListSessions:
-		c.listSessions(req)
-	case protocol.MethodCreateSession:
-		c.createSession(req)
-	case protocol.MethodDisposeSession:
-		c.disposeSession(req)
-	case protocol.MethodResourceRead:
-		c.resourceRead(req)
-	case protocol.MethodInvokeChangesetOperation:
-		c.invokeOperation(req)
-	case protocol.MethodTurnStart:
-		c.turnStart(req)
-	case protocol.MethodTurnEnd:
-		c.turnEnd(req)
-	case protocol.MethodEditEvents:
-		c.editEvents(req)
-	case protocol.MethodAnnotationsDelivered:
-		c.annotationsDelivered(req)
-	default:
+	if !ok {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeMethodNotFound, "method %q is not supported by this server", req.Method))
+		return
+	}
+	r.serve(c, req)
+}
+
+func (c *conn) isInitialized() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initialized
+}
+
+// route is one row of the method table.
+type route struct {
+	beforeInit bool // answered before initialize too
+	serve      func(c *conn, req *jsonrpc2.Request)
+}
+
+// routes is the method table: each row decodes its params into their
+// type and hands them to the method, which replies inline (onLoop) or
+// runs off the read loop and returns its result (offLoop).
+var routes map[string]route
+
+func init() {
+	routes = map[string]route{
+		protocol.MethodPing:                     {beforeInit: true, serve: func(c *conn, req *jsonrpc2.Request) { c.reply(req, nil, nil) }},
+		protocol.MethodInitialize:               {beforeInit: true, serve: onLoop((*conn).initialize)},
+		protocol.MethodReconnect:                {beforeInit: true, serve: onLoop((*conn).reconnect)},
+		protocol.MethodSubscribe:                {serve: onLoop((*conn).subscribe)},
+		protocol.MethodUnsubscribe:              {serve: onLoop((*conn).unsubscribe)},
+		protocol.MethodDispatchAction:           {serve: onLoop((*conn).dispatchAction)},
+		protocol.MethodListSessions:             {serve: optionalParams(onLoop((*conn).listSessions))},
+		protocol.MethodCreateSession:            {serve: onLoop((*conn).createSession)},
+		protocol.MethodDisposeSession:           {serve: offLoop((*conn).disposeSession)},
+		protocol.MethodResourceRead:             {serve: onLoop((*conn).resourceRead)},
+		protocol.MethodInvokeChangesetOperation: {serve: offLoop((*conn).invokeOperation)},
+		protocol.MethodTurnStart:                {serve: offLoop((*conn).turnStart)},
+		protocol.MethodTurnEnd:                  {serve: offLoop((*conn).turnEnd)},
+		protocol.MethodEditEvents:               {serve: offLoop((*conn).editEvents)},
+		protocol.MethodAnnotationsDelivered:     {serve: offLoop((*conn).annotationsDelivered)},
 	}
 }
 
-func (c *conn) initialize(req *jsonrpc2.Request) {
-	var p protocol.InitializeParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
+// onLoop decodes P and runs h on the read loop; h replies, now or from
+// wherever it hands the work to.
+func onLoop[P any](h func(c *conn, req *jsonrpc2.Request, p P)) func(*conn, *jsonrpc2.Request) {
+	return func(c *conn, req *jsonrpc2.Request) {
+		var p P
+		if err := decode(req, &p); err != nil {
+			c.reply(req, nil, err)
+			return
+		}
+		h(c, req, p)
 	}
+}
+
+// offLoop decodes P and runs h on a goroutine of the connection, replying
+// with what h returns.
+func offLoop[P, R any](h func(c *conn, p P) (R, error)) func(*conn, *jsonrpc2.Request) {
+	return onLoop(func(c *conn, req *jsonrpc2.Request, p P) {
+		c.async(req, func() {
+			res, err := h(c, p)
+			c.reply(req, res, err)
+		})
+	})
+}
+
+// optionalParams lets a method be called without params, as if with {}.
+func optionalParams(serve func(*conn, *jsonrpc2.Request)) func(*conn, *jsonrpc2.Request) {
+	return func(c *conn, req *jsonrpc2.Request) {
+		if req.Params == nil {
+			empty := json.RawMessage("{}")
+			req.Params = &empty
+		}
+		serve(c, req)
+	}
+}
+
+func (c *conn) initialize(req *jsonrpc2.Request, p protocol.InitializeParams) {
 	c.mu.Lock()
 	already := c.initialized
 	c.mu.Unlock()
@@ -84,8 +114,8 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidRequest, "initialize: this connection is already initialized"))
 		return
 	}
-	if p.ClientID == "" {
-		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "initialize: clientId is required"))
+	if err := checkClientID("initialize", p.ClientID); err != nil {
+		c.reply(req, nil, err)
 		return
 	}
 	version, err := protocol.Negotiate(p.ProtocolVersions)
@@ -104,7 +134,7 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 	c.setLogger(c.logger().With("client", p.ClientID))
 	c.logger().Info("initialized", "version", version)
 
-	c.stream.hold()
+	sl := c.stream.reserve()
 	c.async(req, func() {
 		snaps, _ := c.attachAll(p.InitialSubscriptions, -1)
 		res := protocol.InitializeResult{
@@ -118,7 +148,7 @@ func (c *conn) initialize(req *jsonrpc2.Request) {
 				res.Snapshots = append(res.Snapshots, a.at.Snapshot)
 			}
 		}
-		c.stream.release(c.encodeReply(req, res))
+		c.stream.fill(sl, c.encodeReply(req, res))
 	})
 }
 
@@ -129,8 +159,9 @@ type attachResult struct {
 }
 
 // attachAll attaches the connection to each uri, waits for every owner to
-// answer and records the successful subscriptions. The caller holds the
-// stream so nothing delivered meanwhile overtakes its reply.
+// answer and records the successful subscriptions. The caller reserved
+// its reply's place in the stream, so nothing delivered meanwhile
+// overtakes the reply.
 func (c *conn) attachAll(uris []string, lastSeen int64) ([]attachResult, error) {
 	out := make([]attachResult, len(uris))
 	var wg sync.WaitGroup
@@ -165,7 +196,7 @@ func (c *conn) reserveSub(uri string) error {
 		return protocol.Errorf(protocol.CodeInvalidRequest, "subscribe %s: this connection already has %d subscriptions (the limit)", uri, c.srv.cfg.MaxSubs)
 	}
 	if !ok {
-		metrics.Subscriptions.Inc()
+		c.srv.cfg.Metrics.Subscriptions(+1)
 	}
 	c.subs[uri] = struct{}{}
 	return nil
@@ -175,17 +206,12 @@ func (c *conn) releaseSub(uri string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.subs[uri]; ok {
-		metrics.Subscriptions.Dec()
+		c.srv.cfg.Metrics.Subscriptions(-1)
 	}
 	delete(c.subs, uri)
 }
 
-func (c *conn) subscribe(req *jsonrpc2.Request) {
-	var p protocol.SubscribeParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) subscribe(req *jsonrpc2.Request, p protocol.SubscribeParams) {
 	if p.Channel == "" {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "subscribe: channel is required"))
 		return
@@ -212,24 +238,13 @@ func (c *conn) subscribe(req *jsonrpc2.Request) {
 	})
 }
 
-func (c *conn) unsubscribe(req *jsonrpc2.Request) {
-	var p protocol.UnsubscribeParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) unsubscribe(req *jsonrpc2.Request, p protocol.UnsubscribeParams) {
 	c.releaseSub(p.Channel)
 	c.srv.m.Detach(c, p.Channel)
 	c.reply(req, nil, nil)
 }
 
-func (c *conn) dispatchAction(req *jsonrpc2.Request) {
-	var p protocol.DispatchActionParams
-	if err := decode(req, &p); err != nil {
-		c.logger().Warn("dropping malformed dispatchAction", "err", err)
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) dispatchAction(req *jsonrpc2.Request, p protocol.DispatchActionParams) {
 	if p.Action.Action == nil {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "dispatchAction: action is required"))
 		return
@@ -238,14 +253,9 @@ func (c *conn) dispatchAction(req *jsonrpc2.Request) {
 	c.reply(req, nil, nil)
 }
 
-func (c *conn) reconnect(req *jsonrpc2.Request) {
-	var p protocol.ReconnectParams
-	if err := decode(req, &p); err != nil {
+func (c *conn) reconnect(req *jsonrpc2.Request, p protocol.ReconnectParams) {
+	if err := checkClientID("reconnect", p.ClientID); err != nil {
 		c.reply(req, nil, err)
-		return
-	}
-	if p.ClientID == "" {
-		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "reconnect: clientId is required"))
 		return
 	}
 	if p.LastSeenServerSeq < 0 {
@@ -261,6 +271,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 		c.initialized, c.clientID, c.version = true, p.ClientID, version
 		c.legacy.Store(protocol.IsLegacy(version))
 		c.setLogger(c.logger().With("client", p.ClientID))
+		c.srv.rememberVersion(p.ClientID, "")
 	} else if c.clientID != p.ClientID {
 		c.mu.Unlock()
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "reconnect: clientId %q differs from this connection's %q", p.ClientID, c.clientID))
@@ -268,7 +279,7 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 	}
 	c.mu.Unlock()
 
-	c.stream.hold()
+	sl := c.stream.reserve()
 	c.async(req, func() {
 		results, _ := c.attachAll(p.Subscriptions, p.LastSeenServerSeq)
 		res := protocol.ReconnectResult{Type: protocol.ReconnectReplay, Missing: []string{}, Actions: []protocol.ActionEnvelope{}}
@@ -298,18 +309,11 @@ func (c *conn) reconnect(req *jsonrpc2.Request) {
 			}
 		}
 		c.logger().Info("reconnected", "type", res.Type, "channels", len(results), "missing", len(res.Missing))
-		c.stream.release(c.encodeReply(req, res))
+		c.stream.fill(sl, c.encodeReply(req, res))
 	})
 }
 
-func (c *conn) listSessions(req *jsonrpc2.Request) {
-	var p protocol.ListSessionsParams
-	if req.Params != nil {
-		if err := decode(req, &p); err != nil {
-			c.reply(req, nil, err)
-			return
-		}
-	}
+func (c *conn) listSessions(req *jsonrpc2.Request, p protocol.ListSessionsParams) {
 	offset := 0
 	if p.Cursor != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(p.Cursor, "o:"))
@@ -342,100 +346,159 @@ func (c *conn) listSessions(req *jsonrpc2.Request) {
 	})
 }
 
-func (c *conn) createSession(req *jsonrpc2.Request) {
-	var p protocol.CreateSessionParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
+func (c *conn) createSession(req *jsonrpc2.Request, p protocol.CreateSessionParams) {
 	_, err := c.srv.m.Create(session.CreateParams{URI: p.Channel, Provider: p.Provider, WorkingDirectories: p.WorkingDirectories})
 	c.reply(req, nil, err)
 }
 
-func (c *conn) disposeSession(req *jsonrpc2.Request) {
-	var p protocol.DisposeSessionParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
-	c.async(req, func() {
-		c.reply(req, nil, c.srv.m.Dispose(p.Channel))
-	})
+func (c *conn) disposeSession(p protocol.DisposeSessionParams) (any, error) {
+	return nil, c.srv.m.Dispose(p.Channel)
 }
 
 // maxResourceBytes bounds one resourceRead: content larger than this is
 // not something a review panel renders inline.
 const maxResourceBytes = 64 << 20
 
-func (c *conn) resourceRead(req *jsonrpc2.Request) {
-	var p protocol.ResourceReadParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
+// Reads in flight, per connection and for the whole server. A read holds
+// its content and its encoded reply (4/3 of it as base64) until the reply
+// is queued: the bounds keep that below a few hundred MiB in the worst
+// case. Further reads wait their turn, in order of arrival per connection.
+const (
+	DefaultReadsPerConn = 2
+	DefaultReadsTotal   = 8
+)
+
+func (c *conn) resourceRead(req *jsonrpc2.Request, p protocol.ResourceReadParams) {
 	if p.Encoding != "" && p.Encoding != "base64" && p.Encoding != "utf-8" {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead: encoding must be \"base64\" or \"utf-8\", not %q", p.Encoding))
 		return
 	}
 	c.async(req, func() {
-		data, err := c.srv.m.ReadResource(c.ctx, p.URI, maxResourceBytes)
+		release, err := c.acquireRead()
 		if err != nil {
 			c.reply(req, nil, err)
 			return
 		}
-		res := protocol.ResourceReadResult{Encoding: "base64"}
-		if p.Encoding != "base64" && utf8.Valid(data) {
-			res.Encoding, res.Data = "utf-8", string(data)
-		} else {
-			res.Data = base64.StdEncoding.EncodeToString(data)
-		}
-		c.reply(req, res, nil)
-	})
-}
-
-func (c *conn) invokeOperation(req *jsonrpc2.Request) {
-	var p protocol.InvokeChangesetOperationParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
-	c.async(req, func() {
-		res, err := c.srv.m.Invoke(c.ctx, p)
+		defer release()
+		data, err := c.srv.readResource(c.ctx, p.URI, maxResourceBytes)
 		if err != nil {
 			c.reply(req, nil, err)
 			return
 		}
-		if res == nil {
-			// The result is an object whose members are all optional:
-			// {} when there is nothing to say, never null.
-			res = &protocol.InvokeChangesetOperationResult{}
+		if int64(len(data)) > maxResourceBytes {
+			c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: content is larger than %d bytes, the most one read returns", p.URI, maxResourceBytes))
+			return
 		}
-		c.reply(req, res, nil)
+		frame := encodeResourceReply(rawID(req.ID), data, p.Encoding != "base64" && utf8.Valid(data))
+		data = nil
+		_ = c.stream.write(frame)
 	})
 }
 
-func (c *conn) turnStart(req *jsonrpc2.Request) {
-	var p protocol.TurnStartParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
+// acquireRead waits for a place among the reads in flight of the
+// connection and then of the server.
+func (c *conn) acquireRead() (release func(), err error) {
+	select {
+	case c.reads <- struct{}{}:
+	case <-c.ctx.Done():
+		return nil, protocol.Errorf(protocol.CodeInternalError, "resourceRead: the connection is closing")
 	}
-	c.async(req, func() {
-		info, err := c.srv.m.TurnStart(c.ctx, p.Channel, p.TurnID, p.Message)
-		c.reply(req, info, err)
-	})
+	select {
+	case c.srv.reads <- struct{}{}:
+	case <-c.ctx.Done():
+		<-c.reads
+		return nil, protocol.Errorf(protocol.CodeInternalError, "resourceRead: the connection is closing")
+	}
+	return func() { <-c.srv.reads; <-c.reads }, nil
 }
 
-func (c *conn) turnEnd(req *jsonrpc2.Request) {
-	var p protocol.TurnEndParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
+// encodeResourceReply writes the success response of a resourceRead in
+// one buffer sized up front, as encoding/json would write it: the content
+// is copied once, into the frame, instead of into a string, a result
+// struct and an encoder's buffer in turn.
+func encodeResourceReply(id json.RawMessage, data []byte, text bool) []byte {
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":{"data":"`
+	enc := "base64"
+	n := base64.StdEncoding.EncodedLen(len(data))
+	if text {
+		enc, n = "utf-8", len(data)+len(data)/8
 	}
-	c.async(req, func() {
-		info, err := c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
-		c.reply(req, info, err)
-	})
+	tail := `","encoding":"` + enc + `"}}`
+	b := make([]byte, 0, len(head)+len(id)+len(mid)+n+len(tail))
+	b = append(b, head...)
+	b = append(b, id...)
+	b = append(b, mid...)
+	if text {
+		b = appendJSONStringBody(b, data)
+	} else {
+		b = base64.StdEncoding.AppendEncode(b, data)
+	}
+	return append(b, tail...)
+}
+
+// appendJSONStringBody appends valid UTF-8 text escaped as encoding/json
+// escapes a string (HTML characters and U+2028/U+2029 included), without
+// the quotes.
+func appendJSONStringBody(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(b, s[start:]...)
+}
+
+func (c *conn) invokeOperation(p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
+	res, err := c.srv.m.Invoke(c.ctx, p)
+	if err == nil && res == nil {
+		// The result is an object whose members are all optional: {}
+		// when there is nothing to say, never null.
+		res = &protocol.InvokeChangesetOperationResult{}
+	}
+	return res, err
+}
+
+func (c *conn) turnStart(p protocol.TurnStartParams) (any, error) {
+	return c.srv.m.TurnStart(c.ctx, p.Channel, p.TurnID, p.Message)
+}
+
+func (c *conn) turnEnd(p protocol.TurnEndParams) (any, error) {
+	return c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
 }
 
 // checkDelivery validates subscribe's delivery options. maxLatencyMs
@@ -461,26 +524,10 @@ func checkDelivery(raw json.RawMessage) error {
 	return nil
 }
 
-func (c *conn) editEvents(req *jsonrpc2.Request) {
-	var p protocol.EditEventsParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
-	c.async(req, func() {
-		res, err := c.srv.m.EditEvents(c.ctx, p.Channel, p.Events)
-		c.reply(req, res, err)
-	})
+func (c *conn) editEvents(p protocol.EditEventsParams) (any, error) {
+	return c.srv.m.EditEvents(c.ctx, p.Channel, p.Events)
 }
 
-func (c *conn) annotationsDelivered(req *jsonrpc2.Request) {
-	var p protocol.AnnotationsDeliveredParams
-	if err := decode(req, &p); err != nil {
-		c.reply(req, nil, err)
-		return
-	}
-	c.async(req, func() {
-		err := c.srv.m.AnnotationsDelivered(c.ctx, p.Channel, p.AnnotationIDs, p.TurnID)
-		c.reply(req, struct{}{}, err)
-	})
+func (c *conn) annotationsDelivered(p protocol.AnnotationsDeliveredParams) (struct{}, error) {
+	return struct{}{}, c.srv.m.AnnotationsDelivered(c.ctx, p.Channel, p.AnnotationIDs, p.TurnID)
 }

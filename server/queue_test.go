@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,4 +68,90 @@ func TestStreamDeliversEveryFrameOnceInOrder(t *testing.T) {
 	s.closeWith(websocket.CloseNormalClosure, "")
 	client.Close()
 	<-s.done
+}
+
+// TestLaggingBacklogIsReplacedNotClosed builds a backlog past the bound
+// behind a reply's reserved place (as initialize gathering snapshots
+// keeps one), which the writer cannot pass: the
+// changeset actions in it are dropped and their channel named once for a
+// catch-up, later actions of that channel are dropped until the catch-up
+// is queued, and every other frame reaches the client in order, on a
+// connection that stays open.
+func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
+	cfg := Config{}
+	cfg.setDefaults()
+	cfg.SendQueue = 8
+	streams := make(chan *stream, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		streams <- newStream(ws, &cfg, nil)
+	}))
+	defer ts.Close()
+	client, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	s := <-streams
+	var lagged []string
+	s.onLag = func(chs []string) { lagged = append(lagged, chs...) }
+
+	sl := s.reserve()
+	s.write([]byte("note 1"))
+	for i := range 20 {
+		if err := s.writeAction("cs", fmt.Appendf(nil, "cs %d", i)); err != nil {
+			t.Fatalf("writeAction %d: %v", i, err)
+		}
+	}
+	s.write([]byte("note 2"))
+	if !slices.Equal(lagged, []string{"cs"}) {
+		t.Fatalf("lagging channels %v, want [cs] once", lagged)
+	}
+	s.resynced("cs", [][]byte{[]byte("catch-up")})
+	s.writeAction("cs", []byte("cs after"))
+	s.fill(sl, []byte("reply"))
+	s.closeWith(websocket.CloseNormalClosure, "")
+
+	var got []string
+	for {
+		_, data, err := client.ReadMessage()
+		if err != nil {
+			if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+				t.Fatalf("connection ended with %v", err)
+			}
+			break
+		}
+		got = append(got, string(data))
+	}
+	// The first eight actions fit; the ninth passed the bound.
+	want := []string{"reply", "note 1", "note 2", "catch-up", "cs after"}
+	if !slices.Equal(got, want) {
+		t.Errorf("frames %q, want %q", got, want)
+	}
+	<-s.done
+}
+
+// TestUnreadRepliesStillClose: frames no snapshot replaces (replies,
+// notifications) close the connection past four times the bound.
+func TestUnreadRepliesStillClose(t *testing.T) {
+	cfg := Config{}
+	cfg.setDefaults()
+	cfg.SendQueue = 4
+	s := &stream{cfg: &cfg, wake: make(chan struct{}, 1), resyncing: map[string]bool{}}
+	s.reserve()
+	for i := range 4*4 - 1 {
+		if err := s.write([]byte("r")); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if err := s.write([]byte("r")); err == nil {
+		t.Fatal("a 17th frame behind the unread reply was queued")
+	}
+	if s.closeReq == nil || s.closeReq.code != websocket.ClosePolicyViolation || !strings.Contains(s.closeReq.reason, "send queue overflow") {
+		t.Errorf("close %+v, want 1008 send queue overflow", s.closeReq)
+	}
 }

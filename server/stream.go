@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -23,6 +23,26 @@ type closeMsg struct {
 	reason string
 }
 
+// frame is one message bound for the peer. channel is set for an action
+// on a changeset channel that a fresh snapshot can stand in for: such a
+// frame may be dropped from a backlog that does not drain (see lagLocked).
+// slot is set for a reply's place reserved in the queue (reserve): the
+// writer stops there until fill gives it its bytes.
+type frame struct {
+	data    []byte
+	channel string
+	slot    *slot
+}
+
+// slot is a place in the queue kept for a reply that is still being
+// gathered, such as initialize's snapshots: whatever is queued after the
+// reservation goes out after the reply, and what was queued before goes
+// out meanwhile.
+type slot struct {
+	data   []byte
+	filled bool
+}
+
 // stream frames JSON-RPC over one WebSocket connection. Writes never
 // block: they go to a bounded queue drained by one writer goroutine.
 // Reads decode each frame once and answer malformed ones directly.
@@ -30,25 +50,45 @@ type closeMsg struct {
 // The queue is a slice that grows with what is pending, not a channel
 // sized for the worst case: an idle connection costs no queue memory, and
 // a thousand subscribers cost a thousand small slices.
+//
+// A client that reads, only more slowly than a burst is produced, is
+// caught up rather than dropped: once the backlog passes SendQueue
+// messages or SendQueueBytes, the changeset actions in it are dropped and
+// onLag asks for a snapshot of each of their channels; until resynced
+// queues it, further actions of those channels are dropped as they come
+// (the snapshot covers them). Only a backlog of frames nothing can stand
+// in for (replies, notifications) closes the connection, at four times
+// the bounds; a client that reads nothing at all is closed when a write
+// times out.
 type stream struct {
 	ws       *websocket.Conn
 	maxFrame int64
 	cfg      *Config
 	onClose  func(code int, reason string) // called once, from the goroutine that decided to close
+	onLag    func(channels []string)       // called without the lock; the channels await resynced
 
 	wake chan struct{} // capacity 1: something is pending or a close was asked for
 
-	mu        sync.Mutex
-	pending   [][]byte  // frames queued for the writer, oldest first
-	closeReq  *closeMsg // set once; written after pending
-	held      int       // hold depth; while > 0 writes go to heldBuf
-	heldBuf   [][]byte  // frames written while held
-	closing   bool
-	closeOnce sync.Once
-	done      chan struct{} // closed when the writer exits
-	readOnce  sync.Once
-	readDone  chan struct{} // closed when reading has ended
+	mu          sync.Mutex
+	pending     []frame // frames queued for the writer, oldest first
+	queuedBytes int64   // bytes in pending
+	resyncing   map[string]bool
+	closeReq    *closeMsg // set once; written after pending
+	closing     bool
+	closeOnce   sync.Once
+	done        chan struct{} // closed when the writer exits
+	readOnce    sync.Once
+	readDone    chan struct{} // closed when reading has ended
 }
+
+// writeBatch is how many frames the writer takes from the queue at a
+// time: the rest stays in the queue, where a lagging client's backlog can
+// still be replaced by a snapshot.
+const writeBatch = 64
+
+// hardFactor multiplies the queue bounds for frames that cannot be
+// dropped: past it the client is not reading its replies.
+const hardFactor = 4
 
 // closeGrace is how long the writer waits, after sending a close frame,
 // for the peer's close before dropping the TCP connection. Closing at once
@@ -61,13 +101,14 @@ const maxDrain = 64 << 20
 
 func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stream {
 	s := &stream{
-		ws:       ws,
-		maxFrame: cfg.MaxFrameBytes,
-		cfg:      cfg,
-		onClose:  onClose,
-		wake:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		readDone: make(chan struct{}),
+		ws:        ws,
+		maxFrame:  cfg.MaxFrameBytes,
+		cfg:       cfg,
+		onClose:   onClose,
+		wake:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		readDone:  make(chan struct{}),
+		resyncing: map[string]bool{},
 	}
 	// A peer that answers our pings (or pings us) is alive even when it
 	// sends no messages: each control frame extends the read deadline.
@@ -96,31 +137,98 @@ func (s *stream) WriteObject(obj any) error {
 	return s.write(data)
 }
 
-func (s *stream) write(data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return io.ErrClosedPipe
-	}
-	if s.held > 0 {
-		s.heldBuf = append(s.heldBuf, data)
-		if len(s.heldBuf) > s.cfg.SendQueue {
-			s.overflowLocked()
-			return io.ErrClosedPipe
-		}
-		return nil
-	}
-	return s.enqueueLocked(data)
+func (s *stream) write(data []byte) error { return s.push(frame{data: data}) }
+
+// writeAction queues an action frame of a changeset channel, which a
+// snapshot of the channel can replace.
+func (s *stream) writeAction(channel string, data []byte) error {
+	return s.push(frame{data: data, channel: channel})
 }
 
-func (s *stream) enqueueLocked(data []byte) error {
-	if len(s.pending) >= s.cfg.SendQueue {
-		s.overflowLocked()
-		return io.ErrClosedPipe
+func (s *stream) push(f frame) error {
+	s.mu.Lock()
+	lagged, err := s.pushLocked(f)
+	s.mu.Unlock()
+	if len(lagged) > 0 && s.onLag != nil {
+		s.onLag(lagged)
 	}
-	s.pending = append(s.pending, data)
+	return err
+}
+
+func (s *stream) pushLocked(f frame) ([]string, error) {
+	if s.closing {
+		return nil, io.ErrClosedPipe
+	}
+	if f.channel != "" && s.resyncing[f.channel] {
+		return nil, nil // the snapshot on its way covers it
+	}
+	s.appendLocked(f)
+	if len(s.pending) <= s.cfg.SendQueue && s.queuedBytes <= s.cfg.SendQueueBytes {
+		return nil, nil
+	}
+	lagged := s.lagLocked()
+	if s.overHardLocked() {
+		s.overflowLocked()
+		return nil, io.ErrClosedPipe
+	}
+	return lagged, nil
+}
+
+func (s *stream) appendLocked(f frame) {
+	s.queuedBytes += int64(len(f.data))
+	s.pending = append(s.pending, f)
 	s.signal()
-	return nil
+}
+
+// overHardLocked reports whether the backlog passed the bounds for frames
+// nothing can stand in for.
+func (s *stream) overHardLocked() bool {
+	return len(s.pending) > hardFactor*s.cfg.SendQueue || s.queuedBytes > hardFactor*s.cfg.SendQueueBytes
+}
+
+// lagLocked drops every droppable frame of the backlog and returns the
+// channels they belonged to, now marked as awaiting a snapshot.
+func (s *stream) lagLocked() []string {
+	var lagged []string
+	drop := func(q []frame) []frame {
+		kept := q[:0]
+		for _, f := range q {
+			if f.channel == "" {
+				kept = append(kept, f)
+				continue
+			}
+			s.queuedBytes -= int64(len(f.data))
+			if !s.resyncing[f.channel] {
+				s.resyncing[f.channel] = true
+				lagged = append(lagged, f.channel)
+			}
+		}
+		clear(q[len(kept):]) // let the dropped frames go
+		return kept
+	}
+	s.pending = drop(s.pending)
+	return lagged
+}
+
+// resynced queues the frames that bring channel up to date after onLag
+// named it, and lets its actions through again. It must be called with
+// the channel's sequence held (session calls Attach's done under its
+// commit lock), so no action falls between the snapshot and the stream.
+// The frames are queued even past the soft bounds: they are what the
+// client needs to catch up.
+func (s *stream) resynced(channel string, frames [][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.resyncing, channel)
+	if s.closing {
+		return
+	}
+	for _, data := range frames {
+		s.appendLocked(frame{data: data})
+	}
+	if s.overHardLocked() {
+		s.overflowLocked()
+	}
 }
 
 // signal wakes the writer; a wake already pending covers this one.
@@ -134,43 +242,34 @@ func (s *stream) signal() {
 // overflowLocked closes a connection whose client stopped reading. What
 // is queued is dropped: the close frame goes out next.
 func (s *stream) overflowLocked() {
-	metrics.SlowClients.Inc()
-	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", s.cfg.SendQueue)
-	s.pending = nil
+	s.cfg.Metrics.SlowClientDropped()
+	reason := fmt.Sprintf("send queue overflow: client did not read %d pending messages", len(s.pending))
+	s.pending, s.queuedBytes = nil, 0
 	s.closeLocked(websocket.ClosePolicyViolation, reason)
 }
 
-// hold diverts writes into a side buffer until release; it lets a reply
-// that gathers several channels precede every action queued meanwhile.
-func (s *stream) hold() {
-	s.mu.Lock()
-	s.held++
-	s.mu.Unlock()
-}
-
-// release queues first and then everything written while held.
-func (s *stream) release(first []byte) {
+// reserve keeps the next place in the queue for a reply that fill
+// supplies later.
+func (s *stream) reserve() *slot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.held--
+	sl := &slot{}
+	if !s.closing {
+		s.pending = append(s.pending, frame{slot: sl})
+	}
+	return sl
+}
+
+// fill gives a reserved place its reply and lets the writer past it.
+func (s *stream) fill(sl *slot, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closing {
 		return
 	}
-	if s.held > 0 {
-		// An outer hold is still open: keep order behind it.
-		s.heldBuf = append([][]byte{first}, s.heldBuf...)
-		return
-	}
-	buf := s.heldBuf
-	s.heldBuf = nil
-	if first != nil && s.enqueueLocked(first) != nil {
-		return
-	}
-	for _, b := range buf {
-		if s.enqueueLocked(b) != nil {
-			return
-		}
-	}
+	sl.data, sl.filled = data, true
+	s.queuedBytes += int64(len(data))
+	s.signal()
 }
 
 func (s *stream) isClosing() bool {
@@ -205,7 +304,7 @@ func (s *stream) writeLoop() {
 	defer s.ws.Close()
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
-	var spare [][]byte // the previous batch's backing array, reused
+	batch := make([]frame, 0, writeBatch)
 	for {
 		select {
 		case <-s.wake:
@@ -218,7 +317,20 @@ func (s *stream) writeLoop() {
 		}
 		for {
 			s.mu.Lock()
-			if len(s.pending) == 0 {
+			// The batch ends at a place still reserved for a reply; once
+			// closing, such a place is given up (nobody will read it).
+			n := 0
+			for n < len(s.pending) && n < writeBatch {
+				if sl := s.pending[n].slot; sl != nil && !sl.filled && !s.closing {
+					break
+				}
+				n++
+			}
+			if n == 0 && len(s.pending) > 0 {
+				s.mu.Unlock()
+				break // wait for fill
+			}
+			if n == 0 {
 				cm := s.closeReq
 				s.mu.Unlock()
 				if cm == nil {
@@ -232,25 +344,48 @@ func (s *stream) writeLoop() {
 				}
 				return
 			}
-			// Swap arrays with the producers: the batch is the writer's
-			// alone until it becomes the spare again.
-			batch := s.pending
-			s.pending = spare[:0]
+			// Take a batch off the front; the rest stays where a lagging
+			// client's backlog can still be replaced.
+			batch = append(batch[:0], s.pending[:n]...)
+			rest := copy(s.pending, s.pending[n:])
+			clear(s.pending[rest:])
+			s.pending = s.pending[:rest]
+			if rest == 0 && cap(s.pending) > 4*writeBatch {
+				s.pending = nil // a burst's array is let go
+			}
+			for i, f := range batch {
+				if f.slot != nil {
+					batch[i].data = f.slot.data // nil: given up while closing
+				}
+				s.queuedBytes -= int64(len(batch[i].data))
+			}
 			s.mu.Unlock()
-			spare = nil
-			for i, data := range batch {
+			for i, f := range batch {
+				if f.data == nil {
+					continue
+				}
 				s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				if err := s.ws.WriteMessage(websocket.TextMessage, data); err != nil {
-					s.closeWith(websocket.CloseAbnormalClosure, "write failed")
+				if err := s.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
+					s.writeFailed(err)
 					return
 				}
-				batch[i] = nil // the frame may be large; do not keep it alive
-			}
-			if cap(batch) <= 64 {
-				spare = batch // small arrays are reused; a burst's is let go
+				batch[i] = frame{} // the frame may be large; do not keep it alive
 			}
 		}
 	}
+}
+
+// writeFailed closes the stream after a failed write. A write that timed
+// out means the client stopped reading altogether: that is the one slow
+// client that is disconnected, and the reason says so.
+func (s *stream) writeFailed(err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		s.cfg.Metrics.SlowClientDropped()
+		s.closeWith(websocket.ClosePolicyViolation, fmt.Sprintf("send queue overflow: client read nothing for %v", s.cfg.WriteTimeout))
+		return
+	}
+	s.closeWith(websocket.CloseAbnormalClosure, "write failed")
 }
 
 // truncateReason keeps a close reason within the 123 bytes a close frame

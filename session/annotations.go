@@ -306,8 +306,14 @@ func (s *Session) checkAnchor(turnID, resource string, r *protocol.TextRange) st
 	case turnID != BaselineTurnID && s.turnByID(turnID) == nil:
 		return fmt.Sprintf("turnId %q is not a turn of this session (%s)", turnID, s.knownTurns())
 	}
-	if _, _, ok := s.locate(resource); !ok {
+	i, _, ok := s.locate(resource)
+	if !ok {
 		return fmt.Sprintf("resource %q is not a file:// URI inside the session's working directories", resource)
+	}
+	if path, err := confine.PathFromFileURI(resource); err == nil {
+		if why := anchorOutside(s.dirs[i], path); why != "" {
+			return fmt.Sprintf("resource %q cannot carry an annotation: %s", resource, why)
+		}
 	}
 	if r != nil {
 		switch {

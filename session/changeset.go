@@ -555,22 +555,24 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 				continue
 			}
 			seen := map[string]bool{}
+			var changes []protocol.Action
 			for _, fc := range r.list.Files {
 				f, o := s.fileOf(r.ws, fc, cs)
 				seen[f.ID] = true
 				cs.origin[f.ID] = o
 				if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
-					cs.commit(s, protocol.ChangesetFileSet{File: f}, nil)
+					changes = append(changes, protocol.ChangesetFileSet{File: f})
 				}
 			}
-			for _, f := range slices.Clone(cs.state.Files) {
+			for _, f := range cs.state.Files {
 				o, ok := cs.origin[f.ID]
 				if !ok || o.ws != r.ws || seen[f.ID] || !underAny(o, r.paths) {
 					continue
 				}
 				delete(cs.origin, f.ID)
-				cs.commit(s, protocol.ChangesetFileRemoved{FileID: f.ID}, nil)
+				changes = append(changes, protocol.ChangesetFileRemoved{FileID: f.ID})
 			}
+			cs.commitFiles(s, changes)
 		}
 	}
 	cs.syncOperations(s)
@@ -777,6 +779,7 @@ func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
 func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
 	failed := map[int]bool{}
 	seen := map[string]bool{}
+	var changes []protocol.Action
 	for _, r := range results {
 		if r.err != nil {
 			failed[r.ws] = true
@@ -787,11 +790,11 @@ func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
 			seen[f.ID] = true
 			cs.origin[f.ID] = o
 			if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
-				cs.commit(s, protocol.ChangesetFileSet{File: f}, nil)
+				changes = append(changes, protocol.ChangesetFileSet{File: f})
 			}
 		}
 	}
-	for _, f := range slices.Clone(cs.state.Files) {
+	for _, f := range cs.state.Files {
 		if seen[f.ID] {
 			continue
 		}
@@ -799,6 +802,60 @@ func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
 			continue
 		}
 		delete(cs.origin, f.ID)
-		cs.commit(s, protocol.ChangesetFileRemoved{FileID: f.ID}, nil)
+		changes = append(changes, protocol.ChangesetFileRemoved{FileID: f.ID})
 	}
+	cs.commitFiles(s, changes)
+}
+
+// coalesceFiles is how many file changes one refresh publishes one by one;
+// more (a checkout, a rebase) go out as a single contentChanged with the
+// resulting list. Thousands of fileSet actions would cost every
+// subscriber thousands of frames, and the state one reduction each.
+const coalesceFiles = 256
+
+// commitFiles publishes a refresh's fileSet and fileRemoved actions, in
+// order, or past coalesceFiles one contentChanged with the list they
+// produce (operations kept).
+func (cs *csChannel) commitFiles(s *Session, changes []protocol.Action) {
+	if len(changes) <= coalesceFiles {
+		for _, a := range changes {
+			cs.commit(s, a, nil)
+		}
+		return
+	}
+	// The reducer's effects, applied in one pass: fileSet replaces in
+	// place or appends, fileRemoved removes.
+	files := slices.Clone(cs.state.Files)
+	removed := make([]bool, len(files), len(files)+len(changes))
+	at := make(map[string]int, len(files))
+	for i, f := range files {
+		at[f.ID] = i
+	}
+	for _, a := range changes {
+		switch a := a.(type) {
+		case protocol.ChangesetFileSet:
+			if i, ok := at[a.File.ID]; ok {
+				files[i] = a.File
+				continue
+			}
+			at[a.File.ID] = len(files)
+			files = append(files, a.File)
+			removed = append(removed, false)
+		case protocol.ChangesetFileRemoved:
+			if i, ok := at[a.FileID]; ok {
+				removed[i] = true
+				delete(at, a.FileID)
+			}
+		}
+	}
+	kept := files[:0]
+	for i, f := range files {
+		if !removed[i] {
+			kept = append(kept, f)
+		}
+	}
+	if kept == nil {
+		kept = []protocol.ChangesetFile{}
+	}
+	cs.commit(s, protocol.ChangesetContentChanged{Files: kept}, nil)
 }

@@ -186,6 +186,11 @@ type Attachment struct {
 	// false when some were evicted from the replay buffer.
 	Replay    []protocol.ActionEnvelope
 	CanReplay bool
+	// NextSeq, called inside done only, consumes a serverSeq for an
+	// envelope that this subscriber alone receives: a transport catching a
+	// lagging client up from the snapshot sends it actions numbered after
+	// the snapshot and before every later action, as any client expects.
+	NextSeq func() int64
 }
 
 // attach registers sub on c and calls done with a snapshot taken at the
@@ -204,6 +209,7 @@ func (m *Manager) attach(c *channel, sub Subscriber, lastSeen int64, state func(
 		at.Replay, at.CanReplay = c.replayLocked(lastSeen)
 	}
 	at.Snapshot = protocol.Snapshot{Resource: c.uri, State: state(), FromSeq: m.seq}
+	at.NextSeq = func() int64 { m.seq++; return m.seq } // commitMu is held while done runs
 	c.subs[sub] = struct{}{}
 	done(at, nil)
 }

@@ -28,7 +28,11 @@ func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]
 		if !ok {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: session %s does not exist", uri, sm[1])
 		}
-		return s.ReadBlob(ctx, sm[2])
+		b, err := s.ReadBlob(ctx, sm[2])
+		if err == nil && int64(len(b)) > limit {
+			return nil, tooLarge(uri, limit)
+		}
+		return b, err
 	}
 	if strings.HasPrefix(uri, "file:") {
 		return m.readFile(uri, limit)
@@ -44,35 +48,61 @@ func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return m.readLink(uri, path)
+	if strings.ContainsRune(path, 0) {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: the path contains a NUL byte", uri)
 	}
-	real, err := filepath.EvalSymlinks(path)
+	// The directories above the file are resolved once, to find the
+	// session directory it lies in; from there on every step is taken
+	// inside that directory through os.Root, so a directory swapped for a
+	// symbolic link meanwhile cannot lead outside it.
+	parent, err := filepath.EvalSymlinks(filepath.Dir(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: file does not exist", uri)
 	}
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
-	if !m.insideSessionDirs(real) {
+	dir, rel, ok := m.sessionDirOf(filepath.Join(parent, filepath.Base(path)))
+	if !ok {
 		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: outside every session's working directories", uri)
 	}
-	// Lstat before opening: a named pipe, socket or device is refused
-	// without being opened (opening a FIFO blocks until a writer comes,
-	// pinning an OS thread per read). The open itself is non-blocking
-	// and the type checked again on the descriptor, in case the file was
-	// swapped between the two.
-	if fi, err := os.Lstat(real); err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	} else if !fi.Mode().IsRegular() {
-		return nil, notRegular(uri, fi.Mode())
+	if underGitDir(rel) {
+		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: files under .git are not served; only the working tree and stored objects are", uri)
 	}
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
+	defer root.Close()
+	// Lstat before opening: a symbolic link is served as its target (its
+	// content as git stores it), and a named pipe, socket or device is
+	// refused without being opened (opening a FIFO blocks until a writer
+	// comes, pinning an OS thread per read). The open itself is
+	// non-blocking and the type checked again on the descriptor, in case
+	// the file was swapped between the two.
+	fi, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: file does not exist", uri)
+	}
+	if err != nil {
+		return nil, refusedOpen(uri, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, err := root.Readlink(rel)
+		if err != nil {
+			return nil, refusedOpen(uri, err)
+		}
+		return []byte(t), nil
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular(uri, fi.Mode())
+	}
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, refusedOpen(uri, err)
+	}
 	defer f.Close()
-	fi, err := f.Stat()
+	fi, err = f.Stat()
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
@@ -83,32 +113,34 @@ func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
 		// A second name for a file may point outside the workspace.
 		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: the file has other hard links; it is not served", uri)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	if fi.Size() > limit {
+		return nil, tooLarge(uri, limit)
+	}
+	// One buffer of the size stat gave, and one byte more to notice a
+	// file that grew meanwhile; io.ReadAll would grow and copy its buffer
+	// all the way up.
+	data := make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(f, data)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
-	if int64(len(data)) > limit {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: file is larger than %d bytes", uri, limit)
+	if int64(n) > fi.Size() {
+		rest, err := io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
+		if err != nil {
+			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+		}
+		data = append(data[:n], rest...)
+		n = len(data)
 	}
-	return data, nil
+	if int64(n) > limit {
+		return nil, tooLarge(uri, limit)
+	}
+	return data[:n], nil
 }
 
-// readLink returns a symbolic link's target, which is its content as git
-// stores and diffs it; the link is not followed.
-func (m *Manager) readLink(uri, path string) ([]byte, error) {
-	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
-	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	}
-	link := filepath.Join(dir, filepath.Base(path))
-	if !m.insideSessionDirs(link) {
-		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: outside every session's working directories", uri)
-	}
-	t, err := os.Readlink(link)
-	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	}
-	return []byte(t), nil
+// tooLarge is the refusal of content over the limit of one read.
+func tooLarge(uri string, limit int64) error {
+	return protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: content is larger than %d bytes, the most one read returns", uri, limit)
 }
 
 // notRegular is the refusal of a file that is not a regular file.
@@ -127,17 +159,67 @@ func notRegular(uri string, m fs.FileMode) error {
 	return protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: is a %s, not a regular file; only regular files are served", uri, kind)
 }
 
-// insideSessionDirs reports whether real (a symlink-free absolute path)
-// lies inside a working directory of some session.
-func (m *Manager) insideSessionDirs(real string) bool {
+// sessionDirOf returns the working directory of some session that path
+// (absolute, its directories free of symbolic links) lies strictly
+// inside, and path relative to it.
+func (m *Manager) sessionDirOf(path string) (dir, rel string, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.sessions {
 		for _, d := range s.dirs {
-			if confine.Contains(d, real) {
-				return true
+			if !confine.Contains(d, path) {
+				continue
+			}
+			if r, err := filepath.Rel(d, path); err == nil && r != "." && !strings.HasPrefix(r, "..") {
+				return d, r, true
 			}
 		}
 	}
+	return "", "", false
+}
+
+// underGitDir reports whether a relative path names a .git entry or
+// something inside one (a repository's, a submodule's or a worktree's):
+// its config, hooks and objects are not working-tree content.
+func underGitDir(rel string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if strings.EqualFold(part, ".git") {
+			return true
+		}
+	}
 	return false
+}
+
+// refusedOpen is the answer to a file os.Root would not open: one reached
+// through a symbolic link that leads outside the directory is refused,
+// anything else is not found.
+func refusedOpen(uri string, err error) error {
+	if strings.Contains(err.Error(), "escapes") || errors.Is(err, syscall.ELOOP) {
+		return protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: reached through a symbolic link that leads outside the working directory", uri)
+	}
+	return protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+}
+
+// anchorOutside returns why an annotation cannot be anchored at path,
+// which lies lexically inside dir: a NUL byte, or an existing directory
+// on the way that is a symbolic link leading outside dir. "" if neither.
+func anchorOutside(dir, path string) string {
+	if strings.ContainsRune(path, 0) {
+		return "the path contains a NUL byte"
+	}
+	// The longest part of the path that exists decides where it leads.
+	for p := path; confine.Contains(dir, p) && p != dir; p = filepath.Dir(p) {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		if realDir, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = realDir
+		}
+		if !confine.Contains(dir, real) {
+			return "the path leads outside the working directory through a symbolic link"
+		}
+		return ""
+	}
+	return ""
 }

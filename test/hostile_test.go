@@ -75,7 +75,7 @@ func hostileCases(sessionURI, changesetURI, repo string) []hostileCase {
 		{"resourceRead uri number", req("resourceRead", `{"channel":"ahp-root://","uri":5}`), protocol.CodeInvalidParams},
 		{"resourceRead outside", req("resourceRead", `{"channel":"ahp-root://","uri":"file:///etc/passwd"}`), protocol.CodePermissionDenied},
 		{"resourceRead dotdot", req("resourceRead", fmt.Sprintf(`{"channel":"ahp-root://","uri":"file://%s/../../../etc/passwd"}`, repo)), protocol.CodePermissionDenied},
-		{"resourceRead git dir", req("resourceRead", fmt.Sprintf(`{"channel":"ahp-root://","uri":"file://%s/.git/config"}`, repo)), 0},
+		{"resourceRead git dir", req("resourceRead", fmt.Sprintf(`{"channel":"ahp-root://","uri":"file://%s/.git/config"}`, repo)), protocol.CodePermissionDenied},
 		{"resourceRead bad blob", req("resourceRead", `{"channel":"ahp-root://","uri":"ahp-session:/x/blob/zz"}`), protocol.CodeNotFound},
 		{"resourceRead unknown blob", req("resourceRead", fmt.Sprintf(`{"channel":"ahp-root://","uri":"%s/blob/%s"}`, sessionURI, strings.Repeat("ab", 20))), protocol.CodeNotFound},
 		{"resourceRead bad encoding", req("resourceRead", fmt.Sprintf(`{"channel":"ahp-root://","uri":"file://%s/a.txt","encoding":"utf-16"}`, repo)), protocol.CodeInvalidParams},

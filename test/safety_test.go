@@ -705,3 +705,198 @@ func TestRangeRevertQueuedWhileFileChangesRefused(t *testing.T) {
 		t.Fatalf("a refused range revert changed the file:\n%s", got)
 	}
 }
+
+// trackedNumstat is git's view of the uncommitted changes of a repository
+// without untracked files: path -> "added removed".
+func trackedNumstat(t *testing.T, repo string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, rec := range strings.Split(string(gitOut(t, repo, "diff", "HEAD", "--numstat", "--no-renames", "-z")), "\x00") {
+		f := strings.SplitN(rec, "\t", 3)
+		if len(f) == 3 {
+			out[f[2]] = f[0] + " " + f[1]
+		}
+	}
+	return out
+}
+
+// sameAsNumstat reports whether st is ready with exactly git's files and
+// line counts.
+func sameAsNumstat(st protocol.ChangesetState, repo string, want map[string]string) bool {
+	if !ready(st) || len(st.Files) != len(want) {
+		return false
+	}
+	for p, n := range want {
+		f := fileByPath(st, repo, p)
+		if f == nil || f.Edit.Diff == nil || f.Edit.Diff.Added == nil || f.Edit.Diff.Removed == nil {
+			return false
+		}
+		if fmt.Sprintf("%d %d", *f.Edit.Diff.Added, *f.Edit.Diff.Removed) != n {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBurstCatchesUpSlowReaders changes 10,000 files at once, as a
+// checkout does, and puts them back, under three subscribers of which one
+// takes its frames in slowly and the send queue is small: the slow one is
+// caught up with a snapshot rather than disconnected, and every one of
+// them ends with git's view.
+func TestBurstCatchesUpSlowReaders(t *testing.T) {
+	const n = 10000
+	repo := t.TempDir()
+	if real, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = real
+	}
+	git(t, repo, "init", "-q", "-b", "main")
+	for i := range n {
+		writeFile(t, repo, fmt.Sprintf("d%02d/f%05d.txt", i%50, i), "one\ntwo\n")
+	}
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "base")
+	d := startDaemon(t, "--send-queue", "64", repo)
+	c1 := d.client(t, "fast-1")
+	uri := expand(t, catalogue(t, c1, onlySession(t, c1).Resource)["uncommitted"].URITemplate, nil)
+	var mirrors []*changesetMirror
+	var clients []*fake.Client
+	for i, id := range []string{"fast-1", "fast-2", "slow"} {
+		c := c1
+		if i > 0 {
+			c = d.client(t, id)
+		}
+		if id == "slow" {
+			c.SetReadDelay(time.Millisecond)
+		}
+		clients = append(clients, c)
+		m := mirrorChangeset(t, c, uri)
+		m.Wait("clean", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 0 })
+		mirrors = append(mirrors, m)
+	}
+
+	// converge polls each mirror's state: reducing thousands of
+	// envelopes on every frame, as Wait does, would cost more than the
+	// daemon's whole burst.
+	converge := func(what string) {
+		t.Helper()
+		want := trackedNumstat(t, repo)
+		deadline := time.Now().Add(3 * time.Minute)
+		for i, m := range mirrors {
+			for !sameAsNumstat(m.State(), repo, want) {
+				if closed, code, reason := clients[i].Closed(); closed {
+					t.Fatalf("%s: subscriber %d was disconnected: %d %s", what, i, code, reason)
+				}
+				if time.Now().After(deadline) {
+					st := m.State()
+					t.Fatalf("%s: subscriber %d has %d files (%s), git %d", what, i, len(st.Files), st.Status, len(want))
+				}
+				time.Sleep(50 * time.Millisecond) // polling for a state, not timing anything
+			}
+		}
+	}
+	for i := range n {
+		writeFile(t, repo, fmt.Sprintf("d%02d/f%05d.txt", i%50, i), "one\n2\nthree\n")
+	}
+	converge("after changing every file")
+	git(t, repo, "checkout", "-q", "--", ".")
+	converge("after checking them out again")
+	if d.stderr.contains("send queue overflow") {
+		t.Errorf("a subscriber was disconnected as too slow:\n%s", d.stderr)
+	}
+	t.Logf("catch-ups: %d", strings.Count(d.stderr.String(), "backlog on a channel is replaced"))
+}
+
+// TestReadsAndAnnotationsStayInTheWorkingTree: resourceRead serves the
+// working tree and stored objects but nothing under .git, nor a file
+// reached through a directory link that leads outside; an annotation on a
+// path through such a link, or with a NUL byte, is refused saying why.
+func TestReadsAndAnnotationsStayInTheWorkingTree(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	outside := t.TempDir()
+	writeFile(t, outside, "secret.txt", "secret\n")
+	if err := os.Symlink(outside, filepath.Join(repo, "out")); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, repo)
+	c := d.client(t, "reader")
+	sum := onlySession(t, c)
+	read := func(uri string) error {
+		return c.Call(ctx(t), protocol.MethodResourceRead, map[string]any{"channel": protocol.RootURI, "uri": uri}, nil)
+	}
+	if err := read("file://" + repo + "/a.txt"); err != nil {
+		t.Fatalf("working-tree file: %v", err)
+	}
+	for _, rel := range []string{".git/config", ".git/HEAD", "out/secret.txt"} {
+		err := read("file://" + repo + "/" + rel)
+		if rpcCode(err) != protocol.CodePermissionDenied {
+			t.Errorf("%s: %v, want -32009 permission denied", rel, err)
+		}
+	}
+	if err := read("file://" + repo + "/a.txt%00.png"); rpcCode(err) != protocol.CodeInvalidParams {
+		t.Errorf("a path with NUL: %v, want -32602", err)
+	}
+
+	uri := protocol.AnnotationsURI(sum.Resource)
+	subscribe(t, c, uri)
+	for i, tc := range []struct{ resource, want string }{
+		{"file://" + repo + "/out/secret.txt", "symbolic link"},
+		{"file://" + repo + "/out/new.txt", "symbolic link"},
+		{"file://" + repo + "/a.txt%00", "NUL"},
+	} {
+		seq := int64(i + 1)
+		dispatchOn(t, c, uri, seq, map[string]any{"type": "annotations/set", "annotation": map[string]any{
+			"id": fmt.Sprintf("n%d", i), "turnId": "baseline", "resource": tc.resource, "resolved": false, "entries": []any{map[string]any{"id": "e", "text": "x"}}}})
+		if reason := rejectionOf(t, c, uri, seq); !strings.Contains(reason, tc.want) {
+			t.Errorf("annotation on %s: rejected with %q, want it to name %q", tc.resource, reason, tc.want)
+		}
+	}
+}
+
+// openFDs counts the daemon's open file descriptors.
+func (d *daemon) openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(d.cmd.Process.Pid) + "/fd")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	return len(ents)
+}
+
+// TestIdleHTTPConnectionsAreBounded opens 3,000 keep-alive connections
+// that each ask /healthz once and then idle, as a flood needing no token
+// can: the daemon keeps only a bounded number of them open, and a client
+// with the token is still served.
+func TestIdleHTTPConnectionsAreBounded(t *testing.T) {
+	const flood = 3000
+	d := startDaemon(t, t.TempDir())
+	before := d.openFDs(t)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range flood {
+		c, err := net.Dial("tcp", d.Addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if _, err := fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", d.Addr); err != nil {
+			continue // closed already: that is the bound at work
+		}
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		buf := make([]byte, 512)
+		_, _ = c.Read(buf) // the answer, or EOF once the daemon closed it
+	}
+	if n := d.openFDs(t) - before; n > 200 {
+		t.Errorf("the daemon holds %d more descriptors after %d idle HTTP connections; want them bounded", n, flood)
+	}
+	c := d.client(t, "legitimate")
+	if err := c.Call(ctx(t), protocol.MethodPing, map[string]any{"channel": protocol.RootURI}, nil); err != nil {
+		t.Fatalf("a client with the token is not served: %v", err)
+	}
+	if resp := httpGet(t, "http://"+d.Addr+"/healthz", nil); resp.StatusCode != 200 {
+		t.Errorf("/healthz: %s", resp.Status)
+	}
+}

@@ -25,7 +25,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -50,6 +49,7 @@ import (
 var (
 	_ session.Store   = (*store.DB)(nil)
 	_ session.Metrics = metrics.Session{}
+	_ server.Metrics  = metrics.Server{}
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -153,7 +153,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.IntVar(&a.replayBuffer, "replay-buffer", session.DefaultReplayBuffer, "actions kept per channel for reconnect replay")
 	fs.Int64Var(&a.maxFrame, "max-frame", server.DefaultMaxFrameBytes, "largest accepted WebSocket message in bytes")
-	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow client is disconnected")
+	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow reader's changeset backlog is replaced by a snapshot (frames no snapshot replaces close it at four times this)")
 	fs.IntVar(&a.maxConns, "max-conns", server.DefaultMaxConns, "concurrent WebSocket connections; more get HTTP 503")
 	fs.StringVar(&a.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
 	fs.Usage = func() {
@@ -285,15 +285,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Version:       version,
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 	})
-	srv := server.New(server.Config{
-		Token:         token,
-		AllowOrigins:  a.allowOrigins,
-		AllowHosts:    a.allowHosts,
-		MaxFrameBytes: a.maxFrame,
-		SendQueue:     a.sendQueue,
-		MaxConns:      a.maxConns,
-		Version:       version,
-	}, m, log)
+	scfg := server.Config{
+		Token:          token,
+		AllowOrigins:   a.allowOrigins,
+		AllowHosts:     a.allowHosts,
+		MaxFrameBytes:  a.maxFrame,
+		SendQueue:      a.sendQueue,
+		MaxConns:       a.maxConns,
+		Version:        version,
+		Metrics:        metrics.Server{},
+		MetricsHandler: metrics.Handler(),
+	}
+	if err := scfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "changesetd: %v\n", err)
+		return 2
+	}
+	srv := server.New(scfg, m, log)
 
 	restored, err := restoreSessions(db, m, snaps, log)
 	if err != nil {
@@ -320,7 +327,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := srv.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
@@ -349,18 +356,24 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("server stopped", "err", err)
 	}
 	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	// Stop accepting connections (hs.Shutdown closes the listener and
 	// does not wait for WebSockets); then operations and turn boundaries
 	// in progress finish and answer while new ones are refused; then
-	// every connection gets a close frame; then the sessions stop, and
-	// only then (deferred) the stores close under them.
-	_ = hs.Shutdown(sctx)
-	if err := m.Drain(sctx); err != nil {
+	// every connection gets a close frame once its replies in flight are
+	// queued; then the sessions stop, and only then (deferred) the stores
+	// close under them. Each step has a budget of its own: a drain that
+	// takes all of its time must not leave none for the replies it let
+	// finish to reach their clients.
+	step := func(f func(context.Context) error) error {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return f(sctx)
+	}
+	_ = step(hs.Shutdown)
+	if err := step(m.Drain); err != nil {
 		log.Warn("operations still running at shutdown", "err", err)
 	}
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := step(srv.Shutdown); err != nil {
 		log.Warn("connections did not close in time", "err", err)
 	}
 	m.Close()

@@ -40,6 +40,7 @@ type Client struct {
 	changed     chan struct{}
 	closed      bool
 	stalled     bool
+	readDelay   time.Duration
 	unstall     chan struct{}
 	closeCode   int
 	closeReason string
@@ -76,6 +77,12 @@ func (c *Client) readLoop() {
 		}
 		_, data, err := c.ws.ReadMessage()
 		c.mu.Lock()
+		if d := c.readDelay; d > 0 && err == nil {
+			// A throttled reader: the frame is taken in only after d.
+			c.mu.Unlock()
+			time.Sleep(d)
+			c.mu.Lock()
+		}
 		if err != nil {
 			c.closed = true
 			var ce *websocket.CloseError
@@ -116,6 +123,14 @@ func (c *Client) signalLocked() {
 func (c *Client) StopReading() {
 	c.mu.Lock()
 	c.stalled = true
+	c.mu.Unlock()
+}
+
+// SetReadDelay makes the client take each frame in only d after reading
+// it, as a client that reads more slowly than the server writes.
+func (c *Client) SetReadDelay(d time.Duration) {
+	c.mu.Lock()
+	c.readDelay = d
 	c.mu.Unlock()
 }
 
