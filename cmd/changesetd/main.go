@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,9 +52,6 @@ var (
 	_ session.Store   = (*store.DB)(nil)
 	_ session.Metrics = metrics.Session{}
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
 
 func main() {
 	// SIGHUP arrives when the terminal closes or a supervisor says so; like
@@ -103,8 +101,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return annotationsCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "diff", "edits":
 		return agentCmd(ctx, args, stdin, stdout, stderr)
+	case "sessions":
+		return sessionsCmd(ctx, args[1:], stdout, stderr)
+	case "service":
+		return serviceCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "changesetd %s\n", version)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -158,12 +160,14 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.StringVar(&a.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: changesetd serve [flags] [DIR...]\n\nEach DIR becomes a session whose id is stable for its absolute path and repository.\n\nFlags (each also read from the environment variable named after it):\n")
-		printDefaults(fs)
+		printDefaults(fs, nil)
 	}
-	if err := parseFlags(fs, args, []string{"token", "token-file"}); err != nil {
+	// Flags may follow the directories ("serve . --log-level debug").
+	flags, dirs := splitInterspersed(fs, args)
+	if err := parseFlags(fs, flags, []string{"token", "token-file"}); err != nil {
 		return nil, err
 	}
-	a.dirs = fs.Args()
+	a.dirs = append(dirs, fs.Args()...)
 	return &a, nil
 }
 
@@ -174,7 +178,23 @@ func defaultStateDir() string {
 	if home, err := os.UserHomeDir(); err == nil {
 		return filepath.Join(home, ".local", "state", "changesetd")
 	}
-	return filepath.Join(os.TempDir(), "changesetd")
+	return tempStateDir()
+}
+
+// tempStateDir is the state dir when there is neither $XDG_STATE_HOME nor
+// a home directory (a service account, a bare container).
+func tempStateDir() string { return filepath.Join(os.TempDir(), "changesetd") }
+
+// warnStateDir logs what makes the state dir a poor place for the token:
+// the temp-dir fallback, which other users can see and a reboot may clear,
+// and a directory owned by another user.
+func warnStateDir(log *slog.Logger, dir string) {
+	if dir == tempStateDir() {
+		log.Warn("no home directory and no $XDG_STATE_HOME: keeping state in the temp directory, where a reboot may clear it; set --state-dir", "stateDir", dir)
+	}
+	if owner, ok := ownerOf(dir); ok && owner != os.Getuid() {
+		log.Warn("the state dir belongs to another user, who can read the token and the sessions; use a directory of your own with --state-dir", "stateDir", dir, "owner", owner, "uid", os.Getuid())
+	}
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
@@ -233,6 +253,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	_ = os.Chmod(a.stateDir, 0o700)
+	warnStateDir(log, a.stateDir)
 	token, err := loadToken(a)
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd: %v%s\n", err, stateDirHint(err, a.stateDir))
@@ -241,7 +262,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	ln, err := net.Listen("tcp", a.listen)
 	if err != nil {
-		fmt.Fprintf(stderr, "changesetd: listen: %v\n", err)
+		fmt.Fprintf(stderr, "changesetd: listen: %v%s\n", err, addrInUseHint(err, a.listen, a.stateDir))
 		return 1
 	}
 	if host, _, _ := net.SplitHostPort(a.listen); !isLoopback(host) {
@@ -390,6 +411,35 @@ func stateDirHint(err error, dir string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (this process runs as uid %d and cannot write %s: make the directory that user's, or run as its owner, e.g. docker run --user \"$(id -u):$(id -g)\" for a bind mount)", os.Getuid(), dir)
+}
+
+// addrInUseHint explains a listen address already taken: by a changesetd
+// of this state dir (its daemon.json names the address and a live pid), or
+// by something else; either way --listen picks another.
+func addrInUseHint(err error, listen, stateDir string) string {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return ""
+	}
+	const other = "choose another address with --listen (e.g. --listen 127.0.0.1:7879, or 127.0.0.1:0 for any free port)"
+	raw, rerr := os.ReadFile(filepath.Join(stateDir, "daemon.json"))
+	var info struct {
+		Listen string `json:"listen"`
+		PID    int    `json:"pid"`
+	}
+	if rerr == nil && json.Unmarshal(raw, &info) == nil && info.PID > 0 && processAlive(info.PID) {
+		return fmt.Sprintf(" (a changesetd is already running: pid %d, on %s with state dir %s; use it (\"changesetd sessions\" lists what it serves), stop it, or %s)", info.PID, info.Listen, stateDir, other)
+	}
+	return fmt.Sprintf(" (another program, or a changesetd with another state dir, holds %s: %s)", listen, other)
+}
+
+// processAlive reports whether a process with pid exists.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func isLoopback(host string) bool {
