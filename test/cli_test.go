@@ -127,12 +127,12 @@ func TestStateDirFallbackAndOwnerAreLogged(t *testing.T) {
 		t.Skip("a state dir owned by another user needs root to make")
 	}
 	state := t.TempDir()
-	if err := os.Chown(state, nonroot, nonroot); err != nil {
+	if err := os.Chown(state, 65532, 65532); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := launch(t, state, nil, "serve", "--listen", "127.0.0.1:0", "--state-dir", state)
 	if !other.waitLog("the state dir belongs to another user") || !other.stderr.contains("owner=65532") {
-		t.Errorf("no warning about a state dir owned by uid %d:\n%s", nonroot, other.stderr)
+		t.Errorf("no warning about a state dir owned by uid 65532:\n%s", other.stderr)
 	}
 }
 

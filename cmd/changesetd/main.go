@@ -144,7 +144,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	var a serveArgs
 	fs := flag.NewFlagSet("changesetd serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&a.listen, "listen", "127.0.0.1:7878", "address to listen on; anything but loopback requires care (see README)")
+	fs.StringVar(&a.listen, "listen", "127.0.0.1:7878", "address to listen on; anything but loopback requires care (see docs/safety.md)")
 	fs.StringVar(&a.token, "token", "", "token clients must present (default: generated and stored in the state dir)")
 	fs.StringVar(&a.tokenFile, "token-file", "", "read the token from this file")
 	fs.StringVar(&a.stateDir, "state-dir", defaultStateDir(), "directory for the token and daemon state")
@@ -359,7 +359,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// Say it as asked: Go reports 0.0.0.0 as [::] (it listens dual-stack).
 		host, _, _ := net.SplitHostPort(a.listen)
 		_, port, _ := net.SplitHostPort(local)
-		fmt.Fprintf(stdout, "changesetd %s ready, listening on all interfaces (%s); from another machine or container use its address or name (names need --allow-host)\nconnect: %s\nreview: %s\n", version, net.JoinHostPort(host, port), url, review)
+		// In a container the port the host publishes may be another
+		// one: say so rather than let the URL claim this one.
+		fmt.Fprintf(stdout, "changesetd %s ready, listening on all interfaces (%s); from another machine or container use its address or name (names need --allow-host); behind a port mapping (docker run -p HOSTPORT:%s) use the host's port in these URLs\nconnect: %s\nreview: %s\n", version, net.JoinHostPort(host, port), port, url, review)
 	} else {
 		fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\nreview: %s\n", version, url, review)
 	}
