@@ -1,17 +1,3 @@
-// Command changesetd serves the changeset channel of the Agent Host
-// Protocol over WebSocket: live, reviewable changesets of git working
-// trees for IDE review panels.
-//
-//	changesetd serve [flags] [DIR...]
-//	changesetd turn start|end [flags]
-//	changesetd annotations [reply|resolve|reopen] [flags]
-//	changesetd health [flags]
-//	changesetd version
-//
-// Every flag can also be set through an environment variable named
-// CHANGESETD_ and the flag's name in capitals with dashes as underscores
-// (CHANGESETD_ALLOW_HOST for --allow-host); a flag on the command line
-// wins over the variable.
 package main
 
 import (
@@ -71,15 +57,17 @@ func main() {
 const usage = `changesetd serves live git changesets to AHP clients over WebSocket.
 
 Usage:
-  changesetd serve [flags] [DIR...]   run the daemon; each DIR becomes a session
-  changesetd turn start|end [flags]   mark an agent turn boundary on the running daemon
-  changesetd annotations [flags]      print the session's review annotations; reply, resolve, reopen
-  changesetd health [flags]           exit 0 if the daemon answers, 1 if not
-  changesetd diff [flags]             print a changeset as one patch for git apply
-  changesetd edits [flags]            report an edit tool's EditOutput events (NDJSON on stdin)
-  changesetd version                  print the version
+  changesetd serve [flags] [DIR...]             run the daemon; each DIR becomes a session
+  changesetd turn start|end|status [flags]      mark an agent turn boundary; list running turns
+  changesetd annotations [flags]                print the session's review annotations; reply, resolve, reopen
+  changesetd diff [flags]                       print a changeset as one patch for git apply
+  changesetd edits [flags]                      report an edit tool's EditOutput events (NDJSON on stdin)
+  changesetd sessions [rm ID...] [flags]        list the daemon's sessions; remove some
+  changesetd health [flags]                     exit 0 if the daemon answers, 1 if not
+  changesetd service install|uninstall|status   start the daemon at login (systemd or launchd)
+  changesetd version                            print the version and the commit it was built from
 
-Run "changesetd serve -h" for the flags. Every flag can also be set with
+Run "changesetd COMMAND --help" for its flags. Every flag can also be set with
 an environment variable: CHANGESETD_ and the flag name in capitals, dashes
 as underscores (CHANGESETD_ALLOW_HOST=a,b for --allow-host); a flag given
 on the command line wins.
