@@ -1,20 +1,25 @@
 # syntax=docker/dockerfile:1
 # Build a static changesetd and run it as a non-root user.
 #
-#   docker build -t changesetd .
+#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#     --build-arg COMMIT="$(git rev-parse HEAD)" -t changesetd .
 #   docker run --rm -p 127.0.0.1:7878:7878 -v "$PWD":/workspace -v changesetd-state:/state changesetd
 #
 # The token is generated into the state volume on first start; the connect
-# URL is printed on stdout. README.md, "Container", has bind mounts,
-# detached runs and a compose file.
+# URL is printed on stdout. docs/deployment.md has bind mounts, detached
+# runs, a compose file, the dev container and an agent image.
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/changesetd ./cmd/changesetd
+# .git is not in the build context (.dockerignore), so Go cannot stamp the
+# commit itself: both come from the build arguments. Without them the
+# version is the checkout's default.
+ARG VERSION=
+ARG COMMIT=
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" -o /out/changesetd ./cmd/changesetd
 # The state directory, owned by the runtime user: Docker fills a new named
 # volume from the image's content at its mount point, ownership included,
 # so the first start can write its token there. distroless has no shell to

@@ -15,9 +15,25 @@ import (
 // nonroot is the user the image runs as (distroless's "nonroot").
 const nonroot = 65532
 
+// dockerfileBuild is the Dockerfile's "go build" command, without RUN.
+func dockerfileBuild(t *testing.T) string {
+	t.Helper()
+	df, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(df), "\n") {
+		if rest, ok := strings.CutPrefix(l, "RUN "); ok && strings.Contains(rest, "go build") {
+			return rest
+		}
+	}
+	t.Fatal("the Dockerfile has no RUN … go build line")
+	return ""
+}
+
 // TestContainerLikeRun does what the image does, as far as can be done
-// without a container engine: the same static build (CGO_ENABLED=0,
-// -trimpath), the image's environment instead of flags, a state dir made
+// without a container engine: the Dockerfile's own build line (static,
+// -trimpath, the version and commit from build arguments), the image's environment instead of flags, a state dir made
 // like the image's /state (mode 0700, owned by 65532), and, when the test
 // runs as root, the daemon and its health check run as uid 65532 against a
 // working tree owned by root, as with a bind mount.
@@ -27,10 +43,17 @@ func TestContainerLikeRun(t *testing.T) {
 	}
 	asRoot := os.Getuid() == 0
 	bin := filepath.Join(t.TempDir(), "changesetd")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=container-test", "-o", bin, "../cmd/changesetd")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	// The Dockerfile's own build command, with its build arguments.
+	const commit = "0123456789abcdef0123456789abcdef01234567"
+	line := dockerfileBuild(t)
+	line = strings.NewReplacer("${VERSION}", "container-test", "${COMMIT}", commit, "-o /out/changesetd", "-o "+bin).Replace(line)
+	build := exec.Command("sh", "-c", line)
+	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("static build: %v\n%s", err, out)
+		t.Fatalf("the Dockerfile's build, %s: %v\n%s", line, err, out)
+	}
+	if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.HasPrefix(string(out), "changesetd container-test commit "+commit[:12]+" ") {
+		t.Errorf("the image's version: %q, %v; want the build arguments VERSION and COMMIT", out, err)
 	}
 	// Static: no interpreter and no shared libraries, so it runs on
 	// distroless/static.

@@ -163,7 +163,7 @@ func TestWholeChangesetPatch(t *testing.T) {
 	}{
 		{"uncommitted", nil, protocol.KindUncommitted, nil, base, afterB},
 		{"branch", []string{"--branch"}, protocol.KindBranch, nil, base, afterB},
-		{"session", []string{"--session"}, protocol.KindSession, nil, base, afterB},
+		{"session", []string{"--baseline"}, protocol.KindSession, nil, base, afterB},
 		{"turn A", []string{"--turn", turnA}, protocol.KindTurn, map[string]string{"turnId": turnA}, base, afterA},
 		{"turn B", []string{"--turn", turnB}, protocol.KindTurn, map[string]string{"turnId": turnB}, afterA, afterB},
 		{"empty turn", []string{"--turn", turnC}, protocol.KindTurn, map[string]string{"turnId": turnC}, afterB, afterB},

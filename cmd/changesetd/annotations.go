@@ -54,11 +54,11 @@ func annotationsCmd(ctx context.Context, args []string, stdin io.Reader, stdout,
 	dir := fs.String("dir", ".", "a directory inside the session's working directory")
 	sessionURI := fs.String("session", "", "the session URI (instead of --dir)")
 	var dc dialConfig
-	dc.flags(fs)
+	dc.flags(fs, true)
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
 	open := fs.Bool("open", false, "only the unresolved annotations (listing only)")
 	format := fs.String("format", "text", "text, markdown or json (listing only)")
-	fs.Usage = func() { fmt.Fprint(stderr, annotationsUsage, "\nFlags:\n"); printDefaults(fs) }
+	fs.Usage = func() { fmt.Fprint(stderr, annotationsUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
 	pos, err := parseInterspersed(&dc, fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -152,38 +152,13 @@ func annotationsCmd(ctx context.Context, args []string, stdin io.Reader, stdout,
 }
 
 // parseInterspersed parses flags before, between and after positional
-// arguments ("reply ID TEXT --dir d"), and returns the positional ones;
-// "--" ends the flags.
+// arguments ("reply ID TEXT --dir d"), and returns the positional ones.
 func parseInterspersed(dc *dialConfig, fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			pos = append(pos, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(a, "-") && a != "-":
-			rest = append(rest, a)
-			// A flag's separate value ("--dir d") stays with it.
-			name := strings.TrimLeft(a, "-")
-			if f := fs.Lookup(name); f != nil && !strings.Contains(name, "=") && !isBoolFlag(f) && i+1 < len(args) {
-				i++
-				rest = append(rest, args[i])
-			}
-		default:
-			pos = append(pos, a)
-		}
-	}
-	if err := dc.parse(fs, rest); err != nil {
+	flags, pos := splitInterspersed(fs, args)
+	if err := dc.parse(fs, flags); err != nil {
 		return nil, err
 	}
 	return append(pos, fs.Args()...), nil
-}
-
-func isBoolFlag(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
 }
 
 // newEntryID returns a fresh id for an entry the agent writes.

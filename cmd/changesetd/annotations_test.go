@@ -103,7 +103,7 @@ func TestParseInterspersed(t *testing.T) {
 		dir := fs.String("dir", ".", "")
 		fs.Bool("open", false, "")
 		var dc dialConfig
-		dc.flags(fs)
+		dc.flags(fs, true)
 		pos, err := parseInterspersed(&dc, fs, tc.args)
 		if err != nil || !slices.Equal(pos, tc.pos) || *dir != tc.dir {
 			t.Errorf("%q: %q, dir %q, %v; want %q, dir %q", tc.args, pos, *dir, err, tc.pos, tc.dir)

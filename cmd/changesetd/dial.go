@@ -27,12 +27,28 @@ type dialConfig struct {
 	fs        *flag.FlagSet
 }
 
-func (dc *dialConfig) flags(fs *flag.FlagSet) {
+// flags registers --url and --state-dir, and with withToken (every command
+// but health, which needs none) --token and --token-file.
+func (dc *dialConfig) flags(fs *flag.FlagSet, withToken bool) {
 	dc.fs = fs
 	fs.StringVar(&dc.url, "url", "", "the daemon's address: host:port, or the connect URL it prints (default: read from the state dir)")
-	fs.StringVar(&dc.token, "token", "", "the daemon's token (default: from --url's token=, else the state dir)")
-	fs.StringVar(&dc.tokenFile, "token-file", "", "read the daemon's token from this file")
+	if withToken {
+		fs.StringVar(&dc.token, "token", "", "the daemon's token (default: from --url's token=, else the state dir)")
+		fs.StringVar(&dc.tokenFile, "token-file", "", "read the daemon's token from this file")
+	}
 	fs.StringVar(&dc.stateDir, "state-dir", defaultStateDir(), "the daemon's state dir")
+}
+
+// dialEnv reports the flags of the client commands that also read their
+// CHANGESETD_* variable: those that say how to reach the daemon. The
+// others describe one invocation, and a variable left set in a shell must
+// not change what the next command does.
+func dialEnv(name string) bool {
+	switch name {
+	case "url", "token", "token-file", "state-dir":
+		return true
+	}
+	return false
 }
 
 // parse parses args and reads the CHANGESETD_* variables of the flags the
@@ -45,14 +61,7 @@ func (dc *dialConfig) parse(fs *flag.FlagSet, args []string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	skip := map[string]bool{}
-	fs.VisitAll(func(f *flag.Flag) {
-		switch f.Name {
-		case "url", "token", "token-file", "state-dir":
-			skip[f.Name] = given[f.Name]
-		default:
-			skip[f.Name] = true
-		}
-	})
+	fs.VisitAll(func(f *flag.Flag) { skip[f.Name] = given[f.Name] || !dialEnv(f.Name) })
 	if given["token"] || given["token-file"] {
 		skip["token"], skip["token-file"] = true, true
 	}
@@ -146,9 +155,9 @@ func healthCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("changesetd health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var dc dialConfig
-	dc.flags(fs)
+	dc.flags(fs, false)
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
-	fs.Usage = func() { fmt.Fprint(stderr, healthUsage, "\nFlags:\n"); printDefaults(fs) }
+	fs.Usage = func() { fmt.Fprint(stderr, healthUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
 	if err := dc.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -16,15 +16,16 @@ import (
 )
 
 const diffUsage = `Usage:
-  changesetd diff [--dir DIR] [--turn ID | --compare A B | --session | --branch]
+  changesetd diff [--dir DIR | --session URI] [--turn ID | --compare A B | --baseline | --branch]
 
 Prints a changeset of the running daemon as one patch that "git apply"
 takes on the changeset's before tree: the uncommitted changes (default),
 one turn, the changes between two turns, the whole session since its
 baseline, or the branch against its base. Binary files are written as
 "GIT binary patch"; renames, mode changes and deletions are included.
-The daemon is found through the state dir, and the session is the one
-whose working directory contains DIR (created if there is none).
+The daemon is found as by "changesetd turn"; the session is the one whose
+working directory contains DIR, or --session. Nothing is created: a
+directory no session serves is an error.
 `
 
 // diffCmd implements "changesetd diff".
@@ -32,14 +33,15 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("changesetd diff", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", ".", "a directory inside the session's working directory")
+	sessionURI := fs.String("session", "", "the session URI (instead of --dir)")
 	turn := fs.String("turn", "", "the changes of one turn")
 	compare := fs.String("compare", "", "the changes between turn A and turn B: --compare A B")
-	whole := fs.Bool("session", false, "the changes of the whole session since its baseline")
+	whole := fs.Bool("baseline", false, "the changes of the whole session since its baseline")
 	branch := fs.Bool("branch", false, "the branch against its base branch")
 	var dc dialConfig
-	dc.flags(fs)
+	dc.flags(fs, true)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
-	fs.Usage = func() { fmt.Fprint(stderr, diffUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(stderr, diffUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
 	if err := dc.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -74,11 +76,15 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		kind, chosen = protocol.KindBranch, chosen+1
 	}
 	if chosen > 1 {
-		fmt.Fprintln(stderr, "changesetd diff: choose one of --turn, --compare, --session and --branch")
+		fmt.Fprintln(stderr, "changesetd diff: choose one of --turn, --compare, --baseline and --branch")
 		return 2
 	}
 	if len(rest) > 0 {
 		fmt.Fprintf(stderr, "changesetd diff: unexpected argument %q\n", rest[0])
+		return 2
+	}
+	if *sessionURI != "" && *dir != "." {
+		fmt.Fprintln(stderr, "changesetd diff: use only one of --dir and --session")
 		return 2
 	}
 
@@ -90,10 +96,17 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer c.close()
-	uri, _, err := c.sessionFor(ctx, *dir, true)
-	if err != nil {
-		fmt.Fprintf(stderr, "changesetd diff: %v\n", err)
-		return 1
+	uri := *sessionURI
+	if uri == "" {
+		// Reading makes nothing: a session is made by serve, a turn or
+		// an edit event, never by looking.
+		if uri, _, err = c.sessionFor(ctx, *dir, false); err != nil {
+			if errors.Is(err, errNoSession) {
+				err = fmt.Errorf("no session of the daemon has %s (serve it with \"changesetd serve DIR\", or pass --session; \"changesetd sessions\" lists them)", *dir)
+			}
+			fmt.Fprintf(stderr, "changesetd diff: %v\n", err)
+			return 1
+		}
 	}
 	csURI, err := uritemplate.FormatChangesetURI(strings.TrimPrefix(uri, protocol.SessionScheme+"/"), kind, vars)
 	if err != nil {

@@ -41,9 +41,9 @@ func editsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	dir := fs.String("dir", ".", "a directory inside the session's working directory")
 	sessionURI := fs.String("session", "", "the session URI (instead of --dir)")
 	var dc dialConfig
-	dc.flags(fs)
+	dc.flags(fs, true)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up on one event after this long")
-	fs.Usage = func() { fmt.Fprint(stderr, editsUsage, "\nFlags:\n"); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(stderr, editsUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
 	if err := dc.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

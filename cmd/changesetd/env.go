@@ -93,12 +93,59 @@ func flagSource(fs *flag.FlagSet, name string) string {
 	return envName(name)
 }
 
-// printDefaults is fs.PrintDefaults with each flag's variable named.
-func printDefaults(fs *flag.FlagSet) {
+// printDefaults prints fs's flags as every command's help does: "--name",
+// the default when it is not the zero value, and, for the flags that read
+// one (envFlag reports which; nil: all), the environment variable.
+func printDefaults(fs *flag.FlagSet, envFlag func(name string) bool) {
+	w := fs.Output()
 	fs.VisitAll(func(f *flag.Flag) {
-		if !strings.Contains(f.Usage, envPrefix) {
-			f.Usage += " [$" + envName(f.Name) + "]"
+		kind, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
 		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		switch f.DefValue {
+		case "", "false", "0", "0s", "[]":
+		default:
+			if kind == "string" {
+				fmt.Fprintf(w, " (default %q)", f.DefValue)
+			} else {
+				fmt.Fprintf(w, " (default %s)", f.DefValue)
+			}
+		}
+		if envFlag == nil || envFlag(f.Name) {
+			fmt.Fprintf(w, " [$%s]", envName(f.Name))
+		}
+		fmt.Fprintln(w)
 	})
-	fs.PrintDefaults()
+}
+
+// splitInterspersed separates flags from positional arguments wherever
+// they stand ("serve DIR --log-level debug"), so that both orders mean the
+// same; "--" ends the flags. A flag's separate value ("--dir d") stays with
+// it.
+func splitInterspersed(fs *flag.FlagSet, args []string) (flags, pos []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return flags, append(pos, args[i+1:]...)
+		case strings.HasPrefix(a, "-") && a != "-":
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if f := fs.Lookup(name); f != nil && !strings.Contains(name, "=") && !isBoolFlag(f) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		default:
+			pos = append(pos, a)
+		}
+	}
+	return flags, pos
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }

@@ -1,23 +1,10 @@
-// Command changesetd serves the changeset channel of the Agent Host
-// Protocol over WebSocket: live, reviewable changesets of git working
-// trees for IDE review panels.
-//
-//	changesetd serve [flags] [DIR...]
-//	changesetd turn start|end [flags]
-//	changesetd annotations [reply|resolve|reopen] [flags]
-//	changesetd health [flags]
-//	changesetd version
-//
-// Every flag can also be set through an environment variable named
-// CHANGESETD_ and the flag's name in capitals with dashes as underscores
-// (CHANGESETD_ALLOW_HOST for --allow-host); a flag on the command line
-// wins over the variable.
 package main
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,9 +39,6 @@ var (
 	_ server.Metrics  = metrics.Server{}
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
-
 func main() {
 	// SIGHUP arrives when the terminal closes or a supervisor says so; like
 	// SIGTERM it stops the daemon gracefully rather than killing it. Started
@@ -73,15 +57,17 @@ func main() {
 const usage = `changesetd serves live git changesets to AHP clients over WebSocket.
 
 Usage:
-  changesetd serve [flags] [DIR...]   run the daemon; each DIR becomes a session
-  changesetd turn start|end [flags]   mark an agent turn boundary on the running daemon
-  changesetd annotations [flags]      print the session's review annotations; reply, resolve, reopen
-  changesetd health [flags]           exit 0 if the daemon answers, 1 if not
-  changesetd diff [flags]             print a changeset as one patch for git apply
-  changesetd edits [flags]            report an edit tool's EditOutput events (NDJSON on stdin)
-  changesetd version                  print the version
+  changesetd serve [flags] [DIR...]             run the daemon; each DIR becomes a session
+  changesetd turn start|end|status [flags]      mark an agent turn boundary; list running turns
+  changesetd annotations [flags]                print the session's review annotations; reply, resolve, reopen
+  changesetd diff [flags]                       print a changeset as one patch for git apply
+  changesetd edits [flags]                      report an edit tool's EditOutput events (NDJSON on stdin)
+  changesetd sessions [rm ID...] [flags]        list the daemon's sessions; remove some
+  changesetd health [flags]                     exit 0 if the daemon answers, 1 if not
+  changesetd service install|uninstall|status   start the daemon at login (systemd or launchd)
+  changesetd version                            print the version and the commit it was built from
 
-Run "changesetd serve -h" for the flags. Every flag can also be set with
+Run "changesetd COMMAND --help" for its flags. Every flag can also be set with
 an environment variable: CHANGESETD_ and the flag name in capitals, dashes
 as underscores (CHANGESETD_ALLOW_HOST=a,b for --allow-host); a flag given
 on the command line wins.
@@ -103,8 +89,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return annotationsCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "diff", "edits":
 		return agentCmd(ctx, args, stdin, stdout, stderr)
+	case "sessions":
+		return sessionsCmd(ctx, args[1:], stdout, stderr)
+	case "service":
+		return serviceCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintf(stdout, "changesetd %s\n", version)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -142,7 +132,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	var a serveArgs
 	fs := flag.NewFlagSet("changesetd serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&a.listen, "listen", "127.0.0.1:7878", "address to listen on; anything but loopback requires care (see README)")
+	fs.StringVar(&a.listen, "listen", "127.0.0.1:7878", "address to listen on; anything but loopback requires care (see docs/safety.md)")
 	fs.StringVar(&a.token, "token", "", "token clients must present (default: generated and stored in the state dir)")
 	fs.StringVar(&a.tokenFile, "token-file", "", "read the token from this file")
 	fs.StringVar(&a.stateDir, "state-dir", defaultStateDir(), "directory for the token and daemon state")
@@ -158,12 +148,14 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.StringVar(&a.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: changesetd serve [flags] [DIR...]\n\nEach DIR becomes a session whose id is stable for its absolute path and repository.\n\nFlags (each also read from the environment variable named after it):\n")
-		printDefaults(fs)
+		printDefaults(fs, nil)
 	}
-	if err := parseFlags(fs, args, []string{"token", "token-file"}); err != nil {
+	// Flags may follow the directories ("serve . --log-level debug").
+	flags, dirs := splitInterspersed(fs, args)
+	if err := parseFlags(fs, flags, []string{"token", "token-file"}); err != nil {
 		return nil, err
 	}
-	a.dirs = fs.Args()
+	a.dirs = append(dirs, fs.Args()...)
 	return &a, nil
 }
 
@@ -174,7 +166,23 @@ func defaultStateDir() string {
 	if home, err := os.UserHomeDir(); err == nil {
 		return filepath.Join(home, ".local", "state", "changesetd")
 	}
-	return filepath.Join(os.TempDir(), "changesetd")
+	return tempStateDir()
+}
+
+// tempStateDir is the state dir when there is neither $XDG_STATE_HOME nor
+// a home directory (a service account, a bare container).
+func tempStateDir() string { return filepath.Join(os.TempDir(), "changesetd") }
+
+// warnStateDir logs what makes the state dir a poor place for the token:
+// the temp-dir fallback, which other users can see and a reboot may clear,
+// and a directory owned by another user.
+func warnStateDir(log *slog.Logger, dir string) {
+	if dir == tempStateDir() {
+		log.Warn("no home directory and no $XDG_STATE_HOME: keeping state in the temp directory, where a reboot may clear it; set --state-dir", "stateDir", dir)
+	}
+	if owner, ok := ownerOf(dir); ok && owner != os.Getuid() {
+		log.Warn("the state dir belongs to another user, who can read the token and the sessions; use a directory of your own with --state-dir", "stateDir", dir, "owner", owner, "uid", os.Getuid())
+	}
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
@@ -233,6 +241,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	_ = os.Chmod(a.stateDir, 0o700)
+	warnStateDir(log, a.stateDir)
 	token, err := loadToken(a)
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd: %v%s\n", err, stateDirHint(err, a.stateDir))
@@ -241,7 +250,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	ln, err := net.Listen("tcp", a.listen)
 	if err != nil {
-		fmt.Fprintf(stderr, "changesetd: listen: %v\n", err)
+		fmt.Fprintf(stderr, "changesetd: listen: %v%s\n", err, addrInUseHint(err, a.listen, a.stateDir))
 		return 1
 	}
 	if host, _, _ := net.SplitHostPort(a.listen); !isLoopback(host) {
@@ -345,7 +354,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// Say it as asked: Go reports 0.0.0.0 as [::] (it listens dual-stack).
 		host, _, _ := net.SplitHostPort(a.listen)
 		_, port, _ := net.SplitHostPort(local)
-		fmt.Fprintf(stdout, "changesetd %s ready, listening on all interfaces (%s); from another machine or container use its address or name (names need --allow-host)\nconnect: %s\nreview: %s\n", version, net.JoinHostPort(host, port), url, review)
+		// In a container the port the host publishes may be another
+		// one: say so rather than let the URL claim this one.
+		fmt.Fprintf(stdout, "changesetd %s ready, listening on all interfaces (%s); from another machine or container use its address or name (names need --allow-host); behind a port mapping (docker run -p HOSTPORT:%s) use the host's port in these URLs\nconnect: %s\nreview: %s\n", version, net.JoinHostPort(host, port), port, url, review)
 	} else {
 		fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\nreview: %s\n", version, url, review)
 	}
@@ -403,6 +414,35 @@ func stateDirHint(err error, dir string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (this process runs as uid %d and cannot write %s: make the directory that user's, or run as its owner, e.g. docker run --user \"$(id -u):$(id -g)\" for a bind mount)", os.Getuid(), dir)
+}
+
+// addrInUseHint explains a listen address already taken: by a changesetd
+// of this state dir (its daemon.json names the address and a live pid), or
+// by something else; either way --listen picks another.
+func addrInUseHint(err error, listen, stateDir string) string {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return ""
+	}
+	const other = "choose another address with --listen (e.g. --listen 127.0.0.1:7879, or 127.0.0.1:0 for any free port)"
+	raw, rerr := os.ReadFile(filepath.Join(stateDir, "daemon.json"))
+	var info struct {
+		Listen string `json:"listen"`
+		PID    int    `json:"pid"`
+	}
+	if rerr == nil && json.Unmarshal(raw, &info) == nil && info.PID > 0 && processAlive(info.PID) {
+		return fmt.Sprintf(" (a changesetd is already running: pid %d, on %s with state dir %s; use it (\"changesetd sessions\" lists what it serves), stop it, or %s)", info.PID, info.Listen, stateDir, other)
+	}
+	return fmt.Sprintf(" (another program, or a changesetd with another state dir, holds %s: %s)", listen, other)
+}
+
+// processAlive reports whether a process with pid exists.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func isLoopback(host string) bool {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -27,6 +29,7 @@ import (
 const turnUsage = `Usage:
   changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID] [--feedback]
   changesetd turn end   [--dir DIR | --session URI] [--agent NAME] [--id ID]
+  changesetd turn status [--dir DIR | --session URI]
 
 Marks an agent turn boundary on the running daemon, which snapshots the
 session's working directories. The daemon is found through the state dir
@@ -37,11 +40,20 @@ prints the new turn id, "end" the ended one. With --agent (or, with
 --hook, the hook's session_id) the turn goes to that agent's own chat, so
 several agents in one directory keep their turns apart. With --feedback,
 "start" then prints, in markdown, the review annotations the agent has not
-seen yet, and marks them delivered to the new turn.
+seen yet, and marks them delivered to the new turn. With --hook the
+hook's JSON object is read from standard input; input that is not one is
+refused (exit 1) and no turn starts or ends.
+
+"status" lists the running turns (every session's, or only those of
+--dir or --session): the session, the chat's agent, the turn, since when
+it runs and its message.
 `
 
 // turnCmd implements "changesetd turn start|end".
 func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "status" {
+		return turnStatusCmd(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "start" && args[0] != "end") {
 		fmt.Fprint(stderr, turnUsage)
 		return 2
@@ -54,12 +66,12 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	message := fs.String("message", "", "what the turn is about (start only)")
 	id := fs.String("id", "", "the turn id (start: chosen by the daemon when empty; end: the running turn when empty)")
 	var dc dialConfig
-	dc.flags(fs)
+	dc.flags(fs, true)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	agent := fs.String("agent", "", "the agent session the turn belongs to: each gets its own chat and turns (with --hook: the hook's session_id)")
 	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt, session_id), print nothing (but --feedback), never exit 2, and treat 'no turn is running' at end as done")
 	withFeedback := fs.Bool("feedback", false, "start only: print the review annotations the agent has not seen yet, in markdown, and mark them delivered")
-	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); printDefaults(fs) }
+	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
 	if err := dc.parse(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -83,15 +95,12 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		// some agents, and stdout may be fed back to the model (which is
 		// what --feedback is for).
 		stdout = io.Discard
-		var in struct {
-			CWD       string `json:"cwd"`
-			Prompt    string `json:"prompt"`
-			SessionID string `json:"session_id"`
-			// Copilot CLI spells it in camelCase.
-			CopilotSessionID string `json:"sessionId"`
-		}
-		if b, err := io.ReadAll(io.LimitReader(stdin, 1<<20)); err == nil && len(b) > 0 {
-			_ = json.Unmarshal(b, &in)
+		in, err := readHookInput(stdin)
+		if err != nil {
+			// Not what an agent sends: a turn started from it would
+			// carry no message and belong to no agent's chat.
+			fmt.Fprintf(stderr, "changesetd turn %s --hook: %v; no turn was %s\n", edge, err, map[string]string{"start": "started", "end": "ended"}[edge])
+			return 1
 		}
 		dirSet := false
 		fs.Visit(func(f *flag.Flag) { dirSet = dirSet || f.Name == "dir" })
@@ -110,6 +119,139 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	return code
+}
+
+// hookInput is what the agents' hooks send on standard input, as far as a
+// turn needs it.
+type hookInput struct {
+	CWD       string `json:"cwd"`
+	Prompt    string `json:"prompt"`
+	SessionID string `json:"session_id"`
+	// Copilot CLI spells it in camelCase.
+	CopilotSessionID string `json:"sessionId"`
+}
+
+// maxHookInput bounds the hook's JSON; a prompt is far smaller.
+const maxHookInput = 1 << 20
+
+// readHookInput reads the hook's JSON object from r. Empty input, input
+// that is not one JSON object and input over maxHookInput are errors.
+func readHookInput(r io.Reader) (hookInput, error) {
+	var in hookInput
+	b, err := io.ReadAll(io.LimitReader(r, maxHookInput+1))
+	if err != nil {
+		return in, fmt.Errorf("reading the hook's JSON from standard input: %w", err)
+	}
+	if len(b) > maxHookInput {
+		return in, fmt.Errorf("the hook's input on standard input is over %d bytes", maxHookInput)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return in, errors.New("no hook input on standard input (the agent sends a JSON object; without an agent, leave out --hook)")
+	}
+	if b[0] != '{' {
+		return in, fmt.Errorf("the hook's input on standard input is not a JSON object: %.40q", b)
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return in, fmt.Errorf("the hook's input on standard input is not valid JSON: %v", err)
+	}
+	return in, nil
+}
+
+const turnStatusUsage = `Usage:
+  changesetd turn status [--dir DIR | --session URI]
+
+Lists the running turns of the daemon's sessions (or of the session of
+--dir or --session): session, agent, turn, since when, message.
+`
+
+// turnStatusCmd implements "changesetd turn status".
+func turnStatusCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name := "changesetd turn status"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "", "only the session whose working directory contains DIR")
+	sessionURI := fs.String("session", "", "only this session (its URI)")
+	var dc dialConfig
+	dc.flags(fs, true)
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	fs.Usage = func() { fmt.Fprint(stderr, turnStatusUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
+	if err := dc.parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", name, fs.Arg(0))
+		return 2
+	}
+	if *dir != "" && *sessionURI != "" {
+		fmt.Fprintf(stderr, "%s: use only one of --dir and --session\n", name)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	c, err := dialDaemon(ctx, &dc)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	defer c.close()
+	var sessions []string
+	switch {
+	case *sessionURI != "":
+		sessions = []string{*sessionURI}
+	case *dir != "":
+		uri, _, err := c.sessionFor(ctx, *dir, false)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		sessions = []string{uri}
+	default:
+		all, err := c.allSessions(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		for _, s := range all {
+			sessions = append(sessions, s.Resource)
+		}
+	}
+	var running []runningTurn
+	for _, s := range sessions {
+		r, err := c.runningTurns(ctx, s)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		running = append(running, r...)
+	}
+	if len(running) == 0 {
+		fmt.Fprintln(stderr, "no turn is running")
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tAGENT\tTURN\tSINCE\tMESSAGE")
+	for _, r := range running {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.TrimPrefix(r.session, protocol.SessionScheme+"/"), cmp.Or(r.agent, "-"), r.id, r.since, oneLine(r.message, 60))
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// oneLine is s on one line, cut to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // runTurn marks the turn boundary. After a start, a non-nil feedback
@@ -147,8 +289,19 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id stri
 		err = c.callStarting(ctx, protocol.MethodTurnEnd, protocol.TurnEndParams{BaseParams: protocol.BaseParams{Channel: channel}, TurnID: id}, &info)
 	}
 	var re *protocol.Error
-	if hook && edge == "end" && errors.As(err, &re) && re.Code == protocol.CodeNotFound && strings.Contains(re.Message, "no turn is running") {
+	noTurn := edge == "end" && errors.As(err, &re) && re.Code == protocol.CodeNotFound && strings.Contains(re.Message, "no turn is running")
+	if hook && noTurn {
 		return 0 // e.g. a Stop hook after an interrupted prompt
+	}
+	if noTurn {
+		// Most often the turn runs in another agent's chat: say which.
+		if others, lerr := c.runningTurns(ctx, uri); lerr == nil && len(others) > 0 {
+			var b strings.Builder
+			for _, o := range others {
+				fmt.Fprintf(&b, "\n  %s since %s in %s: %q", o.id, o.since, o.who(), o.message)
+			}
+			err = fmt.Errorf("%w; running in the session's other chats:%s", err, b.String())
+		}
 	}
 	if err != nil {
 		if created {

@@ -52,7 +52,10 @@
 //
 // # Falling back to polling
 //
-// The Watcher switches from fsnotify to polling, logging once at Warn, when
+// On macOS and the BSDs the Watcher polls from the start, because
+// fsnotify's kqueue backend holds an open descriptor for every watched
+// file (see backend.go). Elsewhere it switches from fsnotify to polling,
+// logging once at Warn, when
 // adding a watch fails with ENOSPC (fs.inotify.max_user_watches) or EMFILE,
 // when the directory count exceeds the watch budget ([Options.MaxWatches]),
 // when the kernel queue overflows (IN_Q_OVERFLOW), when Root is on a remote or

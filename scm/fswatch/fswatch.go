@@ -261,12 +261,14 @@ func New(opts Options, onBatch func(Batch)) (*Watcher, error) {
 	if !opts.TrustRemoteFS {
 		remote = remoteFSName(root)
 	}
+	poll, why := startMode(opts, remote, kqueueBackend)
 	switch {
-	case opts.ForcePoll:
-		w.log.Info("fswatch: polling", "reason", "forced by options")
-		w.startPoll("polling forced by options")
-	case remote != "":
-		w.fallback(fmt.Sprintf("root is on a %s file system, where changes made elsewhere produce no inotify events", remote), false)
+	case opts.ForcePoll || (poll && kqueueBackend):
+		// Chosen, not fallen back to: nothing to warn about.
+		w.log.Info("fswatch: polling", "reason", why)
+		w.startPoll(why)
+	case poll:
+		w.fallback(why, false)
 	default:
 		if reason := w.startNotify(); reason != "" {
 			w.fallback(reason, false)
