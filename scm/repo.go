@@ -806,7 +806,7 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scm: read index: %w", err)
 	}
-	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries)), tree: idx.tree}
+	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries)), tree: idx.validTree()}
 	store := make([]idxEntry, 0, len(idx.entries)) // one allocation, not one per path
 	snap.names = make([]string, 0, len(idx.entries))
 	for _, e := range idx.entries {
