@@ -167,7 +167,8 @@ func parseCacheTree(d []byte) *treeNode {
 		}
 		for range subs {
 			c := entry()
-			if c == nil {
+			// A subtree is one path component.
+			if c == nil || c.name == "" || strings.Contains(c.name, "/") {
 				return nil
 			}
 			n.down = append(n.down, c)
