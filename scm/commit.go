@@ -59,16 +59,12 @@ func (r *Repo) Commit(ctx context.Context, message string) (commitOID string, er
 	if cfg.bool("commit", "", "gpgsign", false) {
 		return "", errors.New("scm: commit: commit.gpgsign is set and signing is not supported; commit with git")
 	}
-	headRef, err := r.repo.Reference(plumbing.HEAD, false)
+	target, _, err := readHead(r.gitDir) // target is "" for a detached HEAD
 	if err != nil {
 		return "", fmt.Errorf("scm: commit: read HEAD: %w", err)
 	}
-	var target plumbing.ReferenceName // "" for a detached HEAD
-	if headRef.Type() == plumbing.SymbolicReference {
-		target = headRef.Target()
-		if !strings.HasPrefix(target.String(), "refs/heads/") {
-			return "", fmt.Errorf("scm: commit: HEAD points to %s, not a branch", target)
-		}
+	if target != "" && !strings.HasPrefix(target.String(), "refs/heads/") {
+		return "", fmt.Errorf("scm: commit: HEAD points to %s, not a branch", target)
 	}
 	hs, err := r.headLocked()
 	if err != nil {

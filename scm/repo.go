@@ -116,6 +116,9 @@ func Open(dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
 	}
+	if err := checkHead(gitDir); err != nil {
+		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
+	}
 	commonDir := gitDir
 	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
 		c := strings.TrimSpace(string(b))
@@ -168,6 +171,59 @@ func openGit(root, gitDir, commonDir string) (*git.Repository, error) {
 		AlternatesFS: osfs.New("/", osfs.WithBoundOS()),
 	})
 	return git.Open(st, osfs.New(root))
+}
+
+// ErrBadHead is wrapped by the errors of Open and of reads of HEAD when
+// the HEAD file is neither a symbolic ref into refs/ nor an object id.
+// git does not take such a directory for a repository ("not a git
+// repository"); read as an unborn branch, it would make every committed
+// file look new, and reverting them would delete them.
+var ErrBadHead = errors.New("scm: HEAD is neither \"ref: refs/...\" nor an object id")
+
+// checkHead is git's validate_headref on gitDir/HEAD: a symbolic link
+// to refs/..., "ref: refs/..." or an object id.
+func checkHead(gitDir string) error {
+	_, _, err := readHead(gitDir)
+	return err
+}
+
+// readHead reads gitDir/HEAD as git does: the ref it points to, or (for
+// a detached HEAD) the commit id. go-git's reader takes "ref:refs/..."
+// (no space, which git accepts) and garbage alike for a zero id.
+func readHead(gitDir string) (target plumbing.ReferenceName, id plumbing.Hash, err error) {
+	p := filepath.Join(gitDir, "HEAD")
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "", id, fmt.Errorf("%s: %w", p, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if t, err := os.Readlink(p); err == nil && strings.HasPrefix(t, "refs/") {
+			return plumbing.ReferenceName(t), id, nil
+		}
+		return "", id, fmt.Errorf("%w: %s is a symbolic link outside refs/", ErrBadHead, p)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", id, fmt.Errorf("%s: %w", p, err)
+	}
+	content := string(b)
+	if t, ok := strings.CutPrefix(content, "ref:"); ok {
+		if t = strings.TrimSpace(t); strings.HasPrefix(t, "refs/") {
+			return plumbing.ReferenceName(t), id, nil
+		}
+	} else if len(content) >= 40 && plumbing.IsHash(content[:40]) {
+		return "", plumbing.NewHash(content[:40]), nil
+	}
+	return "", id, fmt.Errorf("%w: %s holds %q; restore it (e.g. \"ref: refs/heads/main\")", ErrBadHead, p, headExcerpt(b))
+}
+
+// headExcerpt is the start of a bad HEAD file, for its error.
+func headExcerpt(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 60 {
+		s = s[:60] + "..."
+	}
+	return s
 }
 
 // resolveGitDir returns root/.git, or the directory a "gitdir:" file names.
@@ -491,18 +547,20 @@ type headState struct {
 // headLocked resolves HEAD. r.mu must be held.
 func (r *Repo) headLocked() (headState, error) {
 	var hs headState
-	ref, err := r.repo.Reference(plumbing.HEAD, false)
+	// Read as git reads it, every time: HEAD may have been damaged since
+	// Open.
+	target, id, err := readHead(r.gitDir)
 	if err != nil {
 		return hs, fmt.Errorf("scm: read HEAD: %w", err)
 	}
-	if ref.Type() == plumbing.HashReference {
-		hs.commit = ref.Hash()
+	if target == "" {
+		hs.commit = id
 		return hs, nil
 	}
-	if ref.Target().IsBranch() {
-		hs.branch = ref.Target().Short()
+	if target.IsBranch() {
+		hs.branch = target.Short()
 	}
-	res, err := r.repo.Reference(ref.Target(), true)
+	res, err := r.repo.Reference(target, true)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return hs, nil // unborn branch
 	}
