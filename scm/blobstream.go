@@ -12,9 +12,10 @@ import (
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
-// streamBlobMin is the size from which StagePath stores a file's blob
+// streamBlobMin is the size from which staging (StagePath, StageAll) stores a file's blob
 // before it takes index.lock, reading the file once in 32 KiB pieces:
 // memory stays flat whatever the file's size, and the lock is not held
 // while a large file is hashed and compressed (another git waiting on the
@@ -48,6 +49,9 @@ func (r *Repo) prestoreLocked(ctx context.Context, rel string) (preStored, bool)
 		return preStored{}, false
 	}
 	st := statOf(fi)
+	if r.storing != nil {
+		r.storing(rel)
+	}
 	h, err := r.writeLooseBlob(abs, fi.Size())
 	if err != nil {
 		return preStored{}, false
@@ -116,4 +120,50 @@ func (r *Repo) writeLooseBlob(abs string, size int64) (h plumbing.Hash, err erro
 	}
 	tmp = nil
 	return h, nil
+}
+
+// prestoreScopesLocked stores, before index.lock is taken, the blobs of
+// the large files that staging scopes would read: modified tracked files
+// and untracked ones (see prestoreLocked). A file that changes before the
+// edit is simply read again under the lock. r.mu must be held, index.lock
+// must not be.
+func (r *Repo) prestoreScopesLocked(ctx context.Context, scopes []string) map[string]preStored {
+	s, err := r.newScan(ctx)
+	if err != nil {
+		return nil
+	}
+	if scopes, err = s.fill(scopes); err != nil {
+		return nil
+	}
+	var cands []string
+	big := func(w *workFile) bool {
+		return w != nil && !w.submodule && w.mode != filemode.Symlink && w.size >= streamBlobMin
+	}
+	for _, sc := range scopes {
+		for _, name := range under(s.idx.names, sc) {
+			ie, w := s.idx.m[name], s.work[name]
+			if !big(w) || ie.e.SkipWorktree {
+				continue
+			}
+			if !ie.conflict && !ie.e.IntentToAdd && w.known && w.mode == ie.e.Mode && w.oid == ie.e.Hash {
+				continue // unchanged: staging does not read it
+			}
+			cands = append(cands, name)
+		}
+	}
+	for _, name := range s.untracked {
+		if big(s.work[name]) {
+			cands = append(cands, name)
+		}
+	}
+	out := map[string]preStored{}
+	for _, name := range cands {
+		if ctx.Err() != nil {
+			break
+		}
+		if p, ok := r.prestoreLocked(ctx, name); ok {
+			out[name] = p
+		}
+	}
+	return out
 }

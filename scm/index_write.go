@@ -332,6 +332,9 @@ func (r *Repo) entryFromWorktree(s *scan, rel string, fi fs.FileInfo) (*index.En
 		}
 		content = b
 	default:
+		if r.storing != nil {
+			r.storing(rel)
+		}
 		b, err := readRegular(abs)
 		if err != nil {
 			return nil, fmt.Errorf("scm: stage %s: %w", rel, err)
@@ -524,9 +527,13 @@ func (r *Repo) StagePath(ctx context.Context, p string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	// A large file is stored before index.lock is taken (see
-	// streamBlobMin); the edit uses that blob if the file is unchanged.
-	if pre, ok := r.prestoreLocked(ctx, rel); ok && rel != "" {
+	// Large files are stored before index.lock is taken (see
+	// streamBlobMin); the edit uses those blobs if the files are
+	// unchanged.
+	if fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(rel))); err == nil && fi.IsDir() {
+		r.pre = r.prestoreScopesLocked(ctx, []string{rel})
+		defer func() { r.pre = nil }()
+	} else if pre, ok := r.prestoreLocked(ctx, rel); ok && rel != "" {
 		r.pre = map[string]preStored{rel: pre}
 		defer func() { r.pre = nil }()
 	}
@@ -543,6 +550,8 @@ func (r *Repo) StagePath(ctx context.Context, p string) error {
 func (r *Repo) StageAll(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.pre = r.prestoreScopesLocked(ctx, []string{""})
+	defer func() { r.pre = nil }()
 	return r.editIndexLocked(ctx, "scm: stage all", func(x *indexEdit, s *scan) error {
 		return r.stageScopes(x, s, []string{""})
 	})

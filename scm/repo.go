@@ -73,9 +73,13 @@ type Repo struct {
 	// stat data is not trusted, so an edit that kept it is still seen.
 	edited map[string]bool
 
-	// pre holds blobs StagePath stored before taking index.lock, by path.
-	// r.mu must be held.
+	// pre holds blobs StagePath and StageAll stored before taking
+	// index.lock, by path. r.mu must be held.
 	pre map[string]preStored
+
+	// storing, when set (by tests), is called with each path whose blob is
+	// about to be read and stored for the index.
+	storing func(rel string)
 
 	// ign caches the rules IsIgnored uses; it has its own lock.
 	ign ignoreCache
