@@ -1,22 +1,17 @@
 package scm
 
 import (
-	"compress/zlib"
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
-// streamBlobMin is the size from which staging (StagePath, StageAll) stores a file's blob
-// before it takes index.lock, reading the file once in 32 KiB pieces:
+// streamBlobMin is the size from which staging (StagePath, StageAll)
+// stores a file's blob before it takes index.lock, reading the file once
+// in 32 KiB pieces:
 // memory stays flat whatever the file's size, and the lock is not held
 // while a large file is hashed and compressed (another git waiting on the
 // index would fail meanwhile). Smaller files are cheaper read whole.
@@ -71,55 +66,9 @@ func (r *Repo) writeLooseBlob(abs string, size int64) (h plumbing.Hash, err erro
 	}
 	defer f.Close()
 	if fi.Size() != size {
-		return h, errors.New("changed while read")
+		return h, errChanged
 	}
-	objects := filepath.Join(r.commonDir, "objects")
-	tmp, err := os.CreateTemp(objects, "tmp_obj_")
-	if err != nil {
-		return h, err
-	}
-	defer func() {
-		if tmp != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	zw := zlib.NewWriter(tmp)
-	hs := plumbing.NewHasher(plumbing.BlobObject, size)
-	if _, err := zw.Write([]byte("blob " + strconv.FormatInt(size, 10) + "\x00")); err != nil {
-		return h, err
-	}
-	n, err := io.Copy(io.MultiWriter(zw, hs), io.LimitReader(f, size))
-	if err != nil {
-		return h, err
-	}
-	if n != size {
-		return h, errors.New("changed while read")
-	}
-	if err := zw.Close(); err != nil {
-		return h, err
-	}
-	h = hs.Sum()
-	if err := tmp.Close(); err != nil {
-		return h, err
-	}
-	hex := h.String()
-	dir := filepath.Join(objects, hex[:2])
-	final := filepath.Join(dir, hex[2:])
-	if _, err := os.Stat(final); err == nil {
-		return h, nil // already there; the deferred cleanup drops ours
-	}
-	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
-		return h, err
-	}
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
-		return h, err
-	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return h, fmt.Errorf("store object %s: %w", hex, err)
-	}
-	tmp = nil
-	return h, nil
+	return r.storeObject(plumbing.BlobObject, size, f)
 }
 
 // prestoreScopesLocked stores, before index.lock is taken, the blobs of

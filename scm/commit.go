@@ -122,7 +122,7 @@ func (r *Repo) Commit(ctx context.Context, message string) (commitOID string, er
 	if err := c.Encode(obj); err != nil {
 		return "", fmt.Errorf("scm: commit: encode: %w", err)
 	}
-	h, err := r.repo.Storer.SetEncodedObject(obj)
+	h, err := r.storeEncoded(obj)
 	if err != nil {
 		return "", fmt.Errorf("scm: commit: write commit: %w", err)
 	}
@@ -175,10 +175,7 @@ func (r *Repo) writeTreeLocked(ctx context.Context, ents []*index.Entry, prefix 
 	if err := t.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if r.repo.Storer.HasEncodedObject(obj.Hash()) == nil {
-		return obj.Hash(), nil
-	}
-	return r.repo.Storer.SetEncodedObject(obj)
+	return r.storeEncoded(obj)
 }
 
 // updateRefLocked moves ref (or the detached HEAD when ref is "") from old

@@ -1,6 +1,7 @@
 package scm
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -241,21 +242,7 @@ func (r *Repo) writeBlobLocked(content []byte) (plumbing.Hash, error) {
 	if r.repo.Storer.HasEncodedObject(h) == nil {
 		return h, nil
 	}
-	obj := r.repo.Storer.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(content)))
-	w, err := obj.Writer()
-	if err != nil {
-		return h, err
-	}
-	if _, err := w.Write(content); err != nil {
-		w.Close()
-		return h, err
-	}
-	if err := w.Close(); err != nil {
-		return h, err
-	}
-	got, err := r.repo.Storer.SetEncodedObject(obj)
+	got, err := r.storeObject(plumbing.BlobObject, int64(len(content)), bytes.NewReader(content))
 	if err != nil {
 		return h, err
 	}

@@ -80,6 +80,9 @@ type Repo struct {
 	// storing, when set (by tests), is called with each path whose blob is
 	// about to be read and stored for the index.
 	storing func(rel string)
+	// objectSink, when set (by tests), wraps the temp file an object is
+	// written to.
+	objectSink func(io.Writer) io.Writer
 
 	// ign caches the rules IsIgnored uses; it has its own lock.
 	ign ignoreCache
