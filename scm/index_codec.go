@@ -41,6 +41,11 @@ type indexFile struct {
 	// new index keeps its bit and a replaced one loses it.
 	assumeValid map[*index.Entry]bool
 	split       bool // read through a "link" extension
+	// sparse: a sparse index (the "sdir" extension, index.sparse): some
+	// entries are directories outside the sparse-checkout cone, named
+	// with a trailing slash, standing for the whole tree they name (see
+	// isSparseDir).
+	sparse bool
 	// tree is the cache-tree extension (TREE), invalid entries included;
 	// nil when absent, unreadable, or for a split index.
 	tree *treeNode
@@ -330,7 +335,14 @@ func mergeSplit(x, base *indexFile, link *linkExt) (*indexFile, error) {
 			av[e] = true
 		}
 	}
-	return &indexFile{version: x.version, entries: out, assumeValid: av, split: true, exts: x.exts}, nil
+	return &indexFile{version: x.version, entries: out, assumeValid: av, split: true, sparse: x.sparse || base.sparse, exts: x.exts}, nil
+}
+
+// isSparseDir reports whether e is a sparse directory entry of a sparse
+// index: a skip-worktree tree entry named "dir/", which stands for every
+// path of the tree e.Hash below dir.
+func isSparseDir(e *index.Entry) bool {
+	return e.Mode == filemode.Dir && e.SkipWorktree && strings.HasSuffix(e.Name, "/")
 }
 
 // compareEntries orders index entries as git does: by name, then stage.
@@ -509,7 +521,7 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			}
 			link = l
 		case sig == "sdir":
-			return nil, nil, bad("sparse index (index.sparse) is not supported")
+			x.sparse = true
 		case sig[0] < 'A' || sig[0] > 'Z':
 			return nil, nil, bad("required extension %q is not supported", sig)
 		}

@@ -43,7 +43,8 @@ var ErrIndexLocked = errors.New("scm: index.lock exists: another git process is 
 //   - a split index ("link") is merged with its shared index and written
 //     back whole, which git reads and re-splits on its next write under
 //     core.splitIndex; the split index's TREE and REUC are dropped. A
-//     sparse index ("sdir") is refused.
+//     sparse index ("sdir") is expanded and written back whole, without
+//     its TREE, which git likewise reads and makes sparse again.
 //
 // Untouched entries otherwise stay byte-identical, except that an entry
 // racily clean with respect to the old index file (mtime not older than
@@ -128,6 +129,16 @@ func (r *Repo) editIndexLocked(ctx context.Context, op string, edit func(x *inde
 	if raw != nil {
 		if old, err = decodeIndex(raw, sharedIndexReader(indexPath, r.gitDir)); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
+		}
+		if old.sparse {
+			// Written back whole, as git does for a command that needs
+			// the full index: git reads it and makes it sparse again on
+			// its next write under index.sparse. The cache-tree counted
+			// sparse directories as one entry each, so it goes.
+			if _, err := r.expandSparseLocked(ctx, old); err != nil {
+				return fmt.Errorf("%s: %w", op, err)
+			}
+			old.tree = nil
 		}
 	}
 	x := &indexEdit{m: make(map[string][]*index.Entry, len(old.entries)), touched: map[string]bool{}}

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -177,7 +180,39 @@ func openGit(root, gitDir, commonDir string) (*git.Repository, error) {
 	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRU(gitObjectCache), filesystem.Options{
 		AlternatesFS: osfs.New("/", osfs.WithBoundOS()),
 	})
-	return git.Open(st, osfs.New(root))
+	return git.Open(ownExtensions{st}, osfs.New(root))
+}
+
+// ownExtensions hides from go-git's repository-format check the
+// extensions this package implements itself. go-git v5 refuses
+// extensions.worktreeConfig (which git sparse-checkout and git worktree
+// set) although it only says that config.worktree is read, which
+// loadConfig does; every other extension still reaches go-git's check.
+type ownExtensions struct {
+	*filesystem.Storage
+}
+
+func (s ownExtensions) Config() (*config.Config, error) {
+	cfg, err := s.Storage.Config()
+	if err != nil || cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return cfg, err
+	}
+	ext := cfg.Raw.Section("extensions")
+	if !ext.HasOption("worktreeConfig") {
+		return cfg, nil
+	}
+	c := *cfg
+	raw := *cfg.Raw
+	raw.Sections = slices.Clone(raw.Sections)
+	for i, sec := range raw.Sections {
+		if sec == ext {
+			e := *ext
+			e.RemoveOption("worktreeConfig")
+			raw.Sections[i] = &e
+		}
+	}
+	c.Raw = &raw
+	return &c, nil
 }
 
 // ErrBadHead is wrapped by the errors of Open and of reads of HEAD when
@@ -871,7 +906,19 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scm: read index: %w", err)
 	}
+	var sparseTrees map[string]cacheTree
+	if idx.sparse {
+		if sparseTrees, err = r.expandSparseLocked(context.Background(), idx); err != nil {
+			return nil, fmt.Errorf("scm: read index: %w", err)
+		}
+	}
 	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries)), tree: idx.validTree()}
+	if sparseTrees != nil {
+		if snap.tree == nil {
+			snap.tree = map[string]cacheTree{}
+		}
+		maps.Copy(snap.tree, sparseTrees)
+	}
 	store := make([]idxEntry, 0, len(idx.entries)) // one allocation, not one per path
 	snap.names = make([]string, 0, len(idx.entries))
 	for _, e := range idx.entries {
@@ -888,6 +935,42 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	sort.Strings(snap.names)
 	r.idx = snap
 	return snap, nil
+}
+
+// expandSparseLocked replaces the sparse directory entries of a sparse
+// index with the entries of the trees they stand for, each skip-worktree
+// with no stat data, as git's ensure_full_index does; the rest of the
+// package then sees an ordinary index with skip-worktree entries, which
+// status already compares as git does. It returns, for each expanded
+// directory, the cache-tree entry the expansion makes true (its entries
+// are exactly its tree), so that flattening HEAD takes an unchanged
+// directory from the index instead of reading its trees a second time.
+// r.mu must be held.
+func (r *Repo) expandSparseLocked(ctx context.Context, x *indexFile) (map[string]cacheTree, error) {
+	trees := map[string]cacheTree{}
+	out := make([]*index.Entry, 0, len(x.entries))
+	for _, e := range x.entries {
+		if !isSparseDir(e) {
+			out = append(out, e)
+			continue
+		}
+		if e.Stage != stageMerged {
+			return nil, fmt.Errorf("sparse directory %s is unmerged", e.Name)
+		}
+		dir := strings.TrimSuffix(e.Name, "/")
+		ft := &flatTree{m: map[string]treeEntry{}}
+		if err := r.flatten(ctx, e.Hash, dir, ft, nil); err != nil {
+			return nil, fmt.Errorf("sparse directory %s: tree %s: %w", e.Name, e.Hash, err)
+		}
+		sort.Strings(ft.paths)
+		for _, p := range ft.paths {
+			te := ft.m[p]
+			out = append(out, &index.Entry{Name: p, Mode: te.mode, Hash: te.hash, SkipWorktree: true})
+		}
+		trees[dir] = cacheTree{count: len(ft.paths), oid: e.Hash}
+	}
+	x.entries, x.sparse = out, false
+	return trees, nil
 }
 
 // resolveNestedHead returns the commit checked out in the repository at dir
