@@ -6,23 +6,33 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 )
 
-// lockState takes the state lock at path (creating the file), without
-// waiting: ErrLocked when another Open holds it. release drops it.
+// lockState takes the state lock at path (creating the file), waiting
+// up to lockWait for a daemon that is still shutting down: ErrLocked when
+// another Open holds it longer. release drops it.
 func lockState(path string) (release func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, ErrLocked
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
 		}
-		return nil, err
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, ErrLocked
+			}
+			return nil, err
+		}
+		// flock has no timeout; bbolt polls its own lock the same way.
+		time.Sleep(lockPoll)
 	}
-	return func() { f.Close() }, nil
 }
 
 // locked reports whether another process holds bbolt's lock on path, so

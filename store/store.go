@@ -50,6 +50,14 @@ type DB struct {
 	unlock    func() // releases the state lock
 }
 
+// lockWait is how long Open waits for the state lock, as it waited for
+// bbolt's: long enough for a daemon being stopped to close its database.
+// lockPoll is how often it tries meanwhile.
+const (
+	lockWait = time.Second
+	lockPoll = 50 * time.Millisecond
+)
+
 // opener is how Open reaches the file system; tests replace parts of it.
 type opener struct {
 	// openFile opens files, as os.OpenFile (bbolt's Options.OpenFile).

@@ -90,7 +90,7 @@ func (s *Store) GC(ctx context.Context, keep []string) (removed int, err error) 
 				// snapshot built on an older one refers to its
 				// subtrees without rewriting them).
 				if !isTmp && isLooseTree(filepath.Join(dir, name)) {
-					if err := s.mark(ctx, h, reach); err != nil {
+					if err := s.markFrom(ctx, h, reach, true); err != nil {
 						return 0, fmt.Errorf("snapstore: gc: young tree %s: %w", h, err)
 					}
 				}
@@ -133,6 +133,13 @@ func isLooseTree(name string) bool {
 
 // mark adds tree h and everything below it that this store holds to reach.
 func (s *Store) mark(ctx context.Context, h plumbing.Hash, reach map[plumbing.Hash]bool) error {
+	return s.markFrom(ctx, h, reach, false)
+}
+
+// markFrom is mark; when lenient (a young tree, perhaps of an operation
+// that failed halfway), a tree missing below h is passed over and the
+// rest still marked, instead of stopping the GC.
+func (s *Store) markFrom(ctx context.Context, h plumbing.Hash, reach map[plumbing.Hash]bool, lenient bool) error {
 	if reach[h] {
 		return nil
 	}
@@ -141,7 +148,7 @@ func (s *Store) mark(ctx context.Context, h plumbing.Hash, reach map[plumbing.Ha
 		return nil
 	}
 	if !s.own.has(h) {
-		if !s.has(h) {
+		if !s.has(h) && !lenient {
 			return fmt.Errorf("tree %s: %w", h, ErrNotFound)
 		}
 		return nil
@@ -151,12 +158,15 @@ func (s *Store) mark(ctx context.Context, h plumbing.Hash, reach map[plumbing.Ha
 	}
 	entries, err := s.readTree(h)
 	if err != nil {
+		if lenient {
+			return nil
+		}
 		return err
 	}
 	for _, e := range entries {
 		switch {
 		case e.isTree():
-			if err := s.mark(ctx, e.hash, reach); err != nil {
+			if err := s.markFrom(ctx, e.hash, reach, lenient); err != nil {
 				return err
 			}
 		case e.mode&0o170000 != ModeGitlink:

@@ -122,3 +122,38 @@ func TestReuseBaseSurvivesGC(t *testing.T) {
 		}
 	}
 }
+
+// TestGCYoungTreeMissingSubtree: a young tree whose subtree is missing
+// (an operation that failed halfway) neither stops GC nor keeps it from
+// marking the rest of that tree.
+func TestGCYoungTreeMissingSubtree(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	tree, err := s.Overlay(ctx, "", []Change{add("gone/f.txt", "f\n"), add("kept/g.txt", "g\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := s.Lookup(ctx, tree, "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(s.own.loosePath(mustHash(gone.OID))); err != nil {
+		t.Fatal(err)
+	}
+	s.trees.remove(mustHash(gone.OID))
+	kept, err := s.Lookup(ctx, tree, "kept/g.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	age(t, s)
+	now := time.Now()
+	if err := os.Chtimes(s.own.loosePath(mustHash(tree)), now, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GC(ctx, nil); err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	if !s.Has(kept.OID) {
+		t.Errorf("GC deleted %s, which a young tree reaches", kept.OID)
+	}
+}
