@@ -1,21 +1,17 @@
 package scm
 
 import (
-	"compress/zlib"
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
-// streamBlobMin is the size from which StagePath stores a file's blob
-// before it takes index.lock, reading the file once in 32 KiB pieces:
+// streamBlobMin is the size from which staging (StagePath, StageAll)
+// stores a file's blob before it takes index.lock, reading the file once
+// in 32 KiB pieces:
 // memory stays flat whatever the file's size, and the lock is not held
 // while a large file is hashed and compressed (another git waiting on the
 // index would fail meanwhile). Smaller files are cheaper read whole.
@@ -48,6 +44,9 @@ func (r *Repo) prestoreLocked(ctx context.Context, rel string) (preStored, bool)
 		return preStored{}, false
 	}
 	st := statOf(fi)
+	if r.storing != nil {
+		r.storing(rel)
+	}
 	h, err := r.writeLooseBlob(abs, fi.Size())
 	if err != nil {
 		return preStored{}, false
@@ -67,53 +66,53 @@ func (r *Repo) writeLooseBlob(abs string, size int64) (h plumbing.Hash, err erro
 	}
 	defer f.Close()
 	if fi.Size() != size {
-		return h, errors.New("changed while read")
+		return h, errChanged
 	}
-	objects := filepath.Join(r.commonDir, "objects")
-	tmp, err := os.CreateTemp(objects, "tmp_obj_")
+	return r.storeObject(plumbing.BlobObject, size, f)
+}
+
+// prestoreScopesLocked stores, before index.lock is taken, the blobs of
+// the large files that staging scopes would read: modified tracked files
+// and untracked ones (see prestoreLocked). A file that changes before the
+// edit is simply read again under the lock. r.mu must be held, index.lock
+// must not be.
+func (r *Repo) prestoreScopesLocked(ctx context.Context, scopes []string) map[string]preStored {
+	s, err := r.newScan(ctx)
 	if err != nil {
-		return h, err
+		return nil
 	}
-	defer func() {
-		if tmp != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	if scopes, err = s.fill(scopes); err != nil {
+		return nil
+	}
+	var cands []string
+	big := func(w *workFile) bool {
+		return w != nil && !w.submodule && w.mode != filemode.Symlink && w.size >= streamBlobMin
+	}
+	for _, sc := range scopes {
+		for _, name := range under(s.idx.names, sc) {
+			ie, w := s.idx.m[name], s.work[name]
+			if !big(w) || ie.e.SkipWorktree {
+				continue
+			}
+			if !ie.conflict && !ie.e.IntentToAdd && w.known && w.mode == ie.e.Mode && w.oid == ie.e.Hash {
+				continue // unchanged: staging does not read it
+			}
+			cands = append(cands, name)
 		}
-	}()
-	zw := zlib.NewWriter(tmp)
-	hs := plumbing.NewHasher(plumbing.BlobObject, size)
-	if _, err := zw.Write([]byte("blob " + strconv.FormatInt(size, 10) + "\x00")); err != nil {
-		return h, err
 	}
-	n, err := io.Copy(io.MultiWriter(zw, hs), io.LimitReader(f, size))
-	if err != nil {
-		return h, err
+	for _, name := range s.untracked {
+		if big(s.work[name]) {
+			cands = append(cands, name)
+		}
 	}
-	if n != size {
-		return h, errors.New("changed while read")
+	out := map[string]preStored{}
+	for _, name := range cands {
+		if ctx.Err() != nil {
+			break
+		}
+		if p, ok := r.prestoreLocked(ctx, name); ok {
+			out[name] = p
+		}
 	}
-	if err := zw.Close(); err != nil {
-		return h, err
-	}
-	h = hs.Sum()
-	if err := tmp.Close(); err != nil {
-		return h, err
-	}
-	hex := h.String()
-	dir := filepath.Join(objects, hex[:2])
-	final := filepath.Join(dir, hex[2:])
-	if _, err := os.Stat(final); err == nil {
-		return h, nil // already there; the deferred cleanup drops ours
-	}
-	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
-		return h, err
-	}
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
-		return h, err
-	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return h, fmt.Errorf("store object %s: %w", hex, err)
-	}
-	tmp = nil
-	return h, nil
+	return out
 }

@@ -59,16 +59,12 @@ func (r *Repo) Commit(ctx context.Context, message string) (commitOID string, er
 	if cfg.bool("commit", "", "gpgsign", false) {
 		return "", errors.New("scm: commit: commit.gpgsign is set and signing is not supported; commit with git")
 	}
-	headRef, err := r.repo.Reference(plumbing.HEAD, false)
+	target, _, err := readHead(r.gitDir) // target is "" for a detached HEAD
 	if err != nil {
 		return "", fmt.Errorf("scm: commit: read HEAD: %w", err)
 	}
-	var target plumbing.ReferenceName // "" for a detached HEAD
-	if headRef.Type() == plumbing.SymbolicReference {
-		target = headRef.Target()
-		if !strings.HasPrefix(target.String(), "refs/heads/") {
-			return "", fmt.Errorf("scm: commit: HEAD points to %s, not a branch", target)
-		}
+	if target != "" && !strings.HasPrefix(target.String(), "refs/heads/") {
+		return "", fmt.Errorf("scm: commit: HEAD points to %s, not a branch", target)
 	}
 	hs, err := r.headLocked()
 	if err != nil {
@@ -126,7 +122,7 @@ func (r *Repo) Commit(ctx context.Context, message string) (commitOID string, er
 	if err := c.Encode(obj); err != nil {
 		return "", fmt.Errorf("scm: commit: encode: %w", err)
 	}
-	h, err := r.repo.Storer.SetEncodedObject(obj)
+	h, err := r.storeEncoded(obj)
 	if err != nil {
 		return "", fmt.Errorf("scm: commit: write commit: %w", err)
 	}
@@ -179,10 +175,7 @@ func (r *Repo) writeTreeLocked(ctx context.Context, ents []*index.Entry, prefix 
 	if err := t.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if r.repo.Storer.HasEncodedObject(obj.Hash()) == nil {
-		return obj.Hash(), nil
-	}
-	return r.repo.Storer.SetEncodedObject(obj)
+	return r.storeEncoded(obj)
 }
 
 // updateRefLocked moves ref (or the detached HEAD when ref is "") from old

@@ -60,15 +60,15 @@
 //
 // Index writes use git's lockfile protocol: index.lock is created with
 // O_EXCL (ErrIndexLocked when it exists; a foreign lock is never waited
-// for or removed), the new index is encoded into it with go-git's encoder,
-// fsynced and renamed over the index. Entries a write does not touch stay
-// byte-identical, including the assume-unchanged bit go-git's entries
-// cannot carry (patched back into the encoded flags); the one exception is
-// git's own: a racily clean entry whose file changed gets its size zeroed.
-// Of the extensions only REUC is kept; TREE, UNTR, FSMN, EOIE/IEOT are
-// dropped (git rebuilds them). A split index is written back whole (git
-// reads it, and splits it again under core.splitIndex); a sparse index is
-// refused.
+// for or removed), the new index is encoded into it by our own codec
+// (index_codec.go), fsynced and renamed over the index. Entries a write
+// does not touch stay byte-identical, assume-unchanged bit included; the
+// one exception is git's own: a racily clean entry whose file changed gets
+// its size zeroed. TREE is kept with the directories above each changed
+// path invalidated, as git does, and REUC is kept; UNTR, FSMN, EOIE/IEOT
+// are dropped (git rebuilds them). A split index is written back whole
+// (git reads it, and splits it again under core.splitIndex), and so is a
+// sparse index, expanded (git makes it sparse again on its next write).
 // Staged entries carry the file's stat data, so the next status need not
 // hash them; content staged by StageContent has zeroed stat data.
 //

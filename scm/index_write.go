@@ -3,9 +3,7 @@ package scm
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -28,156 +26,31 @@ var ErrIndexLocked = errors.New("scm: index.lock exists: another git process is 
 // Index writes follow git's lockfile protocol: create index.lock with
 // O_EXCL, write the whole new index into it, fsync, rename it over index.
 //
-// The new index is encoded by go-git's encoder, which knows the entries
-// but no extensions, and whose decoder drops the assume-valid flag. So:
-//   - the assume-valid bit ("update-index --assume-unchanged") of every
-//     entry we do not replace is carried over by patching the encoded
-//     flags, and the checksum is recomputed;
+// The new index is written by our codec (index_codec.go) from the
+// entries as read, so every entry we do not replace keeps its flags,
+// assume-valid ("update-index --assume-unchanged") included. Extensions:
+//   - TREE (cache-tree) is kept with the entries of the root and of the
+//     directories above every changed path invalidated (entry count -1),
+//     as git's cache_tree_invalidate_path does: untouched directories
+//     stay valid, so git's diff-index and write-tree and our own
+//     fromCacheTree still skip them;
 //   - REUC (resolve-undo) is kept byte for byte: it only records the
 //     conflict stages of resolved paths and nothing refers to it;
-//   - TREE (cache-tree) is dropped; git rebuilds it on its next commit or
-//     index refresh, it only speeds up diff-index and write-tree;
 //   - UNTR (untracked cache), FSMN (fsmonitor), EOIE/IEOT (offset tables)
 //     and unknown optional extensions are dropped: they describe entry
 //     positions or directory contents that a change can invalidate, and
 //     git recomputes them;
 //   - a split index ("link") is merged with its shared index and written
 //     back whole, which git reads and re-splits on its next write under
-//     core.splitIndex; the split index's REUC is dropped. A sparse index
-//     ("sdir") is refused.
+//     core.splitIndex; the split index's TREE and REUC are dropped. A
+//     sparse index ("sdir") is expanded and written back whole, without
+//     its TREE, which git likewise reads and makes sparse again.
 //
 // Untouched entries otherwise stay byte-identical, except that an entry
 // racily clean with respect to the old index file (mtime not older than
 // it) whose file content no longer matches gets its size zeroed, as git's
 // ce_smudge_racily_clean_entry does; otherwise the rewrite would make the
 // stale stat data look trustworthy.
-
-// rawIndex is what go-git's decoder does not tell us about an index file.
-type rawIndex struct {
-	version     uint32
-	assumeValid map[entryKey]bool
-	reuc        []byte   // the REUC extension, signature and length included
-	exts        []string // signatures of all extensions, in order
-}
-
-type entryKey struct {
-	name  string
-	stage int
-}
-
-const flagAssumeValid = 0x8000
-
-// walkIndex walks the entries of an index file (v2-v4) in b, calling fn
-// with each entry's name, stage and the offset of its 16-bit flags. It
-// returns the offset where the extensions start.
-func walkIndex(b []byte, fn func(name string, stage int, flagsOff int)) (version uint32, extStart int, err error) {
-	bad := func(what string) error { return fmt.Errorf("scm: index: %s", what) }
-	if len(b) < 12+20 || string(b[:4]) != "DIRC" {
-		return 0, 0, bad("bad header")
-	}
-	version = binary.BigEndian.Uint32(b[4:])
-	if version < 2 || version > 4 {
-		return 0, 0, bad(fmt.Sprintf("unsupported version %d", version))
-	}
-	n := int(binary.BigEndian.Uint32(b[8:]))
-	end := len(b) - 20
-	off := 12
-	prev := ""
-	for i := 0; i < n; i++ {
-		if off+62 > end {
-			return 0, 0, bad("truncated entry")
-		}
-		flagsOff := off + 60
-		flags := binary.BigEndian.Uint16(b[flagsOff:])
-		p := off + 62
-		if flags&0x4000 != 0 {
-			p += 2
-		}
-		var name string
-		switch version {
-		case 2, 3:
-			l := int(flags & 0xfff)
-			if l == 0xfff {
-				j := bytes.IndexByte(b[p:end], 0)
-				if j < 0 {
-					return 0, 0, bad("unterminated name")
-				}
-				l = j
-			}
-			if p+l > end {
-				return 0, 0, bad("truncated name")
-			}
-			name = string(b[p : p+l])
-			// Entries are padded with 1-8 NULs to a multiple of 8.
-			off += (p - off + l + 8) &^ 7
-		case 4:
-			// git's offset varint: how much of the previous name to strip.
-			var strip int
-			for {
-				if p >= end {
-					return 0, 0, bad("truncated name")
-				}
-				c := b[p]
-				p++
-				strip = strip<<7 | int(c&0x7f)
-				if c&0x80 == 0 {
-					break
-				}
-				strip++
-				if strip > len(b) {
-					return 0, 0, bad("bad name prefix")
-				}
-			}
-			if strip > len(prev) {
-				return 0, 0, bad("bad name prefix")
-			}
-			j := bytes.IndexByte(b[p:end], 0)
-			if j < 0 {
-				return 0, 0, bad("unterminated name")
-			}
-			name = prev[:len(prev)-strip] + string(b[p:p+j])
-			off = p + j + 1
-		}
-		if off > end {
-			return 0, 0, bad("truncated entry")
-		}
-		prev = name
-		fn(name, int(flags>>12)&3, flagsOff)
-	}
-	return version, off, nil
-}
-
-func parseRawIndex(b []byte) (*rawIndex, error) {
-	ri := &rawIndex{assumeValid: map[entryKey]bool{}}
-	version, off, err := walkIndex(b, func(name string, stage int, flagsOff int) {
-		if binary.BigEndian.Uint16(b[flagsOff:])&flagAssumeValid != 0 {
-			ri.assumeValid[entryKey{name, stage}] = true
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	ri.version = version
-	end := len(b) - 20
-	for off+8 <= end {
-		sig := string(b[off : off+4])
-		n := int(binary.BigEndian.Uint32(b[off+4:]))
-		if n < 0 || off+8+n > end {
-			return nil, fmt.Errorf("scm: index: truncated extension %q", sig)
-		}
-		ri.exts = append(ri.exts, sig)
-		switch {
-		case sig == "REUC":
-			ri.reuc = b[off : off+8+n]
-		case sig == "sdir":
-			return nil, fmt.Errorf("scm: index: sparse index (index.sparse) is not supported for writing")
-		case sig[0] < 'A' || sig[0] > 'Z':
-			return nil, fmt.Errorf("scm: index: required extension %q is not supported", sig)
-		}
-		off += 8 + n
-	}
-	return ri, nil
-}
 
 // indexEdit is the index being changed by one write: entries by path
 // (stages ascending), plus what the write touched.
@@ -252,24 +125,24 @@ func (r *Repo) editIndexLocked(ctx context.Context, op string, edit func(x *inde
 	if fi, err := os.Stat(indexPath); err == nil {
 		oldMtime = fi.ModTime().UnixNano()
 	}
-	var idx index.Index
-	ri := &rawIndex{version: 2, assumeValid: map[entryKey]bool{}}
+	old := &indexFile{version: 2}
 	if raw != nil {
-		fx, err := decodeIndex(raw, sharedIndexReader(indexPath, r.gitDir))
-		if err != nil {
+		if old, err = decodeIndex(raw, sharedIndexReader(indexPath, r.gitDir)); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
-		if fx.split {
-			// Written back whole: git reads an unsplit index, and splits
-			// it again on its next write under core.splitIndex.
-			ri = &rawIndex{version: fx.version, assumeValid: fx.assumeValid}
-		} else if ri, err = parseRawIndex(raw); err != nil {
-			return fmt.Errorf("%s: %w", op, err)
+		if old.sparse {
+			// Written back whole, as git does for a command that needs
+			// the full index: git reads it and makes it sparse again on
+			// its next write under index.sparse. The cache-tree counted
+			// sparse directories as one entry each, so it goes.
+			if _, err := r.expandSparseLocked(ctx, old); err != nil {
+				return fmt.Errorf("%s: %w", op, err)
+			}
+			old.tree = nil
 		}
-		idx.Entries = fx.entries
 	}
-	x := &indexEdit{m: make(map[string][]*index.Entry, len(idx.Entries)), touched: map[string]bool{}}
-	for _, e := range idx.Entries {
+	x := &indexEdit{m: make(map[string][]*index.Entry, len(old.entries)), touched: map[string]bool{}}
+	for _, e := range old.entries {
 		if _, ok := x.m[e.Name]; !ok {
 			x.names = append(x.names, e.Name)
 		}
@@ -291,14 +164,14 @@ func (r *Repo) editIndexLocked(ctx context.Context, op string, edit func(x *inde
 		return nil // nothing to write; the lock is released
 	}
 
-	var out index.Index
-	out.Version = ri.version
+	version := old.version
 	names := make([]string, 0, len(x.m))
 	for n := range x.m {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	extended := false
+	var entries []*index.Entry
 	for _, n := range names {
 		es := x.m[n]
 		sort.SliceStable(es, func(i, j int) bool { return es[i].Stage < es[j].Stage })
@@ -307,44 +180,34 @@ func (r *Repo) editIndexLocked(ctx context.Context, op string, edit func(x *inde
 				r.smudgeIfRacy(s, e, oldMtime)
 			}
 			extended = extended || e.IntentToAdd || e.SkipWorktree
-			out.Entries = append(out.Entries, e)
+			entries = append(entries, e)
 		}
 	}
-	if out.Version == 2 || out.Version == 3 {
+	if version == 2 || version == 3 {
 		// As git: version 3 only when an entry needs extended flags.
-		out.Version = 2
+		version = 2
 		if extended {
-			out.Version = 3
+			version = 3
 		}
 	}
-	want := append([]*index.Entry(nil), out.Entries...)
-	var buf bytes.Buffer
-	if err := index.NewEncoder(&buf).Encode(&out); err != nil {
-		return fmt.Errorf("%s: encode index: %w", op, err)
-	}
-	b := buf.Bytes()
-	// The encoder sorts by name only; entries are already in (name, stage)
-	// order, which its sort leaves alone, but check rather than trust it.
-	i := 0
-	_, _, err = walkIndex(b, func(name string, stage int, flagsOff int) {
-		if i < len(want) && (want[i].Name != name || int(want[i].Stage) != stage) {
-			err = fmt.Errorf("entry order changed at %s", name)
+	var exts []extension
+	if !old.split {
+		if old.tree != nil {
+			for n := range x.touched {
+				old.tree.invalidate(n)
+			}
+			exts = append(exts, extension{sig: "TREE", data: encodeCacheTree(old.tree)})
 		}
-		if !x.touched[name] && ri.assumeValid[entryKey{name, stage}] {
-			binary.BigEndian.PutUint16(b[flagsOff:], binary.BigEndian.Uint16(b[flagsOff:])|flagAssumeValid)
+		if reuc := old.ext("REUC"); reuc != nil {
+			exts = append(exts, extension{sig: "REUC", data: reuc})
 		}
-		i++
-	})
-	if err == nil && i != len(want) {
-		err = fmt.Errorf("encoded %d entries, want %d", i, len(want))
 	}
+	// Entries not replaced are the decoded ones, so their assume-valid
+	// bits carry over; new entries have none.
+	body, err := encodeIndex(version, entries, old.assumeValid, exts)
 	if err != nil {
-		return fmt.Errorf("%s: encode index: %w", op, err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	body := append(b[:len(b)-20:len(b)-20], ri.reuc...)
-	sum := sha1.Sum(body)
-	body = append(body, sum[:]...)
-
 	if _, err := lock.Write(body); err != nil {
 		return fmt.Errorf("%s: write index: %w", op, err)
 	}
@@ -390,21 +253,7 @@ func (r *Repo) writeBlobLocked(content []byte) (plumbing.Hash, error) {
 	if r.repo.Storer.HasEncodedObject(h) == nil {
 		return h, nil
 	}
-	obj := r.repo.Storer.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(content)))
-	w, err := obj.Writer()
-	if err != nil {
-		return h, err
-	}
-	if _, err := w.Write(content); err != nil {
-		w.Close()
-		return h, err
-	}
-	if err := w.Close(); err != nil {
-		return h, err
-	}
-	got, err := r.repo.Storer.SetEncodedObject(obj)
+	got, err := r.storeObject(plumbing.BlobObject, int64(len(content)), bytes.NewReader(content))
 	if err != nil {
 		return h, err
 	}
@@ -481,6 +330,9 @@ func (r *Repo) entryFromWorktree(s *scan, rel string, fi fs.FileInfo) (*index.En
 		}
 		content = b
 	default:
+		if r.storing != nil {
+			r.storing(rel)
+		}
 		b, err := readRegular(abs)
 		if err != nil {
 			return nil, fmt.Errorf("scm: stage %s: %w", rel, err)
@@ -673,9 +525,13 @@ func (r *Repo) StagePath(ctx context.Context, p string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	// A large file is stored before index.lock is taken (see
-	// streamBlobMin); the edit uses that blob if the file is unchanged.
-	if pre, ok := r.prestoreLocked(ctx, rel); ok && rel != "" {
+	// Large files are stored before index.lock is taken (see
+	// streamBlobMin); the edit uses those blobs if the files are
+	// unchanged.
+	if fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(rel))); err == nil && fi.IsDir() {
+		r.pre = r.prestoreScopesLocked(ctx, []string{rel})
+		defer func() { r.pre = nil }()
+	} else if pre, ok := r.prestoreLocked(ctx, rel); ok && rel != "" {
 		r.pre = map[string]preStored{rel: pre}
 		defer func() { r.pre = nil }()
 	}
@@ -692,6 +548,8 @@ func (r *Repo) StagePath(ctx context.Context, p string) error {
 func (r *Repo) StageAll(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.pre = r.prestoreScopesLocked(ctx, []string{""})
+	defer func() { r.pre = nil }()
 	return r.editIndexLocked(ctx, "scm: stage all", func(x *indexEdit, s *scan) error {
 		return r.stageScopes(x, s, []string{""})
 	})

@@ -141,9 +141,17 @@ func checkIndexAgainstGit(t *testing.T, dir string) {
 	}
 	var got []string
 	for _, e := range x.entries {
+		// ls-files -v: M unmerged, S skip-worktree, H otherwise;
+		// lower case when assume-valid.
 		av := "H"
-		if x.assumeValid[entryKey{e.Name, int(e.Stage)}] {
-			av = "h"
+		switch {
+		case e.Stage != stageMerged:
+			av = "M"
+		case e.SkipWorktree:
+			av = "S"
+		}
+		if x.assumeValid[e] {
+			av = strings.ToLower(av)
 		}
 		got = append(got, fmt.Sprintf("%s %o %s %d\t%s", av, e.Mode, e.Hash, e.Stage, e.Name))
 	}

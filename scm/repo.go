@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -73,9 +76,16 @@ type Repo struct {
 	// stat data is not trusted, so an edit that kept it is still seen.
 	edited map[string]bool
 
-	// pre holds blobs StagePath stored before taking index.lock, by path.
-	// r.mu must be held.
+	// pre holds blobs StagePath and StageAll stored before taking
+	// index.lock, by path. r.mu must be held.
 	pre map[string]preStored
+
+	// storing, when set (by tests), is called with each path whose blob is
+	// about to be read and stored for the index.
+	storing func(rel string)
+	// objectSink, when set (by tests), wraps the temp file an object is
+	// written to.
+	objectSink func(io.Writer) io.Writer
 
 	// ign caches the rules IsIgnored uses; it has its own lock.
 	ign ignoreCache
@@ -114,6 +124,9 @@ func Open(dir string) (*Repo, error) {
 	}
 	gitDir, err := resolveGitDir(root)
 	if err != nil {
+		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
+	}
+	if err := checkHead(gitDir); err != nil {
 		return nil, fmt.Errorf("scm: open %s: %w", dir, err)
 	}
 	commonDir := gitDir
@@ -167,7 +180,92 @@ func openGit(root, gitDir, commonDir string) (*git.Repository, error) {
 	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRU(gitObjectCache), filesystem.Options{
 		AlternatesFS: osfs.New("/", osfs.WithBoundOS()),
 	})
-	return git.Open(st, osfs.New(root))
+	return git.Open(ownExtensions{st}, osfs.New(root))
+}
+
+// ownExtensions hides from go-git's repository-format check the
+// extensions this package implements itself. go-git v5 refuses
+// extensions.worktreeConfig (which git sparse-checkout and git worktree
+// set) although it only says that config.worktree is read, which
+// loadConfig does; every other extension still reaches go-git's check.
+type ownExtensions struct {
+	*filesystem.Storage
+}
+
+func (s ownExtensions) Config() (*config.Config, error) {
+	cfg, err := s.Storage.Config()
+	if err != nil || cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return cfg, err
+	}
+	ext := cfg.Raw.Section("extensions")
+	if !ext.HasOption("worktreeConfig") {
+		return cfg, nil
+	}
+	c := *cfg
+	raw := *cfg.Raw
+	raw.Sections = slices.Clone(raw.Sections)
+	for i, sec := range raw.Sections {
+		if sec == ext {
+			e := *ext
+			e.RemoveOption("worktreeConfig")
+			raw.Sections[i] = &e
+		}
+	}
+	c.Raw = &raw
+	return &c, nil
+}
+
+// ErrBadHead is wrapped by the errors of Open and of reads of HEAD when
+// the HEAD file is neither a symbolic ref into refs/ nor an object id.
+// git does not take such a directory for a repository ("not a git
+// repository"); read as an unborn branch, it would make every committed
+// file look new, and reverting them would delete them.
+var ErrBadHead = errors.New("scm: HEAD is neither \"ref: refs/...\" nor an object id")
+
+// checkHead is git's validate_headref on gitDir/HEAD: a symbolic link
+// to refs/..., "ref: refs/..." or an object id.
+func checkHead(gitDir string) error {
+	_, _, err := readHead(gitDir)
+	return err
+}
+
+// readHead reads gitDir/HEAD as git does: the ref it points to, or (for
+// a detached HEAD) the commit id. go-git's reader takes "ref:refs/..."
+// (no space, which git accepts) and garbage alike for a zero id.
+func readHead(gitDir string) (target plumbing.ReferenceName, id plumbing.Hash, err error) {
+	p := filepath.Join(gitDir, "HEAD")
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "", id, fmt.Errorf("%s: %w", p, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if t, err := os.Readlink(p); err == nil && strings.HasPrefix(t, "refs/") {
+			return plumbing.ReferenceName(t), id, nil
+		}
+		return "", id, fmt.Errorf("%w: %s is a symbolic link outside refs/", ErrBadHead, p)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", id, fmt.Errorf("%s: %w", p, err)
+	}
+	content := string(b)
+	if t, ok := strings.CutPrefix(content, "ref:"); ok {
+		if t = strings.TrimSpace(t); strings.HasPrefix(t, "refs/") {
+			return plumbing.ReferenceName(t), id, nil
+		}
+	} else if len(content) >= 40 && plumbing.IsHash(content[:40]) {
+		return "", plumbing.NewHash(content[:40]), nil
+	}
+	return "", id, fmt.Errorf("%w: %s holds %q; restore it (e.g. \"ref: refs/heads/main\")", ErrBadHead, p, headExcerpt(b))
+}
+
+// headExcerpt is the start of a bad HEAD file, for its error.
+func headExcerpt(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 60 {
+		s = s[:60] + "..."
+	}
+	return s
 }
 
 // resolveGitDir returns root/.git, or the directory a "gitdir:" file names.
@@ -491,18 +589,20 @@ type headState struct {
 // headLocked resolves HEAD. r.mu must be held.
 func (r *Repo) headLocked() (headState, error) {
 	var hs headState
-	ref, err := r.repo.Reference(plumbing.HEAD, false)
+	// Read as git reads it, every time: HEAD may have been damaged since
+	// Open.
+	target, id, err := readHead(r.gitDir)
 	if err != nil {
 		return hs, fmt.Errorf("scm: read HEAD: %w", err)
 	}
-	if ref.Type() == plumbing.HashReference {
-		hs.commit = ref.Hash()
+	if target == "" {
+		hs.commit = id
 		return hs, nil
 	}
-	if ref.Target().IsBranch() {
-		hs.branch = ref.Target().Short()
+	if target.IsBranch() {
+		hs.branch = target.Short()
 	}
-	res, err := r.repo.Reference(ref.Target(), true)
+	res, err := r.repo.Reference(target, true)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return hs, nil // unborn branch
 	}
@@ -806,7 +906,19 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scm: read index: %w", err)
 	}
-	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries)), tree: idx.tree}
+	var sparseTrees map[string]cacheTree
+	if idx.sparse {
+		if sparseTrees, err = r.expandSparseLocked(context.Background(), idx); err != nil {
+			return nil, fmt.Errorf("scm: read index: %w", err)
+		}
+	}
+	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries)), tree: idx.validTree()}
+	if sparseTrees != nil {
+		if snap.tree == nil {
+			snap.tree = map[string]cacheTree{}
+		}
+		maps.Copy(snap.tree, sparseTrees)
+	}
 	store := make([]idxEntry, 0, len(idx.entries)) // one allocation, not one per path
 	snap.names = make([]string, 0, len(idx.entries))
 	for _, e := range idx.entries {
@@ -823,6 +935,42 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	sort.Strings(snap.names)
 	r.idx = snap
 	return snap, nil
+}
+
+// expandSparseLocked replaces the sparse directory entries of a sparse
+// index with the entries of the trees they stand for, each skip-worktree
+// with no stat data, as git's ensure_full_index does; the rest of the
+// package then sees an ordinary index with skip-worktree entries, which
+// status already compares as git does. It returns, for each expanded
+// directory, the cache-tree entry the expansion makes true (its entries
+// are exactly its tree), so that flattening HEAD takes an unchanged
+// directory from the index instead of reading its trees a second time.
+// r.mu must be held.
+func (r *Repo) expandSparseLocked(ctx context.Context, x *indexFile) (map[string]cacheTree, error) {
+	trees := map[string]cacheTree{}
+	out := make([]*index.Entry, 0, len(x.entries))
+	for _, e := range x.entries {
+		if !isSparseDir(e) {
+			out = append(out, e)
+			continue
+		}
+		if e.Stage != stageMerged {
+			return nil, fmt.Errorf("sparse directory %s is unmerged", e.Name)
+		}
+		dir := strings.TrimSuffix(e.Name, "/")
+		ft := &flatTree{m: map[string]treeEntry{}}
+		if err := r.flatten(ctx, e.Hash, dir, ft, nil); err != nil {
+			return nil, fmt.Errorf("sparse directory %s: tree %s: %w", e.Name, e.Hash, err)
+		}
+		sort.Strings(ft.paths)
+		for _, p := range ft.paths {
+			te := ft.m[p]
+			out = append(out, &index.Entry{Name: p, Mode: te.mode, Hash: te.hash, SkipWorktree: true})
+		}
+		trees[dir] = cacheTree{count: len(ft.paths), oid: e.Hash}
+	}
+	x.entries, x.sparse = out, false
+	return trees, nil
 }
 
 // resolveNestedHead returns the commit checked out in the repository at dir

@@ -40,6 +40,9 @@ type gitWorkspace struct {
 	snapMu sync.Mutex // serialises snapshots
 	tr     tracker
 	own    ownViews // the operations' own index writes (editor.go)
+
+	// hashWorktree is repo.HashWorktree; tests count its calls.
+	hashWorktree func(ctx context.Context, path string) (string, error)
 }
 
 var _ session.Workspace = (*gitWorkspace)(nil)
@@ -70,6 +73,7 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 			return nil, err
 		}
 		w := &gitWorkspace{repo: repo, snaps: snaps, top: top, scope: scope, log: log.With("component", "workspace", "root", repo.Root())}
+		w.hashWorktree = repo.HashWorktree
 		// The first scan fills the stat cache and starts the tracker: the
 		// session's baseline snapshot and the first uncommitted changeset
 		// then take its result (and what the watcher reported since)
@@ -158,6 +162,13 @@ const maxLoadedFile = changeset.DefaultMaxFileBytes
 // maxSnapshotFile bounds the files a snapshot stores; a bigger changed file
 // keeps its committed version in the snapshot and a warning is logged.
 const maxSnapshotFile = 64 << 20
+
+// maxListedHash bounds the files hashed only so that a listing can name
+// their blob (the content is neither diffed nor stored): git status lists
+// a file of any size without reading it, and a 40 GiB file (even a
+// sparse one) would take minutes. A bigger file is listed with its size
+// and no blob id.
+const maxListedHash = maxSnapshotFile
 
 // Snapshot records the working tree: HEAD's tree with every changed file
 // overlaid. The change set comes from the tracker, which after the first
@@ -428,9 +439,9 @@ func (w *gitWorkspace) newSide(c scm.Change) (*changeset.Side, error) {
 	}
 	if c.Work.Size > maxLoadedFile && c.Work.Mode != changeset.ModeSymlink {
 		// Too large to diff: never loaded, hashed streaming if status
-		// did not hash it.
-		if s.OID == "" {
-			oid, err := w.repo.HashWorktree(context.Background(), c.Work.Path)
+		// did not hash it and it is small enough to hash for a listing.
+		if s.OID == "" && c.Work.Size <= maxListedHash {
+			oid, err := w.hashWorktree(context.Background(), c.Work.Path)
 			if err != nil {
 				w.log.Debug("file vanished while hashing", "path", c.Work.Path, "err", err)
 				return nil, nil
@@ -464,7 +475,9 @@ func fileChange(r changeset.Result) session.FileChange {
 			return nil
 		}
 		oid := s.OID
-		if oid == "" {
+		if oid == "" && (s.Content != nil || s.Size == 0) {
+			// A loaded side; an unloaded one too large to hash keeps
+			// no id rather than the empty blob's.
 			oid = changeset.BlobOID(s.Content)
 		}
 		mode := s.Mode

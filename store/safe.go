@@ -76,8 +76,8 @@ func readMeta(f *os.File, off int64) (boltMeta, error) {
 // returns nil. It reads only the two meta pages: that the file is not
 // empty, that one meta page is intact, and that the file holds every page
 // that meta page counts (a shorter file is what makes bbolt fault).
-func checkFile(path string) error {
-	f, err := os.Open(path)
+func checkFile(path string, openFile func(string, int, os.FileMode) (*os.File, error)) error {
+	f, err := openFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func checkFile(path string) error {
 // verify opens path with bbolt read-only and walks every page; bbolt's
 // panics on a corrupt page become errors.
 func verify(path string) (err error) {
-	if err := checkFile(path); err != nil {
+	if err := checkFile(path, os.OpenFile); err != nil {
 		return err
 	}
 	defer func() {
@@ -157,8 +157,10 @@ func checkTx(tx *bolt.Tx) error {
 }
 
 // recoverFromBackup replaces the damaged file at path with the newest
-// usable backup and returns a report for the log, or ErrDamaged.
-func recoverFromBackup(path string, why error) (string, error) {
+// usable backup and returns a report for the log, or ErrDamaged. The
+// state lock must be held.
+// recovering, when set, runs between the two (see opener).
+func recoverFromBackup(path string, why error, recovering func()) (string, error) {
 	if locked(path) {
 		return "", fmt.Errorf("%w (%s)", ErrLocked, path)
 	}
@@ -178,6 +180,9 @@ func recoverFromBackup(path string, why error) (string, error) {
 			if err := os.Rename(path, aside); err != nil {
 				return "", fmt.Errorf("store: set aside damaged %s: %w", path, err)
 			}
+		}
+		if recovering != nil {
+			recovering()
 		}
 		if err := copyFile(b, path); err != nil {
 			return "", fmt.Errorf("store: restore %s from %s: %w", path, b, err)

@@ -37,41 +37,106 @@ var (
 // ErrLocked is returned by Open when another process holds the database.
 var ErrLocked = errors.New("store: the state dir is in use by another changesetd")
 
+// ErrPermission is wrapped by Open's error when the database (or its
+// directory) cannot be read or written by this process. The file may be
+// perfectly sound, so nothing is changed: it is neither taken for
+// damaged nor replaced by its backup.
+var ErrPermission = errors.New("store: no permission to use the state database")
+
 // DB is the open state database. It is safe for concurrent use.
 type DB struct {
 	bolt      *bolt.DB
 	recovered string
+	unlock    func() // releases the state lock
+}
+
+// lockWait is how long Open waits for the state lock, as it waited for
+// bbolt's: long enough for a daemon being stopped to close its database.
+// lockPoll is how often it tries meanwhile.
+const (
+	lockWait = time.Second
+	lockPoll = 50 * time.Millisecond
+)
+
+// opener is how Open reaches the file system; tests replace parts of it.
+type opener struct {
+	// openFile opens files, as os.OpenFile (bbolt's Options.OpenFile).
+	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
+	// recovering, when set, runs once a damaged file is set aside and
+	// before its backup is copied into place.
+	recovering func()
 }
 
 // Open opens (creating if needed) the database at path. A file that
 // exists is checked first and never silently replaced by a new one: a
 // damaged file is restored from the backup of the last clean shutdown
 // (see Recovered), or refused with an error wrapping ErrDamaged that
-// names the file and what to do.
+// names the file and what to do. A file this process may not read or
+// write is refused with an error wrapping ErrPermission, untouched.
+//
+// Everything Open does, recovery included, runs under the state lock
+// (<path>.lock, held until Close): a second daemon started on the same
+// state dir gets ErrLocked at once, even while the first is restoring a
+// backup, rather than seeing the file set aside and creating a new one.
 func Open(path string) (*DB, error) {
+	return open(path, opener{openFile: os.OpenFile})
+}
+
+func open(path string, o opener) (*DB, error) {
+	unlock, err := lockState(path + ".lock")
+	if err != nil {
+		if errors.Is(err, ErrLocked) {
+			return nil, fmt.Errorf("%w: %s.lock is held: another changesetd is already running on this state dir", ErrLocked, path)
+		}
+		return nil, refusal(path, err)
+	}
+	db, report, err := o.openLocked(path)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return &DB{bolt: db, recovered: report, unlock: unlock}, nil
+}
+
+// refusal is Open's error for err: a permission error says so and what
+// to do; others are wrapped as they are.
+func refusal(path string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%w: %s: %v; nothing was changed: give this user read and write access to the file and its directory (or start as the user who owns them)", ErrPermission, path, err)
+	}
+	return fmt.Errorf("store: open %s: %w", path, err)
+}
+
+// openLocked is Open with the state lock held.
+func (o opener) openLocked(path string) (*bolt.DB, string, error) {
 	var report string
-	err := checkFile(path)
+	err := checkFile(path, o.openFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := create(path); err != nil {
-			return nil, fmt.Errorf("store: create %s: %w", path, err)
+			return nil, "", fmt.Errorf("store: create %s: %w", path, err)
 		}
+	case errors.Is(err, fs.ErrPermission):
+		return nil, "", refusal(path, err)
 	case err != nil:
-		if report, err = recoverFromBackup(path, err); err != nil {
-			return nil, err
+		if report, err = recoverFromBackup(path, err, o.recovering); err != nil {
+			return nil, "", err
 		}
 	}
-	db, err := openChecked(path)
+	db, err := openChecked(path, o.openFile)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, "", refusal(path, err)
+	}
 	if err != nil && !errors.Is(err, ErrLocked) && report == "" {
 		// Sound header, corrupt pages.
-		if report, err = recoverFromBackup(path, err); err == nil {
-			db, err = openChecked(path)
+		if report, err = recoverFromBackup(path, err, o.recovering); err == nil {
+			db, err = openChecked(path, o.openFile)
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &DB{bolt: db, recovered: report}, nil
+	return db, report, nil
 }
 
 // Recovered says, for the log, how Open restored a damaged database from
@@ -115,7 +180,7 @@ func initBuckets(db *bolt.DB) error {
 
 // openChecked opens a file checkFile accepted and checks every page; a
 // panic of bbolt on a corrupt page is returned as an error.
-func openChecked(path string) (db *bolt.DB, err error) {
+func openChecked(path string, openFile func(string, int, os.FileMode) (*os.File, error)) (db *bolt.DB, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if db != nil {
@@ -124,7 +189,7 @@ func openChecked(path string) (db *bolt.DB, err error) {
 			db, err = nil, fmt.Errorf("corrupt: %v", p)
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, OpenFile: openFile})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
 	}
@@ -147,6 +212,7 @@ func openChecked(path string) (db *bolt.DB, err error) {
 // returned after the database is closed; the database itself is intact
 // either way.
 func (d *DB) Close() error {
+	defer d.unlock()
 	berr := d.backup()
 	if err := d.bolt.Close(); err != nil {
 		return err

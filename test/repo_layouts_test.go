@@ -72,6 +72,27 @@ func layoutCases() []layoutCase {
 			wantSession: []string{"sub/live.txt", "sub/deep/c.txt"},
 		},
 		{
+			// git sparse-checkout --sparse-index: other/ is one sparse
+			// directory entry of the index, and not checked out.
+			name: "sparse index",
+			make: func(t *testing.T) string {
+				repo := gitRepo(t, baseFiles)
+				git(t, repo, "sparse-checkout", "set", "--cone", "--sparse-index", "sub")
+				writeFile(t, repo, "a.txt", strings.Replace(baseFiles["a.txt"], "a3\n", "A3\nextra\n", 1))
+				writeFile(t, repo, "sub/b.txt", "b1\nb2 changed\n")
+				remove(t, repo, "sub/deep/c.txt")
+				writeFile(t, repo, "sub/new.txt", "new\nfile\n")
+				writeFile(t, repo, "sub/staged.txt", "staged\n")
+				git(t, repo, "add", "sub/staged.txt")
+				return repo
+			},
+			live: func(t *testing.T, dir string) {
+				writeFile(t, dir, "sub/live.txt", "live\n")
+				writeFile(t, dir, "sub/deep/c.txt", "back\n")
+			},
+			wantSession: []string{"sub/live.txt", "sub/deep/c.txt"},
+		},
+		{
 			name: "shared clone",
 			make: func(t *testing.T) string {
 				src := gitRepo(t, baseFiles)

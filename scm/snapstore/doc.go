@@ -37,12 +37,18 @@
 // together.
 //
 // An object that already exists, in the store or in an alternate, is not
-// written again. When it exists as one of our loose objects its mtime is
-// refreshed instead (as git does), and writers hold a read lock that GC takes
-// exclusively while deleting, so a GC can never delete an object that a
-// concurrent Overlay has just decided to reuse. GC also spares every object
-// younger than Store.GCGrace, which covers a snapshot that was returned but
-// not yet recorded among the trees to keep.
+// written again. Reuse has one rule, whether the object is one the
+// operation would have written (a blob given by content, a tree) or one
+// it refers to (a blob given by id, the base tree returned unchanged, a
+// subtree of ours kept by id): under a read lock that GC takes
+// exclusively, the object's existence is checked and, when it is one of
+// our loose objects, its mtime refreshed (as git does). So a GC runs
+// either before the check, which then fails cleanly if the object is
+// gone, or after the refresh, and then sees the object young. GC spares
+// every object younger than Store.GCGrace and everything a young tree
+// reaches, which covers a snapshot that was returned but not yet recorded
+// among the trees to keep, even one built on an older snapshot whose
+// subtrees it shares.
 //
 // Reads check the object header but, like go-git, do not rehash the content.
 //

@@ -227,6 +227,9 @@ type batch struct {
 	s    *Store
 	objs []pending
 	seen map[plumbing.Hash]bool
+	// reused are existing objects the operation's result refers to
+	// without writing them, by the path that refers to them.
+	reused map[plumbing.Hash]string
 }
 
 type pending struct {
@@ -249,6 +252,22 @@ func (w *batch) add(t plumbing.ObjectType, data []byte) plumbing.Hash {
 	return h
 }
 
+// reuse records that the operation's result refers to the existing
+// object h (named by path in errors). Reuse has one rule, the same as for
+// an object written again: when the batch is flushed, under the GC lock,
+// h must exist and, when it is a loose object of ours, its mtime is
+// freshened. A GC then either ran before (and h is checked after it) or
+// runs after and sees h young, and spares it and everything it reaches.
+func (w *batch) reuse(h plumbing.Hash, path string) {
+	if h == emptyTreeHash || w.seen[h] {
+		return
+	}
+	if w.reused == nil {
+		w.reused = make(map[plumbing.Hash]string)
+	}
+	w.reused[h] = path
+}
+
 // maxWriters bounds the goroutines that write one batch's objects. Nearly
 // all of a write is waiting for fsync, and file systems commit concurrent
 // fsyncs together (one journal commit for many), so with 16 in flight ten
@@ -258,7 +277,7 @@ const maxWriters = 16
 // flush makes every queued object durable in the store, or confirms that it
 // exists already.
 func (w *batch) flush(ctx context.Context) error {
-	if len(w.objs) == 0 {
+	if len(w.objs) == 0 && len(w.reused) == 0 {
 		return nil
 	}
 	s := w.s
@@ -266,6 +285,20 @@ func (w *batch) flush(ctx context.Context) error {
 	defer s.gcMu.RUnlock()
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	for h, path := range w.reused {
+		if w.seen[h] {
+			continue // written below, which freshens it as well
+		}
+		if err := s.freshenExisting(h); err != nil {
+			if path == "" {
+				return err
+			}
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if len(w.objs) == 0 {
+		return nil
 	}
 	if len(w.objs) == 1 {
 		return s.ensureObject(w.objs[0])
@@ -326,6 +359,32 @@ func (s *Store) ensureObject(p pending) error {
 		}
 	}
 	return s.writeLoose(p)
+}
+
+// freshenExisting checks that h exists, in the store or an alternate,
+// and freshens it when it is a loose object of ours. s.gcMu must be held
+// for reading.
+func (s *Store) freshenExisting(h plumbing.Hash) error {
+	own := s.own.loosePath(h)
+	_, err := os.Lstat(own)
+	if s.afterReuseCheck != nil {
+		s.afterReuseCheck(h)
+	}
+	if err == nil {
+		if err := freshen(own); err != nil {
+			return fmt.Errorf("object %s: freshen: %w", h, err)
+		}
+		return nil
+	}
+	if s.own.hasPacked(h) {
+		return nil
+	}
+	for _, a := range s.odbs()[1:] {
+		if a.has(h) {
+			return nil
+		}
+	}
+	return fmt.Errorf("object %s: %w", h, ErrNotFound)
 }
 
 func freshen(name string) error {

@@ -109,19 +109,23 @@ func (s *Store) Overlay(ctx context.Context, baseTree string, changes []Change) 
 	if _, err := s.readTree(base); err != nil {
 		return "", fmt.Errorf("snapstore: overlay on %s: %w", base, err)
 	}
-	if len(root.children) == 0 {
-		return base.String(), nil
-	}
 	o := &overlay{s: s, ctx: ctx, w: s.newBatch(), trees: make(map[plumbing.Hash][]treeEntry)}
-	e, err := o.eval(root, &treeEntry{mode: ModeDir, hash: base}, "")
-	if err != nil {
-		return "", fmt.Errorf("snapstore: overlay on %s: %w", base, err)
-	}
-	result := emptyTreeHash
-	if e != nil {
-		result = e.hash
+	result := base
+	if len(root.children) == 0 {
+		// The base itself is the result: reused like any other object,
+		// so that a GC before the caller records it cannot take it.
+		o.w.reuse(base, "")
 	} else {
-		o.w.add(plumbing.TreeObject, []byte{})
+		e, err := o.eval(root, &treeEntry{mode: ModeDir, hash: base}, "")
+		if err != nil {
+			return "", fmt.Errorf("snapstore: overlay on %s: %w", base, err)
+		}
+		result = emptyTreeHash
+		if e != nil {
+			result = e.hash
+		} else {
+			o.w.add(plumbing.TreeObject, []byte{})
+		}
 	}
 	if err := o.w.flush(ctx); err != nil {
 		return "", fmt.Errorf("snapstore: overlay on %s: %w", base, err)
@@ -153,8 +157,10 @@ func (o *overlay) eval(n *node, base *treeEntry, path string) (*treeEntry, error
 		if !ok {
 			return nil, fmt.Errorf("%s: invalid object id %q", path, c.OID)
 		}
-		if c.Mode != ModeGitlink && !o.s.has(h) {
-			return nil, fmt.Errorf("%s: blob %s: %w", path, h, ErrNotFound)
+		if c.Mode != ModeGitlink {
+			// Checked and freshened when the batch is flushed, under the
+			// GC lock (see batch.reuse).
+			o.w.reuse(h, strings.TrimSuffix(path, "/"))
 		}
 		e.hash = h
 		return e, nil
@@ -228,6 +234,8 @@ func (o *overlay) eval(n *node, base *treeEntry, path string) (*treeEntry, error
 	if h != baseHash {
 		o.w.add(plumbing.TreeObject, data)
 		o.trees[h] = out
+	} else {
+		o.w.reuse(h, strings.TrimSuffix(path, "/"))
 	}
 	return &treeEntry{mode: ModeDir, hash: h}, nil
 }

@@ -60,9 +60,10 @@ type Store struct {
 	altMu sync.RWMutex
 	alts  []*odb
 
-	// gcMu is held for reading while objects are written and for writing
-	// while GC deletes, so GC never deletes an object between a writer's
-	// existence check (which freshens its mtime) and the writer's return.
+	// gcMu is held for reading while objects are written or reused and
+	// for writing while GC decides what to delete and deletes it, so GC
+	// never deletes an object between a writer's existence check (which
+	// freshens its mtime) and the writer's return.
 	gcMu sync.RWMutex
 
 	// fanout records, per fan-out directory (objects/xx), whether it is
@@ -71,6 +72,12 @@ type Store struct {
 	fanout [256]fanoutState
 
 	trees *treeCache
+
+	// afterReuseCheck, when set (by tests), runs between the existence
+	// check of a reused object and its freshening; gcWaits runs when GC
+	// finds writers holding gcMu and is about to wait for them.
+	afterReuseCheck func(plumbing.Hash)
+	gcWaits         func()
 }
 
 type fanoutState struct {

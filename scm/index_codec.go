@@ -2,12 +2,12 @@ package scm
 
 import (
 	"bytes"
+	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,26 +20,77 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// The index is read by our own decoder rather than go-git's, which stops
-// at a split index ("link" extension, core.splitIndex or git update-index
-// --split-index). It reads versions 2 to 4 (4 is what feature.manyFiles
-// selects), reads the cache-tree (TREE), skips the other optional
-// extensions (REUC, UNTR, FSMN, EOIE, IEOT) and merges a split index into
-// its shared index as git's merge_base_index does. Entries come out as go-git index entries, with
-// the same conventions as go-git's decoder (a zero timestamp is the zero
-// time), so the rest of the package is unchanged.
+// The index is read and written by our own codec rather than go-git's,
+// whose decoder stops at a split index ("link" extension, core.splitIndex
+// or git update-index --split-index), drops the assume-valid bit and
+// whose encoder writes no extensions. It reads versions 2 to 4 (4 is what
+// feature.manyFiles selects), keeps every extension's bytes, parses the
+// cache-tree (TREE) and merges a split index into its shared index as
+// git's merge_base_index does. Entries come out as go-git index entries,
+// with the same conventions as go-git's decoder (a zero timestamp is the
+// zero time), so the rest of the package is unchanged; the one on-disk
+// flag they cannot carry, assume-valid, is kept beside them by entry.
 
 // indexFile is a decoded index, split index already merged.
 type indexFile struct {
 	version uint32
 	entries []*index.Entry // in index order: by name, then stage
-	// assumeValid holds the entries with the assume-valid bit, which
-	// go-git's entries cannot carry.
-	assumeValid map[entryKey]bool
+	// assumeValid holds the entries with the assume-valid bit
+	// ("update-index --assume-unchanged"), which go-git's entries cannot
+	// carry. Keyed by entry, so that an entry carried unchanged into a
+	// new index keeps its bit and a replaced one loses it.
+	assumeValid map[*index.Entry]bool
 	split       bool // read through a "link" extension
-	// tree is the cache-tree extension (TREE): the valid entries only,
-	// by directory ("" is the root). Nil for a split index.
-	tree map[string]cacheTree
+	// sparse: a sparse index (the "sdir" extension, index.sparse): some
+	// entries are directories outside the sparse-checkout cone, named
+	// with a trailing slash, standing for the whole tree they name (see
+	// isSparseDir).
+	sparse bool
+	// tree is the cache-tree extension (TREE), invalid entries included;
+	// nil when absent, unreadable, or for a split index.
+	tree *treeNode
+	// exts are the extensions of the index file, in file order.
+	exts []extension
+}
+
+// extension is one extension of an index file.
+type extension struct {
+	sig  string
+	data []byte
+}
+
+// ext returns the data of the extension sig, or nil.
+func (x *indexFile) ext(sig string) []byte {
+	for _, e := range x.exts {
+		if e.sig == sig {
+			return e.data
+		}
+	}
+	return nil
+}
+
+// validTree returns the valid cache-tree entries by directory ("" is the
+// root); nil when the index has no cache-tree.
+func (x *indexFile) validTree() map[string]cacheTree {
+	if x.tree == nil {
+		return nil
+	}
+	out := map[string]cacheTree{}
+	var walk func(n *treeNode, p string)
+	walk = func(n *treeNode, p string) {
+		if n.count >= 0 {
+			out[p] = cacheTree{count: n.count, oid: n.oid}
+		}
+		for _, d := range n.down {
+			if p == "" {
+				walk(d, d.name)
+			} else {
+				walk(d, p+"/"+d.name)
+			}
+		}
+	}
+	walk(x.tree, "")
+	return out
 }
 
 // cacheTree is one valid cache-tree entry: git's promise that writing the
@@ -53,57 +104,110 @@ type cacheTree struct {
 	oid   plumbing.Hash
 }
 
+// treeNode is one entry of a TREE extension as stored: count is negative
+// for an invalidated entry, which then has no oid; down keeps the file's
+// order of subtrees.
+type treeNode struct {
+	name  string
+	count int
+	oid   plumbing.Hash
+	down  []*treeNode
+}
+
+// invalidate is git's cache_tree_invalidate_path: the entries of the
+// root and of every directory above path become invalid (count -1), and
+// a subtree named path itself is dropped (the path is now a file, or its
+// entries are gone). Entries of untouched directories stay valid, so git
+// (and fromCacheTree) can still skip them.
+func (n *treeNode) invalidate(path string) {
+	n.count = -1
+	name, rest, more := strings.Cut(path, "/")
+	for i, d := range n.down {
+		if d.name != name {
+			continue
+		}
+		if more {
+			d.invalidate(rest)
+		} else {
+			n.down = slices.Delete(n.down, i, i+1)
+		}
+		return
+	}
+}
+
 // parseCacheTree decodes a TREE extension. It returns nil for data it
 // cannot read: the extension is optional and only a shortcut.
-func parseCacheTree(d []byte) map[string]cacheTree {
-	out := map[string]cacheTree{}
-	var entry func(prefix string) bool
-	entry = func(prefix string) bool {
+func parseCacheTree(d []byte) *treeNode {
+	var entry func() *treeNode
+	entry = func() *treeNode {
 		i := bytes.IndexByte(d, 0)
 		if i < 0 {
-			return false
+			return nil
 		}
-		name := string(d[:i])
+		n := &treeNode{name: string(d[:i])}
 		d = d[i+1:]
 		j := bytes.IndexByte(d, '\n')
 		if j < 0 {
-			return false
+			return nil
 		}
 		cnt, sub, ok := strings.Cut(string(d[:j]), " ")
 		if !ok {
-			return false
+			return nil
 		}
 		d = d[j+1:]
 		count, err1 := strconv.Atoi(cnt)
 		subs, err2 := strconv.Atoi(sub)
-		if err1 != nil || err2 != nil || subs < 0 {
-			return false
+		// Each subtree takes at least 5 bytes ("\x000 0\n" is 6), which
+		// bounds subs and the recursion by the data left.
+		if err1 != nil || err2 != nil || subs < 0 || subs > len(d)/5 {
+			return nil
 		}
-		p := name
-		if prefix != "" {
-			p = prefix + "/" + name
-		}
+		n.count = count
 		if count >= 0 {
 			if len(d) < 20 {
-				return false
+				return nil
 			}
-			var h plumbing.Hash
-			copy(h[:], d[:20])
+			copy(n.oid[:], d[:20])
 			d = d[20:]
-			out[p] = cacheTree{count: count, oid: h}
 		}
 		for range subs {
-			if !entry(p) {
-				return false
+			c := entry()
+			// A subtree is one path component.
+			if c == nil || c.name == "" || strings.Contains(c.name, "/") {
+				return nil
 			}
+			n.down = append(n.down, c)
 		}
-		return true
+		return n
 	}
 	// The root entry has an empty name.
-	if !entry("") || len(d) != 0 {
+	root := entry()
+	if root == nil || root.name != "" || len(d) != 0 {
 		return nil
 	}
-	return out
+	return root
+}
+
+// encodeCacheTree encodes n as TREE extension data (git's write_one).
+func encodeCacheTree(n *treeNode) []byte {
+	var b []byte
+	var one func(n *treeNode)
+	one = func(n *treeNode) {
+		b = append(b, n.name...)
+		b = append(b, 0)
+		b = strconv.AppendInt(b, int64(n.count), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(len(n.down)), 10)
+		b = append(b, '\n')
+		if n.count >= 0 {
+			b = append(b, n.oid[:]...)
+		}
+		for _, d := range n.down {
+			one(d)
+		}
+	}
+	one(n)
+	return b
 }
 
 // readIndexFile reads the index at path; shared indexes are looked up in
@@ -166,13 +270,15 @@ func decodeIndex(b []byte, shared func(sha string) ([]byte, error)) (*indexFile,
 // len(replace) entries of the split index (written without names) replace
 // the shared entries at the replace positions, the delete positions are
 // dropped, and the remaining split entries are added, each replacing a
-// shared entry of the same name and stage.
+// shared entry of the same name and stage. Every entry keeps the
+// assume-valid bit of the file it came from.
 func mergeSplit(x, base *indexFile, link *linkExt) (*indexFile, error) {
 	out := slices.Clone(base.entries)
-	av := maps.Clone(base.assumeValid)
+	from := func(e *index.Entry) bool { return base.assumeValid[e] || x.assumeValid[e] }
 	if len(link.replace) > len(x.entries) {
 		return nil, fmt.Errorf("scm: index: split index replaces %d entries but holds %d", len(link.replace), len(x.entries))
 	}
+	replaced := map[*index.Entry]bool{}
 	for i, pos := range link.replace {
 		if pos >= len(out) {
 			return nil, fmt.Errorf("scm: index: split index replaces entry %d of %d", pos, len(out))
@@ -183,12 +289,8 @@ func mergeSplit(x, base *indexFile, link *linkExt) (*indexFile, error) {
 		}
 		e := *src
 		e.Name = out[pos].Name
-		// Replacing entries have no name, so the decoder keyed their
-		// assume-valid bits by position.
-		key := entryKey{e.Name, int(e.Stage)}
-		delete(av, entryKey{out[pos].Name, int(out[pos].Stage)})
-		if x.assumeValid[entryKey{replaceKey(i), int(src.Stage)}] {
-			av[key] = true
+		if x.assumeValid[src] {
+			replaced[&e] = true
 		}
 		out[pos] = &e
 	}
@@ -225,29 +327,40 @@ func mergeSplit(x, base *indexFile, link *linkExt) (*indexFile, error) {
 				out = append(out, e)
 			}
 		}
-		slices.SortStableFunc(out, func(a, b *index.Entry) int {
-			if c := strings.Compare(a.Name, b.Name); c != 0 {
-				return c
-			}
-			return int(a.Stage) - int(b.Stage)
-		})
+		slices.SortStableFunc(out, compareEntries)
 	}
-	for _, e := range added {
-		k := entryKey{e.Name, int(e.Stage)}
-		delete(av, k)
-		if x.assumeValid[k] {
-			av[k] = true
+	av := map[*index.Entry]bool{}
+	for _, e := range out {
+		if from(e) || replaced[e] {
+			av[e] = true
 		}
 	}
-	return &indexFile{version: x.version, entries: out, assumeValid: av, split: true}, nil
+	return &indexFile{version: x.version, entries: out, assumeValid: av, split: true, sparse: x.sparse || base.sparse, exts: x.exts}, nil
 }
 
-// replaceKey is the assumeValid key of the i-th nameless entry of a split
-// index.
-func replaceKey(i int) string { return "\x00" + strconv.Itoa(i) }
+// isSparseDir reports whether e is a sparse directory entry of a sparse
+// index: a skip-worktree tree entry named "dir/", which stands for every
+// path of the tree e.Hash below dir.
+func isSparseDir(e *index.Entry) bool {
+	return e.Mode == filemode.Dir && e.SkipWorktree && strings.HasSuffix(e.Name, "/")
+}
+
+// compareEntries orders index entries as git does: by name, then stage.
+func compareEntries(a, b *index.Entry) int {
+	if c := strings.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	return int(a.Stage) - int(b.Stage)
+}
+
+type entryKey struct {
+	name  string
+	stage int
+}
 
 const (
 	entryFixed      = 62 // stat data, id and flags
+	flagAssumeValid = 0x8000
 	flagExtended    = 0x4000
 	extSkipWorktree = 0x4000
 	extIntentToAdd  = 0x2000
@@ -268,7 +381,7 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 	if n > end/entryFixed {
 		return nil, nil, bad("%d entries in %d bytes", n, len(b))
 	}
-	x := &indexFile{version: version, entries: make([]*index.Entry, n), assumeValid: map[entryKey]bool{}}
+	x := &indexFile{version: version, entries: make([]*index.Entry, n), assumeValid: map[*index.Entry]bool{}}
 	// One allocation for all entries, and one for all names: names are
 	// gathered into one buffer and sliced after, so the index keeps only
 	// its names, not a copy of the whole file (for version 2 and 3 about
@@ -307,6 +420,11 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 		copy(e.Hash[:], b[off+40:off+60])
 		flags := be.Uint16(b[off+60:])
 		e.Stage = index.Stage(flags>>12) & 3
+		if cnsec >= 1e9 || mnsec >= 1e9 {
+			// time.Unix would carry them into the seconds, and the entry
+			// would not encode back as read.
+			return nil, nil, bad("entry %d: nanoseconds out of range", i)
+		}
 		p := off + entryFixed
 		if flags&flagExtended != 0 {
 			if version < 3 {
@@ -333,10 +451,15 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			if p+l > end {
 				return nil, nil, bad("truncated name")
 			}
+			if bytes.IndexByte(b[p:p+l], 0) >= 0 {
+				return nil, nil, bad("entry %d: name holds a NUL", i)
+			}
 			names = append(names, b[p:p+l]...)
 			ends[i] = len(names)
+			// Entries are padded with 1-8 NULs to a multiple of 8.
 			off += (p - off + l + 8) &^ 7
 		case 4:
+			// git's offset varint: how much of the previous name to strip.
 			var strip int
 			for {
 				if p >= end {
@@ -369,7 +492,7 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			return nil, nil, bad("truncated entry %d", i)
 		}
 		if flags&flagAssumeValid != 0 {
-			x.assumeValid[entryKey{replaceKey(i), int(e.Stage)}] = true
+			x.assumeValid[e] = true
 		}
 		x.entries[i] = e
 	}
@@ -379,16 +502,6 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 		e.Name = all[start:ends[i]]
 		start = ends[i]
 	}
-	// Assume-valid bits were keyed by position while names were pending;
-	// named entries get their name back (nameless ones replace shared
-	// entries and keep the position key for mergeSplit).
-	for k := range x.assumeValid {
-		i, _ := strconv.Atoi(k.name[1:])
-		if name := x.entries[i].Name; name != "" {
-			delete(x.assumeValid, k)
-			x.assumeValid[entryKey{name, k.stage}] = true
-		}
-	}
 	var link *linkExt
 	for off+8 <= end {
 		sig := string(b[off : off+4])
@@ -397,6 +510,7 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			return nil, nil, bad("truncated extension %q", sig)
 		}
 		data := b[off+8 : off+8+size]
+		x.exts = append(x.exts, extension{sig: sig, data: data})
 		switch {
 		case sig == "TREE":
 			x.tree = parseCacheTree(data)
@@ -407,13 +521,117 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			}
 			link = l
 		case sig == "sdir":
-			return nil, nil, bad("sparse index (index.sparse) is not supported")
+			x.sparse = true
 		case sig[0] < 'A' || sig[0] > 'Z':
 			return nil, nil, bad("required extension %q is not supported", sig)
 		}
 		off += 8 + size
 	}
 	return x, link, nil
+}
+
+// encodeIndex encodes entries (in git's order, see compareEntries) as an
+// index file of the given version, with the assume-valid bits of
+// assumeValid and the extensions exts, checksum included.
+func encodeIndex(version uint32, entries []*index.Entry, assumeValid map[*index.Entry]bool, exts []extension) ([]byte, error) {
+	if version < 2 || version > 4 {
+		return nil, fmt.Errorf("scm: encode index: unsupported version %d", version)
+	}
+	be := binary.BigEndian
+	b := make([]byte, 12, 12+len(entries)*(entryFixed+2+40))
+	copy(b, "DIRC")
+	be.PutUint32(b[4:], version)
+	be.PutUint32(b[8:], uint32(len(entries)))
+	var prev string
+	for i, e := range entries {
+		if strings.IndexByte(e.Name, 0) >= 0 {
+			return nil, fmt.Errorf("scm: encode index: entry %q holds a NUL", e.Name)
+		}
+		if e.Stage > 3 {
+			return nil, fmt.Errorf("scm: encode index: entry %s: stage %d", e.Name, e.Stage)
+		}
+		if i > 0 && compareEntries(entries[i-1], e) > 0 {
+			return nil, fmt.Errorf("scm: encode index: entry %s out of order", e.Name)
+		}
+		start := len(b)
+		var fixed [entryFixed]byte
+		putTime := func(o int, t time.Time) {
+			if !t.IsZero() {
+				be.PutUint32(fixed[o:], uint32(t.Unix()))
+				be.PutUint32(fixed[o+4:], uint32(t.Nanosecond()))
+			}
+		}
+		putTime(0, e.CreatedAt)
+		putTime(8, e.ModifiedAt)
+		be.PutUint32(fixed[16:], e.Dev)
+		be.PutUint32(fixed[20:], e.Inode)
+		be.PutUint32(fixed[24:], uint32(e.Mode))
+		be.PutUint32(fixed[28:], e.UID)
+		be.PutUint32(fixed[32:], e.GID)
+		be.PutUint32(fixed[36:], e.Size)
+		copy(fixed[40:], e.Hash[:])
+		flags := uint16(min(len(e.Name), 0xfff)) | uint16(e.Stage)<<12
+		var ext uint16
+		if e.SkipWorktree {
+			ext |= extSkipWorktree
+		}
+		if e.IntentToAdd {
+			ext |= extIntentToAdd
+		}
+		if ext != 0 {
+			if version < 3 {
+				return nil, fmt.Errorf("scm: encode index: entry %s needs extended flags, which version 2 lacks", e.Name)
+			}
+			flags |= flagExtended
+		}
+		if assumeValid[e] {
+			flags |= flagAssumeValid
+		}
+		be.PutUint16(fixed[60:], flags)
+		b = append(b, fixed[:]...)
+		if ext != 0 {
+			b = be.AppendUint16(b, ext)
+		}
+		if version == 4 {
+			common := 0
+			for common < len(prev) && common < len(e.Name) && prev[common] == e.Name[common] {
+				common++
+			}
+			b = appendOffsetVarint(b, uint64(len(prev)-common))
+			b = append(b, e.Name[common:]...)
+			b = append(b, 0)
+			prev = e.Name
+			continue
+		}
+		b = append(b, e.Name...)
+		// 1 to 8 NULs, to a multiple of 8 from the entry's start.
+		pad := 8 - (len(b)-start)%8
+		b = append(b, make([]byte, pad)...)
+	}
+	for _, x := range exts {
+		if len(x.sig) != 4 {
+			return nil, fmt.Errorf("scm: encode index: extension signature %q", x.sig)
+		}
+		b = append(b, x.sig...)
+		b = be.AppendUint32(b, uint32(len(x.data)))
+		b = append(b, x.data...)
+	}
+	sum := sha1.Sum(b)
+	return append(b, sum[:]...), nil
+}
+
+// appendOffsetVarint appends v in git's offset varint (varint.c), the
+// form version 4 uses for the length stripped from the previous name.
+func appendOffsetVarint(b []byte, v uint64) []byte {
+	var tmp [16]byte
+	pos := len(tmp) - 1
+	tmp[pos] = byte(v & 0x7f)
+	for v >>= 7; v != 0; v >>= 7 {
+		v--
+		pos--
+		tmp[pos] = 0x80 | byte(v&0x7f)
+	}
+	return append(b, tmp[pos:]...)
 }
 
 func parseLink(d []byte) (*linkExt, error) {
