@@ -18,6 +18,7 @@ const (
 	MethodDisposeSession           = "disposeSession"
 	MethodResourceRead             = "resourceRead"
 	MethodInvokeChangesetOperation = "invokeChangesetOperation"
+	MethodFetchTurns               = "fetchTurns"
 
 	// Implementation-defined commands, under AHP's reserved x- prefix.
 	MethodTurnStart  = "x-changesetd/turnStart"
@@ -220,6 +221,15 @@ type TurnStartParams struct {
 type EditEventsParams struct {
 	BaseParams
 	Events []json.RawMessage `json:"events"`
+}
+
+// FetchTurnsParams are the params of fetchTurns: Channel is a chat, Cursor
+// the opaque ChatState.turnsNextCursor to load the page before; nil asks
+// for the chat's next older page, if any. The result is {}: the turns
+// arrive in the chat's state as chat/turnsLoaded before the answer.
+type FetchTurnsParams struct {
+	BaseParams
+	Cursor *string `json:"cursor,omitempty"`
 }
 
 // TurnEndParams are the params of x-changesetd/turnEnd; an empty TurnID

@@ -58,6 +58,8 @@ func (c *conn) handle(req *jsonrpc2.Request) {
 		c.resourceRead(req)
 	case protocol.MethodInvokeChangesetOperation:
 		c.invokeOperation(req)
+	case protocol.MethodFetchTurns:
+		c.fetchTurns(req)
 	case protocol.MethodTurnStart:
 		c.turnStart(req)
 	case protocol.MethodTurnEnd:
@@ -435,6 +437,22 @@ func (c *conn) turnEnd(req *jsonrpc2.Request) {
 	c.async(req, func() {
 		info, err := c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
 		c.reply(req, info, err)
+	})
+}
+
+// fetchTurns loads a chat's older turns into its state; the answer is {}.
+func (c *conn) fetchTurns(req *jsonrpc2.Request) {
+	var p protocol.FetchTurnsParams
+	if err := decode(req, &p); err != nil {
+		c.reply(req, nil, err)
+		return
+	}
+	c.async(req, func() {
+		if err := c.srv.m.FetchTurns(c.ctx, p.Channel, p.Cursor); err != nil {
+			c.reply(req, nil, err)
+			return
+		}
+		c.reply(req, struct{}{}, nil)
 	})
 }
 
