@@ -487,7 +487,7 @@ func (s *Session) dispatchSession(sub Subscriber, a protocol.Action, origin *pro
 		return
 	}
 	switch t := a.ActionType(); {
-	case t == "session/workingDirectorySet" || t == "session/workingDirectoryRemoved":
+	case t == "session/workingDirectorySet" || t == "session/workingDirectoryRemoved" || t == "session/workingDirectoryReplaced":
 		s.m.reject(sub, s.uri, a, origin, "working directories are fixed when a session is created on this server")
 		return
 	case !clientSessionActions[t]:
