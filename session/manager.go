@@ -543,6 +543,7 @@ func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, erro
 	s.restoreTurns(turns)
 	s.windowTurns()
 	s.loadAnnotations()
+	s.loadEdits()
 	s.state.Chats = s.state.Chats[:0]
 	for _, c := range s.chats {
 		s.state.Chats = append(s.state.Chats, c.summary())

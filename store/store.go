@@ -216,6 +216,9 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 		if err := tx.Bucket(bucketAnnotations).Delete([]byte(id)); err != nil {
 			return err
 		}
+		if err := deleteEdits(tx, id); err != nil {
+			return err
+		}
 		if changesetPrefix == "" {
 			return nil
 		}
