@@ -27,6 +27,9 @@ const (
 	// MethodAnnotationsDelivered records that annotations were handed to
 	// the agent.
 	MethodAnnotationsDelivered = "x-changesetd/annotationsDelivered"
+	// MethodSetBranchBase chooses the base of a session's branch
+	// changeset.
+	MethodSetBranchBase = "x-changesetd/setBranchBase"
 
 	NotifyAction                = "action"
 	NotifySessionAdded          = "root/sessionAdded"
@@ -230,6 +233,14 @@ type EditEventsParams struct {
 type FetchTurnsParams struct {
 	BaseParams
 	Cursor *string `json:"cursor,omitempty"`
+}
+
+// SetBranchBaseParams are the params of x-changesetd/setBranchBase:
+// Channel is the session, Base a revision ("origin/release", a commit id)
+// or "" for the default. It is kept across restarts.
+type SetBranchBaseParams struct {
+	BaseParams
+	Base string `json:"base"`
 }
 
 // TurnEndParams are the params of x-changesetd/turnEnd; an empty TurnID

@@ -66,6 +66,8 @@ func TestGoldenFrames(t *testing.T) {
 		{"turn on unknown session", []string{init, req(2, "x-changesetd/turnStart", `{"channel":"ahp-session:/nobody"}`)}, 2},
 		{"fetchTurns on a session channel", []string{init, req(2, "fetchTurns", `{"channel":"ahp-session:/nobody"}`)}, 2},
 		{"fetchTurns unknown session", []string{init, req(2, "fetchTurns", `{"channel":"ahp-chat:/nobody","cursor":"x"}`)}, 2},
+		{"setBranchBase unknown session", []string{init, req(2, "x-changesetd/setBranchBase", `{"channel":"ahp-session:/nobody","base":"main"}`)}, 2},
+		{"setBranchBase not a revision", []string{init, req(2, "x-changesetd/setBranchBase", `{"channel":"ahp-session:/nobody","base":"-x"}`)}, 2},
 		{"subscribe annotations of unknown session", []string{init, req(2, "subscribe", `{"channel":"ahp-session:/nobody/annotations"}`)}, 2},
 		{"annotationsDelivered on a session channel", []string{init, req(2, "x-changesetd/annotationsDelivered", `{"channel":"ahp-session:/nobody","annotationIds":[]}`)}, 2},
 		{"annotationsDelivered unknown session", []string{init, req(2, "x-changesetd/annotationsDelivered", `{"channel":"ahp-session:/nobody/annotations","annotationIds":["a"]}`)}, 2},

@@ -60,6 +60,8 @@ func (c *conn) handle(req *jsonrpc2.Request) {
 		c.invokeOperation(req)
 	case protocol.MethodFetchTurns:
 		c.fetchTurns(req)
+	case protocol.MethodSetBranchBase:
+		c.setBranchBase(req)
 	case protocol.MethodTurnStart:
 		c.turnStart(req)
 	case protocol.MethodTurnEnd:
@@ -449,6 +451,22 @@ func (c *conn) fetchTurns(req *jsonrpc2.Request) {
 	}
 	c.async(req, func() {
 		if err := c.srv.m.FetchTurns(c.ctx, p.Channel, p.Cursor); err != nil {
+			c.reply(req, nil, err)
+			return
+		}
+		c.reply(req, struct{}{}, nil)
+	})
+}
+
+// setBranchBase chooses a session's branch base; the answer is {}.
+func (c *conn) setBranchBase(req *jsonrpc2.Request) {
+	var p protocol.SetBranchBaseParams
+	if err := decode(req, &p); err != nil {
+		c.reply(req, nil, err)
+		return
+	}
+	c.async(req, func() {
+		if err := c.srv.m.SetBranchBase(c.ctx, p.Channel, p.Base); err != nil {
 			c.reply(req, nil, err)
 			return
 		}

@@ -336,7 +336,7 @@ func (cs *csChannel) commit(s *Session, a protocol.Action, origin *protocol.Acti
 func (cs *csChannel) query(s *Session, i int) Query {
 	switch cs.ref.Kind {
 	case protocol.KindBranch:
-		return Query{View: protocol.KindBranch}
+		return Query{View: protocol.KindBranch, Base: s.queryBase()}
 	case protocol.KindSession:
 		return Query{View: ViewTrees, From: s.baselineOf(i)}
 	case protocol.KindTurn:

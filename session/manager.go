@@ -53,6 +53,9 @@ type Options struct {
 	// TurnWindow is how many completed turns a restored chat holds, and
 	// fetchTurns loads at a time; 0 = DefaultTurnWindow.
 	TurnWindow int
+	// DefaultBase is the base of every branch changeset whose session
+	// chose none (the daemon's --base); "" lets git say (branchbase.go).
+	DefaultBase string
 }
 
 // Manager owns the root channel and every session.
@@ -544,6 +547,7 @@ func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, erro
 	s.windowTurns()
 	s.loadAnnotations()
 	s.loadEdits()
+	s.loadBranchBase()
 	s.state.Chats = s.state.Chats[:0]
 	for _, c := range s.chats {
 		s.state.Chats = append(s.state.Chats, c.summary())

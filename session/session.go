@@ -50,6 +50,9 @@ type Session struct {
 	turns    []*turn
 	chats    []*chat        // the default chat first, then agents' in order of their first turn
 	restored *store.Session // the record this session was restored from
+	// branchBase is the base chosen for the branch changeset, "" for the
+	// default (branchbase.go).
+	branchBase string
 
 	// boundaryMu serialises turn boundaries; it is held while snapshotting,
 	// outside the actor, so the actor keeps serving.
@@ -403,7 +406,7 @@ func (s *Session) catalogue() []protocol.Changeset {
 	if s.hasGit() {
 		out = append(out,
 			entry(protocol.KindUncommitted, "Uncommitted Changes", "Working tree and index against HEAD"),
-			entry(protocol.KindBranch, "Branch Changes", "Working tree against the merge base with the default branch"),
+			entry(protocol.KindBranch, "Branch Changes", s.branchDescription()),
 		)
 	}
 	if !s.hasSnapshots() {

@@ -255,7 +255,7 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 	case protocol.KindBranch:
 		base := q.Base
 		if base == "" {
-			b, err := w.repo.DefaultBaseBranch()
+			b, _, err := w.repo.BranchBase()
 			if err != nil {
 				return nil, fmt.Errorf("no base branch to compare with: %w", err)
 			}

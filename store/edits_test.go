@@ -43,3 +43,28 @@ func TestEditsRoundTripAndDelete(t *testing.T) {
 		t.Errorf("empty records did not delete: %q", e)
 	}
 }
+
+// A session's chosen branch base survives a reopen and goes with it.
+func TestBranchBaseRoundTripAndDelete(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := db.BranchBase("s1"); err != nil || b != "" {
+		t.Fatalf("base of a fresh file: %q %v", b, err)
+	}
+	db.PutBranchBase("s1", "origin/release")
+	db.Close()
+	if db, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if b, _ := db.BranchBase("s1"); b != "origin/release" {
+		t.Fatalf("base after reopen = %q", b)
+	}
+	db.DeleteSession("s1", "")
+	if b, _ := db.BranchBase("s1"); b != "" {
+		t.Errorf("base survived delete: %q", b)
+	}
+}
