@@ -30,6 +30,8 @@ const (
 	// MethodSetBranchBase chooses the base of a session's branch
 	// changeset.
 	MethodSetBranchBase = "x-changesetd/setBranchBase"
+	// MethodDraft publishes a provisional version of a file being written.
+	MethodDraft = "x-changesetd/draft"
 
 	NotifyAction                = "action"
 	NotifySessionAdded          = "root/sessionAdded"
@@ -241,6 +243,16 @@ type FetchTurnsParams struct {
 type SetBranchBaseParams struct {
 	BaseParams
 	Base string `json:"base"`
+}
+
+// DraftParams are the params of x-changesetd/draft: Channel is the
+// session, Resource the file:// URI of the file, Text its new content so
+// far, Final whether Text is all of it.
+type DraftParams struct {
+	BaseParams
+	Resource string `json:"resource"`
+	Text     string `json:"text"`
+	Final    bool   `json:"final,omitempty"`
 }
 
 // TurnEndParams are the params of x-changesetd/turnEnd; an empty TurnID

@@ -62,6 +62,8 @@ func (c *conn) handle(req *jsonrpc2.Request) {
 		c.fetchTurns(req)
 	case protocol.MethodSetBranchBase:
 		c.setBranchBase(req)
+	case protocol.MethodDraft:
+		c.draft(req)
 	case protocol.MethodTurnStart:
 		c.turnStart(req)
 	case protocol.MethodTurnEnd:
@@ -471,6 +473,19 @@ func (c *conn) setBranchBase(req *jsonrpc2.Request) {
 			return
 		}
 		c.reply(req, struct{}{}, nil)
+	})
+}
+
+// draft publishes a provisional version of a file.
+func (c *conn) draft(req *jsonrpc2.Request) {
+	var p protocol.DraftParams
+	if err := decode(req, &p); err != nil {
+		c.reply(req, nil, err)
+		return
+	}
+	c.async(req, func() {
+		res, err := c.srv.m.Draft(c.ctx, p.Channel, p.Resource, p.Text, p.Final)
+		c.reply(req, res, err)
 	})
 }
 

@@ -745,7 +745,12 @@ func (s *Session) hasReview(kind string) bool {
 
 // ReadBlob returns a stored object of one of the session's workspaces.
 func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
+	var drafted []byte
 	wss, err := call(ctx, s, func() ([]Workspace, error) {
+		if b, ok := s.draftContent(oid); ok {
+			drafted = b
+			return nil, nil
+		}
 		var out []Workspace
 		for _, e := range s.workspaces {
 			if e.ws != nil {
@@ -756,6 +761,9 @@ func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if drafted != nil {
+		return drafted, nil
 	}
 	for _, ws := range wss {
 		if b, err := ws.ReadBlob(oid); err == nil {

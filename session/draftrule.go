@@ -15,6 +15,7 @@ import (
 
 // draftStats is how far a draft has come.
 type draftStats struct {
+	Draft        bool `json:"draft"` // always true: the marker of a provisional file
 	LinesWritten int  `json:"linesWritten"`
 	LinesTotal   *int `json:"linesTotal,omitempty"` // the original's lines; nil for a new file
 	Percent      *int `json:"percent,omitempty"`    // of the original covered; nil for a new file
@@ -34,6 +35,7 @@ func draftText(orig []byte, exists bool, partial []byte, final bool) (text []byt
 			done = nil
 		}
 	}
+	st.Draft = true
 	st.LinesWritten = countLines(done)
 	origLines := splitLines(orig)
 	if exists {

@@ -53,6 +53,7 @@ type Session struct {
 	// branchBase is the base chosen for the branch changeset, "" for the
 	// default (branchbase.go).
 	branchBase string
+	drafts     map[editKey]*draft // provisional files (drafts.go)
 
 	// boundaryMu serialises turn boundaries; it is held while snapshotting,
 	// outside the actor, so the actor keeps serving.
