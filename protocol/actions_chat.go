@@ -44,6 +44,16 @@ type ChatActivityChanged struct {
 	Activity *string `json:"activity,omitempty"`
 }
 
+// ChatTurnsLoaded puts older completed turns (oldest first) in front of
+// ChatState.turns, skipping any already there, and replaces
+// turnsNextCursor with TurnsNextCursor ("" when every retained turn is
+// loaded). The host dispatches it before it answers fetchTurns.
+type ChatTurnsLoaded struct {
+	Turns           []Turn `json:"turns"`
+	TurnsNextCursor string `json:"turnsNextCursor,omitempty"`
+}
+
+func (ChatTurnsLoaded) ActionType() string       { return "chat/turnsLoaded" }
 func (ChatTurnStarted) ActionType() string       { return "chat/turnStarted" }
 func (ChatTurnComplete) ActionType() string      { return "chat/turnComplete" }
 func (ChatTurnCancelled) ActionType() string     { return "chat/turnCancelled" }
@@ -57,5 +67,6 @@ func init() {
 		func() Action { return &ChatTurnCancelled{} },
 		func() Action { return &ChatChangesetsChanged{} },
 		func() Action { return &ChatActivityChanged{} },
+		func() Action { return &ChatTurnsLoaded{} },
 	)
 }

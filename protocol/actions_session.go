@@ -1,5 +1,7 @@
 package protocol
 
+import "encoding/json"
+
 // Session channel actions. Only the ones the host itself emits or that
 // clients may dispatch and the host interprets are typed; the rest are in
 // actions_session_extra.go.
@@ -27,6 +29,38 @@ type SessionWorkingDirectoryRemoved struct {
 	Directory string `json:"directory"`
 }
 
+// SessionWorkingDirectoryReplaced swaps Directory for Replacement in
+// place (since 0.8.0): a compare-and-swap that does nothing unless
+// Directory is in the set. Replacement is a URI or, from 1.0's rich
+// records, a WorkingDirectory object; this host's state holds URIs, so an
+// object counts by its "uri". The raw JSON round-trips either way.
+type SessionWorkingDirectoryReplaced struct {
+	Directory   string          `json:"directory"`
+	Replacement json.RawMessage `json:"replacement"`
+}
+
+// ReplacementURI is the URI of Replacement: the string itself, or an
+// object's "uri"; "" for anything else.
+func (a SessionWorkingDirectoryReplaced) ReplacementURI() string {
+	var s string
+	if json.Unmarshal(a.Replacement, &s) == nil {
+		return s
+	}
+	var o struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(a.Replacement, &o) == nil {
+		return o.URI
+	}
+	return ""
+}
+
+// SessionChatsReordered gives SessionState.chats a new order (since
+// 0.9.0): Chats is the complete resulting order of the chats' URIs.
+type SessionChatsReordered struct {
+	Chats []string `json:"chats"`
+}
+
 // SessionChatAdded upserts a chat into SessionState.chats, keyed by
 // Summary.Resource.
 type SessionChatAdded struct {
@@ -50,9 +84,13 @@ func (SessionChangesetsChanged) ActionType() string       { return "session/chan
 func (SessionTitleChanged) ActionType() string            { return "session/titleChanged" }
 func (SessionWorkingDirectorySet) ActionType() string     { return "session/workingDirectorySet" }
 func (SessionWorkingDirectoryRemoved) ActionType() string { return "session/workingDirectoryRemoved" }
-func (SessionChatAdded) ActionType() string               { return "session/chatAdded" }
-func (SessionChatUpdated) ActionType() string             { return "session/chatUpdated" }
-func (SessionChatRemoved) ActionType() string             { return "session/chatRemoved" }
+func (SessionWorkingDirectoryReplaced) ActionType() string {
+	return "session/workingDirectoryReplaced"
+}
+func (SessionChatsReordered) ActionType() string { return "session/chatsReordered" }
+func (SessionChatAdded) ActionType() string      { return "session/chatAdded" }
+func (SessionChatUpdated) ActionType() string    { return "session/chatUpdated" }
+func (SessionChatRemoved) ActionType() string    { return "session/chatRemoved" }
 
 func init() {
 	register(
@@ -62,6 +100,8 @@ func init() {
 		func() Action { return &SessionTitleChanged{} },
 		func() Action { return &SessionWorkingDirectorySet{} },
 		func() Action { return &SessionWorkingDirectoryRemoved{} },
+		func() Action { return &SessionWorkingDirectoryReplaced{} },
+		func() Action { return &SessionChatsReordered{} },
 		func() Action { return &SessionChatAdded{} },
 		func() Action { return &SessionChatUpdated{} },
 		func() Action { return &SessionChatRemoved{} },

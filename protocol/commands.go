@@ -18,6 +18,7 @@ const (
 	MethodDisposeSession           = "disposeSession"
 	MethodResourceRead             = "resourceRead"
 	MethodInvokeChangesetOperation = "invokeChangesetOperation"
+	MethodFetchTurns               = "fetchTurns"
 
 	// Implementation-defined commands, under AHP's reserved x- prefix.
 	MethodTurnStart  = "x-changesetd/turnStart"
@@ -26,6 +27,11 @@ const (
 	// MethodAnnotationsDelivered records that annotations were handed to
 	// the agent.
 	MethodAnnotationsDelivered = "x-changesetd/annotationsDelivered"
+	// MethodSetBranchBase chooses the base of a session's branch
+	// changeset.
+	MethodSetBranchBase = "x-changesetd/setBranchBase"
+	// MethodDraft publishes a provisional version of a file being written.
+	MethodDraft = "x-changesetd/draft"
 
 	NotifyAction                = "action"
 	NotifySessionAdded          = "root/sessionAdded"
@@ -220,6 +226,33 @@ type TurnStartParams struct {
 type EditEventsParams struct {
 	BaseParams
 	Events []json.RawMessage `json:"events"`
+}
+
+// FetchTurnsParams are the params of fetchTurns: Channel is a chat, Cursor
+// the opaque ChatState.turnsNextCursor to load the page before; nil asks
+// for the chat's next older page, if any. The result is {}: the turns
+// arrive in the chat's state as chat/turnsLoaded before the answer.
+type FetchTurnsParams struct {
+	BaseParams
+	Cursor *string `json:"cursor,omitempty"`
+}
+
+// SetBranchBaseParams are the params of x-changesetd/setBranchBase:
+// Channel is the session, Base a revision ("origin/release", a commit id)
+// or "" for the default. It is kept across restarts.
+type SetBranchBaseParams struct {
+	BaseParams
+	Base string `json:"base"`
+}
+
+// DraftParams are the params of x-changesetd/draft: Channel is the
+// session, Resource the file:// URI of the file, Text its new content so
+// far, Final whether Text is all of it.
+type DraftParams struct {
+	BaseParams
+	Resource string `json:"resource"`
+	Text     string `json:"text"`
+	Final    bool   `json:"final,omitempty"`
 }
 
 // TurnEndParams are the params of x-changesetd/turnEnd; an empty TurnID

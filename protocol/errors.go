@@ -22,9 +22,13 @@ const (
 	CodeNotFound                   = -32008
 	CodePermissionDenied           = -32009
 	CodeAlreadyExists              = -32010
-	// CodeConflict is implementation-defined: the working tree's git
-	// index is locked by another process. Its data is
-	// {"reason": ReasonIndexLocked}.
+	// CodeConflict is AHP's Conflict (upstream types/common/errors.ts):
+	// an optimistic-concurrency precondition failed, the state it was
+	// checked against having moved on. Here that is the working tree's
+	// git index locked by another process (data {"reason":
+	// ReasonIndexLocked}), or a revert whose expected nonce or file
+	// content no longer matches; the request changed nothing and may be
+	// retried after a fresh read.
 	CodeConflict = -32011
 )
 

@@ -45,6 +45,8 @@ func ApplyChat(s protocol.ChatState, a protocol.Action, env Env) (protocol.ChatS
 	case protocol.ChatActivityChanged:
 		s.Activity = clonePtr(a.Activity)
 		return s, Applied
+	case protocol.ChatTurnsLoaded:
+		return turnsLoaded(s, a), Applied
 	}
 	return s, NoOp
 }
@@ -194,4 +196,22 @@ func addMillis(ts string, ms int64) (string, bool) {
 		return "", false
 	}
 	return end.Format(modifiedAtLayout), true
+}
+
+// turnsLoaded puts the loaded turns that the state does not hold yet in
+// front of its turns, in their order, and takes the action's cursor.
+func turnsLoaded(s protocol.ChatState, a protocol.ChatTurnsLoaded) protocol.ChatState {
+	have := make(map[string]bool, len(s.Turns))
+	for _, t := range s.Turns {
+		have[t.ID] = true
+	}
+	turns := make([]protocol.Turn, 0, len(a.Turns)+len(s.Turns))
+	for _, t := range a.Turns {
+		if !have[t.ID] {
+			turns = append(turns, t)
+		}
+	}
+	s.Turns = append(turns, s.Turns...)
+	s.TurnsNextCursor = a.TurnsNextCursor
+	return s
 }

@@ -89,6 +89,10 @@ func applySessionCatalogue(s protocol.SessionState, a protocol.Action) (protocol
 			return s, NoOp, true
 		}
 		s.WorkingDirectories = slices.Delete(slices.Clone(s.WorkingDirectories), i, i+1)
+	case protocol.SessionWorkingDirectoryReplaced:
+		return workingDirectoryReplaced(s, a)
+	case protocol.SessionChatsReordered:
+		return chatsReordered(s, a)
 	case protocol.SessionChatAdded:
 		s.Chats = upsertChat(s.Chats, a.Summary)
 	case protocol.SessionChatUpdated:
@@ -224,4 +228,60 @@ func clonePtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// workingDirectoryReplaced puts the replacement in the target's slot and
+// drops any other entry equal to it, except that a replacement already
+// earlier in the list keeps its place and the target goes: [A B C] with
+// C→A is [A B], B→C is [A C]. Without the target it does nothing.
+func workingDirectoryReplaced(s protocol.SessionState, a protocol.SessionWorkingDirectoryReplaced) (protocol.SessionState, Outcome, bool) {
+	i := slices.Index(s.WorkingDirectories, a.Directory)
+	if i < 0 {
+		return s, NoOp, true
+	}
+	repl := a.ReplacementURI()
+	if repl == "" {
+		return s, NoOp, true // no URI to put there
+	}
+	out := make([]string, 0, len(s.WorkingDirectories))
+	for j, d := range s.WorkingDirectories {
+		switch {
+		case j == i:
+			if !slices.Contains(out, repl) {
+				out = append(out, repl)
+			}
+		case d != repl:
+			out = append(out, d)
+		case j < i:
+			out = append(out, d) // the replacement, earlier: it stays
+		}
+	}
+	s.WorkingDirectories = out
+	return s, Applied, true
+}
+
+// chatsReordered orders the chats as the action lists their URIs. The
+// action is meant to name every chat exactly once; a URI the state does
+// not hold, or a repeated one, is skipped, and a chat it leaves out keeps
+// its relative place after those it names, so no summary is ever lost.
+func chatsReordered(s protocol.SessionState, a protocol.SessionChatsReordered) (protocol.SessionState, Outcome, bool) {
+	if len(s.Chats) == 0 {
+		return s, NoOp, true
+	}
+	out := make([]protocol.ChatSummary, 0, len(s.Chats))
+	placed := make([]bool, len(s.Chats))
+	for _, uri := range a.Chats {
+		i := slices.IndexFunc(s.Chats, func(c protocol.ChatSummary) bool { return c.Resource == uri })
+		if i >= 0 && !placed[i] {
+			out = append(out, s.Chats[i])
+			placed[i] = true
+		}
+	}
+	for i, c := range s.Chats {
+		if !placed[i] {
+			out = append(out, c)
+		}
+	}
+	s.Chats = out
+	return s, Applied, true
 }

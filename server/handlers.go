@@ -64,6 +64,9 @@ func init() {
 		protocol.MethodDisposeSession:           {serve: offLoop((*conn).disposeSession)},
 		protocol.MethodResourceRead:             {serve: onLoop((*conn).resourceRead)},
 		protocol.MethodInvokeChangesetOperation: {serve: offLoop((*conn).invokeOperation)},
+		protocol.MethodFetchTurns:               {serve: offLoop((*conn).fetchTurns)},
+		protocol.MethodSetBranchBase:            {serve: offLoop((*conn).setBranchBase)},
+		protocol.MethodDraft:                    {serve: offLoop((*conn).draft)},
 		protocol.MethodTurnStart:                {serve: offLoop((*conn).turnStart)},
 		protocol.MethodTurnEnd:                  {serve: offLoop((*conn).turnEnd)},
 		protocol.MethodEditEvents:               {serve: offLoop((*conn).editEvents)},
@@ -499,6 +502,27 @@ func (c *conn) turnStart(p protocol.TurnStartParams) (any, error) {
 
 func (c *conn) turnEnd(p protocol.TurnEndParams) (any, error) {
 	return c.srv.m.TurnEnd(c.ctx, p.Channel, p.TurnID)
+}
+
+// fetchTurns loads a chat's older turns into its state; the answer is {}.
+func (c *conn) fetchTurns(p protocol.FetchTurnsParams) (any, error) {
+	if err := c.srv.m.FetchTurns(c.ctx, p.Channel, p.Cursor); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+// setBranchBase chooses a session's branch base; the answer is {}.
+func (c *conn) setBranchBase(p protocol.SetBranchBaseParams) (any, error) {
+	if err := c.srv.m.SetBranchBase(c.ctx, p.Channel, p.Base); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+// draft publishes a provisional version of a file.
+func (c *conn) draft(p protocol.DraftParams) (any, error) {
+	return c.srv.m.Draft(c.ctx, p.Channel, p.Resource, p.Text, p.Final)
 }
 
 // checkDelivery validates subscribe's delivery options. maxLatencyMs

@@ -150,6 +150,9 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 		s.m.reject(sub, s.annotationsURI(), a, origin, "the annotation could not be saved: "+err.Error())
 		return
 	}
+	if u, ok := a.(protocol.AnnotationsUpdated); ok && u.Resolved != nil {
+		s.syncFeedback(u.AnnotationID)
+	}
 	if u, ok := a.(protocol.AnnotationsUpdated); ok && u.TurnID == nil && u.Resource == nil && u.Range == nil {
 		return // resolved or re-opened: the anchor is unchanged
 	}
@@ -208,6 +211,7 @@ func (s *Session) checkAnnotationAction(a protocol.Action) (protocol.Action, str
 		if prev == nil && len(s.notes.state.Annotations) >= maxAnnotations {
 			return a, fmt.Sprintf("this session already has %d annotations (the limit)", maxAnnotations)
 		}
+		n.TurnID = s.feedbackTurn(n, prev)
 		if r := s.checkAnchor(n.TurnID, n.Resource, n.Range); r != "" {
 			return a, "annotation." + r
 		}
@@ -237,6 +241,7 @@ func (s *Session) checkAnnotationAction(a protocol.Action) (protocol.Action, str
 			*e = stampEntry(*e, old, now)
 		}
 		n.Meta = withServerMeta(n.Meta, prev)
+		n = adoptFeedback(n, s.uri, now)
 		if b, _ := json.Marshal(n); len(b) > maxAnnotationBytes {
 			return a, fmt.Sprintf("the annotation is %d bytes encoded; at most %d are kept", len(b), maxAnnotationBytes)
 		}
@@ -352,6 +357,7 @@ func stampEntry(e protocol.AnnotationEntry, old *protocol.AnnotationEntry, now s
 		meta[k] = v
 	}
 	meta[protocol.MetaCreatedAt] = at
+	stampFeedbackAuthor(meta)
 	e.Meta = meta
 	return e
 }
@@ -433,6 +439,7 @@ func (m *Manager) AnnotationsDelivered(ctx context.Context, channel string, ids 
 				d.Entries = append(d.Entries, e.ID)
 			}
 			n.Meta[protocol.MetaDelivered] = d
+			n.Meta = protocol.WithFeedbackState(n.Meta, feedbackState(n), s.uri)
 			if err := s.commitAnnotations(protocol.AnnotationsSet{Annotation: n}, nil); err != nil {
 				return struct{}{}, fmt.Errorf("%s: %w", protocol.MethodAnnotationsDelivered, err)
 			}

@@ -341,7 +341,7 @@ func (cs *csChannel) commit(s *Session, a protocol.Action, origin *protocol.Acti
 func (cs *csChannel) query(s *Session, i int) Query {
 	switch cs.ref.Kind {
 	case protocol.KindBranch:
-		return Query{View: protocol.KindBranch}
+		return Query{View: protocol.KindBranch, Base: s.queryBase()}
 	case protocol.KindSession:
 		return Query{View: ViewTrees, From: s.baselineOf(i)}
 	case protocol.KindTurn:
@@ -753,7 +753,12 @@ func (s *Session) hasReview(kind string) bool {
 
 // ReadBlob returns a stored object of one of the session's workspaces.
 func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
+	var drafted []byte
 	wss, err := call(ctx, s, func() ([]Workspace, error) {
+		if b, ok := s.draftContent(oid); ok {
+			drafted = b
+			return nil, nil
+		}
 		var out []Workspace
 		for _, e := range s.workspaces {
 			if e.ws != nil {
@@ -764,6 +769,9 @@ func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if drafted != nil {
+		return drafted, nil
 	}
 	for _, ws := range wss {
 		if b, err := ws.ReadBlob(oid); err == nil {

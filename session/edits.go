@@ -216,6 +216,13 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			fe.add(rec)
 			touched[t.key.ws] = append(touched[t.key.ws], t.key.path)
 		}
+		if len(todo) > 0 {
+			// Durable before the answer; a failed write keeps the records
+			// for this run rather than losing what the tool reported.
+			if err := s.saveEdits(); err != nil {
+				s.log.Error("cannot save the edit records", "err", err)
+			}
+		}
 		for _, cs := range s.changesets {
 			if !cs.active || !cs.live(s) {
 				continue

@@ -50,6 +50,12 @@ type Options struct {
 	// an earlier run would be taken for one of this run; the daemon passes
 	// a clock reading. Cursors below it are answered with snapshots.
 	SeqBase int64
+	// TurnWindow is how many completed turns a restored chat holds, and
+	// fetchTurns loads at a time; 0 = DefaultTurnWindow.
+	TurnWindow int
+	// DefaultBase is the base of every branch changeset whose session
+	// chose none (the daemon's --base); "" lets git say (branchbase.go).
+	DefaultBase string
 }
 
 // Manager owns the root channel and every session.
@@ -544,7 +550,10 @@ func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, erro
 	s := newSession(m, rec.ID, rec.URI, dirs, rec.Title, rec.CreatedAt)
 	s.restored = &rec
 	s.restoreTurns(turns)
+	s.windowTurns()
 	s.loadAnnotations()
+	s.loadEdits()
+	s.loadBranchBase()
 	s.state.Chats = s.state.Chats[:0]
 	for _, c := range s.chats {
 		s.state.Chats = append(s.state.Chats, c.summary())

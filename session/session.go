@@ -50,6 +50,10 @@ type Session struct {
 	turns    []*turn
 	chats    []*chat        // the default chat first, then agents' in order of their first turn
 	restored *store.Session // the record this session was restored from
+	// branchBase is the base chosen for the branch changeset, "" for the
+	// default (branchbase.go).
+	branchBase string
+	drafts     map[editKey]*draft // provisional files (drafts.go)
 
 	// boundaryMu serialises turn boundaries; it is held while snapshotting,
 	// outside the actor, so the actor keeps serving.
@@ -403,7 +407,7 @@ func (s *Session) catalogue() []protocol.Changeset {
 	if s.hasGit() {
 		out = append(out,
 			entry(protocol.KindUncommitted, "Uncommitted Changes", "Working tree and index against HEAD"),
-			entry(protocol.KindBranch, "Branch Changes", "Working tree against the merge base with the default branch"),
+			entry(protocol.KindBranch, "Branch Changes", s.branchDescription()),
 		)
 	}
 	if !s.hasSnapshots() {
@@ -487,7 +491,7 @@ func (s *Session) dispatchSession(sub Subscriber, a protocol.Action, origin *pro
 		return
 	}
 	switch t := a.ActionType(); {
-	case t == "session/workingDirectorySet" || t == "session/workingDirectoryRemoved":
+	case t == "session/workingDirectorySet" || t == "session/workingDirectoryRemoved" || t == "session/workingDirectoryReplaced":
 		s.m.reject(sub, s.uri, a, origin, "working directories are fixed when a session is created on this server")
 		return
 	case !clientSessionActions[t]:

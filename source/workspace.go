@@ -276,7 +276,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 	case protocol.KindBranch:
 		base := q.Base
 		if base == "" {
-			b, err := w.repo.DefaultBaseBranch()
+			b, _, err := w.repo.BranchBase()
 			if err != nil {
 				return nil, fmt.Errorf("no base branch to compare with: %w", err)
 			}

@@ -282,6 +282,12 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 		if err := tx.Bucket(bucketAnnotations).Delete([]byte(id)); err != nil {
 			return err
 		}
+		if err := deleteEdits(tx, id); err != nil {
+			return err
+		}
+		if err := deleteBranchBase(tx, id); err != nil {
+			return err
+		}
 		if changesetPrefix == "" {
 			return nil
 		}

@@ -207,8 +207,9 @@ func TestWholeChangesetPatch(t *testing.T) {
 
 // checkACPDiffs checks each file's _meta.changesetd.acpDiff against the
 // ACP v2 diff shape: {type: "diff", changes: [{operation, path, oldPath
-// for a move, fileType}], patch: {format: "git_patch", diff}} with
-// absolute paths and no a/ b/ prefixes in the patch.
+// for a move, fileType}], patch: {format: "git_patch", text}} with
+// absolute paths and no a/ b/ prefixes in the patch, valid against ACP's
+// v2 schema.
 func checkACPDiffs(t *testing.T, repo string, st protocol.ChangesetState) {
 	t.Helper()
 	want := map[string]string{ // path → operation
@@ -218,8 +219,12 @@ func checkACPDiffs(t *testing.T, repo string, st protocol.ChangesetState) {
 	if len(st.Files) != len(want) {
 		t.Errorf("turn A has %d files, want %d", len(st.Files), len(want))
 	}
+	sch := acpDiffSchema(t)
 	for _, f := range st.Files {
 		raw, _ := json.Marshal(f.Meta["changesetd"].(map[string]any)["acpDiff"])
+		if err := validateJSON(sch, raw); err != nil {
+			t.Errorf("%s: acpDiff %s is not an ACP v2 ToolCallContent: %v", f.ID, raw, err)
+		}
 		var d struct {
 			Type    string `json:"type"`
 			Changes []struct {
@@ -230,7 +235,7 @@ func checkACPDiffs(t *testing.T, repo string, st protocol.ChangesetState) {
 			} `json:"changes"`
 			Patch *struct {
 				Format string `json:"format"`
-				Diff   string `json:"diff"`
+				Text   string `json:"text"`
 			} `json:"patch"`
 		}
 		if err := json.Unmarshal(raw, &d); err != nil || d.Type != "diff" || len(d.Changes) != 1 || d.Patch == nil {
@@ -257,11 +262,11 @@ func checkACPDiffs(t *testing.T, repo string, st protocol.ChangesetState) {
 			from = ch.OldPath
 		}
 		header := "diff --git " + from + " " + ch.Path + "\n"
-		if d.Patch.Format != "git_patch" || !strings.HasPrefix(d.Patch.Diff, header) || strings.Contains(d.Patch.Diff, " a/") || strings.Contains(d.Patch.Diff, " b/") {
-			t.Errorf("%s: patch %q is not a git_patch starting %q without a/ b/ prefixes", rel, d.Patch.Diff, header)
+		if d.Patch.Format != "git_patch" || !strings.HasPrefix(d.Patch.Text, header) || strings.Contains(d.Patch.Text, " a/") || strings.Contains(d.Patch.Text, " b/") {
+			t.Errorf("%s: patch %q is not a git_patch starting %q without a/ b/ prefixes", rel, d.Patch.Text, header)
 		}
-		if ch.Operation == "modify" && ch.FileType == "text" && !strings.Contains(d.Patch.Diff, "\n--- "+ch.Path+"\n+++ "+ch.Path+"\n") && rel != "run.sh" {
-			t.Errorf("%s: patch lacks absolute ---/+++ lines:\n%s", rel, d.Patch.Diff)
+		if ch.Operation == "modify" && ch.FileType == "text" && !strings.Contains(d.Patch.Text, "\n--- "+ch.Path+"\n+++ "+ch.Path+"\n") && rel != "run.sh" {
+			t.Errorf("%s: patch lacks absolute ---/+++ lines:\n%s", rel, d.Patch.Text)
 		}
 	}
 }

@@ -928,3 +928,39 @@ func TestSchemaCheckerCatches(t *testing.T) {
 		t.Errorf("recomputing for a 1.0 client: %v", errs)
 	}
 }
+
+// acpDiffSchema compiles ACP v2's ToolCallContent from the upstream ACP
+// schema kept unmodified in testdata/acp-schema (see its README): every
+// file's _meta.changesetd.acpDiff must be one, unchanged.
+func acpDiffSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open("../testdata/acp-schema/v2/schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	const url = "https://agentclientprotocol.com/schema/v2/schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(url + "#/$defs/ToolCallContent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// validateJSON checks raw JSON against sch.
+func validateJSON(sch *jsonschema.Schema, raw []byte) error {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(inst)
+}

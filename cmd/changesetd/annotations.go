@@ -417,7 +417,7 @@ func undelivered(a protocol.Annotation) []string {
 // openForAgent reports whether a is for the agent to read: unresolved,
 // with an entry of someone else's it has not been handed yet.
 func openForAgent(a protocol.Annotation) bool {
-	return !a.Resolved && len(undelivered(a)) > 0
+	return !a.Resolved && !protocol.ProposedOnly(a) && len(undelivered(a)) > 0
 }
 
 // annotationView is an annotation as printed.

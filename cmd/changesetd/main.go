@@ -120,6 +120,7 @@ type serveArgs struct {
 	sendQueue    int
 	maxConns     int
 	cpuProfile   string
+	base         string
 	dirs         []string
 }
 
@@ -145,6 +146,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.Int64Var(&a.maxFrame, "max-frame", server.DefaultMaxFrameBytes, "largest accepted WebSocket message in bytes")
 	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow reader's changeset backlog is replaced by a snapshot (frames no snapshot replaces close it at four times this)")
 	fs.IntVar(&a.maxConns, "max-conns", server.DefaultMaxConns, "concurrent WebSocket connections; more get HTTP 503")
+	fs.StringVar(&a.base, "base", "", "base of every session's branch changeset, e.g. origin/main (default: the current branch's upstream, else the remote's default branch, else main or master)")
 	fs.StringVar(&a.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: changesetd serve [flags] [DIR...]\n\nEach DIR becomes a session whose id is stable for its absolute path and repository.\n\nFlags (each also read from the environment variable named after it):\n")
@@ -293,6 +295,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		OpenWorkspace: source.Opener(log, snaps),
 		Version:       version,
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
+		DefaultBase:   a.base,
 	})
 	scfg := server.Config{
 		Token:          token,

@@ -1,0 +1,85 @@
+package test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+func draftMeta(f *protocol.ChangesetFile) map[string]any {
+	if f == nil {
+		return nil
+	}
+	raw, _ := json.Marshal(f.Meta)
+	var m struct {
+		Changesetd struct {
+			Draft map[string]any `json:"draft"`
+		} `json:"changesetd"`
+	}
+	json.Unmarshal(raw, &m)
+	return m.Changesetd.Draft
+}
+
+// A draft shows in the uncommitted changeset as the file's change, placed
+// by the cursor rule, with its progress and readable content; the file
+// written on disk replaces it; a final draft for a file never written
+// gives way to the file as it is; drafts outside the session or too large
+// are refused.
+func TestDrafts(t *testing.T) {
+	orig := "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n"
+	repo := gitRepo(t, map[string]string{"a.txt": orig, "b.txt": "b\n"})
+	d := startDaemon(t, repo)
+	c := d.client(t, "agent")
+	sum := onlySession(t, c)
+	cat := catalogue(t, c, sum.Resource)
+	unc := mirrorChangeset(t, c, expand(t, cat["uncommitted"].URITemplate, nil))
+	unc.Wait("uncommitted ready", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 0 })
+	draft := func(resource, text string, final bool) (map[string]any, error) {
+		var res map[string]any
+		err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": sum.Resource, "resource": resource, "text": text, "final": final}, &res)
+		return res, err
+	}
+	fileA := "file://" + repo + "/a.txt"
+
+	// Half-way through a rewrite of a.txt that changed line two.
+	res, err := draft(fileA, "one\nTWO\nthree\nfour\nfi", false)
+	if err != nil || res["published"] != true {
+		t.Fatalf("draft: %v %v", res, err)
+	}
+	st := unc.Wait("a.txt drafted", func(st protocol.ChangesetState) bool { return draftMeta(fileByPath(st, repo, "a.txt")) != nil })
+	f := fileByPath(st, repo, "a.txt")
+	if dm := draftMeta(f); dm["draft"] != true || dm["linesWritten"] != 4.0 || dm["linesTotal"] != 8.0 || dm["percent"] != 50.0 {
+		t.Errorf("draft meta %v", dm)
+	}
+	if f.Edit.Diff == nil || *f.Edit.Diff.Added != 1 || *f.Edit.Diff.Removed != 1 {
+		t.Errorf("draft diff %+v, want +1 -1 (the rest of the file stays)", f.Edit.Diff)
+	}
+	if got, err := readResource(t, c, f.Edit.After.Content.URI); err != nil || string(got) != strings.Replace(orig, "two", "TWO", 1) {
+		t.Errorf("the draft's content reads %q %v", got, err)
+	}
+
+	// The file written: what is on disk replaces the draft.
+	writeFile(t, repo, "a.txt", strings.Replace(orig, "two", "TWO", 1)+"nine\n")
+	unc.Wait("a.txt as written", func(st protocol.ChangesetState) bool {
+		f := fileByPath(st, repo, "a.txt")
+		return f != nil && draftMeta(f) == nil && f.Edit.Diff != nil && *f.Edit.Diff.Added == 2
+	})
+
+	// A final draft of a new file that is never written goes away.
+	fileC := "file://" + repo + "/c.txt"
+	if res, err := draft(fileC, "new\nfile\n", true); err != nil || res["published"] != true {
+		t.Fatalf("final draft of a new file: %v %v", res, err)
+	}
+	unc.Wait("c.txt drafted", func(st protocol.ChangesetState) bool { return draftMeta(fileByPath(st, repo, "c.txt")) != nil })
+	unc.Wait("c.txt gone with its draft", func(st protocol.ChangesetState) bool { return fileByPath(st, repo, "c.txt") == nil })
+
+	// Refused.
+	if _, err := draft("file:///etc/passwd", "x\n", false); protocol.CodeOf(err) != protocol.CodePermissionDenied {
+		t.Errorf("a draft outside the session: %v, want PermissionDenied", err)
+	}
+	if _, err := draft(fileA, strings.Repeat("x", 1<<20+1), false); protocol.CodeOf(err) != protocol.CodeInvalidParams {
+		t.Errorf("an oversized draft: %v, want InvalidParams", err)
+	}
+}
