@@ -414,7 +414,14 @@ func (m *Manager) AnnotationsDelivered(ctx context.Context, channel string, ids 
 	if !ok {
 		return protocol.Errorf(protocol.CodeSessionNotFound, "%s: session %s does not exist", protocol.MethodAnnotationsDelivered, protocol.SessionOfAnnotations(channel))
 	}
-	_, err := call(ctx, s, func() (struct{}, error) {
+	_, err := command(ctx, s, func() (struct{}, error) {
+		// Marked only while the agent's side still waits for the answer:
+		// a hook that gave up (its deadline passed while the actor was
+		// busy) showed the agent nothing, so the annotations stay open
+		// for its next prompt.
+		if err := ctx.Err(); err != nil {
+			return struct{}{}, fmt.Errorf("%s: %w", protocol.MethodAnnotationsDelivered, err)
+		}
 		at := formatTime(m.opts.Now())
 		for _, id := range ids {
 			prev := s.annotation(id)

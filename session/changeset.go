@@ -745,7 +745,7 @@ func (s *Session) hasReview(kind string) bool {
 
 // ReadBlob returns a stored object of one of the session's workspaces.
 func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
-	wss, err := call(ctx, s, func() ([]Workspace, error) {
+	wss, err := query(ctx, s, func() ([]Workspace, error) {
 		var out []Workspace
 		for _, e := range s.workspaces {
 			if e.ws != nil {

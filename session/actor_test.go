@@ -1,0 +1,181 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// hold keeps the session's actor busy until the returned release is
+// called (at the latest when the test ends).
+func hold(t *testing.T, s *Session) (release func()) {
+	t.Helper()
+	gate, in := make(chan struct{}), make(chan struct{})
+	if !s.do(func() { close(in); <-gate }) {
+		t.Fatal("the session's actor has stopped")
+	}
+	<-in
+	done := false
+	release = func() {
+		if !done {
+			done = true
+			close(gate)
+		}
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// awaitQueued waits until n closures wait in the session's mailbox
+// behind the one it runs.
+func awaitQueued(t *testing.T, s *Session, n int) {
+	t.Helper()
+	limit := time.Now().Add(waitLimit)
+	for {
+		s.mb.mu.Lock()
+		got := len(s.mb.queue)
+		s.mb.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(limit) {
+			t.Fatalf("%d closures queued, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond) // polling a condition, not timing a race
+	}
+}
+
+func (r *rig) session(t *testing.T) *Session {
+	t.Helper()
+	s, ok := r.m.Session(r.uri)
+	if !ok {
+		t.Fatalf("no session %s", r.uri)
+	}
+	return s
+}
+
+// An invocation whose caller left while the actor was busy is still
+// carried out to its end: the operation does not stay "running", an
+// identical invocation after it is answered, and a shutdown does not wait
+// for an orphan.
+func TestInvokeAbandonedWhileActorBusyFinishes(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	c := newClient("c1")
+	uri := r.watchUncommitted(t, c, "a.txt")
+	c.await(t, "revert idle", func() bool { return opStatus(c.stateLocked(uri), OpRevert) == protocol.OpIdle })
+	s := r.session(t)
+
+	n := c.count()
+	release := hold(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.m.Invoke(ctx, protocol.InvokeChangesetOperationParams{
+			BaseParams: protocol.BaseParams{Channel: uri}, OperationID: OpStage,
+			Target: &protocol.ChangesetOperationTarget{Kind: protocol.ScopeResource, Resource: r.fileURI("a.txt")},
+		})
+		errc <- err
+	}()
+	awaitQueued(t, s, 1)
+	cancel() // the client disconnects
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoned Invoke = %v, want context.Canceled", err)
+	}
+	release()
+
+	c.await(t, "the abandoned stage run and back to idle", func() bool {
+		seenRunning := false
+		for _, e := range c.envs[n:] {
+			if a, ok := e.Action.Action.(protocol.ChangesetOperationStatusChanged); ok && a.OperationID == OpStage {
+				seenRunning = seenRunning || a.Status == protocol.OpRunning
+				if seenRunning && a.Status == protocol.OpIdle {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if got, ok := r.ws.staged("a.txt"); !ok || got != "two\n" {
+		t.Errorf("a.txt staged %q, want the abandoned stage carried out", got)
+	}
+	// An identical invocation is answered (joined or run anew), not hung
+	// on a flight nobody runs.
+	if _, err := r.invoke(OpStage, uri, &protocol.ChangesetOperationTarget{Kind: protocol.ScopeResource, Resource: r.fileURI("a.txt")}, nil); err != nil {
+		t.Fatalf("identical invocation after the abandoned one: %v", err)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), waitLimit)
+	defer dcancel()
+	if err := r.m.Drain(dctx); err != nil {
+		t.Fatalf("Drain: %v (an invocation was never finished)", err)
+	}
+}
+
+// Annotations are marked delivered only for a caller still waiting for
+// the answer: a hook whose deadline passed while the actor was busy
+// printed nothing, so the agent must be offered them again.
+func TestAnnotationsDeliveredAbandonedMarksNothing(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "one\n"})
+	w := newClient("w")
+	cs := r.watchUncommitted(t, w)
+	_ = cs
+	ctx := context.Background()
+	if _, err := r.m.TurnStart(ctx, r.uri, "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.m.TurnEnd(ctx, r.uri, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	uri := protocol.AnnotationsURI(r.uri)
+	c := newClient("c1")
+	c.subscribe(t, r.m, uri)
+	r.m.Dispatch(c, uri, 1, protocol.AnnotationsSet{Annotation: protocol.Annotation{ID: "n1", TurnID: "t1", Resource: r.fileURI("a.txt"), Entries: []protocol.AnnotationEntry{{ID: "e1", Text: protocol.PlainText("why?")}}}})
+	c.await(t, "the annotation's echo", func() bool {
+		for _, e := range c.envs {
+			if e.Channel == uri && e.RejectionReason == "" {
+				return true
+			}
+		}
+		return false
+	})
+	s := r.session(t)
+
+	release := hold(t, s)
+	hctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- r.m.AnnotationsDelivered(hctx, uri, []string{"n1"}, "t2") }()
+	awaitQueued(t, s, 1)
+	cancel() // the hook's deadline passes
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoned AnnotationsDelivered = %v, want context.Canceled", err)
+	}
+	release()
+
+	raw, _ := attachRaw(t, r.m, newClient("check"), uri)
+	var st protocol.AnnotationsState
+	if err := jsonUnmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range st.Annotations {
+		if _, ok := a.Meta[protocol.MetaDelivered]; ok {
+			t.Fatalf("annotation %s marked delivered by a call nobody got the answer of: %v", a.ID, a.Meta[protocol.MetaDelivered])
+		}
+	}
+	// A caller that waits gets them marked.
+	if err := r.m.AnnotationsDelivered(ctx, uri, []string{"n1"}, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = attachRaw(t, r.m, newClient("check2"), uri)
+	st = protocol.AnnotationsState{}
+	if err := jsonUnmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Annotations[0].Meta[protocol.MetaDelivered]; !ok {
+		t.Fatal("a delivery the caller waited for was not marked")
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
