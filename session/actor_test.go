@@ -179,3 +179,80 @@ func TestAnnotationsDeliveredAbandonedMarksNothing(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// A session created again with the id of one being disposed keeps its
+// record, and root subscribers hear of the removal before the addition.
+func TestDisposeThenCreateSameID(t *testing.T) {
+	db := newMemStore()
+	r := newRig(t, Options{Store: db}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := r.session(t).awaitStarted(ctx, "test"); err != nil {
+		t.Fatal(err)
+	}
+	root := newClient("root")
+	root.subscribe(t, r.m, protocol.RootURI)
+
+	gate, entered := make(chan struct{}), make(chan struct{})
+	db.mu.Lock()
+	db.deleteGate, db.deleteEntered = gate, entered
+	db.mu.Unlock()
+	disposed := make(chan error, 1)
+	go func() { disposed <- r.m.Dispose(r.uri) }()
+	<-entered // the dispose is deleting the old record
+
+	created := make(chan error, 1)
+	go func() {
+		_, err := r.m.Create(CreateParams{URI: r.uri, WorkingDirectories: []string{FileURI(r.ws.root)}})
+		created <- err
+	}()
+	select {
+	case err := <-created:
+		// Created at once: it must not lose its record to the old dispose.
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.session(t).awaitStarted(ctx, "test"); err != nil {
+			t.Fatal(err)
+		}
+		close(gate)
+	case <-time.After(50 * time.Millisecond):
+		// Waiting for the tombstone, as it should: let the dispose end.
+		close(gate)
+		if err := <-created; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-disposed; err != nil {
+		t.Fatal(err)
+	}
+	if err := r.session(t).awaitStarted(ctx, "test"); err != nil {
+		t.Fatal(err)
+	}
+	db.mu.Lock()
+	_, recorded := db.sessions[r.id]
+	db.mu.Unlock()
+	if !recorded {
+		t.Error("the new session's record was deleted by the dispose of the old one")
+	}
+	root.await(t, "sessionRemoved then sessionAdded", func() bool {
+		var last string
+		for _, n := range root.notes {
+			if n == protocol.NotifySessionAdded || n == protocol.NotifySessionRemoved {
+				last = n
+			}
+		}
+		return last == protocol.NotifySessionAdded && len(root.notes) >= 2
+	})
+	root.mu.Lock()
+	defer root.mu.Unlock()
+	var order []string
+	for _, n := range root.notes {
+		if n == protocol.NotifySessionAdded || n == protocol.NotifySessionRemoved {
+			order = append(order, n)
+		}
+	}
+	if len(order) != 2 || order[0] != protocol.NotifySessionRemoved {
+		t.Errorf("root heard %v, want [sessionRemoved sessionAdded]", order)
+	}
+}

@@ -615,6 +615,9 @@ type memStore struct {
 	notes    map[string][]byte
 	deleted  []string
 	fail     error
+	// deleteGate, when set, holds the next DeleteSession until it is
+	// closed; deleteEntered is closed once that call is in.
+	deleteGate, deleteEntered chan struct{}
 }
 
 var _ Store = (*memStore)(nil)
@@ -631,6 +634,14 @@ func (s *memStore) PutSession(r store.Session) error {
 }
 
 func (s *memStore) DeleteSession(id, prefix string) error {
+	s.mu.Lock()
+	gate, entered := s.deleteGate, s.deleteEntered
+	s.deleteGate, s.deleteEntered = nil, nil
+	s.mu.Unlock()
+	if gate != nil {
+		close(entered)
+		<-gate
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, id)
