@@ -256,3 +256,51 @@ func TestDisposeThenCreateSameID(t *testing.T) {
 		t.Errorf("root heard %v, want [sessionRemoved sessionAdded]", order)
 	}
 }
+
+// An annotations subscriber that leaves while its attachment waits for
+// the places being computed is not subscribed once they are.
+func TestAnnotationsDetachWhileAttachPending(t *testing.T) {
+	ws := newFakeWorkspace(t.TempDir(), map[string]string{"a.txt": "one\ntwo\n"}, map[string]string{"a.txt": "one\ntwo\n"})
+	r := newRigOn(t, Options{}, ws)
+	w := newClient("w")
+	r.watchUncommitted(t, w)
+	ctx := context.Background()
+	if _, err := r.m.TurnStart(ctx, r.uri, "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.m.TurnEnd(ctx, r.uri, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	uri := protocol.AnnotationsURI(r.uri)
+	c := newClient("c1")
+	c.subscribe(t, r.m, uri)
+	rg := rng(0, 0, 1, 0)
+	r.m.Dispatch(c, uri, 1, protocol.AnnotationsSet{Annotation: protocol.Annotation{ID: "n1", TurnID: "t1", Resource: r.fileURI("a.txt"), Range: &rg, Entries: []protocol.AnnotationEntry{{ID: "e1", Text: protocol.PlainText("why?")}}}})
+	s := r.session(t)
+	// Wait until the placement the set started is through.
+	attachRaw(t, r.m, newClient("sync"), uri)
+
+	// Hold the next placement in Changes.
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	ws.mu.Lock()
+	ws.gate, ws.entered = gate, entered
+	ws.mu.Unlock()
+	leaver := newClient("leaver")
+	answered := make(chan error, 1)
+	r.m.Attach(leaver, uri, -1, func(_ Attachment, err error) { answered <- err })
+	<-entered // the placement the attach waits for runs
+	r.m.Detach(leaver, uri)
+	ws.mu.Lock()
+	ws.gate, ws.entered = nil, nil
+	ws.mu.Unlock()
+	close(gate)
+	<-answered
+	// A later attach queues behind everything above on the actor.
+	attachRaw(t, r.m, newClient("sync2"), uri)
+	r.m.commitMu.Lock()
+	_, still := s.notes.ch.subs[leaver]
+	r.m.commitMu.Unlock()
+	if still {
+		t.Fatal("a subscriber that left while its attach waited is subscribed")
+	}
+}

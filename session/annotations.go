@@ -123,7 +123,22 @@ func (s *Session) attachNotes(w waitingAttach) {
 	s.m.attach(s.notes.ch, w.sub, w.lastSeen, func() any { return cloneAnnotations(s.notes.state) }, w.done)
 }
 
-func (s *Session) detachAnnotations(sub Subscriber) { s.m.detachChannel(s.notes.ch, sub) }
+// detachAnnotations unsubscribes sub, also from an attachment still
+// waiting for places (a page reloaded while they were computed): it is
+// answered with an error instead of being subscribed later.
+func (s *Session) detachAnnotations(sub Subscriber) {
+	s.m.detachChannel(s.notes.ch, sub)
+	kept := s.notes.waiting[:0]
+	for _, w := range s.notes.waiting {
+		if w.sub != sub {
+			kept = append(kept, w)
+			continue
+		}
+		w.done(Attachment{}, protocol.Errorf(protocol.CodeInvalidRequest, "subscribe %s: unsubscribed before the snapshot was ready", s.annotationsURI()))
+	}
+	clear(s.notes.waiting[len(kept):])
+	s.notes.waiting = kept
+}
 
 // failWaiting answers the attachments still waiting when the session is
 // disposed.
