@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/uritemplate"
 )
 
 // hold keeps the session's actor busy until the returned release is
@@ -302,5 +304,49 @@ func TestAnnotationsDetachWhileAttachPending(t *testing.T) {
 	r.m.commitMu.Unlock()
 	if still {
 		t.Fatal("a subscriber that left while its attach waited is subscribed")
+	}
+}
+
+// Arming the watches reads nothing the actor owns: a plain directory
+// whose baseline failed is dropped (on the actor) while a git directory's
+// watch is still being armed, and the changeset still comes up.
+func TestArmWatchesWhileBaselineDropsPlainDir(t *testing.T) {
+	gitWS := newFakeWorkspace(t.TempDir(), map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	plainWS := newFakeWorkspace(t.TempDir(), nil, map[string]string{"p.txt": "x\n"})
+	plainWS.plain = true
+	plainWS.snapErr = errors.New("unreadable directory")
+	plainWS.snapGate = make(chan struct{})
+	gitWS.watchGate, gitWS.watchEntered = make(chan struct{}), make(chan struct{}, 1)
+	m := NewManager(Options{OpenWorkspace: func(dir string) (Workspace, error) {
+		if dir == plainWS.root {
+			return plainWS, nil
+		}
+		return gitWS, nil
+	}})
+	t.Cleanup(m.Close)
+	uri := protocol.SessionScheme + "/s1"
+	if _, err := m.Create(CreateParams{URI: uri, WorkingDirectories: []string{FileURI(gitWS.root), FileURI(plainWS.root)}}); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := uritemplate.SessionChangesetTemplates("s1")[protocol.KindUncommitted].Expand(nil)
+	c := newClient("c1")
+	c.subscribe(t, m, cs)
+	<-gitWS.watchEntered // arming the git directory's watch
+	close(plainWS.snapGate)
+	s, _ := m.Session(uri)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := s.awaitStarted(ctx, "test"); err != nil {
+		t.Fatal(err)
+	}
+	close(gitWS.watchGate)
+	// Computed, with the git directory's change (the dropped directory
+	// makes it report an error beside it).
+	c.await(t, "the changeset computed with a.txt", func() bool {
+		st := c.stateLocked(cs)
+		return (st.Status == protocol.StatusReady || st.Status == protocol.StatusError) && slices.Equal(filePaths(st, gitWS.root), []string{"a.txt"})
+	})
+	if n := plainWS.watching(); n != 0 {
+		t.Errorf("the dropped plain directory has %d watches armed", n)
 	}
 }

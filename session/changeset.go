@@ -231,26 +231,34 @@ func (cs *csChannel) startWatching(s *Session) bool {
 	gen := cs.gen
 	type armed struct {
 		i   int
+		ws  Workspace
 		w   Watch
 		err error
 	}
-	var todo []int
+	// The workspaces are taken here, on the actor: the arming goroutine
+	// must not read s.workspaces, which the actor changes meanwhile (a
+	// plain directory whose baseline failed is dropped).
+	var todo []armed
 	for i, e := range s.workspaces {
 		if e.ws != nil {
-			todo = append(todo, i)
+			todo = append(todo, armed{i: i, ws: e.ws})
 		}
 	}
 	s.m.spawn("arm watches", func() {
-		results := make([]armed, 0, len(todo))
-		for _, i := range todo {
-			w, err := s.workspaces[i].ws.Watch(func(paths []string, all bool) {
+		for k := range todo {
+			a := &todo[k]
+			i := a.i
+			a.w, a.err = a.ws.Watch(func(paths []string, all bool) {
 				s.do(func() { cs.changed(s, i, paths, all) })
 			})
-			results = append(results, armed{i, w, err})
 		}
 		s.do(func() {
 			current := gen == cs.gen && cs.watchers != nil && !s.disposed
-			for _, a := range results {
+			for _, a := range todo {
+				if a.err == nil && s.workspaces[a.i].ws != a.ws {
+					a.w.Stop() // the workspace was dropped meanwhile
+					continue
+				}
 				if a.err != nil {
 					s.log.Warn("cannot watch working directory; changes show on the next refresh", "dir", s.workspaces[a.i].dir, "err", a.err)
 					s.setWorkspaceInfo(a.i, func(wi *workingDirInfo) { wi.Watcher, wi.WatcherReason = "none", a.err.Error() })

@@ -47,9 +47,18 @@ type fakeWorkspace struct {
 	// writeGate, likewise, holds Revert.
 	writeGate    chan struct{}
 	writeEntered chan struct{}
-	// snapGate, likewise, holds Snapshot.
+	// snapGate, likewise, holds Snapshot; snapErr, when set, is what it
+	// then returns.
 	snapGate chan struct{}
+	snapErr  error
+	// watchGate, likewise, holds Watch; watchEntered is sent to once it
+	// is in.
+	watchGate, watchEntered chan struct{}
+	// plain makes it a directory without a repository (Plain).
+	plain bool
 }
+
+func (w *fakeWorkspace) Plain() bool { return w.plain }
 
 func newFakeWorkspace(root string, head, work map[string]string) *fakeWorkspace {
 	return &fakeWorkspace{
@@ -161,6 +170,12 @@ func (f *fakeWatcher) Stop() {
 }
 
 func (w *fakeWorkspace) Watch(onChange func(paths []string, all bool)) (Watch, error) {
+	if w.watchEntered != nil {
+		w.watchEntered <- struct{}{}
+	}
+	if w.watchGate != nil {
+		<-w.watchGate
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f := &fakeWatcher{w: w, onChange: onChange}
@@ -189,6 +204,9 @@ func (w *fakeWorkspace) Snapshot(ctx context.Context, track bool) (string, error
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
+	}
+	if w.snapErr != nil {
+		return "", w.snapErr
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
