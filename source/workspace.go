@@ -73,7 +73,7 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 		// session's baseline snapshot and the first uncommitted changeset
 		// then take its result (and what the watcher reported since)
 		// instead of walking the tree again each.
-		if _, err := w.trackedChanges(context.Background()); err != nil {
+		if _, _, err := w.trackedChanges(context.Background()); err != nil {
 			w.Close()
 			return nil, err
 		}
@@ -165,18 +165,21 @@ const maxSnapshotFile = 64 << 20
 func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error) {
 	w.snapMu.Lock()
 	defer w.snapMu.Unlock()
-	_, head, err := w.repo.HeadTree()
-	if err != nil {
-		return "", err
-	}
+	// The changes are overlaid on the tree of the HEAD they were read
+	// against, never on one read before or after them.
 	var tracked []scm.Change
+	var head headState
+	var err error
 	if track || w.tracking() {
-		tracked, err = w.trackedChanges(ctx)
+		tracked, head, err = w.trackedChanges(ctx)
 	} else {
-		var st *scm.Status
-		if st, err = w.status(ctx); err == nil {
-			tracked = st.Changes
-		}
+		head, err = w.atOneHead(func(headState) error {
+			st, err := w.status(ctx)
+			if err == nil {
+				tracked = st.Changes
+			}
+			return err
+		})
 	}
 	if err != nil {
 		return "", err
@@ -209,7 +212,7 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 		}
 		changes = append(changes, snapstore.Change{Path: c.Path, Mode: mode, Content: b})
 	}
-	return w.snaps.Overlay(ctx, head, changes)
+	return w.snaps.Overlay(ctx, head.tree, changes)
 }
 
 // Changes computes the changes of q and diffs every changed file.
@@ -237,7 +240,7 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 		} else if w.tracking() {
 			// The tracker keeps the status current from watcher batches:
 			// no walk of the tree is needed.
-			cs, err := w.trackedChanges(ctx)
+			cs, _, err := w.trackedChanges(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -560,24 +563,24 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 
 	// Live: the working tree is HEAD plus the status changes. Candidates are
 	// the paths where the snapshot differs from HEAD and the changed paths.
-	_, head, err := w.repo.HeadTree()
-	if err != nil {
-		return nil, err
-	}
 	var changes []scm.Change
 	var warnings []string
-	if q.Paths != nil {
-		changes, err = w.repo.StatusPaths(ctx, q.Paths)
-	} else {
-		var st *scm.Status
-		st, err = w.status(ctx)
+	h, err := w.atOneHead(func(headState) error {
+		if q.Paths != nil {
+			cs, err := w.repo.StatusPaths(ctx, q.Paths)
+			changes = cs
+			return err
+		}
+		st, err := w.status(ctx)
 		if st != nil {
 			changes, warnings = st.Changes, st.Warnings
 		}
-	}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
+	head := h.tree
 	changes = w.scoped(changes)
 	dirty := make(map[string]scm.Change, len(changes))
 	for _, c := range changes {
