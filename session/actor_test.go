@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/uritemplate"
 )
@@ -348,5 +349,47 @@ func TestArmWatchesWhileBaselineDropsPlainDir(t *testing.T) {
 	})
 	if n := plainWS.watching(); n != 0 {
 		t.Errorf("the dropped plain directory has %d watches armed", n)
+	}
+}
+
+// A changeset nobody watched for a while is not handed to a new
+// subscriber as ready with what it held when the last one left: it says
+// recomputing until it has caught up with the tree.
+func TestResubscribeAfterIdleIsNotStaleReady(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "v1\n"})
+	c := newClient("c1")
+	uri := r.watchUncommitted(t, c, "a.txt")
+	r.m.Detach(c, uri)
+	// A later subscribe queues behind the detach on the actor.
+	sync := newClient("sync")
+	sync.subscribe(t, r.m, r.uri)
+	r.ws.edit("a.txt", "v2\n", false) // nobody watches: no refresh
+
+	c2 := newClient("c2")
+	snapc := make(chan protocol.ChangesetState, 1)
+	r.m.Attach(c2, uri, -1, func(at Attachment, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		var st protocol.ChangesetState
+		if err := json.Unmarshal(mustJSON(at.Snapshot.State), &st); err != nil {
+			t.Error(err)
+		}
+		// Before any later action reaches c2: it mirrors from here.
+		c2.mu.Lock()
+		c2.cs[uri] = st.Clone()
+		c2.mu.Unlock()
+		snapc <- st
+	})
+	snap := <-snapc
+	if snap.Status == protocol.StatusReady {
+		f := fileByPath(t, snap, r.ws.root, "a.txt")
+		if f.Edit.After == nil || f.Edit.After.Content.Nonce != changeset.BlobOID([]byte("v2\n")) {
+			t.Fatalf("the snapshot is ready with a.txt at %v, not its current content", f.Edit.After)
+		}
+	}
+	st := c2.awaitFiles(t, uri, r.ws.root, "a.txt")
+	if f := fileByPath(t, st, r.ws.root, "a.txt"); f.Edit.After == nil || f.Edit.After.Content.Nonce != changeset.BlobOID([]byte("v2\n")) {
+		t.Fatalf("ready with a.txt at %v, want its current content", f.Edit.After)
 	}
 }

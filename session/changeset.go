@@ -101,6 +101,12 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			s.changesets[uri] = cs
 			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
+		if cs.loaded && !cs.active && cs.live(s) && s.canActivate(cs) && cs.state.Status != protocol.StatusRecomputing {
+			// Nobody watched the tree while the channel was idle: what it
+			// holds may be stale. It says so until the refresh that
+			// activating starts has brought it up to date.
+			cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
+		}
 		s.m.attach(cs.ch, sub, lastSeen, cs.snapshot, done)
 		if !cs.active && s.canActivate(cs) {
 			cs.activate(s)
