@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -391,5 +393,70 @@ func TestResubscribeAfterIdleIsNotStaleReady(t *testing.T) {
 	st := c2.awaitFiles(t, uri, r.ws.root, "a.txt")
 	if f := fileByPath(t, st, r.ws.root, "a.txt"); f.Edit.After == nil || f.Edit.After.Content.Nonce != changeset.BlobOID([]byte("v2\n")) {
 		t.Fatalf("ready with a.txt at %v, want its current content", f.Edit.After)
+	}
+}
+
+// Each comment writes one annotation, not the session's whole state: the
+// bytes stored per comment do not grow with the number of annotations.
+func TestAnnotationWritesDoNotGrow(t *testing.T) {
+	db := newMemStore()
+	r := newRig(t, Options{Store: db}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "one\n"})
+	w := newClient("w")
+	r.watchUncommitted(t, w)
+	uri := protocol.AnnotationsURI(r.uri)
+	c := newClient("c1")
+	c.subscribe(t, r.m, uri)
+	const n = 300
+	for i := range n {
+		r.m.Dispatch(c, uri, int64(i+1), protocol.AnnotationsSet{Annotation: protocol.Annotation{
+			ID: fmt.Sprintf("n%03d", i), TurnID: BaselineTurnID, Resource: r.fileURI("a.txt"),
+			Entries: []protocol.AnnotationEntry{{ID: "e1", Text: protocol.PlainText("a comment of some length")}},
+		}})
+	}
+	raw, _ := attachRaw(t, r.m, newClient("sync"), uri)
+	var st protocol.AnnotationsState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Annotations) != n {
+		t.Fatalf("%d annotations, want %d", len(st.Annotations), n)
+	}
+	db.mu.Lock()
+	written := slices.Clone(db.written)
+	db.mu.Unlock()
+	if len(written) < n {
+		t.Fatalf("%d writes for %d comments", len(written), n)
+	}
+	total := 0
+	for _, b := range written {
+		total += b
+	}
+	first, last := written[0], written[len(written)-1]
+	if last > 2*first {
+		t.Errorf("the last comment wrote %d bytes, the first %d: each write holds every annotation", last, first)
+	}
+	if total > 4*n*first {
+		t.Errorf("%d comments wrote %d bytes, more than linear (first: %d)", n, total, first)
+	}
+	// What is stored is what the channel holds.
+	if got := db.storedAnnotations(r.id); !reflect.DeepEqual(withoutPlaces(t, got), withoutPlaces(t, st)) {
+		t.Errorf("the store holds another state than the channel")
+	}
+}
+
+// Listing sessions does not wait for a session whose actor is busy.
+func TestListWhileSessionBusy(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	w := newClient("w")
+	r.watchUncommitted(t, w, "a.txt")
+	hold(t, r.session(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	list, err := r.m.List(ctx)
+	if err != nil {
+		t.Fatalf("List while a session is busy: %v", err)
+	}
+	if len(list) != 1 || list[0].Resource != r.uri {
+		t.Fatalf("List = %+v", list)
 	}
 }

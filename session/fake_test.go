@@ -631,8 +631,11 @@ type memStore struct {
 	turns    map[string][]store.Turn
 	reviews  map[string]map[string]string
 	notes    map[string][]byte
-	deleted  []string
-	fail     error
+	slots    map[string]map[uint64][]byte
+	// written counts the bytes of annotations written, by call.
+	written []int
+	deleted []string
+	fail    error
 	// deleteGate, when set, holds the next DeleteSession until it is
 	// closed; deleteEntered is closed once that call is in.
 	deleteGate, deleteEntered chan struct{}
@@ -665,6 +668,7 @@ func (s *memStore) DeleteSession(id, prefix string) error {
 	delete(s.sessions, id)
 	delete(s.turns, id)
 	delete(s.notes, id)
+	delete(s.slots, id)
 	for k := range s.reviews {
 		if strings.HasPrefix(k, prefix) {
 			delete(s.reviews, k)
@@ -703,8 +707,54 @@ func (s *memStore) PutAnnotations(id string, state []byte) error {
 	if s.notes == nil {
 		s.notes = map[string][]byte{}
 	}
+	s.written = append(s.written, len(state))
+	if len(state) == 0 {
+		delete(s.notes, id)
+		return nil
+	}
 	s.notes[id] = slices.Clone(state)
 	return nil
+}
+
+func (s *memStore) PutAnnotation(id string, slot uint64, v []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.written = append(s.written, len(v))
+	if s.slots == nil {
+		s.slots = map[string]map[uint64][]byte{}
+	}
+	if s.slots[id] == nil {
+		s.slots[id] = map[uint64][]byte{}
+	}
+	if len(v) == 0 {
+		delete(s.slots[id], slot)
+		return nil
+	}
+	s.slots[id][slot] = slices.Clone(v)
+	return nil
+}
+
+func (s *memStore) AnnotationSlots(id string) ([]store.AnnotationSlot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.AnnotationSlot
+	for _, k := range slices.Sorted(maps.Keys(s.slots[id])) {
+		out = append(out, store.AnnotationSlot{Slot: k, Value: slices.Clone(s.slots[id][k])})
+	}
+	return out, nil
+}
+
+// storedAnnotations returns the annotations state the slots of session id
+// make up.
+func (s *memStore) storedAnnotations(id string) protocol.AnnotationsState {
+	slots, _ := s.AnnotationSlots(id)
+	st := protocol.AnnotationsState{Annotations: []protocol.Annotation{}}
+	for _, sl := range slots {
+		var a protocol.Annotation
+		_ = json.Unmarshal(sl.Value, &a)
+		st.Annotations = append(st.Annotations, a)
+	}
+	return st
 }
 
 func (s *memStore) Annotations(id string) ([]byte, error) {

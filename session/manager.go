@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -465,7 +464,9 @@ func (m *Manager) Dispose(uri string) error {
 	return nil
 }
 
-// List returns the summaries of all sessions, newest-modified first.
+// List returns the summaries of all sessions, newest-modified first. It
+// waits for no session's actor: each entry is as of the end of that
+// actor's last batch of work.
 func (m *Manager) List(ctx context.Context) ([]protocol.SessionSummary, error) {
 	m.mu.Lock()
 	all := make([]*Session, 0, len(m.sessions))
@@ -475,14 +476,7 @@ func (m *Manager) List(ctx context.Context) ([]protocol.SessionSummary, error) {
 	m.mu.Unlock()
 	out := make([]protocol.SessionSummary, 0, len(all))
 	for _, s := range all {
-		sum, err := s.Summary(ctx)
-		if errors.Is(err, ErrClosed) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sum)
+		out = append(out, s.Listed())
 	}
 	slices.SortFunc(out, func(a, b protocol.SessionSummary) int {
 		if c := strings.Compare(b.ModifiedAt, a.ModifiedAt); c != 0 {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -70,6 +71,12 @@ type Session struct {
 	// it (at dispose); gone is set once it is deleted.
 	recMu sync.Mutex
 	gone  bool
+
+	// listed is the session's catalogue entry as of the actor's last
+	// batch of work, so that listing sessions never waits for a busy
+	// actor (a session placing its annotations would stall the root
+	// channel's listSessions).
+	listed atomic.Pointer[protocol.SessionSummary]
 }
 
 // workingDir is one working directory of the session and what opening
@@ -212,6 +219,8 @@ func command[T any](ctx context.Context, s *Session, f func() (T, error)) (T, er
 }
 
 func (s *Session) start() {
+	s.updateListed() // before the actor runs: nothing else reads the state yet
+	s.mb.after = s.updateListed
 	s.m.wg.Add(1)
 	go func() {
 		defer s.m.wg.Done()
@@ -548,6 +557,23 @@ func (s *Session) dispatchSession(sub Subscriber, a protocol.Action, origin *pro
 // Summary returns the session's catalogue entry.
 func (s *Session) Summary(ctx context.Context) (protocol.SessionSummary, error) {
 	return query(ctx, s, func() (protocol.SessionSummary, error) { return s.summary(), nil })
+}
+
+// updateListed refreshes the entry Listed returns. On the actor.
+func (s *Session) updateListed() {
+	if s.disposed {
+		return
+	}
+	sum := s.summary()
+	s.listed.Store(&sum)
+}
+
+// Listed returns the session's catalogue entry as of the end of the
+// actor's last batch of work, without waiting for the actor.
+func (s *Session) Listed() protocol.SessionSummary {
+	sum := *s.listed.Load()
+	sum.WorkingDirectories = slices.Clone(sum.WorkingDirectories)
+	return sum
 }
 
 func (s *Session) summary() protocol.SessionSummary {
