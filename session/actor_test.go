@@ -460,3 +460,93 @@ func TestListWhileSessionBusy(t *testing.T) {
 		t.Fatalf("List = %+v", list)
 	}
 }
+
+// An annotations subscriber waiting for the places is let through when
+// the round it waited for ends, even though more changes queued another
+// round meanwhile.
+func TestAnnotationsAttachNotStarvedByPlacementRounds(t *testing.T) {
+	ws := newFakeWorkspace(t.TempDir(), map[string]string{"a.txt": "one\ntwo\n"}, map[string]string{"a.txt": "one\ntwo\n"})
+	r := newRigOn(t, Options{}, ws)
+	w := newClient("w")
+	r.watchUncommitted(t, w)
+	ctx := context.Background()
+	if _, err := r.m.TurnStart(ctx, r.uri, "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.m.TurnEnd(ctx, r.uri, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	uri := protocol.AnnotationsURI(r.uri)
+	c := newClient("c1")
+	c.subscribe(t, r.m, uri)
+	rg := rng(0, 0, 1, 0)
+	r.m.Dispatch(c, uri, 1, protocol.AnnotationsSet{Annotation: protocol.Annotation{ID: "n1", TurnID: "t1", Resource: r.fileURI("a.txt"), Range: &rg, Entries: []protocol.AnnotationEntry{{ID: "e1", Text: protocol.PlainText("why?")}}}})
+	attachRaw(t, r.m, newClient("sync"), uri) // the set's placement is through
+
+	gate, entered := make(chan struct{}), make(chan struct{}, 1)
+	ws.mu.Lock()
+	ws.gate, ws.entered = gate, entered
+	ws.mu.Unlock()
+	answered := make(chan error, 1)
+	r.m.Attach(newClient("late"), uri, -1, func(_ Attachment, err error) { answered <- err })
+	<-entered // round 1, which the attach waits for, is computing
+	// A change arrives meanwhile: another round is queued behind it.
+	rg2 := rng(1, 0, 2, 0)
+	r.m.Dispatch(c, uri, 2, protocol.AnnotationsUpdated{AnnotationID: "n1", Range: &rg2})
+	c.await(t, "the update's echo", func() bool {
+		for _, e := range c.envs {
+			if e.Origin != nil && e.Origin.ClientSeq == 2 {
+				return true
+			}
+		}
+		return false
+	})
+	gate <- struct{}{} // round 1 ends
+	<-entered          // round 2 is computing, held
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Error("the attachment still waits after the round it waited for ended")
+	}
+	ws.mu.Lock()
+	ws.gate, ws.entered = nil, nil
+	ws.mu.Unlock()
+	close(gate)
+	if t.Failed() {
+		<-answered
+	}
+}
+
+// The snapshot handed out under commitMu never encodes the state (that
+// would hold every session's publish for as long as megabytes take to
+// encode): attachChangeset encodes first, outside the lock.
+func TestChangesetSnapshotDoesNotEncodeUnderLock(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	c := newClient("c1")
+	uri := r.watchUncommitted(t, c, "a.txt")
+	s := r.session(t)
+	got, err := query(context.Background(), s, func() (bool, error) {
+		cs := s.changesets[uri]
+		cs.encoded = nil
+		_ = cs.snapshot()
+		return cs.encoded == nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got {
+		t.Error("snapshot encoded the state (it runs under commitMu)")
+	}
+	// A subscriber still gets the encoded state, made before the lock.
+	raw, _ := attachRaw(t, r.m, newClient("c2"), uri)
+	var st protocol.ChangesetState
+	if err := json.Unmarshal(raw, &st); err != nil || len(st.Files) != 1 {
+		t.Fatalf("snapshot %s: %v", raw, err)
+	}
+	if enc, _ := query(context.Background(), s, func() (bool, error) { return s.changesets[uri].encoded != nil, nil }); !enc {
+		t.Error("attaching did not leave the encoded state for the next subscriber")
+	}
+}

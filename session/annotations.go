@@ -45,6 +45,11 @@ type notes struct {
 	// waiting are attachments held until the places being computed are in
 	// the state, so a snapshot says where the lines are now.
 	waiting []waitingAttach
+	// served are the attachments that waited when the running round
+	// started: it lets them through when it ends, even if more changes
+	// queued another round meanwhile (under continuous change a round
+	// always follows, and they would wait for good).
+	served []waitingAttach
 
 	// Each annotation is stored on its own, at a slot that keeps its
 	// place in the channel's order: a comment writes one annotation, not
@@ -191,25 +196,32 @@ func (s *Session) attachNotes(w waitingAttach) {
 // answered with an error instead of being subscribed later.
 func (s *Session) detachAnnotations(sub Subscriber) {
 	s.m.detachChannel(s.notes.ch, sub)
-	kept := s.notes.waiting[:0]
-	for _, w := range s.notes.waiting {
+	s.notes.waiting = s.dropWaiting(s.notes.waiting, sub)
+	s.notes.served = s.dropWaiting(s.notes.served, sub)
+}
+
+// dropWaiting answers sub's attachments in list with an error and returns
+// the others.
+func (s *Session) dropWaiting(list []waitingAttach, sub Subscriber) []waitingAttach {
+	kept := list[:0]
+	for _, w := range list {
 		if w.sub != sub {
 			kept = append(kept, w)
 			continue
 		}
 		w.done(Attachment{}, protocol.Errorf(protocol.CodeInvalidRequest, "subscribe %s: unsubscribed before the snapshot was ready", s.annotationsURI()))
 	}
-	clear(s.notes.waiting[len(kept):])
-	s.notes.waiting = kept
+	clear(list[len(kept):])
+	return kept
 }
 
 // failWaiting answers the attachments still waiting when the session is
 // disposed.
 func (s *Session) failWaiting() {
-	for _, w := range s.notes.waiting {
+	for _, w := range append(s.notes.served, s.notes.waiting...) {
 		w.done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.annotationsURI()))
 	}
-	s.notes.waiting = nil
+	s.notes.waiting, s.notes.served = nil, nil
 }
 
 // dispatchAnnotations validates a client's action, stores the state it
@@ -619,6 +631,7 @@ func (s *Session) placeAnnotations(ids ...string) {
 		return
 	}
 	s.notes.placing = true
+	s.notes.served, s.notes.waiting = s.notes.waiting, nil
 	ctx := s.ctx
 	m := s.m
 	s.m.spawn("place annotations", func() {
@@ -630,6 +643,11 @@ func (s *Session) placeAnnotations(ids ...string) {
 			}
 			for i, an := range anchors {
 				s.setPlace(an, places[i])
+			}
+			served := s.notes.served
+			s.notes.served = nil
+			for _, w := range served {
+				s.attachNotes(w)
 			}
 			if s.notes.pendingAll || len(s.notes.pendingIDs) > 0 {
 				s.placeAnnotations()

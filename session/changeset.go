@@ -107,6 +107,13 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			// activating starts has brought it up to date.
 			cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
 		}
+		// Encoded here, not under commitMu in attach: a large changeset is
+		// megabytes of JSON, and every session's publish waits for that
+		// lock. Nothing changes the state between here and the
+		// registration: the actor owns it.
+		if cs.state.Status != protocol.StatusRecomputing {
+			cs.encode()
+		}
 		s.m.attach(cs.ch, sub, lastSeen, cs.snapshot, done)
 		if !cs.active && s.canActivate(cs) {
 			cs.activate(s)
@@ -116,16 +123,13 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 	}
 }
 
-// snapshot returns the state a subscriber starts from: the encoded state,
-// encoding it first when it changed since. A state in recomputing is
-// cloned as it is, because a 0.6/0.7 client is shown computing instead
-// (protocol.Adapt), which needs the state's fields.
+// snapshot returns the state a subscriber starts from: the encoded state
+// when it is current (attachChangeset encodes it first), else a clone. A
+// state in recomputing is cloned as it is, because a 0.6/0.7 client is
+// shown computing instead (protocol.Adapt), which needs the state's
+// fields. It runs under commitMu, so it never encodes.
 func (cs *csChannel) snapshot() any {
-	if cs.state.Status == protocol.StatusRecomputing {
-		return cs.state.Clone()
-	}
-	cs.encode()
-	if cs.encoded == nil {
+	if cs.state.Status == protocol.StatusRecomputing || cs.encoded == nil {
 		return cs.state.Clone()
 	}
 	return cs.encoded
