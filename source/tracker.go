@@ -122,6 +122,9 @@ func (w *gitWorkspace) ensureWatcherLocked() error {
 	}
 	gd := w.repo.GitDir()
 	extra := []string{filepath.Join(gd, "HEAD"), filepath.Join(gd, "index"), filepath.Join(gd, "packed-refs"), filepath.Join(gd, "refs", "heads")}
+	// What decides the ignored files outside the tree: an edit of
+	// info/exclude or core.excludesFile applies at once.
+	extra = append(extra, w.repo.IgnoreSources()...)
 	root, ignore := w.repo.Root(), w.repo.IsIgnored
 	if w.scope != "" {
 		// A session on a subdirectory watches only that directory, plus
@@ -186,10 +189,15 @@ func (w *gitWorkspace) onBatch(b fswatch.Batch) {
 	}
 	for _, p := range append(b.Paths, b.Extra...) {
 		if filepath.Base(p) == ".gitignore" {
-			w.repo.InvalidateIgnoreRules()
 			all = true // what is ignored may have changed anywhere below
 			break
 		}
+	}
+	if all {
+		// A .gitignore, info/exclude, the config or core.excludesFile
+		// may have changed (or HEAD or the index, which cost a full
+		// status anyway): the rules are read again.
+		w.repo.InvalidateIgnoreRules()
 	}
 	tr.mu.Lock()
 	if tr.tracking {
