@@ -67,3 +67,17 @@ func statKey(paths ...string) string {
 	}
 	return key
 }
+
+// IgnoreSources lists the files outside the working tree that decide what
+// is ignored: the repository's config, info/exclude and core.excludesFile
+// (as configured now). A watcher watching them lets an edit of one apply
+// at once, where the rules would otherwise be rechecked only on the next
+// scan.
+func (r *Repo) IgnoreSources() []string {
+	s := newSettings(loadConfig(r.commonDir, r.gitDir))
+	out := []string{filepath.Join(r.commonDir, "config"), filepath.Join(r.commonDir, "info", "exclude")}
+	if s.excludesFile != "" {
+		out = append(out, s.excludesFile)
+	}
+	return out
+}

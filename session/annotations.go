@@ -27,6 +27,9 @@ const (
 	maxEntries         = 1_000 // per annotation
 	maxEntryTextBytes  = 64 << 10
 	maxAnnotationBytes = 1 << 20 // one annotation, encoded
+	// maxSessionAnnotationBytes bounds all of a session's annotations,
+	// encoded: what a snapshot of the channel hands every subscriber.
+	maxSessionAnnotationBytes = 32 << 20
 )
 
 // notes is a session's annotations channel.
@@ -42,6 +45,20 @@ type notes struct {
 	// waiting are attachments held until the places being computed are in
 	// the state, so a snapshot says where the lines are now.
 	waiting []waitingAttach
+	// served are the attachments that waited when the running round
+	// started: it lets them through when it ends, even if more changes
+	// queued another round meanwhile (under continuous change a round
+	// always follows, and they would wait for good).
+	served []waitingAttach
+
+	// Each annotation is stored on its own, at a slot that keeps its
+	// place in the channel's order: a comment writes one annotation, not
+	// the session's whole state. sizes is each one's encoded size, total
+	// their sum (capped by maxSessionAnnotationBytes).
+	slots    map[string]uint64
+	nextSlot uint64
+	sizes    map[string]int
+	total    int
 }
 
 type waitingAttach struct {
@@ -52,39 +69,90 @@ type waitingAttach struct {
 
 func (s *Session) annotationsURI() string { return protocol.AnnotationsURI(s.uri) }
 
-// loadAnnotations reads the stored annotations of a restored session.
+// loadAnnotations reads the stored annotations of a restored session. A
+// state stored whole, as earlier versions did, is moved into slots first.
 func (s *Session) loadAnnotations() {
 	db := s.m.opts.Store
 	if db == nil {
 		return
 	}
-	raw, err := db.Annotations(s.id)
-	if err != nil || raw == nil {
-		if err != nil {
-			s.log.Error("cannot load the session's annotations", "err", err)
-		}
+	legacy, err := db.Annotations(s.id)
+	if err != nil {
+		s.log.Error("cannot load the session's annotations", "err", err)
 		return
 	}
 	var st protocol.AnnotationsState
-	if err := json.Unmarshal(raw, &st); err != nil {
-		s.log.Error("stored annotations are unreadable; starting without them", "err", err)
+	if legacy != nil {
+		// Kept until every slot is written: a crash meanwhile moves it
+		// again on the next start.
+		if err := json.Unmarshal(legacy, &st); err != nil {
+			s.log.Error("stored annotations are unreadable; starting without them", "err", err)
+			return
+		}
+		for i, a := range st.Annotations {
+			raw, _ := json.Marshal(a)
+			if err := db.PutAnnotation(s.id, uint64(i+1), raw); err != nil {
+				s.log.Error("cannot move the stored annotations into slots", "err", err)
+				return
+			}
+		}
+		if err := db.PutAnnotations(s.id, nil); err != nil {
+			s.log.Error("cannot delete the annotations stored whole", "err", err)
+		}
+	}
+	slots, err := db.AnnotationSlots(s.id)
+	if err != nil {
+		s.log.Error("cannot load the session's annotations", "err", err)
 		return
+	}
+	st.Annotations = make([]protocol.Annotation, 0, len(slots))
+	for _, sl := range slots {
+		var a protocol.Annotation
+		if err := json.Unmarshal(sl.Value, &a); err != nil || a.ID == "" {
+			s.log.Error("a stored annotation is unreadable; it is left out", "slot", sl.Slot, "err", err)
+			continue
+		}
+		st.Annotations = append(st.Annotations, a)
+		s.notes.setSlot(a.ID, sl.Slot, len(sl.Value))
 	}
 	s.notes.state = st
 	s.state.Annotations = s.annotationsSummary()
 }
 
-// saveAnnotations writes st as the session's annotations, durably.
-func (s *Session) saveAnnotations(st protocol.AnnotationsState) error {
-	db := s.m.opts.Store
-	if db == nil {
-		return nil
+// setSlot records where annotation id is stored and its size.
+func (n *notes) setSlot(id string, slot uint64, size int) {
+	if n.slots == nil {
+		n.slots, n.sizes = map[string]uint64{}, map[string]int{}
 	}
-	raw, err := json.Marshal(st)
-	if err != nil {
-		return err
+	n.slots[id] = slot
+	n.nextSlot = max(n.nextSlot, slot)
+	n.total += size - n.sizes[id]
+	n.sizes[id] = size
+}
+
+// dropSlot forgets annotation id's slot.
+func (n *notes) dropSlot(id string) {
+	n.total -= n.sizes[id]
+	delete(n.slots, id)
+	delete(n.sizes, id)
+}
+
+// annotationIDOf names the one annotation action a changes, and whether
+// a removes it.
+func annotationIDOf(a protocol.Action) (id string, removed bool) {
+	switch a := a.(type) {
+	case protocol.AnnotationsSet:
+		return a.Annotation.ID, false
+	case protocol.AnnotationsUpdated:
+		return a.AnnotationID, false
+	case protocol.AnnotationsRemoved:
+		return a.AnnotationID, true
+	case protocol.AnnotationsEntrySet:
+		return a.AnnotationID, false
+	case protocol.AnnotationsEntryRemoved:
+		return a.AnnotationID, false
 	}
-	return db.PutAnnotations(s.id, raw)
+	return "", false
 }
 
 func (s *Session) annotationsSummary() *protocol.AnnotationsSummary {
@@ -123,15 +191,37 @@ func (s *Session) attachNotes(w waitingAttach) {
 	s.m.attach(s.notes.ch, w.sub, w.lastSeen, func() any { return cloneAnnotations(s.notes.state) }, w.done)
 }
 
-func (s *Session) detachAnnotations(sub Subscriber) { s.m.detachChannel(s.notes.ch, sub) }
+// detachAnnotations unsubscribes sub, also from an attachment still
+// waiting for places (a page reloaded while they were computed): it is
+// answered with an error instead of being subscribed later.
+func (s *Session) detachAnnotations(sub Subscriber) {
+	s.m.detachChannel(s.notes.ch, sub)
+	s.notes.waiting = s.dropWaiting(s.notes.waiting, sub)
+	s.notes.served = s.dropWaiting(s.notes.served, sub)
+}
+
+// dropWaiting answers sub's attachments in list with an error and returns
+// the others.
+func (s *Session) dropWaiting(list []waitingAttach, sub Subscriber) []waitingAttach {
+	kept := list[:0]
+	for _, w := range list {
+		if w.sub != sub {
+			kept = append(kept, w)
+			continue
+		}
+		w.done(Attachment{}, protocol.Errorf(protocol.CodeInvalidRequest, "subscribe %s: unsubscribed before the snapshot was ready", s.annotationsURI()))
+	}
+	clear(list[len(kept):])
+	return kept
+}
 
 // failWaiting answers the attachments still waiting when the session is
 // disposed.
 func (s *Session) failWaiting() {
-	for _, w := range s.notes.waiting {
+	for _, w := range append(s.notes.served, s.notes.waiting...) {
 		w.done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.annotationsURI()))
 	}
-	s.notes.waiting = nil
+	s.notes.waiting, s.notes.served = nil, nil
 }
 
 // dispatchAnnotations validates a client's action, stores the state it
@@ -164,17 +254,50 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	}
 }
 
-// commitAnnotations applies a, stores the result (one durable write, before
-// the echo: a client that saw the echo never loses the annotation to a
-// crash) and publishes a.
+// commitAnnotations applies a, stores the one annotation it changes (one
+// durable write, before the echo: a client that saw the echo never loses
+// the annotation to a crash) and publishes a.
 func (s *Session) commitAnnotations(a protocol.Action, origin *protocol.ActionOrigin) error {
+	return s.applyAnnotations(a, origin, true)
+}
+
+// applyAnnotations is commitAnnotations; with durable false the write is
+// skipped, for what is recomputed after a restart anyway (an annotation's
+// current place).
+func (s *Session) applyAnnotations(a protocol.Action, origin *protocol.ActionOrigin, durable bool) error {
 	next, out := reducer.ApplyAnnotations(s.notes.state, a, reducer.Env{})
 	if out != reducer.Applied {
 		s.m.publish(s.notes.ch, a, origin)
 		return nil
 	}
-	if err := s.saveAnnotations(next); err != nil {
-		return err
+	id, removed := annotationIDOf(a)
+	var raw []byte
+	if !removed {
+		i := slices.IndexFunc(next.Annotations, func(x protocol.Annotation) bool { return x.ID == id })
+		if i < 0 {
+			return fmt.Errorf("annotation %q is missing after %s", id, a.ActionType())
+		}
+		var err error
+		if raw, err = json.Marshal(next.Annotations[i]); err != nil {
+			return err
+		}
+		if grown := s.notes.total - s.notes.sizes[id] + len(raw); len(raw) > s.notes.sizes[id] && grown > maxSessionAnnotationBytes {
+			return fmt.Errorf("the session's annotations would be %d bytes encoded; at most %d are kept: remove or shorten some first", grown, maxSessionAnnotationBytes)
+		}
+	}
+	slot, ok := s.notes.slots[id]
+	if !ok {
+		slot = s.notes.nextSlot + 1
+	}
+	if db := s.m.opts.Store; db != nil && durable {
+		if err := db.PutAnnotation(s.id, slot, raw); err != nil {
+			return err
+		}
+	}
+	if removed {
+		s.notes.dropSlot(id)
+	} else {
+		s.notes.setSlot(id, slot, len(raw))
 	}
 	before := *s.annotationsSummary()
 	s.notes.state = next
@@ -426,7 +549,14 @@ func (m *Manager) AnnotationsDelivered(ctx context.Context, channel string, ids 
 	if !ok {
 		return protocol.Errorf(protocol.CodeSessionNotFound, "%s: session %s does not exist", protocol.MethodAnnotationsDelivered, protocol.SessionOfAnnotations(channel))
 	}
-	_, err := call(ctx, s, func() (struct{}, error) {
+	_, err := command(ctx, s, func() (struct{}, error) {
+		// Marked only while the agent's side still waits for the answer:
+		// a hook that gave up (its deadline passed while the actor was
+		// busy) showed the agent nothing, so the annotations stay open
+		// for its next prompt.
+		if err := ctx.Err(); err != nil {
+			return struct{}{}, fmt.Errorf("%s: %w", protocol.MethodAnnotationsDelivered, err)
+		}
 		at := formatTime(m.opts.Now())
 		for _, id := range ids {
 			prev := s.annotation(id)
@@ -514,6 +644,7 @@ func (s *Session) placeAnnotations(ids ...string) {
 		return
 	}
 	s.notes.placing = true
+	s.notes.served, s.notes.waiting = s.notes.waiting, nil
 	ctx := s.ctx
 	m := s.m
 	s.m.spawn("place annotations", func() {
@@ -525,6 +656,11 @@ func (s *Session) placeAnnotations(ids ...string) {
 			}
 			for i, an := range anchors {
 				s.setPlace(an, places[i])
+			}
+			served := s.notes.served
+			s.notes.served = nil
+			for _, w := range served {
+				s.attachNotes(w)
 			}
 			if s.notes.pendingAll || len(s.notes.pendingIDs) > 0 {
 				s.placeAnnotations()
@@ -599,7 +735,7 @@ func (s *Session) setPlace(an anchor, p protocol.AnnotationPlace) {
 	}
 	n := cloneAnnotationMeta(*prev)
 	n.Meta[protocol.MetaCurrent] = p
-	if err := s.commitAnnotations(protocol.AnnotationsSet{Annotation: n}, nil); err != nil {
+	if err := s.applyAnnotations(protocol.AnnotationsSet{Annotation: n}, nil, false); err != nil {
 		s.log.Warn("cannot save an annotation's current place", "annotation", an.id, "err", err)
 	}
 }

@@ -100,7 +100,7 @@ func (m *Manager) SetBranchBase(ctx context.Context, sessionURI, base string) er
 	if err := s.awaitStarted(ctx, method); err != nil {
 		return err
 	}
-	_, err := call(ctx, s, func() (struct{}, error) {
+	_, err := command(ctx, s, func() (struct{}, error) {
 		if s.disposed {
 			return struct{}{}, protocol.Errorf(protocol.CodeSessionNotFound, "%s: session %s was disposed", method, sessionURI)
 		}

@@ -106,6 +106,19 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			s.changesets[uri] = cs
 			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
+		if cs.loaded && !cs.active && cs.live(s) && s.canActivate(cs) && cs.state.Status != protocol.StatusRecomputing {
+			// Nobody watched the tree while the channel was idle: what it
+			// holds may be stale. It says so until the refresh that
+			// activating starts has brought it up to date.
+			cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
+		}
+		// Encoded here, not under commitMu in attach: a large changeset is
+		// megabytes of JSON, and every session's publish waits for that
+		// lock. Nothing changes the state between here and the
+		// registration: the actor owns it.
+		if cs.state.Status != protocol.StatusRecomputing {
+			cs.encode()
+		}
 		s.m.attach(cs.ch, sub, lastSeen, cs.snapshot, done)
 		if !cs.active && s.canActivate(cs) {
 			cs.activate(s)
@@ -115,16 +128,13 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 	}
 }
 
-// snapshot returns the state a subscriber starts from: the encoded state,
-// encoding it first when it changed since. A state in recomputing is
-// cloned as it is, because a 0.6/0.7 client is shown computing instead
-// (protocol.Adapt), which needs the state's fields.
+// snapshot returns the state a subscriber starts from: the encoded state
+// when it is current (attachChangeset encodes it first), else a clone. A
+// state in recomputing is cloned as it is, because a 0.6/0.7 client is
+// shown computing instead (protocol.Adapt), which needs the state's
+// fields. It runs under commitMu, so it never encodes.
 func (cs *csChannel) snapshot() any {
-	if cs.state.Status == protocol.StatusRecomputing {
-		return cs.state.Clone()
-	}
-	cs.encode()
-	if cs.encoded == nil {
+	if cs.state.Status == protocol.StatusRecomputing || cs.encoded == nil {
 		return cs.state.Clone()
 	}
 	return cs.encoded
@@ -236,26 +246,34 @@ func (cs *csChannel) startWatching(s *Session) bool {
 	gen := cs.gen
 	type armed struct {
 		i   int
+		ws  Workspace
 		w   Watch
 		err error
 	}
-	var todo []int
+	// The workspaces are taken here, on the actor: the arming goroutine
+	// must not read s.workspaces, which the actor changes meanwhile (a
+	// plain directory whose baseline failed is dropped).
+	var todo []armed
 	for i, e := range s.workspaces {
 		if e.ws != nil {
-			todo = append(todo, i)
+			todo = append(todo, armed{i: i, ws: e.ws})
 		}
 	}
 	s.m.spawn("arm watches", func() {
-		results := make([]armed, 0, len(todo))
-		for _, i := range todo {
-			w, err := s.workspaces[i].ws.Watch(func(paths []string, all bool) {
+		for k := range todo {
+			a := &todo[k]
+			i := a.i
+			a.w, a.err = a.ws.Watch(func(paths []string, all bool) {
 				s.do(func() { cs.changed(s, i, paths, all) })
 			})
-			results = append(results, armed{i, w, err})
 		}
 		s.do(func() {
 			current := gen == cs.gen && cs.watchers != nil && !s.disposed
-			for _, a := range results {
+			for _, a := range todo {
+				if a.err == nil && s.workspaces[a.i].ws != a.ws {
+					a.w.Stop() // the workspace was dropped meanwhile
+					continue
+				}
 				if a.err != nil {
 					s.log.Warn("cannot watch working directory; changes show on the next refresh", "dir", s.workspaces[a.i].dir, "err", a.err)
 					s.setWorkspaceInfo(a.i, func(wi *workingDirInfo) { wi.Watcher, wi.WatcherReason = "none", a.err.Error() })
@@ -754,7 +772,7 @@ func (s *Session) hasReview(kind string) bool {
 // ReadBlob returns a stored object of one of the session's workspaces.
 func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
 	var drafted []byte
-	wss, err := call(ctx, s, func() ([]Workspace, error) {
+	wss, err := query(ctx, s, func() ([]Workspace, error) {
 		if b, ok := s.draftContent(oid); ok {
 			drafted = b
 			return nil, nil

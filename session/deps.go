@@ -18,8 +18,15 @@ type Store interface {
 	PutTurn(sessionID string, t store.Turn) error
 	PutReviews(changesetURI string, reviews map[string]string) error
 	Reviews(changesetURI string) (map[string]string, error)
-	// PutAnnotations stores a session's annotations channel state (JSON);
-	// Annotations returns it, nil when there is none.
+	// PutAnnotation stores one annotation of a session (JSON) at slot,
+	// its place in the channel's order; an empty value deletes it.
+	// AnnotationSlots returns them in slot order. A comment so writes one
+	// annotation, not all of them.
+	PutAnnotation(sessionID string, slot uint64, annotation []byte) error
+	AnnotationSlots(sessionID string) ([]store.AnnotationSlot, error)
+	// Annotations returns the whole annotations state as earlier versions
+	// stored it (nil when there is none); PutAnnotations with an empty
+	// state deletes it once it is moved into slots.
 	PutAnnotations(sessionID string, state []byte) error
 	Annotations(sessionID string) ([]byte, error)
 }

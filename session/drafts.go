@@ -75,7 +75,7 @@ func (m *Manager) Draft(ctx context.Context, sessionURI, resource, text string, 
 	if err := s.awaitStarted(ctx, method); err != nil {
 		return DraftResult{}, err
 	}
-	plan, err := call(ctx, s, func() (draftPlan, error) {
+	plan, err := command(ctx, s, func() (draftPlan, error) {
 		ws, rel, ok := s.locate(resource)
 		if !ok || ws >= len(s.workspaces) || s.workspaces[ws].ws == nil {
 			return draftPlan{}, protocol.Errorf(protocol.CodePermissionDenied, "%s: %s is not a file inside the session's working directories", method, resource)
@@ -125,7 +125,7 @@ func (m *Manager) Draft(ctx context.Context, sessionURI, resource, text string, 
 		oldSide = &changeset.Side{Path: plan.key.path, Content: base}
 	}
 	r := changeset.Compare(oldSide, &changeset.Side{Path: plan.key.path, Content: prov}, changeset.Options{})
-	published, err := call(ctx, s, func() (bool, error) {
+	published, err := command(ctx, s, func() (bool, error) {
 		cs := s.uncommitted()
 		if s.disposed || cs == nil || !cs.loaded {
 			return false, nil // nobody watches uncommitted changes: nothing to show

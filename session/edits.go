@@ -158,7 +158,7 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 		return EditEventsResult{}, err
 	}
 	// Resolve paths on the actor, which owns the workspaces.
-	resolved, err := call(ctx, s, func() (resolution, error) {
+	resolved, err := query(ctx, s, func() (resolution, error) {
 		var out resolution
 		for i, ev := range decoded {
 			if bad[i] {
@@ -193,7 +193,7 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 		}
 		recs[j] = rec
 	}
-	applied, err := call(ctx, s, func() (int, error) {
+	applied, err := command(ctx, s, func() (int, error) {
 		if s.disposed {
 			return 0, protocol.Errorf(protocol.CodeSessionNotFound, "editEvents: session %s was disposed", sessionURI)
 		}

@@ -47,9 +47,18 @@ type fakeWorkspace struct {
 	// writeGate, likewise, holds Revert.
 	writeGate    chan struct{}
 	writeEntered chan struct{}
-	// snapGate, likewise, holds Snapshot.
+	// snapGate, likewise, holds Snapshot; snapErr, when set, is what it
+	// then returns.
 	snapGate chan struct{}
+	snapErr  error
+	// watchGate, likewise, holds Watch; watchEntered is sent to once it
+	// is in.
+	watchGate, watchEntered chan struct{}
+	// plain makes it a directory without a repository (Plain).
+	plain bool
 }
+
+func (w *fakeWorkspace) Plain() bool { return w.plain }
 
 func newFakeWorkspace(root string, head, work map[string]string) *fakeWorkspace {
 	return &fakeWorkspace{
@@ -161,6 +170,12 @@ func (f *fakeWatcher) Stop() {
 }
 
 func (w *fakeWorkspace) Watch(onChange func(paths []string, all bool)) (Watch, error) {
+	if w.watchEntered != nil {
+		w.watchEntered <- struct{}{}
+	}
+	if w.watchGate != nil {
+		<-w.watchGate
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f := &fakeWatcher{w: w, onChange: onChange}
@@ -189,6 +204,9 @@ func (w *fakeWorkspace) Snapshot(ctx context.Context, track bool) (string, error
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
+	}
+	if w.snapErr != nil {
+		return "", w.snapErr
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -618,8 +636,14 @@ type memStore struct {
 	turns    map[string][]store.Turn
 	reviews  map[string]map[string]string
 	notes    map[string][]byte
-	deleted  []string
-	fail     error
+	slots    map[string]map[uint64][]byte
+	// written counts the bytes of annotations written, by call.
+	written []int
+	deleted []string
+	fail    error
+	// deleteGate, when set, holds the next DeleteSession until it is
+	// closed; deleteEntered is closed once that call is in.
+	deleteGate, deleteEntered chan struct{}
 }
 
 var _ Store = (*memStore)(nil)
@@ -637,10 +661,19 @@ func (s *memStore) PutSession(r store.Session) error {
 
 func (s *memStore) DeleteSession(id, prefix string) error {
 	s.mu.Lock()
+	gate, entered := s.deleteGate, s.deleteEntered
+	s.deleteGate, s.deleteEntered = nil, nil
+	s.mu.Unlock()
+	if gate != nil {
+		close(entered)
+		<-gate
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, id)
 	delete(s.turns, id)
 	delete(s.notes, id)
+	delete(s.slots, id)
 	for k := range s.reviews {
 		if strings.HasPrefix(k, prefix) {
 			delete(s.reviews, k)
@@ -679,8 +712,54 @@ func (s *memStore) PutAnnotations(id string, state []byte) error {
 	if s.notes == nil {
 		s.notes = map[string][]byte{}
 	}
+	s.written = append(s.written, len(state))
+	if len(state) == 0 {
+		delete(s.notes, id)
+		return nil
+	}
 	s.notes[id] = slices.Clone(state)
 	return nil
+}
+
+func (s *memStore) PutAnnotation(id string, slot uint64, v []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.written = append(s.written, len(v))
+	if s.slots == nil {
+		s.slots = map[string]map[uint64][]byte{}
+	}
+	if s.slots[id] == nil {
+		s.slots[id] = map[uint64][]byte{}
+	}
+	if len(v) == 0 {
+		delete(s.slots[id], slot)
+		return nil
+	}
+	s.slots[id][slot] = slices.Clone(v)
+	return nil
+}
+
+func (s *memStore) AnnotationSlots(id string) ([]store.AnnotationSlot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.AnnotationSlot
+	for _, k := range slices.Sorted(maps.Keys(s.slots[id])) {
+		out = append(out, store.AnnotationSlot{Slot: k, Value: slices.Clone(s.slots[id][k])})
+	}
+	return out, nil
+}
+
+// storedAnnotations returns the annotations state the slots of session id
+// make up.
+func (s *memStore) storedAnnotations(id string) protocol.AnnotationsState {
+	slots, _ := s.AnnotationSlots(id)
+	st := protocol.AnnotationsState{Annotations: []protocol.Annotation{}}
+	for _, sl := range slots {
+		var a protocol.Annotation
+		_ = json.Unmarshal(sl.Value, &a)
+		st.Annotations = append(st.Annotations, a)
+	}
+	return st
 }
 
 func (s *memStore) Annotations(id string) ([]byte, error) {

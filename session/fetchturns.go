@@ -93,7 +93,7 @@ func (m *Manager) FetchTurns(ctx context.Context, channel string, cursor *string
 	if err != nil {
 		return err
 	}
-	_, err = call(ctx, s, func() (struct{}, error) {
+	_, err = command(ctx, s, func() (struct{}, error) {
 		c := s.chatByKey(key)
 		if c == nil || s.disposed {
 			return struct{}{}, protocol.Errorf(protocol.CodeNotFound, "fetchTurns: no chat %s; session %s lists its chats in SessionState.chats", channel, s.uri)

@@ -10,6 +10,8 @@ type mailbox struct {
 	queue  []func()
 	closed bool
 	wake   chan struct{} // 1-buffered
+	// after, when set, runs on the actor after each batch of closures.
+	after func()
 }
 
 func newMailbox() *mailbox { return &mailbox{wake: make(chan struct{}, 1)} }
@@ -51,6 +53,9 @@ func (mb *mailbox) run() {
 		mb.mu.Unlock()
 		for _, f := range batch {
 			f()
+		}
+		if len(batch) > 0 && mb.after != nil {
+			mb.after()
 		}
 		if len(batch) == 0 {
 			if closed {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -73,8 +72,14 @@ type Manager struct {
 	root      *channel
 	rootState protocol.RootState
 
-	mu        sync.Mutex
-	sessions  map[string]*Session    // by session URI
+	mu       sync.Mutex
+	sessions map[string]*Session // by session URI
+	// disposing holds a tombstone per session being disposed, closed once
+	// its record is deleted and root subscribers were told: a session
+	// created with the same id waits for it, so the old dispose cannot
+	// delete the new session's record or announce its removal after the
+	// new one was announced.
+	disposing map[string]chan struct{}
 	treeLocks map[string]*sync.Mutex // serialise operations per working tree
 
 	// inflight counts operations and turn boundaries in progress, which a
@@ -401,6 +406,12 @@ func (m *Manager) Create(p CreateParams) (*Session, error) {
 // add registers a new session and starts its actor.
 func (m *Manager) add(s *Session) error {
 	m.mu.Lock()
+	for m.disposing[s.uri] != nil && m.ctx.Err() == nil {
+		tomb := m.disposing[s.uri]
+		m.mu.Unlock()
+		<-tomb
+		m.mu.Lock()
+	}
 	if m.ctx.Err() != nil {
 		m.mu.Unlock()
 		return protocol.Errorf(protocol.CodeInternalError, "the server is shutting down")
@@ -425,14 +436,25 @@ func (m *Manager) add(s *Session) error {
 func (m *Manager) Dispose(uri string) error {
 	m.mu.Lock()
 	s, ok := m.sessions[uri]
+	tomb := make(chan struct{})
 	if ok {
 		delete(m.sessions, uri)
+		if m.disposing == nil {
+			m.disposing = map[string]chan struct{}{}
+		}
+		m.disposing[uri] = tomb
 	}
 	n := len(m.sessions)
 	m.mu.Unlock()
 	if !ok {
 		return protocol.Errorf(protocol.CodeSessionNotFound, "disposeSession: session %s does not exist", uri)
 	}
+	defer func() {
+		m.mu.Lock()
+		delete(m.disposing, uri)
+		m.mu.Unlock()
+		close(tomb)
+	}()
 	s.dispose()
 	// Under recMu, so that a baseline still being taken cannot write the
 	// record back after it is deleted.
@@ -454,7 +476,9 @@ func (m *Manager) Dispose(uri string) error {
 	return nil
 }
 
-// List returns the summaries of all sessions, newest-modified first.
+// List returns the summaries of all sessions, newest-modified first. It
+// waits for no session's actor: each entry is as of the end of that
+// actor's last batch of work.
 func (m *Manager) List(ctx context.Context) ([]protocol.SessionSummary, error) {
 	m.mu.Lock()
 	all := make([]*Session, 0, len(m.sessions))
@@ -464,14 +488,7 @@ func (m *Manager) List(ctx context.Context) ([]protocol.SessionSummary, error) {
 	m.mu.Unlock()
 	out := make([]protocol.SessionSummary, 0, len(all))
 	for _, s := range all {
-		sum, err := s.Summary(ctx)
-		if errors.Is(err, ErrClosed) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sum)
+		out = append(out, s.Listed())
 	}
 	slices.SortFunc(out, func(a, b protocol.SessionSummary) int {
 		if c := strings.Compare(b.ModifiedAt, a.ModifiedAt); c != 0 {

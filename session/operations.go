@@ -337,48 +337,71 @@ func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperatio
 	if err := m.enter("invokeChangesetOperation"); err != nil {
 		return nil, err
 	}
-	defer m.inflight.Done()
+	// A command: the actor joins the invocation to an identical flight or
+	// starts one, and a flight it starts runs and publishes its outcome
+	// whether or not this caller still waits. The Drain registration goes
+	// with it: to the flight when one starts, else it ends on the actor.
 	key := flightKey(p)
-	type start struct {
-		f   *flight
-		own bool
-		run func() (*protocol.InvokeChangesetOperationResult, error)
-	}
-	st, err := call(ctx, s, func() (start, error) {
-		if f := s.flights[key]; f != nil {
-			return start{f: f}, nil
+	f, err := command(ctx, s, func() (*flight, error) {
+		f, started, err := s.joinOp(key, p)
+		if !started {
+			m.inflight.Done()
 		}
-		run, err := s.prepareOp(p)
-		if err != nil {
-			return start{}, err
-		}
-		f := &flight{done: make(chan struct{})}
-		if s.flights == nil {
-			s.flights = map[string]*flight{}
-		}
-		s.flights[key] = f
-		return start{f: f, own: true, run: run}, nil
+		return f, err
 	})
+	if errors.Is(err, ErrClosed) {
+		m.inflight.Done() // never reached the actor
+		return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: session %s was disposed", p.Channel, ref.SessionID)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if st.own {
-		res, err := st.run()
-		st.f.res, st.f.err = res, err
-		close(st.f.done)
-		s.do(func() { delete(s.flights, key) })
-		outcome := "ok"
-		if err != nil {
-			outcome = "error"
-		}
-		m.opts.Metrics.Operation(p.OperationID, outcome)
-	}
 	select {
-	case <-st.f.done:
-		return st.f.res, st.f.err
+	case <-f.done:
+		return f.res, f.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// joinOp returns the flight of an identical invocation in progress, or
+// validates p and starts its flight; started says which. The flight is
+// the session's: its work runs on a goroutine the Manager owns, which
+// publishes the outcome, forgets the flight and ends the Drain
+// registration the invocation made. On the actor.
+func (s *Session) joinOp(key string, p protocol.InvokeChangesetOperationParams) (f *flight, started bool, err error) {
+	if s.disposed {
+		return nil, false, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: session %s was disposed", p.Channel, s.uri)
+	}
+	if f := s.flights[key]; f != nil {
+		return f, false, nil
+	}
+	run, err := s.prepareOp(p)
+	if err != nil {
+		return nil, false, err
+	}
+	f = &flight{done: make(chan struct{})}
+	if s.flights == nil {
+		s.flights = map[string]*flight{}
+	}
+	s.flights[key] = f
+	m := s.m
+	m.spawn("changeset operation", func() {
+		defer m.inflight.Done()
+		f.res, f.err = run()
+		close(f.done)
+		s.do(func() {
+			if s.flights[key] == f {
+				delete(s.flights, key)
+			}
+		})
+		outcome := "ok"
+		if f.err != nil {
+			outcome = "error"
+		}
+		m.opts.Metrics.Operation(p.OperationID, outcome)
+	})
+	return f, true, nil
 }
 
 func flightKey(p protocol.InvokeChangesetOperationParams) string {

@@ -79,7 +79,7 @@ func (m *Manager) ChangesetPatch(ctx context.Context, changesetURI string, limit
 	if err := s.awaitStarted(ctx, "patch of "+changesetURI); err != nil {
 		return nil, err
 	}
-	jobs, err := call(ctx, s, func() ([]job, error) {
+	jobs, err := query(ctx, s, func() ([]job, error) {
 		if s.disposed {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "patch of %s: session was disposed", changesetURI)
 		}

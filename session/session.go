@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -74,6 +75,12 @@ type Session struct {
 	// it (at dispose); gone is set once it is deleted.
 	recMu sync.Mutex
 	gone  bool
+
+	// listed is the session's catalogue entry as of the actor's last
+	// batch of work, so that listing sessions never waits for a busy
+	// actor (a session placing its annotations would stall the root
+	// channel's listSessions).
+	listed atomic.Pointer[protocol.SessionSummary]
 }
 
 // workingDir is one working directory of the session and what opening
@@ -149,8 +156,51 @@ func (s *Session) Dirs() []string { return slices.Clone(s.dirs) }
 // do posts f to the actor.
 func (s *Session) do(f func()) bool { return s.mb.post(f) }
 
-// call runs f on the actor and waits for it or ctx.
-func call[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
+// The actor is asked two kinds of things, and they differ in what
+// happens when the caller stops waiting (its client disconnected, its
+// deadline passed):
+//
+//   - a query only reads. It is abandonable: the caller returns when its
+//     ctx ends, and if the actor reaches the query after that it skips it,
+//     since nobody would read the answer.
+//   - a command changes state. The actor runs it to completion and
+//     publishes what it did whether or not the caller still waits; the
+//     caller only waits for the outcome, and one that leaves early leaves
+//     nothing half-done behind. Work a command starts off the actor is
+//     owned by the actor's side too (see Invoke's flights), never by the
+//     caller that asked for it.
+
+// query runs the read-only f on the actor and waits for its result or
+// ctx; f is skipped when ctx ended before the actor got to it.
+func query[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	if !s.do(func() {
+		if ctx.Err() != nil {
+			return // abandoned: nobody reads the answer
+		}
+		v, err := f()
+		ch <- result{v, err}
+	}) {
+		var zero T
+		return zero, ErrClosed
+	}
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// command runs f on the actor to completion, whether or not the caller
+// still waits, and waits for its result or ctx. It returns ErrClosed,
+// without running f, when the session's actor has stopped.
+func command[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error
@@ -173,6 +223,8 @@ func call[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error
 }
 
 func (s *Session) start() {
+	s.updateListed() // before the actor runs: nothing else reads the state yet
+	s.mb.after = s.updateListed
 	s.m.wg.Add(1)
 	go func() {
 		defer s.m.wg.Done()
@@ -311,7 +363,7 @@ func (s *Session) opened(entries []*workingDir) {
 // awaitStarted waits until the session has its baseline. A caller whose
 // ctx ends first gets an error with reason sessionStarting: retry.
 func (s *Session) awaitStarted(ctx context.Context, what string) error {
-	ch, err := call(ctx, s, func() (chan struct{}, error) {
+	ch, err := query(ctx, s, func() (chan struct{}, error) {
 		if s.disposed {
 			return nil, protocol.Errorf(protocol.CodeSessionNotFound, "%s: session %s was disposed", what, s.uri)
 		}
@@ -508,7 +560,24 @@ func (s *Session) dispatchSession(sub Subscriber, a protocol.Action, origin *pro
 
 // Summary returns the session's catalogue entry.
 func (s *Session) Summary(ctx context.Context) (protocol.SessionSummary, error) {
-	return call(ctx, s, func() (protocol.SessionSummary, error) { return s.summary(), nil })
+	return query(ctx, s, func() (protocol.SessionSummary, error) { return s.summary(), nil })
+}
+
+// updateListed refreshes the entry Listed returns. On the actor.
+func (s *Session) updateListed() {
+	if s.disposed {
+		return
+	}
+	sum := s.summary()
+	s.listed.Store(&sum)
+}
+
+// Listed returns the session's catalogue entry as of the end of the
+// actor's last batch of work, without waiting for the actor.
+func (s *Session) Listed() protocol.SessionSummary {
+	sum := *s.listed.Load()
+	sum.WorkingDirectories = slices.Clone(sum.WorkingDirectories)
+	return sum
 }
 
 func (s *Session) summary() protocol.SessionSummary {

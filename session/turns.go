@@ -235,7 +235,7 @@ func (m *Manager) TurnStart(ctx context.Context, channel, turnID, message string
 		seq    uint64
 		active *turn
 	}
-	p, err := call(ctx, s, func() (prep, error) {
+	p, err := query(ctx, s, func() (prep, error) {
 		if turnID != "" && s.turnByID(turnID) != nil {
 			return prep{}, protocol.Errorf(protocol.CodeInvalidParams, "turnStart: turn %q already exists in session %s", turnID, sessionURI)
 		}
@@ -273,14 +273,14 @@ func (m *Manager) TurnStart(ctx context.Context, channel, turnID, message string
 		return TurnInfo{}, fmt.Errorf("turnStart: %w", err)
 	}
 	m.opts.Metrics.TurnBoundary("start", time.Since(start))
-	if _, err := call(ctx, s, func() (struct{}, error) { s.applyTurnStart(t); return struct{}{}, nil }); err != nil {
+	if _, err := command(ctx, s, func() (struct{}, error) { s.applyTurnStart(t); return struct{}{}, nil }); err != nil {
 		return TurnInfo{}, err
 	}
 	return TurnInfo{ID: t.id}, nil
 }
 
 func (s *Session) hasTurnID(ctx context.Context, id string) bool {
-	ok, _ := call(ctx, s, func() (bool, error) { return s.turnByID(id) != nil, nil })
+	ok, _ := query(ctx, s, func() (bool, error) { return s.turnByID(id) != nil, nil })
 	return ok
 }
 
@@ -302,7 +302,7 @@ func (m *Manager) TurnEnd(ctx context.Context, channel, turnID string) (TurnInfo
 		wss    []Workspace
 		active *turn
 	}
-	p, err := call(ctx, s, func() (prep, error) {
+	p, err := query(ctx, s, func() (prep, error) {
 		a := s.activeTurnIn(key)
 		switch {
 		case a == nil && turnID != "" && s.turnByID(turnID) != nil:
@@ -335,7 +335,7 @@ func (s *Session) finishTurn(ctx context.Context, t *turn, trees []string, now t
 		return TurnInfo{}, fmt.Errorf("turnEnd: %w", err)
 	}
 	dur := max(now.Sub(t.startedAt).Milliseconds(), 0)
-	_, err := call(ctx, s, func() (struct{}, error) {
+	_, err := command(ctx, s, func() (struct{}, error) {
 		s.applyTurnEnd(t.id, trees, now, dur)
 		return struct{}{}, nil
 	})

@@ -2,6 +2,8 @@ package source
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path"
@@ -36,12 +38,68 @@ type tracker struct {
 	listeners map[int]func(paths []string, all bool)
 	nextID    int
 	tracking  bool
+	// closed is set by Close: the watcher is never armed again (a turn
+	// boundary racing the session's dispose would otherwise start one
+	// nobody closes).
+	closed bool
 
 	// Guarded by mu, filled by batches while tracking.
 	pending    map[string]bool
 	pendingAll bool
 	dirty      map[string]scm.Change // nil: unknown, needs a full status
 	warnings   []string              // of the last full status
+	// head is the HEAD dirty is against: a snapshot overlays dirty on
+	// this commit's tree, never on another HEAD's.
+	head headState
+
+	// stopping counts the watchers being closed because nothing needed
+	// them any more; Close waits for them.
+	stopping sync.WaitGroup
+
+	// beforeStatus, when set by a test, runs between reading HEAD and the
+	// status that goes with it.
+	beforeStatus func()
+}
+
+// headState is one reading of HEAD: its commit and tree ("" on an unborn
+// branch).
+type headState struct{ commit, tree string }
+
+// errClosed is returned by what would need the watcher after Close.
+var errClosed = errors.New("source: the workspace is closed")
+
+// maxHeadRetries bounds how often a status is taken again because HEAD
+// moved while it ran; each retry means another commit or checkout landed
+// during a status, which does not go on for long.
+const maxHeadRetries = 8
+
+// atOneHead runs f, which reads the working tree's status against HEAD
+// h, between two readings of HEAD, and again while they differ: what f
+// saw was against the HEAD it returns, not half against the one before a
+// commit.
+func (w *gitWorkspace) atOneHead(f func(h headState) error) (headState, error) {
+	for attempt := 0; ; attempt++ {
+		c, t, err := w.repo.HeadTree()
+		if err != nil {
+			return headState{}, err
+		}
+		if hook := w.tr.beforeStatus; hook != nil {
+			hook()
+		}
+		if err := f(headState{c, t}); err != nil {
+			return headState{}, err
+		}
+		c2, t2, err := w.repo.HeadTree()
+		if err != nil {
+			return headState{}, err
+		}
+		if c2 == c && t2 == t {
+			return headState{c, t}, nil
+		}
+		if attempt == maxHeadRetries {
+			return headState{}, fmt.Errorf("source: HEAD moved during each of %d statuses; try again once the repository is settled", attempt+1)
+		}
+	}
 }
 
 // pollInterval is CHANGESETD_POLL_INTERVAL (a Go duration), or zero for
@@ -59,8 +117,14 @@ func (w *gitWorkspace) ensureWatcherLocked() error {
 	if tr.fw != nil {
 		return nil
 	}
+	if tr.closed {
+		return errClosed
+	}
 	gd := w.repo.GitDir()
 	extra := []string{filepath.Join(gd, "HEAD"), filepath.Join(gd, "index"), filepath.Join(gd, "packed-refs"), filepath.Join(gd, "refs", "heads")}
+	// What decides the ignored files outside the tree: an edit of
+	// info/exclude or core.excludesFile applies at once.
+	extra = append(extra, w.repo.IgnoreSources()...)
 	root, ignore := w.repo.Root(), w.repo.IsIgnored
 	if w.scope != "" {
 		// A session on a subdirectory watches only that directory, plus
@@ -125,10 +189,15 @@ func (w *gitWorkspace) onBatch(b fswatch.Batch) {
 	}
 	for _, p := range append(b.Paths, b.Extra...) {
 		if filepath.Base(p) == ".gitignore" {
-			w.repo.InvalidateIgnoreRules()
 			all = true // what is ignored may have changed anywhere below
 			break
 		}
+	}
+	if all {
+		// A .gitignore, info/exclude, the config or core.excludesFile
+		// may have changed (or HEAD or the index, which cost a full
+		// status anyway): the rules are read again.
+		w.repo.InvalidateIgnoreRules()
 	}
 	tr.mu.Lock()
 	if tr.tracking {
@@ -163,10 +232,12 @@ func (w *gitWorkspace) stopIfIdleLocked() {
 	}
 	fw, mode := tr.fw, tr.mode
 	tr.fw = nil
-	go func() {
+	// Not under tr.mu: closing waits for the watcher's goroutines, one of
+	// which may be waiting for tr.mu in onBatch.
+	tr.stopping.Go(func() {
 		fw.Close()
 		metrics.WatcherMode.WithLabelValues(mode).Dec()
-	}()
+	})
 }
 
 // Watch registers a listener on the shared watcher.
@@ -212,15 +283,22 @@ func (l *listener) Stop() {
 }
 
 // trackedChanges returns the working tree's changes against HEAD as of
-// now: after a watcher barrier, only the paths reported since the last call
-// are re-checked; the first call, an overflow or a change of HEAD or the
-// index needs a full status.
-func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, error) {
+// now, and that HEAD: after a watcher barrier, only the paths reported
+// since the last call are re-checked; the first call, an overflow or a
+// change of HEAD or the index needs a full status. The changes and the
+// HEAD are read together (atOneHead), so a commit landing meanwhile
+// cannot make a snapshot of the old HEAD's tree with the new HEAD's
+// changes.
+func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, headState, error) {
 	tr := &w.tr
 	tr.busy.Lock()
 	defer tr.busy.Unlock()
 	tr.mu.Lock()
 	if tr.fw == nil {
+		if tr.closed {
+			tr.mu.Unlock()
+			return nil, headState{}, errClosed
+		}
 		// Arming the watcher walks the directories; meanwhile the index
 		// and HEAD's tree are read, which the full status needs first.
 		// (Its own walk starts only once every watch is armed.)
@@ -230,7 +308,7 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, error)
 		wg.Wait()
 		if err != nil {
 			tr.mu.Unlock()
-			return nil, err
+			return nil, headState{}, err
 		}
 	}
 	tr.tracking = true
@@ -238,66 +316,57 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, error)
 	tr.mu.Unlock()
 
 	if err := fw.Sync(ctx); err != nil {
-		return nil, err
+		return nil, headState{}, err
 	}
 
-	tr.mu.Lock()
-	all := tr.dirty == nil || tr.pendingAll
-	paths := slices.Sorted(maps.Keys(tr.pending))
-	tr.pending, tr.pendingAll = nil, false
-	tr.mu.Unlock()
-
-	if all {
-		st, err := w.status(ctx)
-		if err != nil {
-			w.markUnknown()
-			return nil, err
-		}
-		dirty := make(map[string]scm.Change, len(st.Changes))
-		for _, c := range st.Changes {
-			dirty[c.Path] = c
-		}
-		w.setDirty(dirty)
+	h, err := w.atOneHead(func(h headState) error {
 		tr.mu.Lock()
-		tr.warnings = st.Warnings
+		// The dirty set is kept only against the HEAD it was read with.
+		all := tr.dirty == nil || tr.head != h || tr.pendingAll
+		paths := slices.Sorted(maps.Keys(tr.pending))
+		tr.pending, tr.pendingAll = nil, false
 		tr.mu.Unlock()
-		return st.Changes, nil
-	}
-	if len(paths) > 0 {
-		cs, err := w.repo.StatusPaths(ctx, paths)
-		if err != nil {
-			w.markUnknown()
-			return nil, err
-		}
-		tr.mu.Lock()
-		for p := range tr.dirty {
-			if under(p, paths) {
-				delete(tr.dirty, p)
+		if all {
+			st, err := w.status(ctx)
+			if err != nil {
+				return err
 			}
+			dirty := make(map[string]scm.Change, len(st.Changes))
+			for _, c := range st.Changes {
+				dirty[c.Path] = c
+			}
+			tr.mu.Lock()
+			tr.dirty, tr.warnings, tr.head = dirty, st.Warnings, h
+			tr.mu.Unlock()
+			return nil
 		}
-		for _, c := range cs {
-			tr.dirty[c.Path] = c
+		if len(paths) > 0 {
+			cs, err := w.repo.StatusPaths(ctx, paths)
+			if err != nil {
+				return err
+			}
+			tr.mu.Lock()
+			for p := range tr.dirty {
+				if under(p, paths) {
+					delete(tr.dirty, p)
+				}
+			}
+			for _, c := range cs {
+				tr.dirty[c.Path] = c
+			}
+			tr.mu.Unlock()
 		}
-		tr.mu.Unlock()
-	}
+		return nil
+	})
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	if err != nil {
+		tr.dirty = nil // a full status next time
+		return nil, headState{}, err
+	}
 	out := slices.Collect(maps.Values(tr.dirty))
 	slices.SortFunc(out, func(a, b scm.Change) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
-}
-
-func (w *gitWorkspace) setDirty(d map[string]scm.Change) {
-	w.tr.mu.Lock()
-	w.tr.dirty = d
-	w.tr.mu.Unlock()
-}
-
-// markUnknown forces a full status next time.
-func (w *gitWorkspace) markUnknown() {
-	w.tr.mu.Lock()
-	w.tr.dirty = nil
-	w.tr.mu.Unlock()
+	return out, h, nil
 }
 
 // tracking reports whether the tracker keeps the status current.
@@ -325,7 +394,9 @@ func (w *gitWorkspace) Close() error {
 	tr.fw = nil
 	tr.tracking = false
 	tr.listeners = nil
+	tr.closed = true
 	tr.mu.Unlock()
+	tr.stopping.Wait()
 	err := w.repo.Close() // its object files
 	if fw == nil {
 		return err

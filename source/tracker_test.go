@@ -79,7 +79,7 @@ func TestTrackerFollowsFullStatus(t *testing.T) {
 			dir := filepath.Join(top, filepath.FromSlash(sub))
 			w := openGit(t, dir)
 			ctx := context.Background()
-			if cs, err := w.trackedChanges(ctx); err != nil || len(cs) != 0 {
+			if cs, err := w.trackedChangesOnly(ctx); err != nil || len(cs) != 0 {
 				t.Fatalf("fresh repository: %v %v", view(cs), err)
 			}
 			if polled := w.tr.mode == string(fswatch.ModePoll); polled != (tc.watch == "poll") {
@@ -87,7 +87,7 @@ func TestTrackerFollowsFullStatus(t *testing.T) {
 			}
 			for _, step := range trackerSteps {
 				step.change(t, top)
-				tracked, err := w.trackedChanges(ctx)
+				tracked, err := w.trackedChangesOnly(ctx)
 				if err != nil {
 					t.Fatalf("%s: %v", step.name, err)
 				}
@@ -131,7 +131,7 @@ func TestEditedIsRecheckedEvenUnseen(t *testing.T) {
 	dir := newRepo(t)
 	w := openGit(t, dir)
 	ctx := context.Background()
-	if _, err := w.trackedChanges(ctx); err != nil {
+	if _, err := w.trackedChangesOnly(ctx); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, "a.txt")
@@ -140,13 +140,13 @@ func TestEditedIsRecheckedEvenUnseen(t *testing.T) {
 	writeFile(t, dir, "a.txt", "alphX\n")
 	must(t, os.Chtimes(p, before.ModTime(), before.ModTime()))
 	// Whatever the watcher reported of the write has been taken in.
-	if _, err := w.trackedChanges(ctx); err != nil {
+	if _, err := w.trackedChangesOnly(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Edited("a.txt"); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := w.trackedChanges(ctx)
+	cs, err := w.trackedChangesOnly(ctx)
 	must(t, err)
 	if got := paths(cs); !slices.Equal(got, []string{"a.txt"}) {
 		t.Errorf("after Edited: %v, want [a.txt]", got)
@@ -205,7 +205,7 @@ func TestCloseStopsTheWatcher(t *testing.T) {
 	dir := newRepo(t)
 	w := openGit(t, dir)
 	ctx := context.Background()
-	if _, err := w.trackedChanges(ctx); err != nil {
+	if _, err := w.trackedChangesOnly(ctx); err != nil {
 		t.Fatal(err)
 	}
 	l, err := w.Watch(func([]string, bool) {})
@@ -281,4 +281,62 @@ func diffLines(want, got []string) string {
 		}
 	}
 	return b.String()
+}
+
+// trackedChangesOnly is trackedChanges without the HEAD.
+func (w *gitWorkspace) trackedChangesOnly(ctx context.Context) ([]scm.Change, error) {
+	cs, _, err := w.trackedChanges(ctx)
+	return cs, err
+}
+
+// TestCloseThenSnapshotArmsNothing: a turn boundary that snapshots after
+// the workspace was closed (racing the session's dispose) gets an error
+// and leaves no watcher behind; nor does a Watch.
+func TestCloseThenSnapshotArmsNothing(t *testing.T) {
+	dir := newRepo(t)
+	w := openGit(t, dir)
+	must(t, w.Close())
+	if _, err := w.Snapshot(context.Background(), true); err == nil {
+		t.Error("Snapshot after Close succeeded")
+	}
+	if l, err := w.Watch(func([]string, bool) {}); err == nil {
+		l.Stop()
+		t.Error("Watch after Close succeeded")
+	}
+	w.tr.mu.Lock()
+	fw := w.tr.fw
+	w.tr.mu.Unlock()
+	if fw != nil {
+		fw.Close()
+		t.Fatal("a watcher was armed after Close")
+	}
+}
+
+// TestSnapshotAtOneHead: a commit landing between the reading of HEAD and
+// the status of the working tree does not make a snapshot of the old
+// HEAD's tree without the committed changes: the snapshot is the working
+// tree as it is, so nothing differs from it live.
+func TestSnapshotAtOneHead(t *testing.T) {
+	dir := newRepo(t)
+	w := openGit(t, dir)
+	ctx := context.Background()
+	writeFile(t, dir, "a.txt", "alpha committed meanwhile\n")
+	once := true
+	w.tr.beforeStatus = func() {
+		if once {
+			once = false
+			gitRun(t, dir, "commit", "-q", "-a", "-m", "meanwhile")
+		}
+	}
+	snap, err := w.Snapshot(ctx, true)
+	must(t, err)
+	w.tr.beforeStatus = nil
+	if once {
+		t.Fatal("the commit never ran")
+	}
+	list, err := w.Changes(ctx, session.Query{View: session.ViewTrees, From: snap})
+	must(t, err)
+	if got := listPaths(list); len(got) != 0 {
+		t.Errorf("the working tree differs from the snapshot just taken in %v", got)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/changesetd/changesetd/changeset"
@@ -43,6 +45,71 @@ type gitWorkspace struct {
 
 	// hashWorktree is repo.HashWorktree; tests count its calls.
 	hashWorktree func(ctx context.Context, path string) (string, error)
+
+	// readWorktree, when set by a test, stands in for
+	// repo.ReadWorktreeCanonical (to simulate a file that cannot be read,
+	// which a test run as root cannot make).
+	readWorktree func(p string) ([]byte, uint32, error)
+}
+
+// read reads a working-tree file as git would store it.
+func (w *gitWorkspace) read(p string) ([]byte, uint32, error) {
+	if w.readWorktree != nil {
+		return w.readWorktree(p)
+	}
+	b, mode, _, err := w.repo.ReadWorktreeCanonical(p)
+	return b, mode, err
+}
+
+// vanished reports whether a read failed because the file is no longer
+// there (or a directory above it is now a file), as opposed to being
+// there but unreadable.
+func vanished(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// unreadable collects, during one computation of changes, the files that
+// exist but cannot be read (permissions, say), with why.
+type unreadable struct {
+	mu    sync.Mutex
+	paths map[string]error
+}
+
+func (u *unreadable) add(p string, err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.paths == nil {
+		u.paths = map[string]error{}
+	}
+	u.paths[p] = err
+}
+
+// mark shows each unreadable file of list as changed without content
+// (no counts, no patch) with a warning, instead of as deleted or not at
+// all, and adds one warning per file to the list's.
+func (u *unreadable) mark(list *session.ChangeList, sizes map[string]int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i := range list.Files {
+		f := &list.Files[i]
+		if f.New == nil {
+			continue
+		}
+		err, ok := u.paths[f.New.Path]
+		if !ok {
+			continue
+		}
+		f.Precise, f.Added, f.Removed = false, 0, 0
+		f.New.Size = sizes[f.New.Path]
+		own, _ := f.Meta["changesetd"].(protocol.Object)
+		if own == nil {
+			own = protocol.Object{}
+			f.Meta["changesetd"] = own
+		}
+		delete(own, "tooLarge")
+		own["unreadable"] = err.Error()
+		list.Warnings = append(list.Warnings, fmt.Sprintf("%s cannot be read (%v): it is shown as changed, without its content", f.New.Path, err))
+	}
 }
 
 var _ session.Workspace = (*gitWorkspace)(nil)
@@ -78,7 +145,7 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 		// session's baseline snapshot and the first uncommitted changeset
 		// then take its result (and what the watcher reported since)
 		// instead of walking the tree again each.
-		if _, err := w.trackedChanges(context.Background()); err != nil {
+		if _, _, err := w.trackedChanges(context.Background()); err != nil {
 			w.Close()
 			return nil, err
 		}
@@ -177,18 +244,21 @@ const maxListedHash = maxSnapshotFile
 func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error) {
 	w.snapMu.Lock()
 	defer w.snapMu.Unlock()
-	_, head, err := w.repo.HeadTree()
-	if err != nil {
-		return "", err
-	}
+	// The changes are overlaid on the tree of the HEAD they were read
+	// against, never on one read before or after them.
 	var tracked []scm.Change
+	var head headState
+	var err error
 	if track || w.tracking() {
-		tracked, err = w.trackedChanges(ctx)
+		tracked, head, err = w.trackedChanges(ctx)
 	} else {
-		var st *scm.Status
-		if st, err = w.status(ctx); err == nil {
-			tracked = st.Changes
-		}
+		head, err = w.atOneHead(func(headState) error {
+			st, err := w.status(ctx)
+			if err == nil {
+				tracked = st.Changes
+			}
+			return err
+		})
 	}
 	if err != nil {
 		return "", err
@@ -213,15 +283,19 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 			w.log.Warn("file too large for a snapshot; its committed version is kept", "path", c.Path, "size", c.Work.Size)
 			continue
 		}
-		b, mode, _, err := w.repo.ReadWorktreeCanonical(c.Path)
-		if err != nil {
+		b, mode, err := w.read(c.Path)
+		if vanished(err) {
 			// Gone since the status: record it as absent.
 			changes = append(changes, snapstore.Change{Path: c.Path, Delete: true})
 			continue
 		}
+		if err != nil {
+			w.log.Warn("file cannot be read for a snapshot; its committed version is kept", "path", c.Path, "err", err)
+			continue
+		}
 		changes = append(changes, snapstore.Change{Path: c.Path, Mode: mode, Content: b})
 	}
-	return w.snaps.Overlay(ctx, head, changes)
+	return w.snaps.Overlay(ctx, head.tree, changes)
 }
 
 // Changes computes the changes of q and diffs every changed file. The
@@ -258,7 +332,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 		} else if w.tracking() {
 			// The tracker keeps the status current from watcher batches:
 			// no walk of the tree is needed.
-			cs, err := w.trackedChanges(ctx)
+			cs, _, err := w.trackedChanges(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -294,12 +368,13 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 		return nil, fmt.Errorf("changeset kind %q is not computed from git", q.View)
 	}
 
+	var bad unreadable
 	sides, err := loadAll(ctx, changes, func(c scm.Change) ([2]*changeset.Side, error) {
 		old, err := w.oldSide(c)
 		if err != nil {
 			return [2]*changeset.Side{}, err
 		}
-		cur, err := w.newSide(c)
+		cur, err := w.newSide(c, &bad)
 		return [2]*changeset.Side{old, cur}, err
 	})
 	if err != nil {
@@ -310,6 +385,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 		return nil, err
 	}
 	list.Warnings = warnings
+	bad.mark(list, workSizes(changes))
 	return list, nil
 }
 
@@ -428,7 +504,10 @@ func (w *gitWorkspace) oldSide(c scm.Change) (*changeset.Side, error) {
 	return w.storedSide(&snapstore.Entry{Path: c.Head.Path, Mode: c.Head.Mode, OID: c.Head.OID})
 }
 
-func (w *gitWorkspace) newSide(c scm.Change) (*changeset.Side, error) {
+// newSide loads a change's working-tree side. A file that exists but
+// cannot be read is recorded in bad and given a side without content
+// that the diff reports without hunks or counts.
+func (w *gitWorkspace) newSide(c scm.Change, bad *unreadable) (*changeset.Side, error) {
 	if c.Work == nil {
 		return nil, nil
 	}
@@ -451,12 +530,23 @@ func (w *gitWorkspace) newSide(c scm.Change) (*changeset.Side, error) {
 		s.Size = c.Work.Size
 		return s, nil
 	}
-	b, mode, _, err := w.repo.ReadWorktreeCanonical(c.Work.Path)
-	if err != nil {
+	b, mode, err := w.read(c.Work.Path)
+	if vanished(err) {
 		// The file went away between status and read: the next watcher
 		// batch reports it; show it as absent now.
 		w.log.Debug("file vanished while diffing", "path", c.Work.Path, "err", err)
 		return nil, nil
+	}
+	if err != nil {
+		w.log.Warn("file cannot be read", "path", c.Work.Path, "err", err)
+		bad.add(c.Work.Path, err)
+		if s.OID == "" {
+			// Its content is unknown: an id of its own, not any content's.
+			s.OID = changeset.BlobOID([]byte("changesetd unreadable " + c.Work.Path))
+		}
+		// Unloaded and over the diff limit: compared without content.
+		s.Size = maxLoadedFile + 1
+		return s, nil
 	}
 	s.Content, s.Mode = b, mode
 	if s.OID == "" {
@@ -583,24 +673,24 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 
 	// Live: the working tree is HEAD plus the status changes. Candidates are
 	// the paths where the snapshot differs from HEAD and the changed paths.
-	_, head, err := w.repo.HeadTree()
-	if err != nil {
-		return nil, err
-	}
 	var changes []scm.Change
 	var warnings []string
-	if q.Paths != nil {
-		changes, err = w.repo.StatusPaths(ctx, q.Paths)
-	} else {
-		var st *scm.Status
-		st, err = w.status(ctx)
+	h, err := w.atOneHead(func(headState) error {
+		if q.Paths != nil {
+			cs, err := w.repo.StatusPaths(ctx, q.Paths)
+			changes = cs
+			return err
+		}
+		st, err := w.status(ctx)
 		if st != nil {
 			changes, warnings = st.Changes, st.Warnings
 		}
-	}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
+	head := h.tree
 	changes = w.scoped(changes)
 	dirty := make(map[string]scm.Change, len(changes))
 	for _, c := range changes {
@@ -620,6 +710,7 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 		candidates[p] = true
 	}
 	sides := make([][2]*changeset.Side, 0, len(candidates))
+	var bad unreadable
 	for p := range candidates {
 		oldEntry, err := w.snaps.Lookup(ctx, q.From, p)
 		if err != nil {
@@ -631,7 +722,7 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 		}
 		var cur *changeset.Side
 		if c, ok := dirty[p]; ok {
-			if cur, err = w.newSide(c); err != nil {
+			if cur, err = w.newSide(c, &bad); err != nil {
 				return nil, err
 			}
 		} else {
@@ -656,7 +747,19 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 		return nil, err
 	}
 	list.Warnings = warnings
+	bad.mark(list, workSizes(changes))
 	return list, nil
+}
+
+// workSizes maps each change's path to its working file's size.
+func workSizes(changes []scm.Change) map[string]int64 {
+	out := make(map[string]int64, len(changes))
+	for _, c := range changes {
+		if c.Work != nil {
+			out[c.Work.Path] = c.Work.Size
+		}
+	}
+	return out
 }
 
 // storedSide loads a side from the object store; nil for an absent entry.

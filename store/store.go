@@ -32,6 +32,11 @@ var (
 	// bucketAnnotations holds each session's review comments: session id ->
 	// the annotations channel state as JSON.
 	bucketAnnotations = []byte("annotations")
+	// bucketAnnotationSlots holds the same one annotation per key: nested,
+	// one bucket per session id, keyed by the annotation's slot (its
+	// place in the channel's order), so a comment rewrites one small
+	// value instead of every annotation of the session.
+	bucketAnnotationSlots = []byte("annotationSlots")
 )
 
 // ErrLocked is returned by Open when another process holds the database.
@@ -169,7 +174,7 @@ func create(path string) error {
 
 func initBuckets(db *bolt.DB) error {
 	return db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSessions, bucketTurns, bucketReviews, bucketAnnotations} {
+		for _, b := range [][]byte{bucketSessions, bucketTurns, bucketReviews, bucketAnnotations, bucketAnnotationSlots} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -287,6 +292,11 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 		}
 		if err := deleteBranchBase(tx, id); err != nil {
 			return err
+		}
+		if slots := tx.Bucket(bucketAnnotationSlots); slots.Bucket([]byte(id)) != nil {
+			if err := slots.DeleteBucket([]byte(id)); err != nil {
+				return err
+			}
 		}
 		if changesetPrefix == "" {
 			return nil
@@ -410,6 +420,47 @@ func (d *DB) Annotations(sessionID string) ([]byte, error) {
 			out = append([]byte(nil), v...)
 		}
 		return nil
+	})
+	return out, err
+}
+
+// AnnotationSlot is one stored annotation: its slot and its JSON.
+type AnnotationSlot struct {
+	Slot  uint64
+	Value []byte
+}
+
+// PutAnnotation writes one annotation of a session at slot; an empty
+// value deletes it.
+func (d *DB) PutAnnotation(sessionID string, slot uint64, value []byte) error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		b, err := tx.Bucket(bucketAnnotationSlots).CreateBucketIfNotExists([]byte(sessionID))
+		if err != nil {
+			return err
+		}
+		if len(value) == 0 {
+			return b.Delete(seqKey(slot))
+		}
+		return b.Put(seqKey(slot), value)
+	})
+}
+
+// AnnotationSlots returns a session's annotations stored by PutAnnotation,
+// in slot order.
+func (d *DB) AnnotationSlots(sessionID string) ([]AnnotationSlot, error) {
+	var out []AnnotationSlot
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketAnnotationSlots).Bucket([]byte(sessionID))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return fmt.Errorf("store: annotation slot %x of %s is not 8 bytes", k, sessionID)
+			}
+			out = append(out, AnnotationSlot{Slot: binary.BigEndian.Uint64(k), Value: append([]byte(nil), v...)})
+			return nil
+		})
 	})
 	return out, err
 }
