@@ -47,7 +47,7 @@ const ui = {
   client: null,
   sessions: new Map(), // uri -> SessionSummary
   session: null, // selected session uri
-  chat: null, // its chat uri
+  chats: new Map(), // the session's chat uris -> agent key ('' for the default chat)
   cs: null, // {uri, label, kind, review}
   file: null, // selected file id
   view: localStorage.getItem('changesetd.view') === 'split' ? 'split' : 'unified',
@@ -208,9 +208,9 @@ function clearSession() {
   ui.turnCs.clear();
   ui.picks = [];
   if (ui.session) release(ui.session);
-  if (ui.chat) release(ui.chat);
+  for (const uri of ui.chats.keys()) release(uri);
+  ui.chats.clear();
   ui.session = null;
-  ui.chat = null;
   renderCatalog();
   renderTurns();
 }
@@ -219,7 +219,6 @@ async function selectSession(uri, want = {}) {
   if (ui.session === uri) return;
   clearSession();
   ui.session = uri;
-  ui.chat = 'ahp-chat:/' + uri.slice(uri.indexOf(':/') + 2);
   renderSessions();
   remember();
   try {
@@ -229,7 +228,7 @@ async function selectSession(uri, want = {}) {
     return;
   }
   renderCatalog();
-  hold(ui.chat).then(renderTurns, () => renderTurns());
+  syncChats();
   // A daemon without the annotations channel names none: the page then
   // offers no comments.
   const ann = ui.client.state(uri)?.annotations?.resource || ui.sessions.get(uri)?.annotations?.resource;
@@ -246,6 +245,96 @@ async function selectSession(uri, want = {}) {
     const first = cat.find((c) => c.changeKind === 'uncommitted') || cat.find((c) => variables(c.uriTemplate).length === 0);
     if (first) openChangeset(entryFor(first, {}));
   }
+}
+
+// ---- chats ---------------------------------------------------------------
+
+// Turns live on chats: the session's default chat (ahp-chat:/<session id>)
+// for turns marked without an agent, and one chat per agent that names
+// itself (--agent, or a hook's session_id: ahp-chat:/<session id>/<agent>).
+// The page holds every chat the session lists, and the default one even
+// before the session lists it.
+
+function defaultChat(session) {
+  return 'ahp-chat:/' + session.slice(session.indexOf(':/') + 2);
+}
+
+// chatKey is the agent a chat belongs to, '' for the default chat.
+function chatKey(uri) {
+  const rest = uri.slice(uri.indexOf(':/') + 2);
+  const i = rest.indexOf('/');
+  if (i < 0) return '';
+  try {
+    return decodeURIComponent(rest.slice(i + 1));
+  } catch {
+    return rest.slice(i + 1);
+  }
+}
+
+// syncChats holds the chats the session lists now and lets go of those it
+// no longer does.
+function syncChats() {
+  if (!ui.session) return;
+  const s = ui.client.state(ui.session);
+  const want = new Set([defaultChat(ui.session), ...(s?.chats || []).map((c) => c.resource)]);
+  for (const uri of want) {
+    if (ui.chats.has(uri)) continue;
+    ui.chats.set(uri, chatKey(uri));
+    hold(uri).then(onChats, onChats);
+  }
+  for (const uri of [...ui.chats.keys()]) {
+    if (want.has(uri)) continue;
+    ui.chats.delete(uri);
+    release(uri);
+  }
+}
+
+function onChats() {
+  renderTurns();
+  renderChangeset();
+}
+
+// allTurns is every turn of every chat, oldest first, each with its chat
+// and agent; a running turn has state 'running'.
+function allTurns() {
+  const out = [];
+  for (const [uri, agent] of ui.chats) {
+    const st = ui.client.state(uri);
+    for (const t of st?.turns || []) out.push({ ...t, chat: uri, agent });
+    if (st?.activeTurn) out.push({ ...st.activeTurn, state: 'running', chat: uri, agent });
+  }
+  // ISO-8601 times in one format sort as strings; the sort is stable, so
+  // turns without a time keep their chat's order.
+  return out.sort((a, b) => (a.startedAt || '').localeCompare(b.startedAt || ''));
+}
+
+function runningTurns() {
+  return allTurns().filter((t) => t.state === 'running');
+}
+
+function agentLabel(agent) {
+  return agent ? `agent ${agent}` : 'no agent';
+}
+
+function fmtTime(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? '' : d.toLocaleTimeString();
+}
+
+// endCommand is what ends a turn from a shell.
+function endCommand(t) {
+  return 'changesetd turn end' + (t.agent ? ` --agent ${t.agent}` : '');
+}
+
+// disabledReason says why the daemon disabled the operations, and how to
+// enable them again.
+function disabledReason() {
+  const run = runningTurns();
+  if (run.length === 0) return 'Disabled by the daemon.';
+  const t = run[run.length - 1];
+  const since = fmtTime(t.startedAt);
+  return `Disabled while turn “${t.message?.text || t.id}” (${agentLabel(t.agent)}${since ? `, started ${since}` : ''}) runs. ` +
+    `It ends when the agent stops, or with: ${endCommand(t)}`;
 }
 
 // ---- catalogue and turns ---------------------------------------------
@@ -300,16 +389,15 @@ const MAX_TURNS = 50;
 function renderTurns() {
   const ol = $('turns');
   ol.replaceChildren();
-  const chat = ui.chat && ui.client.state(ui.chat);
-  const turns = [...(chat?.turns || [])];
-  if (chat?.activeTurn) turns.push({ ...chat.activeTurn, state: 'running' });
+  const turns = allTurns();
   $('no-turns').hidden = turns.length > 0;
   const tmpl = catalogEntry('turn');
   const shown = turns.slice(-MAX_TURNS);
   const keep = new Set();
   for (const t of shown.slice().reverse()) {
-    const li = el('li', 'item turn' + (ui.cs?.turn === t.id ? ' selected' : ''));
+    const li = el('li', 'item turn' + (ui.cs?.turn === t.id ? ' selected' : '') + (t.state === 'running' ? ' running' : ''));
     li.dataset.turn = t.id;
+    li.dataset.agent = t.agent;
     const pick = el('input');
     pick.type = 'checkbox';
     pick.title = 'Tick two turns to compare them';
@@ -323,7 +411,7 @@ function renderTurns() {
     const body = el('span', 'turnbody');
     body.append(el('span', 'name', t.message?.text || '(no message)'));
     const meta = el('span', 'muted');
-    const parts = [t.state === 'running' ? 'running' : fmtDuration(t.duration)];
+    const parts = [agentLabel(t.agent), t.state === 'running' ? `running since ${fmtTime(t.startedAt)}` : fmtDuration(t.duration)];
     if (tmpl) {
       const uri = expand(tmpl.uriTemplate, { turnId: t.id });
       keep.add(t.id);
@@ -356,12 +444,12 @@ function renderTurns() {
 }
 
 function compareTurns() {
-  const chat = ui.client.state(ui.chat);
-  const order = [...(chat?.turns || []), ...(chat?.activeTurn ? [chat.activeTurn] : [])].map((t) => t.id);
+  const turns = allTurns();
+  const order = turns.map((t) => t.id);
   const [a, b] = ui.picks.slice().sort((x, y) => order.indexOf(x) - order.indexOf(y));
   const c = catalogEntry('compare-turns');
   if (!c) return;
-  const msg = (id) => [...(chat?.turns || []), chat?.activeTurn].find((t) => t && t.id === id)?.message?.text || id;
+  const msg = (id) => turns.find((t) => t.id === id)?.message?.text || id;
   openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”`, after: b });
 }
 
@@ -464,11 +552,31 @@ function opButton(op, target, label) {
   b.dataset.op = op.id;
   b.title = op.description || '';
   b.disabled = op.status === 'disabled' || op.status === 'running';
+  if (op.status === 'disabled') b.title = `${op.label}: ${disabledReason()}`;
+  else if (op.status === 'running') b.title = `${op.label} is running`;
   b.onclick = () => invoke(op, target);
   return b;
 }
 
+// renderRunning shows the turns running now, and why the operations are
+// disabled while they do.
+function renderRunning(s) {
+  const box = $('running');
+  box.replaceChildren();
+  const run = runningTurns();
+  for (const t of run) {
+    const p = el('p', 'run');
+    p.dataset.turn = t.id;
+    p.append(el('strong', null, 'Turn running: '), `“${t.message?.text || t.id}” · ${agentLabel(t.agent)} · started ${fmtTime(t.startedAt)}. End it with `, el('code', null, endCommand(t)), '.');
+    box.append(p);
+  }
+  const off = (s?.operations || []).filter((op) => op.status === 'disabled');
+  if (off.length) box.append(el('p', 'opnote', `${off.map((op) => op.label).join(', ')}: ${disabledReason()}`));
+  box.hidden = box.childElementCount === 0;
+}
+
 function renderOps(s) {
+  renderRunning(s);
   const box = $('cs-ops');
   box.replaceChildren();
   for (const op of s?.operations || []) {
@@ -586,6 +694,8 @@ function updateRangeOps() {
   $('range-stage').hidden = !stage;
   $('range-revert').disabled = !rev || rev.status === 'disabled' || rev.status === 'running';
   $('range-stage').disabled = !stage || stage.status === 'disabled' || stage.status === 'running';
+  $('range-revert').title = rev?.status === 'disabled' ? `Revert: ${disabledReason()}` : 'Revert the selected lines';
+  $('range-stage').title = stage?.status === 'disabled' ? `Stage: ${disabledReason()}` : 'Stage the selected lines';
 }
 
 function invokeRange(id) {
@@ -663,12 +773,12 @@ function viewOf() {
 }
 
 function endedTurns() {
-  return ui.chat && ui.client.state(ui.chat)?.turns || [];
+  return allTurns().filter((t) => t.state !== 'running');
 }
 
 function turnName(id) {
   if (id === 'baseline') return 'the baseline';
-  const t = endedTurns().find((x) => x.id === id) || (ui.client.state(ui.chat)?.activeTurn?.id === id ? ui.client.state(ui.chat).activeTurn : null);
+  const t = allTurns().find((x) => x.id === id);
   return t?.message?.text ? `turn “${t.message.text}”` : `turn ${id}`;
 }
 
@@ -898,13 +1008,14 @@ function onState({ channel }) {
   if (channel === ui.ann) {
     onAnnotations();
   } else if (channel === ui.session) {
+    syncChats();
     renderCatalog();
     if (!ui.cs) {
       const c = catalogEntry('uncommitted');
       if (c) openChangeset(entryFor(c, {}));
     }
-  } else if (channel === ui.chat) {
-    renderTurns();
+  } else if (ui.chats.has(channel)) {
+    onChats();
   } else if (ui.cs && channel === ui.cs.uri) {
     renderChangeset();
     if ([...ui.turnCs.values()].includes(channel)) renderTurns();
