@@ -4,7 +4,7 @@
 import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
 import { parsePatch, renderUnified, renderSplit, selectedRange } from './diff.js';
-import { lastLine, linesLabel, newId, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
+import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -57,6 +57,7 @@ const ui = {
   diffKey: '',
   lastSelection: null,
   ann: null, // the session's annotations channel, when the daemon has one
+  sessionCs: null, // the session changeset, held to map working-tree lines to the baseline's
   composer: null, // the open comment box: {key: 'new' or an annotation id, resource, range, turnId, text, error}
   threadOpen: new Map(), // "id:resolved" -> open, where the reader folded or unfolded a thread
   sent: new Map(), // clientSeq -> the comment box a dispatch came from, to reopen it if refused
@@ -204,6 +205,8 @@ function clearSession() {
   closeChangeset();
   if (ui.ann) release(ui.ann);
   ui.ann = null;
+  if (ui.sessionCs) release(ui.sessionCs);
+  ui.sessionCs = null;
   for (const uri of ui.turnCs.values()) release(uri);
   ui.turnCs.clear();
   ui.picks = [];
@@ -772,27 +775,60 @@ function viewOf() {
   return { live: true };
 }
 
-function endedTurns() {
-  return allTurns().filter((t) => t.state !== 'running');
-}
-
 function turnName(id) {
   if (id === 'baseline') return 'the baseline';
   const t = allTurns().find((x) => x.id === id);
   return t?.message?.text ? `turn “${t.message.text}”` : `turn ${id}`;
 }
 
-// turnFor is the turn a new comment on resource is anchored to: the
-// viewed turn, else the latest ended turn that touched the file, else the
-// baseline.
-function turnFor(resource) {
+// settled resolves to the state of channel once it has its files.
+function settled(uri) {
+  return new Promise((resolve) => {
+    const check = () => {
+      const st = ui.client.state(uri);
+      if (!st || !['ready', 'recomputing', 'error'].includes(st.status)) return false;
+      ui.client.removeEventListener('state', on);
+      resolve(st);
+      return true;
+    };
+    const on = (e) => { if (e.detail.channel === uri) check(); };
+    if (!check()) ui.client.addEventListener('state', on);
+  });
+}
+
+// anchorFor says what a new comment on range (shown lines, or null for the
+// whole file) of resource is anchored to: an annotation names a turn's
+// version of the file, or the baseline's, and lines of that version. A
+// turn's view shows its version, so the lines are the shown ones. A view
+// of the working tree is the version of the turn running now, when one
+// is; else the comment goes on the baseline, its lines mapped there
+// through the session changeset (baseline → working tree). It resolves
+// to {turnId, range, note}.
+async function anchorFor(resource, range) {
   const v = viewOf();
-  if (v.turn) return v.turn;
-  for (const t of endedTurns().slice().reverse()) {
-    const st = ui.turnCs.has(t.id) ? ui.client.state(ui.turnCs.get(t.id)) : null;
-    if (st?.files?.some((f) => fileResources(f).includes(resource))) return t.id;
+  if (v.turn) return { turnId: v.turn, range };
+  const run = runningTurns();
+  if (run.length) return { turnId: run[run.length - 1].id, range };
+  if (!range) return { turnId: 'baseline', range };
+  let st = ui.cs?.kind === 'session' ? csState() : null;
+  if (!st) {
+    const c = catalogEntry('session');
+    if (!c) return { turnId: 'baseline', range: null, note: 'on the whole file: this daemon has no session changeset to place lines with' };
+    const uri = entryFor(c, {}).uri;
+    if (ui.sessionCs !== uri) {
+      if (ui.sessionCs) release(ui.sessionCs);
+      ui.sessionCs = uri;
+      await hold(uri);
+    }
+    st = await settled(uri);
   }
-  return 'baseline';
+  const f = st.files?.find((x) => (x.edit?.after?.uri || x.edit?.before?.uri) === resource);
+  if (!f) return { turnId: 'baseline', range }; // the same lines as at the baseline
+  const patch = f._meta?.changesetd?.patch;
+  if (patch === undefined || f._meta?.changesetd?.patchOmitted) {
+    return { turnId: 'baseline', range: null, note: 'on the whole file: its diff since the baseline is too large to place lines with' };
+  }
+  return { turnId: 'baseline', range: oldRange(parsePatch(patch), range.start.line, lastLine(range)) };
 }
 
 // anchorRow is the last diff row on the range's lines, or null when the
@@ -847,7 +883,7 @@ function renderThreads() {
   const c = ui.composer;
   if (c?.key === 'new' && res.includes(c.resource)) {
     const box = el('div', 'thread new');
-    box.append(el('div', 'where', `${linesLabel(c.range)}: new comment`), composerFor(c, 'Comment'));
+    box.append(el('div', 'where', `${linesLabel(c.range)}: new comment${c.note ? ` (${c.note})` : ''}`), composerFor(c, 'Comment'));
     const row = c.range && anchorRow(rows, c.range);
     if (row) placeAfter(row, box, 'new'); else top.append(box);
   }
@@ -904,18 +940,27 @@ function commentOnSelection() {
   startComment(wholeLines(first, Math.max(sel.end.line, first)));
 }
 
-function startComment(range) {
+async function startComment(range) {
   const f = currentFile();
   if (!f || !canComment()) return;
   const resource = f.edit?.after?.uri || f.edit?.before?.uri;
   document.getSelection()?.removeAllRanges();
-  openComposer({ key: 'new', resource, range, turnId: turnFor(resource) });
+  const csUri = ui.cs.uri;
+  let anchor;
+  try {
+    anchor = await anchorFor(resource, range);
+  } catch (e) {
+    toast(`Cannot place the comment: ${errText(e)}`, 'error');
+    return;
+  }
+  if (ui.cs?.uri !== csUri || currentFile()?.id !== f.id) return;
+  openComposer({ key: 'new', resource, range, turnId: anchor.turnId, anchorRange: anchor.range, note: anchor.note });
 }
 
 function submitComposer(c, text) {
   if (c.key === 'new') {
     const a = { id: newId('a'), turnId: c.turnId, resource: c.resource, resolved: false, entries: [{ id: newId('e'), text }] };
-    if (c.range) a.range = c.range;
+    if (c.anchorRange) a.range = c.anchorRange;
     sendAnnotation({ type: 'annotations/set', annotation: a }, { ...c, text, error: '' });
   } else {
     sendAnnotation({ type: 'annotations/entrySet', annotationId: c.key, entry: { id: newId('e'), text } }, { ...c, text, error: '' });
