@@ -71,7 +71,9 @@ func TestBrowserAgentChats(t *testing.T) {
 	d.turnCLI(t, "end", "--dir", repo, "--agent", "cc-hook-2")
 	b.waitFor("the operations enabled again, the note gone", `(() => {
 		const ops = [...document.querySelectorAll('#cs-ops button.op, #file-ops button.op')];
-		return ops.length >= 4 && ops.every(b => !b.disabled) && document.getElementById('running').hidden &&
+		const on = (id) => ops.some(b => b.dataset.op === id && !b.disabled);
+		return ops.length >= 4 && ops.every(b => !b.title.includes('still going')) && on('commit') && on('revert') && on('stage') &&
+			document.getElementById('running').hidden &&
 			document.querySelectorAll('#turns li.turn').length === 4 && !document.querySelector('#turns li.turn.running');
 	})()`)
 }

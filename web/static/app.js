@@ -510,6 +510,19 @@ function operationOf(f) {
 
 const OP_LABEL = { add: 'added', delete: 'deleted', move: 'renamed', modify: 'modified' };
 
+// indexState is where an uncommitted file's change stands in git's index:
+// 'staged', 'unstaged', 'partial' (some of each), or null where the
+// daemon does not say (other changesets).
+function indexState(f) {
+  return f?._meta?.changesetd?.index || null;
+}
+
+const INDEX_LABEL = { staged: 'staged', partial: 'partly staged' };
+const INDEX_TITLE = {
+  staged: 'Staged: the whole change is in the index',
+  partial: 'Partly staged: some of the change is in the index, some only in the working tree',
+};
+
 function pathOf(f) {
   const a = f.edit?.after?.uri;
   const b = f.edit?.before?.uri;
@@ -542,6 +555,8 @@ function renderChangeset() {
   if (s) {
     totals.append(el('span', 'nfiles', `${tot.files} file${tot.files === 1 ? '' : 's'}`),
       el('span', 'added', `+${tot.added}`), el('span', 'removed', `−${tot.removed}`));
+    const staged = (s.files || []).filter((f) => INDEX_LABEL[indexState(f)]).length;
+    if (staged) totals.append(el('span', 'nstaged', `${staged} staged`));
     if (ui.cs.review) totals.append(el('span', 'reviewed', `${reviewed}/${tot.files} reviewed`));
   }
   renderOps(s);
@@ -557,7 +572,7 @@ function opButton(op, target, label) {
   b.disabled = op.status === 'disabled' || op.status === 'running';
   if (op.status === 'disabled') b.title = `${op.label}: ${disabledReason()}`;
   else if (op.status === 'running') b.title = `${op.label} is running`;
-  b.onclick = () => invoke(op, target);
+  b.onclick = () => (op.id === 'commit' ? openCommit(op) : invoke(op, target));
   return b;
 }
 
@@ -614,6 +629,8 @@ function renderFiles(s) {
     }
     const op = operationOf(f);
     li.append(el('span', 'opkind ' + op, OP_LABEL[op] || op), el('span', 'path', pathOf(f)));
+    const ix = indexState(f);
+    li.dataset.index = ix || '';
     const d = f.edit?.diff;
     const c = el('span', 'counts');
     if (d) c.append(el('span', 'added', `+${d.added ?? 0}`), el('span', 'removed', `−${d.removed ?? 0}`));
@@ -625,6 +642,11 @@ function renderFiles(s) {
       b.title = `${threads.length} comment thread${threads.length === 1 ? '' : 's'}, ${open} open`;
       b.setAttribute('aria-label', b.title);
       c.prepend(b);
+    }
+    if (INDEX_LABEL[ix]) {
+      const m = el('span', 'idx ' + ix, INDEX_LABEL[ix]);
+      m.title = INDEX_TITLE[ix];
+      c.prepend(m);
     }
     li.append(c);
     li.onclick = () => selectFile(f.id);
@@ -676,8 +698,16 @@ function renderFileOps(s, f) {
   box.replaceChildren();
   if (!f) return;
   const resource = f.edit?.after?.uri || f.edit?.before?.uri || f.id;
+  const ix = indexState(f);
   for (const op of s?.operations || []) {
-    if (op.scopes.includes('resource')) box.append(opButton(op, { kind: 'resource', resource }));
+    if (!op.scopes.includes('resource')) continue;
+    const b = opButton(op, { kind: 'resource', resource });
+    // Stage and Unstage apply where there is something to move.
+    if (ix && !b.disabled && ((op.id === 'stage' && ix === 'staged') || (op.id === 'unstage' && ix === 'unstaged'))) {
+      b.disabled = true;
+      b.title = op.id === 'stage' ? 'Nothing to stage: the whole change is in the index already' : 'Nothing to unstage: no part of this change is in the index';
+    }
+    box.append(b);
   }
 }
 
@@ -710,6 +740,75 @@ function invokeRange(id) {
   const r = ui.lastSelection;
   const lines = r.start.line === r.end.line ? `line ${r.start.line + 1}` : `lines ${r.start.line + 1}–${r.end.line + 1}`;
   invoke(op, { kind: 'range', resource, side: 'after', range: r }, `${op.label} the hunks at ${lines} of ${pathOf(f)}?`);
+}
+
+// ---- commit -------------------------------------------------------------
+
+// commitPlan is what a commit takes: the staged files when any are, else
+// every change.
+function commitPlan(s) {
+  const files = s?.files || [];
+  const staged = files.filter((f) => INDEX_LABEL[indexState(f)]);
+  return staged.length ? { files: staged, staged: true } : { files, staged: false };
+}
+
+// commitText is the message the dialog starts with: a subject with the
+// counts and one line per file, like the daemon's own.
+function commitText(plan) {
+  let add = 0;
+  let del = 0;
+  const lines = plan.files.map((f) => {
+    const a = f.edit?.diff?.added ?? 0;
+    const d = f.edit?.diff?.removed ?? 0;
+    add += a;
+    del += d;
+    const counts = indexState(f) === 'partial' ? 'partly staged' : `+${a} -${d}`;
+    return `- ${operationOf(f)} ${pathOf(f)} (${counts})`;
+  });
+  return `Update ${plan.files.length} file(s) (+${add} -${del})\n\n${lines.join('\n')}\n`;
+}
+
+function openCommit(op) {
+  const s = csState();
+  const plan = commitPlan(s);
+  const d = $('commit-dialog');
+  const n = plan.files.length;
+  $('commit-what').textContent = plan.staged
+    ? `Commit the ${n} staged file${n === 1 ? '' : 's'} (what is in the index):`
+    : `Nothing is staged: commit all ${n} changed file${n === 1 ? '' : 's'}:`;
+  const ul = $('commit-files');
+  ul.replaceChildren();
+  for (const f of plan.files) {
+    const li = el('li', null, pathOf(f));
+    if (indexState(f) === 'partial') li.append(el('span', 'muted', ' — only its staged part'));
+    ul.append(li);
+  }
+  $('commit-message').value = commitText(plan);
+  $('commit-error').textContent = '';
+  const done = () => {
+    $('commit-form').onsubmit = null;
+    $('commit-cancel').onclick = null;
+    if (d.open) d.close();
+  };
+  $('commit-cancel').onclick = done;
+  $('commit-form').onsubmit = async (e) => {
+    e.preventDefault();
+    const message = $('commit-message').value;
+    if (message.trim() === '') {
+      $('commit-error').textContent = 'Write a commit message first.';
+      $('commit-message').focus();
+      return;
+    }
+    done();
+    try {
+      const res = await ui.client.request('invokeChangesetOperation', { channel: ui.cs.uri, operationId: op.id, _meta: { message } });
+      toast(res?.message ? plain(res.message) : `Committed ${n} file${n === 1 ? '' : 's'}`);
+    } catch (err) {
+      toast(`${op.label} failed: ${errText(err)}`, 'error');
+    }
+  };
+  d.showModal();
+  $('commit-message').focus();
 }
 
 // invoke runs an operation, asking first when it carries a confirmation.
