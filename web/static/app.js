@@ -462,6 +462,7 @@ function closeChangeset() {
   if (ui.cs) release(ui.cs.uri);
   ui.cs = null;
   ui.file = null;
+  ui.fileAt = 0;
   ui.diffKey = '';
   ui.composer = null;
   renderChangeset();
@@ -537,8 +538,8 @@ function csState() {
 function renderChangeset() {
   const s = csState();
   $('cs-label').textContent = ui.cs ? ui.cs.label : 'Pick a changeset';
-  const status = s?.status || (ui.cs ? 'subscribing' : '');
-  $('cs-status').textContent = status;
+  const status = s && !online() ? 'offline' : s?.status || (ui.cs ? 'subscribing' : '');
+  $('cs-status').textContent = status === 'offline' ? 'offline: the daemon is not connected' : status;
   $('cs-status').dataset.status = status;
   $('cs-progress').hidden = !(status === 'computing' || status === 'recomputing' || status === 'subscribing');
   const err = $('cs-error');
@@ -564,6 +565,12 @@ function renderChangeset() {
   renderDiff(s);
 }
 
+function online() {
+  return ui.client?.status === 'connected';
+}
+
+const OFFLINE = 'Not connected to the daemon: this is the last state it sent.';
+
 function opButton(op, target, label) {
   const b = el('button', 'op' + (op.confirmation ? ' danger' : ''), label || op.label);
   b.type = 'button';
@@ -572,6 +579,10 @@ function opButton(op, target, label) {
   b.disabled = op.status === 'disabled' || op.status === 'running';
   if (op.status === 'disabled') b.title = `${op.label}: ${disabledReason()}`;
   else if (op.status === 'running') b.title = `${op.label} is running`;
+  if (!online()) {
+    b.disabled = true;
+    b.title = `${op.label}: ${OFFLINE}`;
+  }
   b.onclick = () => (op.id === 'commit' ? openCommit(op) : invoke(op, target));
   return b;
 }
@@ -604,11 +615,36 @@ function renderOps(s) {
   }
 }
 
+// fileKey is a file's path as the list shows and sorts it.
+function fileKey(f) {
+  return relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+}
+
+const sortedCache = new WeakMap();
+
+// filesOf is the changeset's files sorted by path, whatever order the
+// actions brought them in: a file removed and set again (a revert undone)
+// comes back where it was.
+function filesOf(s) {
+  const files = s?.files;
+  if (!files) return [];
+  let out = sortedCache.get(files);
+  if (!out) {
+    out = files.map((f) => [fileKey(f), f]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((x) => x[1]);
+    sortedCache.set(files, out);
+  }
+  return out;
+}
+
 function renderFiles(s) {
   const ul = $('files');
-  const files = s?.files || [];
-  if (ui.file && !files.some((f) => f.id === ui.file)) ui.file = null;
-  if (!ui.file && files.length) ui.file = files[0].id;
+  const files = filesOf(s);
+  // The selected file gone (reverted, committed): the one that took its
+  // place in the list is selected, as after a delete in a list.
+  const at = files.findIndex((f) => f.id === ui.file);
+  if (at >= 0) ui.fileAt = at;
+  else if (files.length) ui.file = files[Math.min(ui.fileAt || 0, files.length - 1)].id;
+  else ui.file = null;
   ul.replaceChildren();
   if (s && files.length === 0 && s.status === 'ready') ul.append(el('li', 'muted empty', 'No changes.'));
   for (const f of files) {
@@ -703,7 +739,7 @@ function renderFileOps(s, f) {
     if (!op.scopes.includes('resource')) continue;
     const b = opButton(op, { kind: 'resource', resource });
     // Stage and Unstage apply where there is something to move.
-    if (ix && !b.disabled && ((op.id === 'stage' && ix === 'staged') || (op.id === 'unstage' && ix === 'unstaged'))) {
+    if (ix && !b.disabled && online() && ((op.id === 'stage' && ix === 'staged') || (op.id === 'unstage' && ix === 'unstaged'))) {
       b.disabled = true;
       b.title = op.id === 'stage' ? 'Nothing to stage: the whole change is in the index already' : 'Nothing to unstage: no part of this change is in the index';
     }
@@ -725,8 +761,8 @@ function updateRangeOps() {
   $('range-comment').hidden = !comment;
   $('range-revert').hidden = !rev;
   $('range-stage').hidden = !stage;
-  $('range-revert').disabled = !rev || rev.status === 'disabled' || rev.status === 'running';
-  $('range-stage').disabled = !stage || stage.status === 'disabled' || stage.status === 'running';
+  $('range-revert').disabled = !rev || rev.status === 'disabled' || rev.status === 'running' || !online();
+  $('range-stage').disabled = !stage || stage.status === 'disabled' || stage.status === 'running' || !online();
   $('range-revert').title = rev?.status === 'disabled' ? `Revert: ${disabledReason()}` : 'Revert the selected lines';
   $('range-stage').title = stage?.status === 'disabled' ? `Stage: ${disabledReason()}` : 'Stage the selected lines';
 }
@@ -1119,7 +1155,7 @@ function onKey(e) {
   const t = e.target;
   if (t && (t.tagName === 'INPUT' && t.type !== 'checkbox' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
   if ($('confirm').open) return;
-  const files = csState()?.files || [];
+  const files = filesOf(csState());
   const i = files.findIndex((f) => f.id === ui.file);
   if (e.key === 'j' && files.length) {
     selectFile(files[Math.min(i + 1, files.length - 1)].id);
@@ -1177,20 +1213,36 @@ const CONN_TEXT = {
   closed: 'closed',
 };
 
+// forgetChannels drops what the page held through an earlier client: a
+// new one (after the token form) holds nothing yet.
+function forgetChannels() {
+  ui.held.clear();
+  ui.chats.clear();
+  ui.turnCs.clear();
+  ui.session = null;
+  ui.cs = null;
+  ui.file = null;
+  ui.ann = null;
+  ui.sessionCs = null;
+  ui.diffKey = '';
+}
+
 function start(token) {
+  if (ui.client) forgetChannels();
   $('login').hidden = true;
   $('app').hidden = false;
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const c = new Client(`${proto}//${location.host}/ahp?token=${encodeURIComponent(token)}`, clientId());
   ui.client = c;
-  let everConnected = false;
   c.addEventListener('status', (e) => {
     const { status, detail } = e.detail;
-    if (status === 'connected') everConnected = true;
-    if (status === 'disconnected' && !everConnected) checkToken(c);
+    if (status === 'disconnected' && c.neverOpened) checkToken(c);
     $('conn').dataset.state = status;
     $('conn').textContent = CONN_TEXT[status] + (detail ? ` — ${detail}` : '');
     document.body.dataset.conn = status;
+    // What the page shows is the last state it had: it says so, and
+    // nothing can be invoked on it.
+    if (ui.cs) renderChangeset();
   });
   c.addEventListener('ready', async () => {
     try {
@@ -1220,9 +1272,21 @@ function start(token) {
 }
 
 // checkToken tells a refused token from a stopped daemon: a browser sees
-// neither the 401 nor its reason, but when /healthz answers, the daemon
-// is up and it is the token it refused.
+// neither the 401 nor its reason, but when /healthz answers and a socket
+// with the token is still refused, the daemon is up and it is the token
+// it refused. This holds on a reconnect too: a daemon restarted with a
+// new state dir has a new token.
 async function checkToken(c) {
+  if (c.checking) return;
+  c.checking = true;
+  try {
+    await tokenRefused(c);
+  } finally {
+    c.checking = false;
+  }
+}
+
+async function tokenRefused(c) {
   let up = false;
   try {
     up = (await fetch('/healthz', { cache: 'no-store' })).ok;
@@ -1230,10 +1294,25 @@ async function checkToken(c) {
     return;
   }
   if (!up || c.status === 'connected') return;
+  // The refused socket may have been tried just before the daemon came
+  // up: one more, now that it is.
+  if (await socketOpens(c.url)) return;
+  if (c.status === 'connected') return;
   c.close();
   sessionStorage.removeItem('changesetd.token');
   $('app').hidden = true;
   showLogin('The daemon refused this token. Open the review: URL it printed, or paste the token.');
+}
+
+function socketOpens(url) {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.onopen = () => {
+      resolve(true);
+      ws.close(1000, 'token check');
+    };
+    ws.onclose = () => resolve(false);
+  });
 }
 
 function showLogin(message) {
