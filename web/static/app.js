@@ -636,6 +636,17 @@ function filesOf(s) {
   return out;
 }
 
+// A list longer than this is virtual: only the rows in view (and a few
+// around them) are in the document, each ROW_PX high.
+const VIRTUAL_FILES = 200;
+const ROW_PX = 28;
+const OVERSCAN = 10;
+
+// rowCache keeps each file's row while the file object (which the
+// reducer replaces only when the file changed) and what the row shows of
+// the page's state stay the same.
+let rowCache = new WeakMap();
+
 function renderFiles(s) {
   const ul = $('files');
   const files = filesOf(s);
@@ -645,49 +656,104 @@ function renderFiles(s) {
   if (at >= 0) ui.fileAt = at;
   else if (files.length) ui.file = files[Math.min(ui.fileAt || 0, files.length - 1)].id;
   else ui.file = null;
-  ul.replaceChildren();
-  if (s && files.length === 0 && s.status === 'ready') ul.append(el('li', 'muted empty', 'No changes.'));
-  for (const f of files) {
-    const li = el('li', 'file' + (f.id === ui.file ? ' selected' : '') + (f.reviewed ? ' is-reviewed' : ''));
-    li.dataset.id = f.id;
-    li.dataset.path = relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
-    if (ui.cs.review) {
-      const cb = el('input', 'review');
-      cb.type = 'checkbox';
-      cb.checked = !!f.reviewed;
-      cb.title = 'Reviewed (x)';
-      cb.setAttribute('aria-label', 'Reviewed');
-      cb.onclick = (e) => {
-        e.stopPropagation();
-        setReviewed(f.id, cb.checked);
-      };
-      li.append(cb);
-    }
-    const op = operationOf(f);
-    li.append(el('span', 'opkind ' + op, OP_LABEL[op] || op), el('span', 'path', pathOf(f)));
-    const ix = indexState(f);
-    li.dataset.index = ix || '';
-    const d = f.edit?.diff;
-    const c = el('span', 'counts');
-    if (d) c.append(el('span', 'added', `+${d.added ?? 0}`), el('span', 'removed', `−${d.removed ?? 0}`));
-    else c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
-    const threads = threadsOn(f);
-    if (threads.length) {
-      const open = threads.filter((a) => !a.resolved).length;
-      const b = el('span', 'cbadge' + (open ? '' : ' done'), String(threads.length));
-      b.title = `${threads.length} comment thread${threads.length === 1 ? '' : 's'}, ${open} open`;
-      b.setAttribute('aria-label', b.title);
-      c.prepend(b);
-    }
-    if (INDEX_LABEL[ix]) {
-      const m = el('span', 'idx ' + ix, INDEX_LABEL[ix]);
-      m.title = INDEX_TITLE[ix];
-      c.prepend(m);
-    }
-    li.append(c);
-    li.onclick = () => selectFile(f.id);
-    ul.append(li);
+  ui.fileList = files;
+  const virtual = files.length > VIRTUAL_FILES;
+  ul.classList.toggle('virtual', virtual);
+  ul.setAttribute('aria-rowcount', String(files.length));
+  if (s && files.length === 0 && s.status === 'ready') {
+    ul.replaceChildren(el('li', 'muted empty', 'No changes.'));
+    return;
   }
+  let from = 0;
+  let to = files.length;
+  if (virtual) {
+    const h = ul.clientHeight || 600;
+    from = Math.max(0, Math.floor(ul.scrollTop / ROW_PX) - OVERSCAN);
+    to = Math.min(files.length, Math.ceil((ul.scrollTop + h) / ROW_PX) + OVERSCAN);
+  }
+  const rows = [];
+  if (from > 0) rows.push(spacer(from * ROW_PX));
+  for (let i = from; i < to; i++) rows.push(fileRowFor(files[i], i));
+  if (to < files.length) rows.push(spacer((files.length - to) * ROW_PX));
+  // Rows that are the same nodes stay put: no reflow for them, and the
+  // focus and hover on a row survive an update of another.
+  const cur = ul.children;
+  let same = cur.length === rows.length;
+  for (let i = 0; same && i < rows.length; i++) same = cur[i] === rows[i];
+  if (!same) ul.replaceChildren(...rows);
+}
+
+function spacer(px) {
+  const li = el('li', 'spacer');
+  li.style.height = px + 'px';
+  li.setAttribute('aria-hidden', 'true');
+  return li;
+}
+
+function fileRowFor(f, i) {
+  const threads = threadsOn(f);
+  const sig = [f.id === ui.file, !!ui.cs.review, threads.length, threads.filter((a) => !a.resolved).length, i].join();
+  const hit = rowCache.get(f);
+  if (hit && hit.sig === sig) return hit.li;
+  const li = fileRow(f, threads);
+  li.setAttribute('aria-rowindex', String(i + 1));
+  rowCache.set(f, { sig, li });
+  return li;
+}
+
+function fileRow(f, threads) {
+  const li = el('li', 'file' + (f.id === ui.file ? ' selected' : '') + (f.reviewed ? ' is-reviewed' : ''));
+  li.dataset.id = f.id;
+  li.dataset.path = relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+  if (ui.cs.review) {
+    const cb = el('input', 'review');
+    cb.type = 'checkbox';
+    cb.checked = !!f.reviewed;
+    cb.title = 'Reviewed (x)';
+    cb.setAttribute('aria-label', 'Reviewed');
+    cb.onclick = (e) => {
+      e.stopPropagation();
+      setReviewed(f.id, cb.checked);
+    };
+    li.append(cb);
+  }
+  const op = operationOf(f);
+  li.append(el('span', 'opkind ' + op, OP_LABEL[op] || op), el('span', 'path', pathOf(f)));
+  const ix = indexState(f);
+  li.dataset.index = ix || '';
+  const d = f.edit?.diff;
+  const c = el('span', 'counts');
+  if (d) c.append(el('span', 'added', `+${d.added ?? 0}`), el('span', 'removed', `−${d.removed ?? 0}`));
+  else c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
+  if (threads.length) {
+    const open = threads.filter((a) => !a.resolved).length;
+    const b = el('span', 'cbadge' + (open ? '' : ' done'), String(threads.length));
+    b.title = `${threads.length} comment thread${threads.length === 1 ? '' : 's'}, ${open} open`;
+    b.setAttribute('aria-label', b.title);
+    c.prepend(b);
+  }
+  if (INDEX_LABEL[ix]) {
+    const m = el('span', 'idx ' + ix, INDEX_LABEL[ix]);
+    m.title = INDEX_TITLE[ix];
+    c.prepend(m);
+  }
+  li.append(c);
+  li.onclick = () => selectFile(f.id);
+  return li;
+}
+
+// showSelected scrolls the list just enough to show the selected row.
+function showSelected() {
+  const ul = $('files');
+  const i = (ui.fileList || []).findIndex((f) => f.id === ui.file);
+  if (i < 0) return;
+  if (!ul.classList.contains('virtual')) {
+    ul.querySelector('li.selected')?.scrollIntoView({ block: 'nearest' });
+    return;
+  }
+  const top = i * ROW_PX;
+  if (top < ul.scrollTop) ul.scrollTop = top;
+  else if (top + ROW_PX > ul.scrollTop + ul.clientHeight) ul.scrollTop = top + ROW_PX - ul.clientHeight;
 }
 
 function selectFile(id) {
@@ -696,8 +762,9 @@ function selectFile(id) {
   remember();
   const s = csState();
   renderFiles(s);
+  showSelected();
+  renderFiles(s);
   renderDiff(s);
-  document.querySelector(`#files li.selected`)?.scrollIntoView({ block: 'nearest' });
 }
 
 function renderDiff(s) {
@@ -1184,7 +1251,35 @@ function toggleView() {
 
 // ---- wiring ------------------------------------------------------------
 
+// Actions come in bursts (a save of a thousand files is a thousand
+// fileSets): each marks what it touched, and the page renders once per
+// animation frame.
+const dirty = new Set();
+let frame = 0;
+
 function onState({ channel }) {
+  dirty.add(channel);
+  if (!frame) frame = requestAnimationFrame(flush);
+}
+
+function flush() {
+  frame = 0;
+  const channels = [...dirty];
+  dirty.clear();
+  let cs = false;
+  let turns = false;
+  const turnCs = new Set(ui.turnCs.values());
+  for (const ch of channels) {
+    const mine = ui.cs && ch === ui.cs.uri;
+    if (mine) cs = true;
+    if (ui.chats.has(ch) || turnCs.has(ch)) turns = true;
+    else if (!mine) renderChannel(ch);
+  }
+  if (turns) onChats();
+  else if (cs) renderChangeset();
+}
+
+function renderChannel(channel) {
   if (channel === ui.ann) {
     onAnnotations();
   } else if (channel === ui.session) {
@@ -1194,13 +1289,6 @@ function onState({ channel }) {
       const c = catalogEntry('uncommitted');
       if (c) openChangeset(entryFor(c, {}));
     }
-  } else if (ui.chats.has(channel)) {
-    onChats();
-  } else if (ui.cs && channel === ui.cs.uri) {
-    renderChangeset();
-    if ([...ui.turnCs.values()].includes(channel)) renderTurns();
-  } else if ([...ui.turnCs.values()].includes(channel)) {
-    renderTurns();
   }
 }
 
@@ -1346,6 +1434,14 @@ function main() {
   });
   // Pressing a range button must not move focus or drop the selection.
   $('range-ops').addEventListener('mousedown', (e) => e.preventDefault());
+  let scrolling = 0;
+  $('files').addEventListener('scroll', () => {
+    if (scrolling || !$('files').classList.contains('virtual')) return;
+    scrolling = requestAnimationFrame(() => {
+      scrolling = 0;
+      renderFiles(csState());
+    });
+  }, { passive: true });
   const token = takeToken();
   if (!token) {
     showLogin();
