@@ -3,7 +3,7 @@
 
 import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
-import { parsePatch, renderUnified, renderSplit, selectedRange } from './diff.js';
+import { countLines, emptyTable, flatRows, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
 import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
 
 const $ = (id) => document.getElementById(id);
@@ -55,6 +55,8 @@ const ui = {
   turnCs: new Map(), // turn id -> changeset uri (for counts)
   picks: [], // turn ids ticked for comparison
   diffKey: '',
+  bigOk: new Set(), // diffs too long to open by themselves that the reader opened
+  virtualDiff: null, // the virtual diff shown: {from, to, draw}
   lastSelection: null,
   ann: null, // the session's annotations channel, when the daemon has one
   sessionCs: null, // the session changeset, held to map working-tree lines to the baseline's
@@ -778,6 +780,7 @@ function renderDiff(s) {
   renderFileOps(s, f);
   if (key === ui.diffKey) return;
   ui.diffKey = key;
+  ui.virtualDiff = null;
   ui.lastSelection = null;
   updateRangeOps();
   pane.replaceChildren();
@@ -789,11 +792,55 @@ function renderDiff(s) {
   } else if (meta.patchOmitted || meta.patch === undefined) {
     pane.append(el('p', 'note', 'The diff of this file is too large to show.'));
   } else {
+    // Its changed lines, or the patch's lines where the counts are missing.
+    const dd = f.edit?.diff;
+    const n = dd?.added !== undefined ? (dd.added || 0) + (dd.removed || 0) : countLines(meta.patch);
+    const big = n > BIG_DIFF;
+    if (big && !ui.bigOk.has(key)) {
+      // Rendering it would hold the page for seconds: on request only.
+      const p = el('p', 'note big', `This diff has ${n.toLocaleString()} lines. `);
+      const b = el('button', 'load-anyway', 'Load anyway');
+      b.type = 'button';
+      b.onclick = () => {
+        ui.bigOk.add(key);
+        ui.diffKey = '';
+        renderDiff(csState());
+      };
+      p.append(b);
+      pane.append(p);
+      return;
+    }
     const hunks = parsePatch(meta.patch);
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
+    else if (big) renderVirtualDiff(pane, hunks);
     else pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
   }
   renderThreads();
+}
+
+// A diff longer than BIG_DIFF lines opens on request, and then virtual:
+// unified, rows DIFF_ROW_PX high, only those in view in the document.
+const BIG_DIFF = 5000;
+const DIFF_ROW_PX = 20;
+
+function renderVirtualDiff(pane, hunks) {
+  const rows = flatRows(hunks);
+  const { t, tb } = emptyTable('unified');
+  t.classList.add('virtual');
+  pane.append(t);
+  const draw = () => {
+    const top = Math.max(0, pane.scrollTop - t.offsetTop);
+    const h = pane.clientHeight || 800;
+    const from = Math.max(0, Math.floor(top / DIFF_ROW_PX) - 40);
+    const to = Math.min(rows.length, Math.ceil((top + h) / DIFF_ROW_PX) + 40);
+    if (ui.virtualDiff && ui.virtualDiff.from === from && ui.virtualDiff.to === to) return;
+    ui.virtualDiff = { from, to, draw };
+    renderRows(tb, rows, from, to, DIFF_ROW_PX);
+  };
+  ui.virtualDiff = null;
+  draw();
+  const d = ui.virtualDiff;
+  d.draw = draw;
 }
 
 function renderFileOps(s, f) {
@@ -1434,6 +1481,14 @@ function main() {
   });
   // Pressing a range button must not move focus or drop the selection.
   $('range-ops').addEventListener('mousedown', (e) => e.preventDefault());
+  let diffScroll = 0;
+  $('diff').addEventListener('scroll', () => {
+    if (diffScroll || !ui.virtualDiff) return;
+    diffScroll = requestAnimationFrame(() => {
+      diffScroll = 0;
+      ui.virtualDiff?.draw();
+    });
+  }, { passive: true });
   let scrolling = 0;
   $('files').addEventListener('scroll', () => {
     if (scrolling || !$('files').classList.contains('virtual')) return;
