@@ -107,6 +107,35 @@ func runPage(c config, pc pageConfig) error {
 		}
 		nav = append(nav, msDur(ms))
 	}
+	if os.Getenv("BENCH_PAGE_MARKS") != "" {
+		marks, err := chromedp.Run(b, chromedp.Evaluate[string](`JSON.stringify([...performance.getEntriesByType('navigation').map(e => ({dcl: e.domContentLoadedEventEnd, load: e.loadEventEnd})), ...performance.getEntriesByType('mark').map(m => [m.name, m.startTime]), ...performance.getEntriesByType('resource').map(r => [r.name.split('/').pop(), r.startTime, r.responseEnd])])`))
+		fmt.Println("marks:", marks, err)
+	}
+	// The same path as the page's, by a raw client in the same browser:
+	// socket, initialize, listSessions, the session, the changeset.
+	var inBrowser []time.Duration
+	for range pc.runs {
+		ms, err := evalFloat(b, `(async () => {
+			const t0 = performance.now();
+			const ws = new WebSocket(`+"`"+`ws://${location.host}/ahp?token=${sessionStorage.getItem('changesetd.token')}`+"`"+`);
+			await new Promise((r) => { ws.onopen = r; });
+			let id = 0;
+			const w = new Map();
+			ws.onmessage = (e) => { const m = JSON.parse(e.data); if (w.has(m.id)) w.get(m.id)(m); };
+			const call = (method, params) => new Promise((r) => { w.set(++id, r); ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params })); });
+			await call('initialize', { channel: 'ahp-root://', protocolVersions: ['1.0.0'], clientId: 'bench-in-browser-' + Math.random() });
+			const l = await call('listSessions', { channel: 'ahp-root://' });
+			const s = await call('subscribe', { channel: l.result.items[0].resource });
+			const c = s.result.snapshot.state.changesets.find((x) => x.changeKind === 'uncommitted');
+			await call('subscribe', { channel: c.uriTemplate });
+			ws.close();
+			return performance.now() - t0;
+		})()`)
+		if err != nil {
+			return fmt.Errorf("raw client in the browser: %w", err)
+		}
+		inBrowser = append(inBrowser, msDur(ms))
+	}
 
 	// j → the next painted frame: the frame after the keydown's work is
 	// produced once a message posted from its requestAnimationFrame
@@ -212,6 +241,7 @@ func runPage(c config, pc pageConfig) error {
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| navigation → count and first rows (median of %d) | %s | %s (Node ws connect → ready) | %.2f× | ≤ 3× |\n", pc.runs, fmtDur(median(nav)), fmtDur(median(raw)), navRatio)
 	slices.Sort(keys)
+	fmt.Printf("| the same path by a raw client in the page's browser (median of %d) | | %s | %.2f× | |\n", pc.runs, fmtDur(median(inBrowser)), ratio(median(nav), median(inBrowser)))
 	fmt.Printf("| j → next painted frame, %d presses | median %s, worst %s | | | median ≤ 16 ms, worst ≤ 50 ms |\n", len(keys), fmtDur(median(keys)), fmtDur(keys[len(keys)-1]))
 	fmt.Printf("| burst of %d fileSets, save → applied | %s | %s (Go client receives) | %.2f× | ≤ 2× |\n", len(burst), fmtDur(pageBurst), fmtDur(rawBurst), ratio(pageBurst, rawBurst))
 	fmt.Printf("| %d-line diff, Load anyway → first paint | %s (%.0f rows in the document) | | | ≤ 300 ms |\n", pc.lines, fmtDur(msDur(bigMs)), rows)

@@ -480,7 +480,9 @@ async function openChangeset(entry, file) {
   renderTurns();
   renderChangeset();
   try {
+    performance.mark('changesetd:subscribe-changeset');
     await hold(entry.uri);
+    performance.mark('changesetd:changeset');
   } catch (e) {
     if (ui.cs === entry) {
       $('cs-error').hidden = false;
@@ -488,7 +490,9 @@ async function openChangeset(entry, file) {
     }
     return;
   }
-  renderChangeset();
+  // The snapshot's state event renders it in the next frame, unless the
+  // channel was held already.
+  if (!dirty.has(entry.uri)) renderChangeset();
 }
 
 function relPath(uri) {
@@ -1380,6 +1384,7 @@ function start(token) {
     if (ui.cs) renderChangeset();
   });
   c.addEventListener('ready', async () => {
+    performance.mark('changesetd:ready');
     try {
       await loadSessions();
     } catch (e) {
