@@ -5,6 +5,7 @@
 //
 //	go run ./bench                     # 100,000 files, 1,000 modified
 //	go run ./bench -files 5000 -dirs 50 -modified 50 -runs 1 -saves 5
+//	go run ./bench -page               # the review page in Chromium (page.go)
 //
 // It is run by hand, not by go test. It needs git and Linux (/proc).
 package main
@@ -44,7 +45,22 @@ func main() {
 	flag.StringVar(&c.logLevel, "log-level", "info", "daemon --log-level")
 	flag.StringVar(&c.daemon, "daemon", "", "use this changesetd binary instead of building ./cmd/changesetd")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temp dir (repository, daemon logs)")
+	page := flag.Bool("page", false, "measure the review page in headless Chromium instead (see page.go)")
+	var pc pageConfig
+	flag.IntVar(&pc.changed, "page-files", 1500, "with -page: changed files")
+	flag.IntVar(&pc.presses, "page-presses", 20, "with -page: j presses timed")
+	flag.IntVar(&pc.burst, "page-burst", 1000, "with -page: files saved at once in the burst")
+	flag.IntVar(&pc.lines, "page-lines", 30000, "with -page: lines of the long diff")
+	flag.IntVar(&pc.runs, "page-runs", 5, "with -page: navigations timed")
+	flag.StringVar(&pc.chromium, "chromium", "", "with -page: the Chromium binary (default: chromium on PATH)")
 	flag.Parse()
+	if *page {
+		if err := runPage(c, pc); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: FAILED:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if c.runs < 1 || c.saves < 1 || c.lines < 100 {
 		fmt.Fprintln(os.Stderr, "bench: -runs and -saves must be >= 1, -lines >= 100")
 		os.Exit(2)

@@ -635,7 +635,15 @@ func (cs *csChannel) find(id string) *protocol.ChangesetFile {
 
 // sameFile reports whether republishing f would change nothing.
 func sameFile(a, b protocol.ChangesetFile) bool {
-	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed() && sameEdits(a, b)
+	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed() && sameEdits(a, b) && indexMark(a) == indexMark(b)
+}
+
+// indexMark is where an uncommitted file's change stands in git's index
+// (_meta.changesetd.index): staging changes it and nothing else.
+func indexMark(f protocol.ChangesetFile) string {
+	own, _ := f.Meta["changesetd"].(protocol.Object)
+	m, _ := own["index"].(string)
+	return m
 }
 
 // contentKey identifies the content pair a review applies to.

@@ -386,7 +386,41 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 	}
 	list.Warnings = warnings
 	bad.mark(list, workSizes(changes))
+	if q.View == protocol.KindUncommitted {
+		w.markIndex(list, changes)
+	}
 	return list, nil
+}
+
+// markIndex records in each uncommitted file's _meta.changesetd.index
+// whether its change is "staged", "unstaged" or "partial" (some of each),
+// for a review panel to show them as git's own tools do. A file whose
+// index cannot be read gets no mark: the changeset does not fail for it.
+func (w *gitWorkspace) markIndex(list *session.ChangeList, changes []scm.Change) {
+	states, err := w.repo.IndexStates(changes)
+	if err != nil {
+		w.log.Debug("cannot read the index states", "err", err)
+		return
+	}
+	for _, fc := range list.Files {
+		var st scm.IndexState
+		for _, v := range []*session.FileVersion{fc.Old, fc.New} {
+			if v != nil {
+				s := states[v.Path]
+				st.Staged, st.Unstaged = st.Staged || s.Staged, st.Unstaged || s.Unstaged
+			}
+		}
+		own, _ := fc.Meta["changesetd"].(protocol.Object)
+		switch {
+		case own == nil:
+		case st.Staged && st.Unstaged:
+			own["index"] = "partial"
+		case st.Staged:
+			own["index"] = "staged"
+		default:
+			own["index"] = "unstaged"
+		}
+	}
 }
 
 // parallel calls f(i) for every i below n, spread over the cores, until

@@ -912,12 +912,12 @@ func TestBrowserAnnotations(t *testing.T) {
 		b.do(darkMode(false), chromedp.KeyEvent("s"))
 	})
 
-	t.Run("a comment on the working tree belongs to the last turn that touched the file", func(t *testing.T) {
+	// With no turn running, the working tree is no turn's version: a
+	// comment on it goes on the baseline's lines the selected ones came
+	// from (TestBrowserCommentAnchors has the other views).
+	t.Run("a comment on the working tree goes on the baseline's lines", func(t *testing.T) {
 		b.t, m.t = t, t
 		writeFile(t, repo, "b.txt", "bee\nhive\n")
-		// The page knows which files the turn touched once it has the
-		// turn's changeset, which its counts come from.
-		b.waitFor("the turn's counts", `[...document.querySelectorAll('#turns li.turn')].some(li => li.textContent.includes('+2 −1'))`)
 		// commentOn comments on the added lines of path in the working
 		// tree and returns the new annotation.
 		commentOn := func(path, text string) protocol.Annotation {
@@ -949,12 +949,15 @@ func TestBrowserAnnotations(t *testing.T) {
 			i := slices.IndexFunc(st.Annotations, func(a protocol.Annotation) bool { return slices.Equal(entryTexts(&a), []string{text}) })
 			return st.Annotations[i]
 		}
-		// a.txt's added lines: "new 1" and "new 2", then the turn's two.
-		if a := commentOn("a.txt", "All of it?"); a.TurnID != turnID || a.Range == nil || a.Range.Start.Line != 0 || a.Range.End != (protocol.TextPosition{Line: 38}) {
-			t.Errorf("a.txt: turn %q range %+v, want turn %q, lines 0–37 (to the start of 38)", a.TurnID, a.Range, turnID)
+		// a.txt's added lines: "new 1" and "new 2", then the turn's two,
+		// which replaced the baseline's line 35: baseline lines 1–35.
+		if a := commentOn("a.txt", "All of it?"); a.TurnID != "baseline" || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 0}, End: protocol.TextPosition{Line: 35}}) {
+			t.Errorf("a.txt: turn %q range %+v, want the baseline's lines 0–34 (to the start of 35)", a.TurnID, a.Range)
 		}
-		if a := commentOn("b.txt", "A hive?"); a.TurnID != "baseline" || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 1}, End: protocol.TextPosition{Line: 2}}) {
-			t.Errorf("b.txt: turn %q range %+v, want baseline, line 1", a.TurnID, a.Range)
+		// b.txt's "hive" is new since the baseline: the empty range
+		// where it was inserted, after the baseline's only line.
+		if a := commentOn("b.txt", "A hive?"); a.TurnID != "baseline" || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 1}, End: protocol.TextPosition{Line: 1}}) {
+			t.Errorf("b.txt: turn %q range %+v, want the baseline's empty range at line 1", a.TurnID, a.Range)
 		}
 		b.waitFor("b.txt's badge", fileRow("b.txt")+`.querySelector('.cbadge').textContent === '1'`)
 	})

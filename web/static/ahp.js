@@ -73,7 +73,10 @@ export class Client extends EventTarget {
     }
     this.ws = ws;
     this.setStatus(this.initialized ? 'reconnecting' : 'connecting');
-    ws.onopen = () => this.handshake(ws);
+    ws.onopen = () => {
+      ws.opened = true;
+      this.handshake(ws);
+    };
     ws.onmessage = (ev) => this.receive(ev.data);
     ws.onclose = (ev) => this.dropped(ws, ev);
   }
@@ -168,6 +171,9 @@ export class Client extends EventTarget {
     }
     const delay = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt++;
+    // A socket that never opened was refused before the protocol began:
+    // the daemon is down, or it turned the upgrade down (a wrong token).
+    this.neverOpened = !ws.opened;
     this.setStatus('disconnected', `${ev.reason || 'connection lost'}; retrying in ${(delay / 1000).toFixed(1)} s`);
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => this.open(), delay);

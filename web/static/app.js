@@ -3,8 +3,8 @@
 
 import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
-import { parsePatch, renderUnified, renderSplit, selectedRange } from './diff.js';
-import { lastLine, linesLabel, newId, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
+import { countLines, emptyTable, flatRows, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
+import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -47,7 +47,7 @@ const ui = {
   client: null,
   sessions: new Map(), // uri -> SessionSummary
   session: null, // selected session uri
-  chat: null, // its chat uri
+  chats: new Map(), // the session's chat uris -> agent key ('' for the default chat)
   cs: null, // {uri, label, kind, review}
   file: null, // selected file id
   view: localStorage.getItem('changesetd.view') === 'split' ? 'split' : 'unified',
@@ -55,8 +55,11 @@ const ui = {
   turnCs: new Map(), // turn id -> changeset uri (for counts)
   picks: [], // turn ids ticked for comparison
   diffKey: '',
+  bigOk: new Set(), // diffs too long to open by themselves that the reader opened
+  virtualDiff: null, // the virtual diff shown: {from, to, draw}
   lastSelection: null,
   ann: null, // the session's annotations channel, when the daemon has one
+  sessionCs: null, // the session changeset, held to map working-tree lines to the baseline's
   composer: null, // the open comment box: {key: 'new' or an annotation id, resource, range, turnId, text, error}
   threadOpen: new Map(), // "id:resolved" -> open, where the reader folded or unfolded a thread
   sent: new Map(), // clientSeq -> the comment box a dispatch came from, to reopen it if refused
@@ -204,13 +207,15 @@ function clearSession() {
   closeChangeset();
   if (ui.ann) release(ui.ann);
   ui.ann = null;
+  if (ui.sessionCs) release(ui.sessionCs);
+  ui.sessionCs = null;
   for (const uri of ui.turnCs.values()) release(uri);
   ui.turnCs.clear();
   ui.picks = [];
   if (ui.session) release(ui.session);
-  if (ui.chat) release(ui.chat);
+  for (const uri of ui.chats.keys()) release(uri);
+  ui.chats.clear();
   ui.session = null;
-  ui.chat = null;
   renderCatalog();
   renderTurns();
 }
@@ -219,7 +224,6 @@ async function selectSession(uri, want = {}) {
   if (ui.session === uri) return;
   clearSession();
   ui.session = uri;
-  ui.chat = 'ahp-chat:/' + uri.slice(uri.indexOf(':/') + 2);
   renderSessions();
   remember();
   try {
@@ -229,7 +233,7 @@ async function selectSession(uri, want = {}) {
     return;
   }
   renderCatalog();
-  hold(ui.chat).then(renderTurns, () => renderTurns());
+  syncChats();
   // A daemon without the annotations channel names none: the page then
   // offers no comments.
   const ann = ui.client.state(uri)?.annotations?.resource || ui.sessions.get(uri)?.annotations?.resource;
@@ -246,6 +250,96 @@ async function selectSession(uri, want = {}) {
     const first = cat.find((c) => c.changeKind === 'uncommitted') || cat.find((c) => variables(c.uriTemplate).length === 0);
     if (first) openChangeset(entryFor(first, {}));
   }
+}
+
+// ---- chats ---------------------------------------------------------------
+
+// Turns live on chats: the session's default chat (ahp-chat:/<session id>)
+// for turns marked without an agent, and one chat per agent that names
+// itself (--agent, or a hook's session_id: ahp-chat:/<session id>/<agent>).
+// The page holds every chat the session lists, and the default one even
+// before the session lists it.
+
+function defaultChat(session) {
+  return 'ahp-chat:/' + session.slice(session.indexOf(':/') + 2);
+}
+
+// chatKey is the agent a chat belongs to, '' for the default chat.
+function chatKey(uri) {
+  const rest = uri.slice(uri.indexOf(':/') + 2);
+  const i = rest.indexOf('/');
+  if (i < 0) return '';
+  try {
+    return decodeURIComponent(rest.slice(i + 1));
+  } catch {
+    return rest.slice(i + 1);
+  }
+}
+
+// syncChats holds the chats the session lists now and lets go of those it
+// no longer does.
+function syncChats() {
+  if (!ui.session) return;
+  const s = ui.client.state(ui.session);
+  const want = new Set([defaultChat(ui.session), ...(s?.chats || []).map((c) => c.resource)]);
+  for (const uri of want) {
+    if (ui.chats.has(uri)) continue;
+    ui.chats.set(uri, chatKey(uri));
+    hold(uri).then(onChats, onChats);
+  }
+  for (const uri of [...ui.chats.keys()]) {
+    if (want.has(uri)) continue;
+    ui.chats.delete(uri);
+    release(uri);
+  }
+}
+
+function onChats() {
+  renderTurns();
+  renderChangeset();
+}
+
+// allTurns is every turn of every chat, oldest first, each with its chat
+// and agent; a running turn has state 'running'.
+function allTurns() {
+  const out = [];
+  for (const [uri, agent] of ui.chats) {
+    const st = ui.client.state(uri);
+    for (const t of st?.turns || []) out.push({ ...t, chat: uri, agent });
+    if (st?.activeTurn) out.push({ ...st.activeTurn, state: 'running', chat: uri, agent });
+  }
+  // ISO-8601 times in one format sort as strings; the sort is stable, so
+  // turns without a time keep their chat's order.
+  return out.sort((a, b) => (a.startedAt || '').localeCompare(b.startedAt || ''));
+}
+
+function runningTurns() {
+  return allTurns().filter((t) => t.state === 'running');
+}
+
+function agentLabel(agent) {
+  return agent ? `agent ${agent}` : 'no agent';
+}
+
+function fmtTime(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? '' : d.toLocaleTimeString();
+}
+
+// endCommand is what ends a turn from a shell.
+function endCommand(t) {
+  return 'changesetd turn end' + (t.agent ? ` --agent ${t.agent}` : '');
+}
+
+// disabledReason says why the daemon disabled the operations, and how to
+// enable them again.
+function disabledReason() {
+  const run = runningTurns();
+  if (run.length === 0) return 'Disabled by the daemon.';
+  const t = run[run.length - 1];
+  const since = fmtTime(t.startedAt);
+  return `Disabled while turn “${t.message?.text || t.id}” (${agentLabel(t.agent)}${since ? `, started ${since}` : ''}) runs. ` +
+    `It ends when the agent stops, or with: ${endCommand(t)}`;
 }
 
 // ---- catalogue and turns ---------------------------------------------
@@ -300,16 +394,15 @@ const MAX_TURNS = 50;
 function renderTurns() {
   const ol = $('turns');
   ol.replaceChildren();
-  const chat = ui.chat && ui.client.state(ui.chat);
-  const turns = [...(chat?.turns || [])];
-  if (chat?.activeTurn) turns.push({ ...chat.activeTurn, state: 'running' });
+  const turns = allTurns();
   $('no-turns').hidden = turns.length > 0;
   const tmpl = catalogEntry('turn');
   const shown = turns.slice(-MAX_TURNS);
   const keep = new Set();
   for (const t of shown.slice().reverse()) {
-    const li = el('li', 'item turn' + (ui.cs?.turn === t.id ? ' selected' : ''));
+    const li = el('li', 'item turn' + (ui.cs?.turn === t.id ? ' selected' : '') + (t.state === 'running' ? ' running' : ''));
     li.dataset.turn = t.id;
+    li.dataset.agent = t.agent;
     const pick = el('input');
     pick.type = 'checkbox';
     pick.title = 'Tick two turns to compare them';
@@ -323,7 +416,7 @@ function renderTurns() {
     const body = el('span', 'turnbody');
     body.append(el('span', 'name', t.message?.text || '(no message)'));
     const meta = el('span', 'muted');
-    const parts = [t.state === 'running' ? 'running' : fmtDuration(t.duration)];
+    const parts = [agentLabel(t.agent), t.state === 'running' ? `running since ${fmtTime(t.startedAt)}` : fmtDuration(t.duration)];
     if (tmpl) {
       const uri = expand(tmpl.uriTemplate, { turnId: t.id });
       keep.add(t.id);
@@ -356,12 +449,12 @@ function renderTurns() {
 }
 
 function compareTurns() {
-  const chat = ui.client.state(ui.chat);
-  const order = [...(chat?.turns || []), ...(chat?.activeTurn ? [chat.activeTurn] : [])].map((t) => t.id);
+  const turns = allTurns();
+  const order = turns.map((t) => t.id);
   const [a, b] = ui.picks.slice().sort((x, y) => order.indexOf(x) - order.indexOf(y));
   const c = catalogEntry('compare-turns');
   if (!c) return;
-  const msg = (id) => [...(chat?.turns || []), chat?.activeTurn].find((t) => t && t.id === id)?.message?.text || id;
+  const msg = (id) => turns.find((t) => t.id === id)?.message?.text || id;
   openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”`, after: b });
 }
 
@@ -371,6 +464,7 @@ function closeChangeset() {
   if (ui.cs) release(ui.cs.uri);
   ui.cs = null;
   ui.file = null;
+  ui.fileAt = 0;
   ui.diffKey = '';
   ui.composer = null;
   renderChangeset();
@@ -386,7 +480,9 @@ async function openChangeset(entry, file) {
   renderTurns();
   renderChangeset();
   try {
+    performance.mark('changesetd:subscribe-changeset');
     await hold(entry.uri);
+    performance.mark('changesetd:changeset');
   } catch (e) {
     if (ui.cs === entry) {
       $('cs-error').hidden = false;
@@ -394,7 +490,9 @@ async function openChangeset(entry, file) {
     }
     return;
   }
-  renderChangeset();
+  // The snapshot's state event renders it in the next frame, unless the
+  // channel was held already.
+  if (!dirty.has(entry.uri)) renderChangeset();
 }
 
 function relPath(uri) {
@@ -419,6 +517,19 @@ function operationOf(f) {
 
 const OP_LABEL = { add: 'added', delete: 'deleted', move: 'renamed', modify: 'modified' };
 
+// indexState is where an uncommitted file's change stands in git's index:
+// 'staged', 'unstaged', 'partial' (some of each), or null where the
+// daemon does not say (other changesets).
+function indexState(f) {
+  return f?._meta?.changesetd?.index || null;
+}
+
+const INDEX_LABEL = { staged: 'staged', partial: 'partly staged' };
+const INDEX_TITLE = {
+  staged: 'Staged: the whole change is in the index',
+  partial: 'Partly staged: some of the change is in the index, some only in the working tree',
+};
+
 function pathOf(f) {
   const a = f.edit?.after?.uri;
   const b = f.edit?.before?.uri;
@@ -433,8 +544,8 @@ function csState() {
 function renderChangeset() {
   const s = csState();
   $('cs-label').textContent = ui.cs ? ui.cs.label : 'Pick a changeset';
-  const status = s?.status || (ui.cs ? 'subscribing' : '');
-  $('cs-status').textContent = status;
+  const status = s && !online() ? 'offline' : s?.status || (ui.cs ? 'subscribing' : '');
+  $('cs-status').textContent = status === 'offline' ? 'offline: the daemon is not connected' : status;
   $('cs-status').dataset.status = status;
   $('cs-progress').hidden = !(status === 'computing' || status === 'recomputing' || status === 'subscribing');
   const err = $('cs-error');
@@ -451,6 +562,8 @@ function renderChangeset() {
   if (s) {
     totals.append(el('span', 'nfiles', `${tot.files} file${tot.files === 1 ? '' : 's'}`),
       el('span', 'added', `+${tot.added}`), el('span', 'removed', `−${tot.removed}`));
+    const staged = (s.files || []).filter((f) => INDEX_LABEL[indexState(f)]).length;
+    if (staged) totals.append(el('span', 'nstaged', `${staged} staged`));
     if (ui.cs.review) totals.append(el('span', 'reviewed', `${reviewed}/${tot.files} reviewed`));
   }
   renderOps(s);
@@ -458,17 +571,47 @@ function renderChangeset() {
   renderDiff(s);
 }
 
+function online() {
+  return ui.client?.status === 'connected';
+}
+
+const OFFLINE = 'Not connected to the daemon: this is the last state it sent.';
+
 function opButton(op, target, label) {
   const b = el('button', 'op' + (op.confirmation ? ' danger' : ''), label || op.label);
   b.type = 'button';
   b.dataset.op = op.id;
   b.title = op.description || '';
   b.disabled = op.status === 'disabled' || op.status === 'running';
-  b.onclick = () => invoke(op, target);
+  if (op.status === 'disabled') b.title = `${op.label}: ${disabledReason()}`;
+  else if (op.status === 'running') b.title = `${op.label} is running`;
+  if (!online()) {
+    b.disabled = true;
+    b.title = `${op.label}: ${OFFLINE}`;
+  }
+  b.onclick = () => (op.id === 'commit' ? openCommit(op) : invoke(op, target));
   return b;
 }
 
+// renderRunning shows the turns running now, and why the operations are
+// disabled while they do.
+function renderRunning(s) {
+  const box = $('running');
+  box.replaceChildren();
+  const run = runningTurns();
+  for (const t of run) {
+    const p = el('p', 'run');
+    p.dataset.turn = t.id;
+    p.append(el('strong', null, 'Turn running: '), `“${t.message?.text || t.id}” · ${agentLabel(t.agent)} · started ${fmtTime(t.startedAt)}. End it with `, el('code', null, endCommand(t)), '.');
+    box.append(p);
+  }
+  const off = (s?.operations || []).filter((op) => op.status === 'disabled');
+  if (off.length) box.append(el('p', 'opnote', `${off.map((op) => op.label).join(', ')}: ${disabledReason()}`));
+  box.hidden = box.childElementCount === 0;
+}
+
 function renderOps(s) {
+  renderRunning(s);
   const box = $('cs-ops');
   box.replaceChildren();
   for (const op of s?.operations || []) {
@@ -478,47 +621,145 @@ function renderOps(s) {
   }
 }
 
+// fileKey is a file's path as the list shows and sorts it.
+function fileKey(f) {
+  return relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+}
+
+const sortedCache = new WeakMap();
+
+// filesOf is the changeset's files sorted by path, whatever order the
+// actions brought them in: a file removed and set again (a revert undone)
+// comes back where it was.
+function filesOf(s) {
+  const files = s?.files;
+  if (!files) return [];
+  let out = sortedCache.get(files);
+  if (!out) {
+    out = files.map((f) => [fileKey(f), f]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((x) => x[1]);
+    sortedCache.set(files, out);
+  }
+  return out;
+}
+
+// A list longer than this is virtual: only the rows in view (and a few
+// around them) are in the document, each ROW_PX high.
+const VIRTUAL_FILES = 200;
+const ROW_PX = 28;
+const OVERSCAN = 10;
+
+// rowCache keeps each file's row while the file object (which the
+// reducer replaces only when the file changed) and what the row shows of
+// the page's state stay the same.
+let rowCache = new WeakMap();
+
 function renderFiles(s) {
   const ul = $('files');
-  const files = s?.files || [];
-  if (ui.file && !files.some((f) => f.id === ui.file)) ui.file = null;
-  if (!ui.file && files.length) ui.file = files[0].id;
-  ul.replaceChildren();
-  if (s && files.length === 0 && s.status === 'ready') ul.append(el('li', 'muted empty', 'No changes.'));
-  for (const f of files) {
-    const li = el('li', 'file' + (f.id === ui.file ? ' selected' : '') + (f.reviewed ? ' is-reviewed' : ''));
-    li.dataset.id = f.id;
-    li.dataset.path = relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
-    if (ui.cs.review) {
-      const cb = el('input', 'review');
-      cb.type = 'checkbox';
-      cb.checked = !!f.reviewed;
-      cb.title = 'Reviewed (x)';
-      cb.setAttribute('aria-label', 'Reviewed');
-      cb.onclick = (e) => {
-        e.stopPropagation();
-        setReviewed(f.id, cb.checked);
-      };
-      li.append(cb);
-    }
-    const op = operationOf(f);
-    li.append(el('span', 'opkind ' + op, OP_LABEL[op] || op), el('span', 'path', pathOf(f)));
-    const d = f.edit?.diff;
-    const c = el('span', 'counts');
-    if (d) c.append(el('span', 'added', `+${d.added ?? 0}`), el('span', 'removed', `−${d.removed ?? 0}`));
-    else c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
-    const threads = threadsOn(f);
-    if (threads.length) {
-      const open = threads.filter((a) => !a.resolved).length;
-      const b = el('span', 'cbadge' + (open ? '' : ' done'), String(threads.length));
-      b.title = `${threads.length} comment thread${threads.length === 1 ? '' : 's'}, ${open} open`;
-      b.setAttribute('aria-label', b.title);
-      c.prepend(b);
-    }
-    li.append(c);
-    li.onclick = () => selectFile(f.id);
-    ul.append(li);
+  const files = filesOf(s);
+  // The selected file gone (reverted, committed): the one that took its
+  // place in the list is selected, as after a delete in a list.
+  const at = files.findIndex((f) => f.id === ui.file);
+  if (at >= 0) ui.fileAt = at;
+  else if (files.length) ui.file = files[Math.min(ui.fileAt || 0, files.length - 1)].id;
+  else ui.file = null;
+  ui.fileList = files;
+  const virtual = files.length > VIRTUAL_FILES;
+  ul.classList.toggle('virtual', virtual);
+  ul.setAttribute('aria-rowcount', String(files.length));
+  if (s && files.length === 0 && s.status === 'ready') {
+    ul.replaceChildren(el('li', 'muted empty', 'No changes.'));
+    return;
   }
+  let from = 0;
+  let to = files.length;
+  if (virtual) {
+    const h = ul.clientHeight || 600;
+    from = Math.max(0, Math.floor(ul.scrollTop / ROW_PX) - OVERSCAN);
+    to = Math.min(files.length, Math.ceil((ul.scrollTop + h) / ROW_PX) + OVERSCAN);
+  }
+  const rows = [];
+  if (from > 0) rows.push(spacer(from * ROW_PX));
+  for (let i = from; i < to; i++) rows.push(fileRowFor(files[i], i));
+  if (to < files.length) rows.push(spacer((files.length - to) * ROW_PX));
+  // Rows that are the same nodes stay put: no reflow for them, and the
+  // focus and hover on a row survive an update of another.
+  const cur = ul.children;
+  let same = cur.length === rows.length;
+  for (let i = 0; same && i < rows.length; i++) same = cur[i] === rows[i];
+  if (!same) ul.replaceChildren(...rows);
+}
+
+function spacer(px) {
+  const li = el('li', 'spacer');
+  li.style.height = px + 'px';
+  li.setAttribute('aria-hidden', 'true');
+  return li;
+}
+
+function fileRowFor(f, i) {
+  const threads = threadsOn(f);
+  const sig = [f.id === ui.file, !!ui.cs.review, threads.length, threads.filter((a) => !a.resolved).length, i].join();
+  const hit = rowCache.get(f);
+  if (hit && hit.sig === sig) return hit.li;
+  const li = fileRow(f, threads);
+  li.setAttribute('aria-rowindex', String(i + 1));
+  rowCache.set(f, { sig, li });
+  return li;
+}
+
+function fileRow(f, threads) {
+  const li = el('li', 'file' + (f.id === ui.file ? ' selected' : '') + (f.reviewed ? ' is-reviewed' : ''));
+  li.dataset.id = f.id;
+  li.dataset.path = relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+  if (ui.cs.review) {
+    const cb = el('input', 'review');
+    cb.type = 'checkbox';
+    cb.checked = !!f.reviewed;
+    cb.title = 'Reviewed (x)';
+    cb.setAttribute('aria-label', 'Reviewed');
+    cb.onclick = (e) => {
+      e.stopPropagation();
+      setReviewed(f.id, cb.checked);
+    };
+    li.append(cb);
+  }
+  const op = operationOf(f);
+  li.append(el('span', 'opkind ' + op, OP_LABEL[op] || op), el('span', 'path', pathOf(f)));
+  const ix = indexState(f);
+  li.dataset.index = ix || '';
+  const d = f.edit?.diff;
+  const c = el('span', 'counts');
+  if (d) c.append(el('span', 'added', `+${d.added ?? 0}`), el('span', 'removed', `−${d.removed ?? 0}`));
+  else c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
+  if (threads.length) {
+    const open = threads.filter((a) => !a.resolved).length;
+    const b = el('span', 'cbadge' + (open ? '' : ' done'), String(threads.length));
+    b.title = `${threads.length} comment thread${threads.length === 1 ? '' : 's'}, ${open} open`;
+    b.setAttribute('aria-label', b.title);
+    c.prepend(b);
+  }
+  if (INDEX_LABEL[ix]) {
+    const m = el('span', 'idx ' + ix, INDEX_LABEL[ix]);
+    m.title = INDEX_TITLE[ix];
+    c.prepend(m);
+  }
+  li.append(c);
+  li.onclick = () => selectFile(f.id);
+  return li;
+}
+
+// showSelected scrolls the list just enough to show the selected row.
+function showSelected() {
+  const ul = $('files');
+  const i = (ui.fileList || []).findIndex((f) => f.id === ui.file);
+  if (i < 0) return;
+  if (!ul.classList.contains('virtual')) {
+    ul.querySelector('li.selected')?.scrollIntoView({ block: 'nearest' });
+    return;
+  }
+  const top = i * ROW_PX;
+  if (top < ul.scrollTop) ul.scrollTop = top;
+  else if (top + ROW_PX > ul.scrollTop + ul.clientHeight) ul.scrollTop = top + ROW_PX - ul.clientHeight;
 }
 
 function selectFile(id) {
@@ -527,8 +768,9 @@ function selectFile(id) {
   remember();
   const s = csState();
   renderFiles(s);
+  showSelected();
+  renderFiles(s);
   renderDiff(s);
-  document.querySelector(`#files li.selected`)?.scrollIntoView({ block: 'nearest' });
 }
 
 function renderDiff(s) {
@@ -542,6 +784,7 @@ function renderDiff(s) {
   renderFileOps(s, f);
   if (key === ui.diffKey) return;
   ui.diffKey = key;
+  ui.virtualDiff = null;
   ui.lastSelection = null;
   updateRangeOps();
   pane.replaceChildren();
@@ -553,11 +796,55 @@ function renderDiff(s) {
   } else if (meta.patchOmitted || meta.patch === undefined) {
     pane.append(el('p', 'note', 'The diff of this file is too large to show.'));
   } else {
+    // Its changed lines, or the patch's lines where the counts are missing.
+    const dd = f.edit?.diff;
+    const n = dd?.added !== undefined ? (dd.added || 0) + (dd.removed || 0) : countLines(meta.patch);
+    const big = n > BIG_DIFF;
+    if (big && !ui.bigOk.has(key)) {
+      // Rendering it would hold the page for seconds: on request only.
+      const p = el('p', 'note big', `This diff has ${n.toLocaleString()} lines. `);
+      const b = el('button', 'load-anyway', 'Load anyway');
+      b.type = 'button';
+      b.onclick = () => {
+        ui.bigOk.add(key);
+        ui.diffKey = '';
+        renderDiff(csState());
+      };
+      p.append(b);
+      pane.append(p);
+      return;
+    }
     const hunks = parsePatch(meta.patch);
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
+    else if (big) renderVirtualDiff(pane, hunks);
     else pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
   }
   renderThreads();
+}
+
+// A diff longer than BIG_DIFF lines opens on request, and then virtual:
+// unified, rows DIFF_ROW_PX high, only those in view in the document.
+const BIG_DIFF = 5000;
+const DIFF_ROW_PX = 20;
+
+function renderVirtualDiff(pane, hunks) {
+  const rows = flatRows(hunks);
+  const { t, tb } = emptyTable('unified');
+  t.classList.add('virtual');
+  pane.append(t);
+  const draw = () => {
+    const top = Math.max(0, pane.scrollTop - t.offsetTop);
+    const h = pane.clientHeight || 800;
+    const from = Math.max(0, Math.floor(top / DIFF_ROW_PX) - 40);
+    const to = Math.min(rows.length, Math.ceil((top + h) / DIFF_ROW_PX) + 40);
+    if (ui.virtualDiff && ui.virtualDiff.from === from && ui.virtualDiff.to === to) return;
+    ui.virtualDiff = { from, to, draw };
+    renderRows(tb, rows, from, to, DIFF_ROW_PX);
+  };
+  ui.virtualDiff = null;
+  draw();
+  const d = ui.virtualDiff;
+  d.draw = draw;
 }
 
 function renderFileOps(s, f) {
@@ -565,8 +852,16 @@ function renderFileOps(s, f) {
   box.replaceChildren();
   if (!f) return;
   const resource = f.edit?.after?.uri || f.edit?.before?.uri || f.id;
+  const ix = indexState(f);
   for (const op of s?.operations || []) {
-    if (op.scopes.includes('resource')) box.append(opButton(op, { kind: 'resource', resource }));
+    if (!op.scopes.includes('resource')) continue;
+    const b = opButton(op, { kind: 'resource', resource });
+    // Stage and Unstage apply where there is something to move.
+    if (ix && !b.disabled && online() && ((op.id === 'stage' && ix === 'staged') || (op.id === 'unstage' && ix === 'unstaged'))) {
+      b.disabled = true;
+      b.title = op.id === 'stage' ? 'Nothing to stage: the whole change is in the index already' : 'Nothing to unstage: no part of this change is in the index';
+    }
+    box.append(b);
   }
 }
 
@@ -584,8 +879,10 @@ function updateRangeOps() {
   $('range-comment').hidden = !comment;
   $('range-revert').hidden = !rev;
   $('range-stage').hidden = !stage;
-  $('range-revert').disabled = !rev || rev.status === 'disabled' || rev.status === 'running';
-  $('range-stage').disabled = !stage || stage.status === 'disabled' || stage.status === 'running';
+  $('range-revert').disabled = !rev || rev.status === 'disabled' || rev.status === 'running' || !online();
+  $('range-stage').disabled = !stage || stage.status === 'disabled' || stage.status === 'running' || !online();
+  $('range-revert').title = rev?.status === 'disabled' ? `Revert: ${disabledReason()}` : 'Revert the selected lines';
+  $('range-stage').title = stage?.status === 'disabled' ? `Stage: ${disabledReason()}` : 'Stage the selected lines';
 }
 
 function invokeRange(id) {
@@ -597,6 +894,75 @@ function invokeRange(id) {
   const r = ui.lastSelection;
   const lines = r.start.line === r.end.line ? `line ${r.start.line + 1}` : `lines ${r.start.line + 1}–${r.end.line + 1}`;
   invoke(op, { kind: 'range', resource, side: 'after', range: r }, `${op.label} the hunks at ${lines} of ${pathOf(f)}?`);
+}
+
+// ---- commit -------------------------------------------------------------
+
+// commitPlan is what a commit takes: the staged files when any are, else
+// every change.
+function commitPlan(s) {
+  const files = s?.files || [];
+  const staged = files.filter((f) => INDEX_LABEL[indexState(f)]);
+  return staged.length ? { files: staged, staged: true } : { files, staged: false };
+}
+
+// commitText is the message the dialog starts with: a subject with the
+// counts and one line per file, like the daemon's own.
+function commitText(plan) {
+  let add = 0;
+  let del = 0;
+  const lines = plan.files.map((f) => {
+    const a = f.edit?.diff?.added ?? 0;
+    const d = f.edit?.diff?.removed ?? 0;
+    add += a;
+    del += d;
+    const counts = indexState(f) === 'partial' ? 'partly staged' : `+${a} -${d}`;
+    return `- ${operationOf(f)} ${pathOf(f)} (${counts})`;
+  });
+  return `Update ${plan.files.length} file(s) (+${add} -${del})\n\n${lines.join('\n')}\n`;
+}
+
+function openCommit(op) {
+  const s = csState();
+  const plan = commitPlan(s);
+  const d = $('commit-dialog');
+  const n = plan.files.length;
+  $('commit-what').textContent = plan.staged
+    ? `Commit the ${n} staged file${n === 1 ? '' : 's'} (what is in the index):`
+    : `Nothing is staged: commit all ${n} changed file${n === 1 ? '' : 's'}:`;
+  const ul = $('commit-files');
+  ul.replaceChildren();
+  for (const f of plan.files) {
+    const li = el('li', null, pathOf(f));
+    if (indexState(f) === 'partial') li.append(el('span', 'muted', ' — only its staged part'));
+    ul.append(li);
+  }
+  $('commit-message').value = commitText(plan);
+  $('commit-error').textContent = '';
+  const done = () => {
+    $('commit-form').onsubmit = null;
+    $('commit-cancel').onclick = null;
+    if (d.open) d.close();
+  };
+  $('commit-cancel').onclick = done;
+  $('commit-form').onsubmit = async (e) => {
+    e.preventDefault();
+    const message = $('commit-message').value;
+    if (message.trim() === '') {
+      $('commit-error').textContent = 'Write a commit message first.';
+      $('commit-message').focus();
+      return;
+    }
+    done();
+    try {
+      const res = await ui.client.request('invokeChangesetOperation', { channel: ui.cs.uri, operationId: op.id, _meta: { message } });
+      toast(res?.message ? plain(res.message) : `Committed ${n} file${n === 1 ? '' : 's'}`);
+    } catch (err) {
+      toast(`${op.label} failed: ${errText(err)}`, 'error');
+    }
+  };
+  d.showModal();
+  $('commit-message').focus();
 }
 
 // invoke runs an operation, asking first when it carries a confirmation.
@@ -662,27 +1028,60 @@ function viewOf() {
   return { live: true };
 }
 
-function endedTurns() {
-  return ui.chat && ui.client.state(ui.chat)?.turns || [];
-}
-
 function turnName(id) {
   if (id === 'baseline') return 'the baseline';
-  const t = endedTurns().find((x) => x.id === id) || (ui.client.state(ui.chat)?.activeTurn?.id === id ? ui.client.state(ui.chat).activeTurn : null);
+  const t = allTurns().find((x) => x.id === id);
   return t?.message?.text ? `turn “${t.message.text}”` : `turn ${id}`;
 }
 
-// turnFor is the turn a new comment on resource is anchored to: the
-// viewed turn, else the latest ended turn that touched the file, else the
-// baseline.
-function turnFor(resource) {
+// settled resolves to the state of channel once it has its files.
+function settled(uri) {
+  return new Promise((resolve) => {
+    const check = () => {
+      const st = ui.client.state(uri);
+      if (!st || !['ready', 'recomputing', 'error'].includes(st.status)) return false;
+      ui.client.removeEventListener('state', on);
+      resolve(st);
+      return true;
+    };
+    const on = (e) => { if (e.detail.channel === uri) check(); };
+    if (!check()) ui.client.addEventListener('state', on);
+  });
+}
+
+// anchorFor says what a new comment on range (shown lines, or null for the
+// whole file) of resource is anchored to: an annotation names a turn's
+// version of the file, or the baseline's, and lines of that version. A
+// turn's view shows its version, so the lines are the shown ones. A view
+// of the working tree is the version of the turn running now, when one
+// is; else the comment goes on the baseline, its lines mapped there
+// through the session changeset (baseline → working tree). It resolves
+// to {turnId, range, note}.
+async function anchorFor(resource, range) {
   const v = viewOf();
-  if (v.turn) return v.turn;
-  for (const t of endedTurns().slice().reverse()) {
-    const st = ui.turnCs.has(t.id) ? ui.client.state(ui.turnCs.get(t.id)) : null;
-    if (st?.files?.some((f) => fileResources(f).includes(resource))) return t.id;
+  if (v.turn) return { turnId: v.turn, range };
+  const run = runningTurns();
+  if (run.length) return { turnId: run[run.length - 1].id, range };
+  if (!range) return { turnId: 'baseline', range };
+  let st = ui.cs?.kind === 'session' ? csState() : null;
+  if (!st) {
+    const c = catalogEntry('session');
+    if (!c) return { turnId: 'baseline', range: null, note: 'on the whole file: this daemon has no session changeset to place lines with' };
+    const uri = entryFor(c, {}).uri;
+    if (ui.sessionCs !== uri) {
+      if (ui.sessionCs) release(ui.sessionCs);
+      ui.sessionCs = uri;
+      await hold(uri);
+    }
+    st = await settled(uri);
   }
-  return 'baseline';
+  const f = st.files?.find((x) => (x.edit?.after?.uri || x.edit?.before?.uri) === resource);
+  if (!f) return { turnId: 'baseline', range }; // the same lines as at the baseline
+  const patch = f._meta?.changesetd?.patch;
+  if (patch === undefined || f._meta?.changesetd?.patchOmitted) {
+    return { turnId: 'baseline', range: null, note: 'on the whole file: its diff since the baseline is too large to place lines with' };
+  }
+  return { turnId: 'baseline', range: oldRange(parsePatch(patch), range.start.line, lastLine(range)) };
 }
 
 // anchorRow is the last diff row on the range's lines, or null when the
@@ -737,7 +1136,7 @@ function renderThreads() {
   const c = ui.composer;
   if (c?.key === 'new' && res.includes(c.resource)) {
     const box = el('div', 'thread new');
-    box.append(el('div', 'where', `${linesLabel(c.range)}: new comment`), composerFor(c, 'Comment'));
+    box.append(el('div', 'where', `${linesLabel(c.range)}: new comment${c.note ? ` (${c.note})` : ''}`), composerFor(c, 'Comment'));
     const row = c.range && anchorRow(rows, c.range);
     if (row) placeAfter(row, box, 'new'); else top.append(box);
   }
@@ -794,18 +1193,27 @@ function commentOnSelection() {
   startComment(wholeLines(first, Math.max(sel.end.line, first)));
 }
 
-function startComment(range) {
+async function startComment(range) {
   const f = currentFile();
   if (!f || !canComment()) return;
   const resource = f.edit?.after?.uri || f.edit?.before?.uri;
   document.getSelection()?.removeAllRanges();
-  openComposer({ key: 'new', resource, range, turnId: turnFor(resource) });
+  const csUri = ui.cs.uri;
+  let anchor;
+  try {
+    anchor = await anchorFor(resource, range);
+  } catch (e) {
+    toast(`Cannot place the comment: ${errText(e)}`, 'error');
+    return;
+  }
+  if (ui.cs?.uri !== csUri || currentFile()?.id !== f.id) return;
+  openComposer({ key: 'new', resource, range, turnId: anchor.turnId, anchorRange: anchor.range, note: anchor.note });
 }
 
 function submitComposer(c, text) {
   if (c.key === 'new') {
     const a = { id: newId('a'), turnId: c.turnId, resource: c.resource, resolved: false, entries: [{ id: newId('e'), text }] };
-    if (c.range) a.range = c.range;
+    if (c.anchorRange) a.range = c.anchorRange;
     sendAnnotation({ type: 'annotations/set', annotation: a }, { ...c, text, error: '' });
   } else {
     sendAnnotation({ type: 'annotations/entrySet', annotationId: c.key, entry: { id: newId('e'), text } }, { ...c, text, error: '' });
@@ -865,7 +1273,7 @@ function onKey(e) {
   const t = e.target;
   if (t && (t.tagName === 'INPUT' && t.type !== 'checkbox' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
   if ($('confirm').open) return;
-  const files = csState()?.files || [];
+  const files = filesOf(csState());
   const i = files.findIndex((f) => f.id === ui.file);
   if (e.key === 'j' && files.length) {
     selectFile(files[Math.min(i + 1, files.length - 1)].id);
@@ -894,22 +1302,44 @@ function toggleView() {
 
 // ---- wiring ------------------------------------------------------------
 
+// Actions come in bursts (a save of a thousand files is a thousand
+// fileSets): each marks what it touched, and the page renders once per
+// animation frame.
+const dirty = new Set();
+let frame = 0;
+
 function onState({ channel }) {
+  dirty.add(channel);
+  if (!frame) frame = requestAnimationFrame(flush);
+}
+
+function flush() {
+  frame = 0;
+  const channels = [...dirty];
+  dirty.clear();
+  let cs = false;
+  let turns = false;
+  const turnCs = new Set(ui.turnCs.values());
+  for (const ch of channels) {
+    const mine = ui.cs && ch === ui.cs.uri;
+    if (mine) cs = true;
+    if (ui.chats.has(ch) || turnCs.has(ch)) turns = true;
+    else if (!mine) renderChannel(ch);
+  }
+  if (turns) onChats();
+  else if (cs) renderChangeset();
+}
+
+function renderChannel(channel) {
   if (channel === ui.ann) {
     onAnnotations();
   } else if (channel === ui.session) {
+    syncChats();
     renderCatalog();
     if (!ui.cs) {
       const c = catalogEntry('uncommitted');
       if (c) openChangeset(entryFor(c, {}));
     }
-  } else if (channel === ui.chat) {
-    renderTurns();
-  } else if (ui.cs && channel === ui.cs.uri) {
-    renderChangeset();
-    if ([...ui.turnCs.values()].includes(channel)) renderTurns();
-  } else if ([...ui.turnCs.values()].includes(channel)) {
-    renderTurns();
   }
 }
 
@@ -922,22 +1352,39 @@ const CONN_TEXT = {
   closed: 'closed',
 };
 
+// forgetChannels drops what the page held through an earlier client: a
+// new one (after the token form) holds nothing yet.
+function forgetChannels() {
+  ui.held.clear();
+  ui.chats.clear();
+  ui.turnCs.clear();
+  ui.session = null;
+  ui.cs = null;
+  ui.file = null;
+  ui.ann = null;
+  ui.sessionCs = null;
+  ui.diffKey = '';
+}
+
 function start(token) {
+  if (ui.client) forgetChannels();
   $('login').hidden = true;
   $('app').hidden = false;
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const c = new Client(`${proto}//${location.host}/ahp?token=${encodeURIComponent(token)}`, clientId());
   ui.client = c;
-  let everConnected = false;
   c.addEventListener('status', (e) => {
     const { status, detail } = e.detail;
-    if (status === 'connected') everConnected = true;
-    if (status === 'disconnected' && !everConnected) checkToken(c);
+    if (status === 'disconnected' && c.neverOpened) checkToken(c);
     $('conn').dataset.state = status;
     $('conn').textContent = CONN_TEXT[status] + (detail ? ` — ${detail}` : '');
     document.body.dataset.conn = status;
+    // What the page shows is the last state it had: it says so, and
+    // nothing can be invoked on it.
+    if (ui.cs) renderChangeset();
   });
   c.addEventListener('ready', async () => {
+    performance.mark('changesetd:ready');
     try {
       await loadSessions();
     } catch (e) {
@@ -965,9 +1412,21 @@ function start(token) {
 }
 
 // checkToken tells a refused token from a stopped daemon: a browser sees
-// neither the 401 nor its reason, but when /healthz answers, the daemon
-// is up and it is the token it refused.
+// neither the 401 nor its reason, but when /healthz answers and a socket
+// with the token is still refused, the daemon is up and it is the token
+// it refused. This holds on a reconnect too: a daemon restarted with a
+// new state dir has a new token.
 async function checkToken(c) {
+  if (c.checking) return;
+  c.checking = true;
+  try {
+    await tokenRefused(c);
+  } finally {
+    c.checking = false;
+  }
+}
+
+async function tokenRefused(c) {
   let up = false;
   try {
     up = (await fetch('/healthz', { cache: 'no-store' })).ok;
@@ -975,10 +1434,25 @@ async function checkToken(c) {
     return;
   }
   if (!up || c.status === 'connected') return;
+  // The refused socket may have been tried just before the daemon came
+  // up: one more, now that it is.
+  if (await socketOpens(c.url)) return;
+  if (c.status === 'connected') return;
   c.close();
   sessionStorage.removeItem('changesetd.token');
   $('app').hidden = true;
   showLogin('The daemon refused this token. Open the review: URL it printed, or paste the token.');
+}
+
+function socketOpens(url) {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.onopen = () => {
+      resolve(true);
+      ws.close(1000, 'token check');
+    };
+    ws.onclose = () => resolve(false);
+  });
 }
 
 function showLogin(message) {
@@ -1012,6 +1486,22 @@ function main() {
   });
   // Pressing a range button must not move focus or drop the selection.
   $('range-ops').addEventListener('mousedown', (e) => e.preventDefault());
+  let diffScroll = 0;
+  $('diff').addEventListener('scroll', () => {
+    if (diffScroll || !ui.virtualDiff) return;
+    diffScroll = requestAnimationFrame(() => {
+      diffScroll = 0;
+      ui.virtualDiff?.draw();
+    });
+  }, { passive: true });
+  let scrolling = 0;
+  $('files').addEventListener('scroll', () => {
+    if (scrolling || !$('files').classList.contains('virtual')) return;
+    scrolling = requestAnimationFrame(() => {
+      scrolling = 0;
+      renderFiles(csState());
+    });
+  }, { passive: true });
   const token = takeToken();
   if (!token) {
     showLogin();

@@ -46,6 +46,52 @@ export function lastLine(r) {
   return r.end.character === 0 && r.end.line > r.start.line ? r.end.line - 1 : r.end.line;
 }
 
+// oldRange maps the new-side lines first..last (0-based) of a file's
+// diff (hunks as parsePatch returns them) to the lines of its old side:
+// lines the diff leaves alone map one to one, a selection that starts on
+// an added line starts at the lines it replaced or where it was inserted,
+// one that ends on an added line ends at the old line before it. Lines that are all new map to the
+// empty range where they were inserted.
+export function oldRange(hunks, first, last) {
+  const at = (n, end) => {
+    let delta = 0;
+    for (const h of hunks) {
+      const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(h.header);
+      if (!m) continue;
+      const oc = m[2] === undefined ? 1 : Number(m[2]);
+      const nc = m[4] === undefined ? 1 : Number(m[4]);
+      const os = oc === 0 ? Number(m[1]) + 1 : Number(m[1]);
+      const ns = nc === 0 ? Number(m[3]) + 1 : Number(m[3]);
+      if (n < ns) return n + delta;
+      if (n < ns + nc) {
+        let lastOld = os - 1;
+        for (let i = 0; i < h.lines.length; i++) {
+          const l = h.lines[i];
+          if (l.new === n) {
+            if (l.kind === 'ctx') return l.old;
+            if (end) return lastOld;
+            // Added lines that replace deleted ones start at those.
+            let j = i;
+            while (j > 0 && h.lines[j - 1].kind === 'add') j--;
+            let k = j;
+            while (k > 0 && h.lines[k - 1].kind === 'del') k--;
+            if (k < j) return h.lines[k].old;
+            const next = h.lines.slice(i + 1).find((x) => x.old !== null);
+            return next ? next.old : lastOld + 1;
+          }
+          if (l.old !== null) lastOld = l.old;
+        }
+      }
+      delta = os + oc - (ns + nc);
+    }
+    return n + delta;
+  };
+  const a = at(first + 1, false);
+  const b = at(last + 1, true);
+  if (b < a) return { start: { line: a - 1, character: 0 }, end: { line: a - 1, character: 0 } };
+  return wholeLines(a - 1, b - 1);
+}
+
 // linesLabel names a zero-based range's lines one-based, as the diff
 // numbers them.
 export function linesLabel(r) {

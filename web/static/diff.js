@@ -72,21 +72,67 @@ function hunkRow(h, hi) {
   return hr;
 }
 
+function unifiedRow(l, hi) {
+  const tr = el('tr', 'line ' + l.kind);
+  tr.dataset.hunk = String(hi);
+  setPos(tr, l);
+  const sign = l.kind === 'add' ? '+' : l.kind === 'del' ? '-' : l.kind === 'ctx' ? ' ' : '';
+  tr.append(num(l.old), num(l.new), el('td', 'sign', sign), el('td', 'code', l.text));
+  return tr;
+}
+
 // renderUnified renders hunks as one column of old/new numbers and text.
 export function renderUnified(hunks) {
   const { t, tb } = diffTable('unified');
   hunks.forEach((h, hi) => {
     tb.append(hunkRow(h, hi));
-    for (const l of h.lines) {
-      const tr = el('tr', 'line ' + l.kind);
-      tr.dataset.hunk = String(hi);
-      setPos(tr, l);
-      const sign = l.kind === 'add' ? '+' : l.kind === 'del' ? '-' : l.kind === 'ctx' ? ' ' : '';
-      tr.append(num(l.old), num(l.new), el('td', 'sign', sign), el('td', 'code', l.text));
-      tb.append(tr);
-    }
+    for (const l of h.lines) tb.append(unifiedRow(l, hi));
   });
   return t;
+}
+
+// flatRows lists a diff's rows in order, for a virtual rendering: each a
+// hunk header ({h, hi}) or a line ({l, hi}).
+export function flatRows(hunks) {
+  const rows = [];
+  hunks.forEach((h, hi) => {
+    rows.push({ h, hi });
+    for (const l of h.lines) rows.push({ l, hi });
+  });
+  return rows;
+}
+
+// renderRows renders rows[from:to] of flatRows into tb as a unified diff,
+// with spacer rows of rowPx each standing for the rows left out.
+export function renderRows(tb, rows, from, to, rowPx) {
+  const out = [];
+  const gap = (n) => {
+    const tr = el('tr', 'gap');
+    const td = el('td');
+    td.colSpan = 4;
+    td.style.height = n * rowPx + 'px';
+    tr.append(td);
+    return tr;
+  };
+  if (from > 0) out.push(gap(from));
+  for (let i = from; i < to; i++) {
+    const r = rows[i];
+    out.push(r.h ? hunkRow(r.h, r.hi) : unifiedRow(r.l, r.hi));
+  }
+  if (to < rows.length) out.push(gap(rows.length - to));
+  tb.replaceChildren(...out);
+}
+
+// countLines counts the lines of a patch without splitting it.
+export function countLines(text) {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+// emptyTable is the table a virtual diff renders into.
+export function emptyTable(view) {
+  return diffTable(view);
 }
 
 // renderSplit renders hunks side by side: deletions on the left paired

@@ -67,7 +67,7 @@ export function applyChangeset(s, a) {
 }
 
 // applySession reduces the session actions the page reads: the changeset
-// catalogue, title and readiness. Others leave the state as it is.
+// catalogue, the chats, title and readiness. Others leave the state as it is.
 export function applySession(s, a) {
   switch (a.type) {
     case 'session/changesetsChanged': {
@@ -79,6 +79,24 @@ export function applySession(s, a) {
       return [{ ...s, title: a.title }, true];
     case 'session/ready':
       return [{ ...s, lifecycle: 'ready' }, true];
+    case 'session/chatAdded': {
+      const chats = (s.chats || []).filter((c) => c.resource !== a.summary.resource);
+      chats.push(clone(a.summary));
+      return [{ ...s, chats }, true];
+    }
+    case 'session/chatUpdated': {
+      const chats = (s.chats || []).map((c) => {
+        if (c.resource !== a.chat) return c;
+        const n = { ...c };
+        for (const [k, v] of Object.entries(a.changes || {})) {
+          if (v === null) delete n[k]; else n[k] = clone(v);
+        }
+        return n;
+      });
+      return [{ ...s, chats }, true];
+    }
+    case 'session/chatRemoved':
+      return [{ ...s, chats: (s.chats || []).filter((c) => c.resource !== a.chat) }, true];
     case 'session/creationFailed':
       return [{ ...s, lifecycle: 'failed', creationError: clone(a.error) }, true];
   }

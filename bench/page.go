@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/test/fake"
+)
+
+// pageConfig is what bench -page measures the review page on.
+type pageConfig struct {
+	changed, presses, burst, lines, runs int
+	chromium                             string
+}
+
+// runPage measures the review page in headless Chromium against a raw
+// client on the same daemon, in one run: navigation until the file list
+// shows its count and first rows, against a Node ws client's connect →
+// ready on the same path; j to the next painted frame; a burst of
+// fileSets applied by the page, against their receipt by a raw client;
+// and a long diff's first paint after Load anyway.
+func runPage(c config, pc pageConfig) error {
+	work, err := os.MkdirTemp("", "changesetd-bench-page-")
+	if err != nil {
+		return err
+	}
+	if c.keep {
+		fmt.Println("work dir (kept):", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	bin := c.daemon
+	if bin == "" {
+		if bin, err = buildDaemon(work); err != nil {
+			return err
+		}
+	}
+	r, err := makeRepo(work, pc.changed*2, max(pc.changed/50, 1), pc.changed-5)
+	if err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	// The long diff: a new file of pc.lines lines, sorted first.
+	var big strings.Builder
+	for i := range pc.lines {
+		fmt.Fprintf(&big, "const v%d = %d;\n", i, i)
+	}
+	if err := os.WriteFile(filepath.Join(r.dir, "0-big.js"), []byte(big.String()), 0o644); err != nil {
+		return err
+	}
+	r.untracked = append(r.untracked, "0-big.js")
+
+	d, err := startDaemon(bin, r.dir, work, c.logLevel, 0)
+	if err != nil {
+		return err
+	}
+	defer d.kill()
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	m, _, err := coldRun(ctx, d, r)
+	if err != nil {
+		return fmt.Errorf("daemon: %w; stderr in %s", err, d.stderr)
+	}
+	files := len(r.expected())
+	fmt.Printf("daemon ready with %d changed files\n", files)
+
+	raw, err := rawReady(ctx, d, files, pc.runs)
+	if err != nil {
+		return err
+	}
+
+	b, closeBrowser, err := openChromium(pc.chromium)
+	if err != nil {
+		return err
+	}
+	defer closeBrowser()
+	review := strings.Replace(strings.Replace(d.url, "ws://", "http://", 1), "/ahp?token=", "/#token=", 1)
+
+	// Navigation → the count and the first rows, from the navigation's
+	// start (performance.now() is measured from it).
+	listed := fmt.Sprintf(`new Promise((resolve) => {
+		const check = () => {
+			const t = document.getElementById('totals');
+			if (t && t.textContent.includes('%d files') && document.querySelectorAll('#files li.file').length >= 10) resolve(performance.now());
+			else requestAnimationFrame(check);
+		};
+		check();
+	})`, files)
+	var nav []time.Duration
+	for range pc.runs {
+		if err := do(b, chromedp.Navigate("about:blank"), chromedp.Navigate(review)); err != nil {
+			return fmt.Errorf("navigate: %w", err)
+		}
+		ms, err := evalFloat(b, listed)
+		if err != nil {
+			return fmt.Errorf("waiting for the file list: %w", err)
+		}
+		nav = append(nav, msDur(ms))
+	}
+	if os.Getenv("BENCH_PAGE_MARKS") != "" {
+		marks, err := chromedp.Run(b, chromedp.Evaluate[string](`JSON.stringify([...performance.getEntriesByType('navigation').map(e => ({dcl: e.domContentLoadedEventEnd, load: e.loadEventEnd})), ...performance.getEntriesByType('mark').map(m => [m.name, m.startTime]), ...performance.getEntriesByType('resource').map(r => [r.name.split('/').pop(), r.startTime, r.responseEnd])])`))
+		fmt.Println("marks:", marks, err)
+	}
+	// The same path as the page's, by a raw client in the same browser:
+	// socket, initialize, listSessions, the session, the changeset.
+	var inBrowser []time.Duration
+	for range pc.runs {
+		ms, err := evalFloat(b, `(async () => {
+			const t0 = performance.now();
+			const ws = new WebSocket(`+"`"+`ws://${location.host}/ahp?token=${sessionStorage.getItem('changesetd.token')}`+"`"+`);
+			await new Promise((r) => { ws.onopen = r; });
+			let id = 0;
+			const w = new Map();
+			ws.onmessage = (e) => { const m = JSON.parse(e.data); if (w.has(m.id)) w.get(m.id)(m); };
+			const call = (method, params) => new Promise((r) => { w.set(++id, r); ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params })); });
+			await call('initialize', { channel: 'ahp-root://', protocolVersions: ['1.0.0'], clientId: 'bench-in-browser-' + Math.random() });
+			const l = await call('listSessions', { channel: 'ahp-root://' });
+			const s = await call('subscribe', { channel: l.result.items[0].resource });
+			const c = s.result.snapshot.state.changesets.find((x) => x.changeKind === 'uncommitted');
+			await call('subscribe', { channel: c.uriTemplate });
+			ws.close();
+			return performance.now() - t0;
+		})()`)
+		if err != nil {
+			return fmt.Errorf("raw client in the browser: %w", err)
+		}
+		inBrowser = append(inBrowser, msDur(ms))
+	}
+
+	// j → the next painted frame: the frame after the keydown's work is
+	// produced once a message posted from its requestAnimationFrame
+	// callback runs.
+	const press = `new Promise((resolve) => {
+		const t0 = performance.now();
+		document.dispatchEvent(new KeyboardEvent('keydown', { key: 'j', bubbles: true }));
+		requestAnimationFrame(() => {
+			const ch = new MessageChannel();
+			ch.port1.onmessage = () => resolve(performance.now() - t0);
+			ch.port2.postMessage(0);
+		});
+	})`
+	var keys []time.Duration
+	for range pc.presses {
+		ms, err := evalFloat(b, press)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, msDur(ms))
+	}
+
+	// A burst: pc.burst files get one more line each at once. The page
+	// is done when its totals show every added line; the raw client when
+	// its mirror has every fileSet.
+	added := 0
+	for _, f := range m.st.Files {
+		if f.Edit.Diff != nil && f.Edit.Diff.Added != nil {
+			added += *f.Edit.Diff.Added
+		}
+	}
+	want := added + pc.burst
+	if err := do(b, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`window.benchBurst = new Promise((resolve) => {
+		const check = () => {
+			const a = document.querySelector('#totals .added');
+			if (a && a.textContent === '+%d') resolve(Date.now());
+			else requestAnimationFrame(check);
+		};
+		check();
+	}); 0`, want))); err != nil {
+		return err
+	}
+	burst := r.modified[:min(pc.burst, len(r.modified))]
+	t0 := time.Now()
+	for _, rel := range burst {
+		p := filepath.Join(r.dir, filepath.FromSlash(rel))
+		old, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, append(old, "// burst\n"...), 0o644); err != nil {
+			return err
+		}
+	}
+	err = m.wait(ctx, "the burst", func(_ *fake.Envelope, st *protocol.ChangesetState) bool {
+		n := 0
+		for _, f := range st.Files {
+			if f.Edit.Diff != nil && f.Edit.Diff.Added != nil {
+				n += *f.Edit.Diff.Added
+			}
+		}
+		return n == want
+	})
+	if err != nil {
+		return err
+	}
+	rawBurst := time.Since(t0)
+	doneAt, err := evalFloat(b, `window.benchBurst`)
+	if err != nil {
+		return err
+	}
+	pageBurst := time.UnixMilli(int64(doneAt)).Sub(t0)
+
+	// The long diff: select it, then time Load anyway to its first paint.
+	if err := do(b, chromedp.Evaluate[chromedp.Void](`document.getElementById('files').scrollTop = 0; document.querySelector('#files li.file[data-path="0-big.js"]').click(); 0`)); err != nil {
+		return err
+	}
+	bigMs, err := evalFloat(b, `new Promise((resolve, reject) => {
+		const wait = () => {
+			const btn = document.querySelector('#diff button.load-anyway');
+			if (!btn) { requestAnimationFrame(wait); return; }
+			const t0 = performance.now();
+			btn.click();
+			requestAnimationFrame(() => {
+				const ch = new MessageChannel();
+				ch.port1.onmessage = () => document.querySelector('#diff table.virtual tr.line') ? resolve(performance.now() - t0) : reject(new Error('no diff rows'));
+				ch.port2.postMessage(0);
+			});
+		};
+		wait();
+	})`)
+	if err != nil {
+		return err
+	}
+	rows, err := evalFloat(b, `document.querySelectorAll('#diff tr.line').length`)
+	if err != nil {
+		return err
+	}
+
+	navRatio := ratio(median(nav), median(raw))
+	fmt.Printf("\n## Review page, %d changed files (Chromium headless, one run)\n\n", files)
+	fmt.Println("| measure | page | raw client | ratio | target |")
+	fmt.Println("|---|---|---|---|---|")
+	fmt.Printf("| navigation → count and first rows (median of %d) | %s | %s (Node ws connect → ready) | %.2f× | ≤ 3× |\n", pc.runs, fmtDur(median(nav)), fmtDur(median(raw)), navRatio)
+	slices.Sort(keys)
+	fmt.Printf("| the same path by a raw client in the page's browser (median of %d) | | %s | %.2f× | |\n", pc.runs, fmtDur(median(inBrowser)), ratio(median(nav), median(inBrowser)))
+	fmt.Printf("| j → next painted frame, %d presses | median %s, worst %s | | | median ≤ 16 ms, worst ≤ 50 ms |\n", len(keys), fmtDur(median(keys)), fmtDur(keys[len(keys)-1]))
+	fmt.Printf("| burst of %d fileSets, save → applied | %s | %s (Go client receives) | %.2f× | ≤ 2× |\n", len(burst), fmtDur(pageBurst), fmtDur(rawBurst), ratio(pageBurst, rawBurst))
+	fmt.Printf("| %d-line diff, Load anyway → first paint | %s (%.0f rows in the document) | | | ≤ 300 ms |\n", pc.lines, fmtDur(msDur(bigMs)), rows)
+	fmt.Printf("\nnavigation runs: %s; raw: %s\n", fmtDurs(nav), fmtDurs(raw))
+	return nil
+}
+
+// rawReady runs bench/page.mjs runs times against the daemon.
+func rawReady(ctx context.Context, d *daemon, files, runs int) ([]time.Duration, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("bench -page needs node: %v", err)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, node, filepath.Join(root, "bench", "page.mjs"), d.url, strconv.Itoa(files), strconv.Itoa(runs)).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("node bench/page.mjs (npm ci --prefix test/node first): %v\n%s", err, out)
+	}
+	var res struct{ Ready []float64 }
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("node bench/page.mjs: %v: %s", err, out)
+	}
+	var ds []time.Duration
+	for _, ms := range res.Ready {
+		ds = append(ds, msDur(ms))
+	}
+	return ds, nil
+}
+
+// openChromium starts headless Chromium with one tab.
+func openChromium(path string) (context.Context, func(), error) {
+	if path == "" {
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if p, err := exec.LookPath(name); err == nil {
+				path = p
+				break
+			}
+		}
+	}
+	if path == "" {
+		return nil, nil, fmt.Errorf("bench -page needs Chromium (apt-get install -y chromium, or -chromium PATH)")
+	}
+	dir, err := os.MkdirTemp("", "changesetd-bench-chromium-")
+	if err != nil {
+		return nil, nil, err
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir), chromedp.WindowSize(1400, 900),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-renderer-backgrounding", true))
+	ctx, cancel := chromedp.NewContext(actx)
+	// The browser lives as long as the context of the first run: this one.
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		cancelAlloc()
+		return nil, nil, fmt.Errorf("start %s: %w", path, err)
+	}
+	return ctx, func() {
+		cancel()
+		cancelAlloc()
+		os.RemoveAll(dir)
+	}, nil
+}
+
+func do(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) error {
+	c, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	return chromedp.Do(c, steps...)
+}
+
+func evalFloat(ctx context.Context, expr string) (float64, error) {
+	c, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	return chromedp.Run(c, chromedp.Evaluate[float64](expr, chromedp.EvalAwaitPromise))
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

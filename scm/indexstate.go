@@ -1,0 +1,44 @@
+package scm
+
+// IndexState is where a changed path stands between HEAD, the index and
+// the working tree, as a source-control panel shows it.
+type IndexState struct {
+	Staged   bool // the index differs from HEAD at the path
+	Unstaged bool // the working tree differs from the index at the path
+}
+
+// IndexStates reports the index state of each change of an uncommitted
+// status (changes of the working tree against HEAD), by path.
+func (r *Repo) IndexStates(changes []Change) (map[string]IndexState, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	idx, err := r.indexLocked()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]IndexState, len(changes))
+	for _, c := range changes {
+		ie := idx.m[c.Path]
+		if ie != nil && ie.conflict {
+			out[c.Path] = IndexState{Staged: true, Unstaged: true}
+			continue
+		}
+		in := ie != nil && !ie.e.IntentToAdd
+		var st IndexState
+		if c.Head == nil {
+			st.Staged = in
+		} else {
+			st.Staged = !in || ie.e.Hash.String() != c.Head.OID || uint32(ie.e.Mode) != c.Head.Mode
+		}
+		switch {
+		case c.Work == nil:
+			st.Unstaged = in
+		case !in, c.Work.OID == "":
+			st.Unstaged = true
+		default:
+			st.Unstaged = ie.e.Hash.String() != c.Work.OID || uint32(ie.e.Mode) != c.Work.Mode
+		}
+		out[c.Path] = st
+	}
+	return out, nil
+}
