@@ -230,6 +230,11 @@ func TestStageKeepsCacheTree(t *testing.T) {
 	}
 	x := checkDebugAgainstGit(t, dir)
 	checkAgainstGit(t, dir, status(t, r), "")
+	// Our own fast path survives too: a/deep and c come from the index,
+	// only the invalidated directories are read.
+	if _, short := treeCounts(r); short != 2 {
+		t.Errorf("%d directories taken from the cache-tree after our stage, want 2 (a/deep, c)", short)
+	}
 	if x.tree == nil {
 		t.Fatal("the index lost its cache-tree")
 	}

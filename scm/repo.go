@@ -59,6 +59,10 @@ type Repo struct {
 	idx *indexSnapshot
 	// trees caches flattened trees by tree id (HEAD's and merge bases').
 	trees map[plumbing.Hash]*flatTree
+	// sparseTrees caches the flattened trees of a sparse index's sparse
+	// directories, so that re-reading the index after a change (in the
+	// cone) does not read every tree outside the cone again.
+	sparseTrees map[sparseDir]*flatTree
 	// commitTrees and blobSizes remember what a commit's tree is and how
 	// large a blob is; objects never change, so these need no
 	// invalidation, only a bound (maxObjectMemo). Every scan asks both
@@ -937,6 +941,16 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	return snap, nil
 }
 
+// sparseDir is a sparse directory entry: the directory and its tree.
+type sparseDir struct {
+	dir string
+	h   plumbing.Hash
+}
+
+// maxSparseTrees bounds Repo.sparseTrees: a cone rarely leaves out more
+// than a few hundred directories.
+const maxSparseTrees = 1024
+
 // expandSparseLocked replaces the sparse directory entries of a sparse
 // index with the entries of the trees they stand for, each skip-worktree
 // with no stat data, as git's ensure_full_index does; the rest of the
@@ -958,11 +972,19 @@ func (r *Repo) expandSparseLocked(ctx context.Context, x *indexFile) (map[string
 			return nil, fmt.Errorf("sparse directory %s is unmerged", e.Name)
 		}
 		dir := strings.TrimSuffix(e.Name, "/")
-		ft := &flatTree{m: map[string]treeEntry{}}
-		if err := r.flatten(ctx, e.Hash, dir, ft, nil); err != nil {
-			return nil, fmt.Errorf("sparse directory %s: tree %s: %w", e.Name, e.Hash, err)
+		key := sparseDir{dir, e.Hash}
+		ft, ok := r.sparseTrees[key]
+		if !ok {
+			ft = &flatTree{m: map[string]treeEntry{}}
+			if err := r.flatten(ctx, e.Hash, dir, ft, nil); err != nil {
+				return nil, fmt.Errorf("sparse directory %s: tree %s: %w", e.Name, e.Hash, err)
+			}
+			sort.Strings(ft.paths)
+			if r.sparseTrees == nil || len(r.sparseTrees) >= maxSparseTrees {
+				r.sparseTrees = map[sparseDir]*flatTree{}
+			}
+			r.sparseTrees[key] = ft
 		}
-		sort.Strings(ft.paths)
 		for _, p := range ft.paths {
 			te := ft.m[p]
 			out = append(out, &index.Entry{Name: p, Mode: te.mode, Hash: te.hash, SkipWorktree: true})

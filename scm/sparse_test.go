@@ -65,6 +65,25 @@ func TestSparseIndex(t *testing.T) {
 		t.Errorf("expanded index (-git ls-files +ours):\n%s", d)
 	}
 
+	// git changes the index in the cone (and writes it sparse again): it
+	// is read again, the trees outside the cone are not.
+	gitRun(t, dir, "add", "sub/new.txt")
+	gitRun(t, dir, "reset", "-q", "sub/new.txt")
+	b, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	must(t, err)
+	if x, _, err := decodeIndexOnly(b); err != nil || !x.sparse {
+		t.Fatalf("git wrote the index full (%v)", err)
+	}
+	r.mu.Lock()
+	r.treeReads = 0
+	_, err = r.indexLocked()
+	reads := r.treeReads
+	r.mu.Unlock()
+	must(t, err)
+	if reads != 0 {
+		t.Errorf("%d trees read to expand the index again", reads)
+	}
+
 	must(t, r.StagePath(context.Background(), "sub/b.txt"))
 	checkAgainstGit(t, dir, status(t, r), "")
 	if got := gitRun(t, dir, "diff", "--cached", "--name-only"); got != "sub/b.txt\n" {
