@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,13 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/gorilla/websocket"
-
+	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -40,11 +39,7 @@ type envelope struct {
 	Action          json.RawMessage `json:"action"`
 }
 
-type snapshot struct {
-	Resource string          `json:"resource"`
-	State    json.RawMessage `json:"state"`
-	FromSeq  int64           `json:"fromSeq"`
-}
+type snapshot = ahpclient.Snapshot
 
 type reconnectResult struct {
 	Type      string     `json:"type"`
@@ -58,18 +53,12 @@ const notifyAction = "action"
 // callTimeout bounds the wait for a response (set by -call-timeout).
 var callTimeout = 60 * time.Second
 
-// wsConn is a WebSocket with a synchronous JSON-RPC call helper. Only one
-// goroutine reads; writes are serialized by writeMu.
-type wsConn struct {
-	ws      *websocket.Conn
-	writeMu sync.Mutex
-	nextID  int64
-	buf     bytes.Buffer
-}
+// wsConn is one connection to the daemon.
+type wsConn = ahpclient.Client
 
-func dialWS(url string) (*wsConn, error) {
-	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second}
-	ws, resp, err := d.Dial(url, nil)
+// dialWS connects; onClose, when set, is told how the connection ended.
+func dialWS(url string, onClose func(error)) (*wsConn, error) {
+	c, resp, err := ahpclient.Dial(context.Background(), url, ahpclient.Options{HandshakeTimeout: 30 * time.Second, OnClose: onClose})
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -78,92 +67,31 @@ func dialWS(url string) (*wsConn, error) {
 		}
 		return nil, fmt.Errorf("dial: %w", err)
 	}
-	return &wsConn{ws: ws}, nil
+	return c, nil
 }
 
-func (c *wsConn) send(v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	return c.ws.WriteMessage(websocket.TextMessage, data)
-}
-
-// read returns the next message. The returned bytes are only valid until
-// the next read.
-func (c *wsConn) read() ([]byte, error) {
-	_, r, err := c.ws.NextReader()
-	if err != nil {
-		return nil, err
-	}
-	c.buf.Reset()
-	if _, err := c.buf.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	return c.buf.Bytes(), nil
-}
-
-// call sends a request and reads until its response; notifications read
-// meanwhile go to onNote. It must run on the connection's reading
-// goroutine.
-func (c *wsConn) call(method string, params any, out any, onNote func(*inbound)) error {
-	c.nextID++
-	id := c.nextID
-	if err := c.send(protocol.NewRequest(id, method, params)); err != nil {
+// call sends a request and waits for its response, at most callTimeout;
+// the notifications that come before it go to onNote.
+func call(c *wsConn, method string, params any, out any, onNote func(*inbound)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	err := c.CallNotes(ctx, method, params, out, onNote)
+	if _, rpc := errors.AsType[*ahpclient.RPCError](err); rpc {
 		return fmt.Errorf("%s: %w", method, err)
 	}
-	c.ws.SetReadDeadline(time.Now().Add(callTimeout))
-	defer c.ws.SetReadDeadline(time.Time{})
-	want := strconv.FormatInt(id, 10)
-	for {
-		data, err := c.read()
-		if err != nil {
-			return fmt.Errorf("%s: %w", method, err)
-		}
-		var m inbound
-		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("%s: bad frame: %w", method, err)
-		}
-		if m.Method != "" {
-			if onNote != nil {
-				onNote(&m)
-			}
-			continue
-		}
-		if string(m.ID) != want {
-			continue
-		}
-		if m.Error != nil {
-			return fmt.Errorf("%s: %w", method, m.Error)
-		}
-		if out != nil {
-			return json.Unmarshal(m.Result, out)
-		}
-		return nil
-	}
+	return err
 }
 
-func (c *wsConn) initialize(clientID string) error {
-	return c.call("initialize", map[string]any{
+func initialize(c *wsConn, clientID string) error {
+	return call(c, "initialize", map[string]any{
 		"channel": "ahp-root://", "protocolVersions": []string{"1.0.0"}, "clientId": clientID,
 	}, nil, nil)
 }
 
-func (c *wsConn) subscribe(uri string, onNote func(*inbound)) (snapshot, error) {
-	var res struct {
-		Snapshot snapshot `json:"snapshot"`
-	}
-	err := c.call("subscribe", map[string]any{"channel": uri}, &res, onNote)
-	return res.Snapshot, err
-}
-
-// closeNormally sends a close frame; the reader then sees the daemon's
-// close and ends. The TCP connection is dropped after grace in any case.
-func (c *wsConn) closeNormally(grace time.Duration) {
-	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-	time.AfterFunc(grace, func() { c.ws.Close() })
+func subscribe(c *wsConn, uri string, onNote func(*inbound)) (snapshot, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	return c.Subscribe(ctx, uri, onNote)
 }
 
 // pingLoop sends a JSON-RPC ping on every connection conns returns, every
@@ -178,7 +106,7 @@ func pingLoop(every time.Duration, conns func() []*wsConn, quit <-chan struct{})
 		case <-tick.C:
 		}
 		for _, c := range conns() {
-			_ = c.send(protocol.Request{JSONRPC: protocol.JSONRPCVersion, ID: json.RawMessage(`"keepalive"`), Method: "ping", Params: map[string]any{"channel": protocol.RootURI}})
+			_ = c.Send(protocol.Request{JSONRPC: protocol.JSONRPCVersion, ID: json.RawMessage(`"keepalive"`), Method: "ping", Params: map[string]any{"channel": protocol.RootURI}})
 		}
 	}
 }
@@ -217,7 +145,7 @@ type subscriber struct {
 // connect opens a connection: initialize+subscribe the first time, a
 // reconnect afterwards. On success s.conn is set and s.active is true.
 func (s *subscriber) connect(first bool) error {
-	c, err := dialWS(s.r.url)
+	c, err := dialWS(s.r.url, nil)
 	if err != nil {
 		return err
 	}
@@ -230,29 +158,29 @@ func (s *subscriber) connect(first bool) error {
 		s.mu.Unlock()
 	}()
 	if first {
-		if err := c.initialize(s.clientID); err != nil {
-			c.ws.Close()
+		if err := initialize(c, s.clientID); err != nil {
+			c.Close()
 			return err
 		}
-		snap, err := c.subscribe(s.r.uri, func(m *inbound) { s.note(m, time.Now(), true) })
+		snap, err := subscribe(c, s.r.uri, func(m *inbound) { s.note(m, time.Now(), true) })
 		if err != nil {
-			c.ws.Close()
+			c.Close()
 			return err
 		}
 		s.start = snap.FromSeq
 		s.seen.Store(max(s.seen.Load(), snap.FromSeq))
 	} else {
 		var res reconnectResult
-		err := c.call("reconnect", map[string]any{
+		err := call(c, "reconnect", map[string]any{
 			"channel": "ahp-root://", "clientId": s.clientID, "lastSeenServerSeq": s.seen.Load(),
 			"subscriptions": []string{s.r.uri},
 		}, &res, func(m *inbound) { s.note(m, time.Now(), true) })
 		if err != nil {
-			c.ws.Close()
+			c.Close()
 			return err
 		}
 		if len(res.Missing) > 0 {
-			c.ws.Close()
+			c.Close()
 			return fmt.Errorf("reconnect: subscriptions missing: %v", res.Missing)
 		}
 		switch res.Type {
@@ -275,7 +203,7 @@ func (s *subscriber) connect(first bool) error {
 				}
 			}
 		default:
-			c.ws.Close()
+			c.Close()
 			return fmt.Errorf("reconnect: unknown result type %q", res.Type)
 		}
 	}
@@ -329,25 +257,16 @@ func (s *subscriber) run(done func()) {
 	}
 }
 
+// readLoop takes the connection's notifications until it ends.
 func (s *subscriber) readLoop() error {
 	s.mu.Lock()
 	c := s.conn
 	s.mu.Unlock()
-	for {
-		data, err := c.read()
-		if err != nil {
-			c.ws.Close()
-			return err
-		}
-		now := time.Now()
-		var m inbound
-		if json.Unmarshal(data, &m) != nil {
-			continue
-		}
-		if m.Method != "" {
-			s.note(&m, now, true)
-		}
-	}
+	c.Listen(func(m *inbound) { s.note(m, time.Now(), true) })
+	<-c.Done()
+	err := c.Err()
+	c.Close()
+	return err
 }
 
 // disconnect starts a planned disconnect; false if the client is not
@@ -359,7 +278,7 @@ func (s *subscriber) disconnect() bool {
 		return false
 	}
 	s.planned.Store(true)
-	s.conn.closeNormally(5 * time.Second)
+	s.conn.Shutdown(5 * time.Second)
 	return true
 }
 
@@ -369,10 +288,10 @@ func (s *subscriber) closeNow() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn != nil {
-		s.conn.closeNormally(2 * time.Second)
+		s.conn.Shutdown(2 * time.Second)
 	}
 	if s.dialing != nil {
-		s.dialing.ws.Close()
+		s.dialing.Close()
 	}
 }
 
@@ -456,12 +375,13 @@ type driver struct {
 }
 
 func newDriver(r *loadRun) (*driver, error) {
-	c, err := dialWS(r.url)
+	d := &driver{r: r, types: map[string]int64{}, changed: make(chan struct{})}
+	c, err := dialWS(r.url, d.connEnded)
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{r: r, conn: c, types: map[string]int64{}, changed: make(chan struct{})}
-	if err := c.initialize(r.driverID); err != nil {
+	d.conn = c
+	if err := initialize(c, r.driverID); err != nil {
 		return nil, err
 	}
 	var sessions struct {
@@ -469,7 +389,7 @@ func newDriver(r *loadRun) (*driver, error) {
 			Resource string `json:"resource"`
 		} `json:"items"`
 	}
-	if err := c.call("listSessions", map[string]any{"channel": "ahp-root://"}, &sessions, nil); err != nil {
+	if err := call(c, "listSessions", map[string]any{"channel": "ahp-root://"}, &sessions, nil); err != nil {
 		return nil, err
 	}
 	if len(sessions.Items) != 1 {
@@ -480,7 +400,7 @@ func newDriver(r *loadRun) (*driver, error) {
 		return nil, fmt.Errorf("listSessions: unexpected session resource %q", sessions.Items[0].Resource)
 	}
 	r.uri = "ahp-changeset:/" + id + "/changeset/uncommitted"
-	snap, err := c.subscribe(r.uri, nil)
+	snap, err := subscribe(c, r.uri, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -498,7 +418,7 @@ func newDriver(r *loadRun) (*driver, error) {
 		d.files = append(d.files, f.ID)
 	}
 	d.ref = append(d.ref, snap.FromSeq) // ref[0] is the starting point, not an envelope
-	go d.readLoop()
+	c.Listen(d.note)
 	return d, nil
 }
 
@@ -530,30 +450,28 @@ func (d *driver) waitReady(timeout time.Duration) error {
 	}
 }
 
-func (d *driver) readLoop() {
-	for {
-		data, err := d.conn.read()
-		if err != nil {
-			d.mu.Lock()
-			d.closed = err
-			close(d.changed)
-			d.changed = make(chan struct{})
-			d.mu.Unlock()
-			if !d.r.stopping.Load() {
-				d.r.event("driver connection closed", "DRIVER connection closed: %v", describeClose(err))
-			}
-			return
-		}
-		var m inbound
-		if json.Unmarshal(data, &m) != nil || m.Method != notifyAction {
-			continue
-		}
-		var env envelope
-		if json.Unmarshal(m.Params, &env) != nil || env.Channel != d.r.uri {
-			continue
-		}
-		d.record(&env)
+// connEnded records that the driver's connection ended.
+func (d *driver) connEnded(err error) {
+	d.mu.Lock()
+	d.closed = err
+	close(d.changed)
+	d.changed = make(chan struct{})
+	d.mu.Unlock()
+	if !d.r.stopping.Load() {
+		d.r.event("driver connection closed", "DRIVER connection closed: %v", describeClose(err))
 	}
+}
+
+// note takes one notification of the reference stream.
+func (d *driver) note(m *inbound) {
+	if m.Method != notifyAction {
+		return
+	}
+	var env envelope
+	if json.Unmarshal(m.Params, &env) != nil || env.Channel != d.r.uri {
+		return
+	}
+	d.record(&env)
 }
 
 func (d *driver) record(env *envelope) {
@@ -694,7 +612,7 @@ func (d *driver) dispatchOne(k int64) error {
 	reviewed := (k/n)%2 == 0
 	seq := d.r.dispatched.Load() + 1
 	d.r.markSent(seq)
-	err := d.conn.send(protocol.NewNotification("dispatchAction", map[string]any{
+	err := d.conn.Send(protocol.NewNotification("dispatchAction", map[string]any{
 		"channel": d.r.uri, "clientSeq": seq,
 		"action": map[string]any{"type": "changeset/filesReviewChanged", "files": []string{file}, "reviewed": reviewed},
 	}))
@@ -734,8 +652,7 @@ func errClass(err error) string {
 // describeClose renders a read error, with the close code and reason when
 // the daemon sent a close frame.
 func describeClose(err error) string {
-	var ce *websocket.CloseError
-	if errors.As(err, &ce) {
+	if ce, ok := errors.AsType[*ahpclient.CloseError](err); ok {
 		return fmt.Sprintf("close %d %q", ce.Code, ce.Text)
 	}
 	return err.Error()

@@ -253,7 +253,8 @@ func run() int {
 	mon.sample(true)
 	r.stopping.Store(true)
 	closeAll(subs, wg)
-	drv.conn.closeNormally(time.Second)
+	drv.conn.Shutdown(time.Second)
+	defer drv.conn.Close()
 
 	res := analyze(r, drv, subs, refLast)
 	res.elapsed, res.liveInRun = elapsed, liveInRun
