@@ -1,9 +1,13 @@
 package test
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -36,6 +40,7 @@ var layers = map[string]struct {
 	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
 	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "web"}, true},
+	"ahpclient":     {[]string{"protocol"}, true},
 }
 
 // TestLayering enforces the layering with go list -deps, so an import
@@ -87,6 +92,117 @@ func TestEveryDaemonPackageIsCovered(t *testing.T) {
 		}
 		if !strings.Contains(string(src), `"`+dep+`"`) {
 			t.Errorf("deps_test.go does not import %s: a change there would not re-run these tests", own)
+		}
+	}
+}
+
+// goList runs go list -f format over pkgs (relative to the module root)
+// and returns its lines.
+func goList(t *testing.T, format string, pkgs ...string) []string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	cmd := exec.Command("go", append([]string{"list", "-f", format}, pkgs...)...)
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", pkgs, err)
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// sessionFileIO lists the files of session that still reach the file
+// system themselves, with what they import for it. Session keeps the
+// state of a session; reading and writing files belongs to source, which
+// adapts the engine to it. The list may only shrink: a file that no longer
+// needs an entry fails the test until the entry is removed.
+var sessionFileIO = map[string][]string{
+	"drafts.go":     {"os"},            // Lstat of a draft's target
+	"manager.go":    {"os"},            // Stat of a session's directory
+	"nlink_unix.go": {"syscall"},       // the link count of a file
+	"resource.go":   {"os", "syscall"}, // resourceRead under an os.Root
+}
+
+// TestSessionDoesNoFileIO: session imports neither os nor syscall, but for
+// the files sessionFileIO still lists.
+func TestSessionDoesNoFileIO(t *testing.T) {
+	files := goList(t, `{{join .GoFiles "\n"}}`, "./session")
+	seen := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, filepath.Join("..", "session", name), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if path != "os" && path != "syscall" {
+				continue
+			}
+			seen[name] = append(seen[name], path)
+			if !slices.Contains(sessionFileIO[name], path) {
+				t.Errorf("session/%s imports %s: file I/O belongs to source", name, path)
+			}
+		}
+	}
+	for name, want := range sessionFileIO {
+		for _, path := range want {
+			if !slices.Contains(seen[name], path) {
+				t.Errorf("session/%s no longer imports %s: remove it from sessionFileIO", name, path)
+			}
+		}
+	}
+}
+
+// cmdImports is what cmd/changesetd may import of this module: the
+// packages it wires into the daemon (store, snapstore, session, source,
+// server, metrics), the client the client commands speak through, and the
+// wire types and URI helpers those commands build requests with. The
+// engine itself (changeset, reducer, scm, fswatch) is reached only through
+// source and session.
+var cmdImports = []string{
+	"store", "scm/snapstore", "metrics", "session", "source", "server",
+	"ahpclient", "protocol", "uritemplate", "confine",
+}
+
+// TestCommandOnlyWires: cmd/changesetd imports no engine internals.
+func TestCommandOnlyWires(t *testing.T) {
+	imports := goList(t, `{{join .Imports "\n"}}`, "./cmd/changesetd")
+	for _, imp := range imports {
+		if own, internal := strings.CutPrefix(imp, module); internal && !slices.Contains(cmdImports, own) {
+			t.Errorf("cmd/changesetd imports %s; it may import %v only", own, cmdImports)
+		}
+	}
+}
+
+// websocketUsers are the packages that may import the WebSocket library:
+// the transport, and the client through which everything else speaks
+// AHP. The end-to-end tests also import it in their test files, to write
+// frames a client never would (binary, malformed, out of order) and to
+// name close codes.
+var websocketUsers = map[string]bool{
+	"server": true, "ahpclient": true,
+	"cmd/changesetd": true, // until its client commands speak through ahpclient
+}
+
+const websocketLib = "github.com/gorilla/websocket"
+
+// TestOnlyTheClientDialsAHP: no package but server and ahpclient
+// imports the WebSocket library outside its tests.
+func TestOnlyTheClientDialsAHP(t *testing.T) {
+	for _, line := range goList(t, `{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`, "./...") {
+		pkg, rest, _ := strings.Cut(line, " ")
+		code, tests, _ := strings.Cut(rest, "|")
+		own := strings.TrimPrefix(pkg, module)
+		if websocketUsers[own] {
+			continue
+		}
+		if slices.Contains(strings.Fields(code), websocketLib) {
+			t.Errorf("%s imports %s: dial AHP through ahpclient", own, websocketLib)
+		}
+		if own != "test" && slices.Contains(strings.Fields(tests), websocketLib) {
+			t.Errorf("the tests of %s import %s: dial AHP through ahpclient", own, websocketLib)
 		}
 	}
 }
