@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
-	"github.com/changesetd/changesetd/test/fake"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
@@ -103,7 +103,7 @@ type daemon struct {
 	stderr  string // log file
 	started time.Time
 	exited  chan error
-	client  *fake.Client
+	client  *ahpclient.Client
 }
 
 // startDaemon runs "changesetd serve" on repo with a fresh state dir and
@@ -208,7 +208,7 @@ func procStatus(pid int, field string) (int64, error) {
 // ---- a changeset mirror, as a client keeps it ----
 
 type mirror struct {
-	c    *fake.Client
+	c    *ahpclient.Client
 	uri  string
 	st   protocol.ChangesetState
 	seen int   // notifications consumed
@@ -217,7 +217,7 @@ type mirror struct {
 
 // wait applies new envelopes in arrival order until done holds; done sees
 // each new envelope after it is applied, then (env nil) the current state.
-func (m *mirror) wait(ctx context.Context, what string, done func(env *fake.Envelope, st *protocol.ChangesetState) bool) error {
+func (m *mirror) wait(ctx context.Context, what string, done func(env *ahpclient.Envelope, st *protocol.ChangesetState) bool) error {
 	var bad error
 	err := m.c.Wait(ctx, what, func() bool {
 		notes := m.c.Notes()
@@ -226,7 +226,7 @@ func (m *mirror) wait(ctx context.Context, what string, done func(env *fake.Enve
 			if n.Method != protocol.NotifyAction {
 				continue
 			}
-			var e fake.Envelope
+			var e ahpclient.Envelope
 			if err := json.Unmarshal(n.Params, &e); err != nil {
 				bad = fmt.Errorf("undecodable action: %v: %.300s", err, n.Params)
 				return true
@@ -253,15 +253,15 @@ func (m *mirror) wait(ctx context.Context, what string, done func(env *fake.Enve
 }
 
 // subscribe subscribes to uri; it returns the raw snapshot state and fromSeq.
-func subscribe(ctx context.Context, c *fake.Client, uri string) (json.RawMessage, int64, error) {
-	var res struct {
-		Snapshot struct {
-			State   json.RawMessage `json:"state"`
-			FromSeq int64           `json:"fromSeq"`
-		} `json:"snapshot"`
-	}
-	err := c.Call(ctx, protocol.MethodSubscribe, map[string]any{"channel": uri}, &res)
-	return res.Snapshot.State, res.Snapshot.FromSeq, err
+func subscribe(ctx context.Context, c *ahpclient.Client, uri string) (json.RawMessage, int64, error) {
+	snap, err := c.Subscribe(ctx, uri, nil)
+	return snap.State, snap.FromSeq, err
+}
+
+// dial connects a client that keeps what it receives, for mirror.
+func dial(ctx context.Context, url string) (*ahpclient.Client, error) {
+	c, _, err := ahpclient.Dial(ctx, url, ahpclient.Options{Record: true})
+	return c, err
 }
 
 type coldResult struct {
@@ -279,7 +279,7 @@ type coldResult struct {
 // changeset and waits until it is ready with every expected file.
 func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, error) {
 	var res coldResult
-	c, _, err := fake.Dial(ctx, d.url, nil)
+	c, err := dial(ctx, d.url)
 	if err != nil {
 		return nil, res, fmt.Errorf("dial: %v", err)
 	}
@@ -321,7 +321,7 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 	if err := json.Unmarshal(raw, &m.st); err != nil {
 		return nil, res, fmt.Errorf("changeset snapshot: %v", err)
 	}
-	err = m.wait(ctx, fmt.Sprintf("uncommitted changeset ready with %d files", len(want)), func(_ *fake.Envelope, st *protocol.ChangesetState) bool {
+	err = m.wait(ctx, fmt.Sprintf("uncommitted changeset ready with %d files", len(want)), func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
 		if st.Status != protocol.StatusReady || len(st.Files) < len(want) {
 			return false
 		}
@@ -366,7 +366,7 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 // runs: a new connection's subscribe until its view is ready with every
 // file, served from the state the first subscription keeps resident.
 func secondSubscriber(ctx context.Context, d *daemon, uri string, files int) (time.Duration, error) {
-	c, _, err := fake.Dial(ctx, d.url, nil)
+	c, err := dial(ctx, d.url)
 	if err != nil {
 		return 0, fmt.Errorf("second subscriber: dial: %v", err)
 	}
@@ -388,7 +388,7 @@ func secondSubscriber(ctx context.Context, d *daemon, uri string, files int) (ti
 	}
 	m := &mirror{c: c, uri: uri, last: res.Snapshot.FromSeq, st: res.Snapshot.State}
 	if m.st.Status != protocol.StatusReady || len(m.st.Files) < files {
-		err = m.wait(ctx, "second subscriber ready", func(_ *fake.Envelope, st *protocol.ChangesetState) bool {
+		err = m.wait(ctx, "second subscriber ready", func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
 			return st.Status == protocol.StatusReady && len(st.Files) >= files
 		})
 	}
@@ -397,7 +397,7 @@ func secondSubscriber(ctx context.Context, d *daemon, uri string, files int) (ti
 
 // uncommittedTemplate subscribes to the session and returns the URI
 // template of its uncommitted changeset, waiting for the catalogue.
-func uncommittedTemplate(ctx context.Context, c *fake.Client, sessionURI string) (string, error) {
+func uncommittedTemplate(ctx context.Context, c *ahpclient.Client, sessionURI string) (string, error) {
 	raw, from, err := subscribe(ctx, c, sessionURI)
 	if err != nil {
 		return "", fmt.Errorf("subscribe %s: %v", sessionURI, err)
@@ -473,7 +473,7 @@ func measureSaves(ctx context.Context, m *mirror, r *repo, n int) ([]time.Durati
 			return nil, err
 		}
 		var got time.Duration
-		err = m.wait(ctx, fmt.Sprintf("fileSet for save %d of %s", i, r.saveFile), func(e *fake.Envelope, _ *protocol.ChangesetState) bool {
+		err = m.wait(ctx, fmt.Sprintf("fileSet for save %d of %s", i, r.saveFile), func(e *ahpclient.Envelope, _ *protocol.ChangesetState) bool {
 			if e == nil {
 				return false
 			}
@@ -489,7 +489,9 @@ func measureSaves(ctx context.Context, m *mirror, r *repo, n int) ([]time.Durati
 		}
 		out = append(out, got)
 		// Let the refresh finish and the watcher settle before the next save.
-		if err := m.wait(ctx, "ready after save", func(_ *fake.Envelope, st *protocol.ChangesetState) bool { return st.Status == protocol.StatusReady }); err != nil {
+		if err := m.wait(ctx, "ready after save", func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
+			return st.Status == protocol.StatusReady
+		}); err != nil {
 			return nil, err
 		}
 		time.Sleep(300 * time.Millisecond)

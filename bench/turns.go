@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/test/fake"
 )
 
 // turnResult is the cost of turn boundaries on a large tree with a few
@@ -65,7 +65,7 @@ func measureTurns(bin string, r *repo, work, logLevel string, dirty, n, runs int
 	defer d.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c, _, err := fake.Dial(ctx, d.url, nil)
+	c, err := dial(ctx, d.url)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func measureTurns(bin string, r *repo, work, logLevel string, dirty, n, runs int
 }
 
 // waitSession returns the daemon's single session once it is ready.
-func waitSession(ctx context.Context, c *fake.Client) (string, error) {
+func waitSession(ctx context.Context, c *ahpclient.Client) (string, error) {
 	for {
 		var list protocol.ListSessionsResult
 		if err := c.Call(ctx, protocol.MethodListSessions, map[string]any{"channel": protocol.RootURI}, &list); err != nil {
