@@ -99,7 +99,8 @@ type Client struct {
 	unstall     chan struct{}
 	closeCode   int
 	closeReason string
-	closing     bool
+	closing     bool // a close frame was sent
+	waiting     bool // Close is waiting for the goroutines
 }
 
 // call is one request waiting for its response.
@@ -427,6 +428,11 @@ func (c *Client) SetReadDelay(d time.Duration) {
 // latest. Close still waits for the reader.
 func (c *Client) Shutdown(grace time.Duration) {
 	c.writeClose()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting {
+		return // Close is under way and drops the connection itself
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -458,6 +464,7 @@ func (c *Client) Close() error {
 	c.writeClose()
 	err := c.ws.Close()
 	c.mu.Lock()
+	c.waiting = true // no Shutdown adds to wg from here on
 	if c.stalled {
 		c.stalled = false
 		close(c.unstall)
