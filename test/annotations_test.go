@@ -187,7 +187,7 @@ func TestAnnotationsChannel(t *testing.T) {
 
 	// Resolve, then compare both clients' views and the summary.
 	dispatchOn(t, reviewer, uri, 2, map[string]any{"type": "annotations/updated", "annotationId": "n1", "resolved": true})
-	want := mr.Wait("resolved", func(st protocol.AnnotationsState) bool {
+	mr.Wait("resolved", func(st protocol.AnnotationsState) bool {
 		a := findAnnotation(st, "n1")
 		return a != nil && a.Resolved
 	})
@@ -195,7 +195,7 @@ func TestAnnotationsChannel(t *testing.T) {
 		a := findAnnotation(st, "n1")
 		return a != nil && a.Resolved && hasPlace(st, "n1", protocol.PlaceGone, -1)
 	})
-	want = mr.State()
+	want := mr.State()
 	if !reflect.DeepEqual(want, got) {
 		t.Errorf("the two clients disagree:\nreviewer %+v\nide      %+v", want, got)
 	}

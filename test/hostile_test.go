@@ -94,7 +94,7 @@ func hostileCases(sessionURI, changesetURI, repo string) []hostileCase {
 		{"dispatch request reviewed string", req("dispatchAction", fmt.Sprintf(`{"channel":%q,"clientSeq":1,"action":{"type":"changeset/filesReviewChanged","files":["a"],"reviewed":"yes"}}`, changesetURI)), protocol.CodeInvalidParams},
 		{"dispatch notification without type", fmt.Sprintf(`{"jsonrpc":"2.0","method":"dispatchAction","params":{"channel":%q,"clientSeq":1,"action":{}}}`, changesetURI), -1},
 		{"dispatch notification params number", `{"jsonrpc":"2.0","method":"dispatchAction","params":5}`, -1},
-		{"dispatch unknown action type", fmt.Sprintf(`{"jsonrpc":"2.0","method":"dispatchAction","params":{"channel":"ahp-changeset:/nobody/changeset/uncommitted","clientSeq":1,"action":{"type":"future/thing"}}}`), -1},
+		{"dispatch unknown action type", `{"jsonrpc":"2.0","method":"dispatchAction","params":{"channel":"ahp-changeset:/nobody/changeset/uncommitted","clientSeq":1,"action":{"type":"future/thing"}}}`, -1},
 		{"unknown notification", `{"jsonrpc":"2.0","method":"x-unknown/notify","params":{}}`, -1},
 		{"unsubscribe unknown channel", `{"jsonrpc":"2.0","method":"unsubscribe","params":{"channel":"ahp-changeset:/never"}}`, -1},
 		{"reconnect seq string", req("reconnect", `{"channel":"ahp-root://","clientId":"x","lastSeenServerSeq":"x","subscriptions":[]}`), protocol.CodeInvalidParams},

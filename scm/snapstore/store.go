@@ -3,6 +3,7 @@ package snapstore
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -357,7 +358,7 @@ func (s *Store) ReadBlob(oid string) ([]byte, error) {
 func (s *Store) WriteBlob(content []byte) (string, error) {
 	w := s.newBatch()
 	h := w.add(plumbing.BlobObject, content)
-	if err := w.flush(nil); err != nil {
+	if err := w.flush(context.Background()); err != nil {
 		return "", fmt.Errorf("snapstore: write blob: %w", err)
 	}
 	return h.String(), nil
