@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -59,6 +60,9 @@ type Options struct {
 	Origin string
 	// HandshakeTimeout bounds the upgrade (10s when zero).
 	HandshakeTimeout time.Duration
+	// Proxy picks the HTTP proxy to dial through (as http.Transport's
+	// does); nil dials the daemon directly.
+	Proxy func(*http.Request) (*url.URL, error)
 	// Record keeps every frame received and sent, the notifications and
 	// the responses no call waited for, for Frames, Sent, Notes and Stray.
 	// It is meant for tests: a long-lived client would grow without end.
@@ -123,7 +127,7 @@ func Dial(ctx context.Context, url string, opts Options) (*Client, *http.Respons
 	if opts.Origin != "" {
 		h.Set("Origin", opts.Origin)
 	}
-	d := websocket.Dialer{HandshakeTimeout: opts.HandshakeTimeout}
+	d := websocket.Dialer{HandshakeTimeout: opts.HandshakeTimeout, Proxy: opts.Proxy}
 	if d.HandshakeTimeout == 0 {
 		d.HandshakeTimeout = 10 * time.Second
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -270,5 +271,20 @@ func TestShutdownWhileClosing(t *testing.T) {
 		c.Close()
 		wg.Wait()
 		c.Close()
+	}
+}
+
+func TestDialAsksProxy(t *testing.T) {
+	asked := false
+	c, _, err := Dial(ctx(t), daemon(t), Options{Token: "t", Proxy: func(r *http.Request) (*neturl.URL, error) {
+		asked = r.URL.Path == "/ahp"
+		return nil, nil // direct after all
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if !asked {
+		t.Error("the dialer did not consult Proxy for /ahp")
 	}
 }
