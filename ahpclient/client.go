@@ -1,12 +1,3 @@
-// Package ahpclient is the Go client of the Agent Host Protocol as the
-// daemon speaks it: JSON-RPC 2.0 over a WebSocket. It dials with the
-// token and Origin the daemon checks, correlates requests with their
-// responses, and hands notifications to whoever is waiting for them. The
-// CLI, the end-to-end tests, the load program and the benchmark all reach
-// the daemon through it; no other package of the module dials AHP.
-//
-// One goroutine per connection reads; Close waits for it. Writes are
-// serialized, so calls may be made from several goroutines at once.
 package ahpclient
 
 import (
