@@ -70,7 +70,7 @@ func (s *Session) loadAnnotations() {
 		s.log.Error("stored annotations are unreadable; starting without them", "err", err)
 		return
 	}
-	s.notes.state = st
+	s.notes.state = withFeedbackAll(st, s.uri)
 	s.state.Annotations = s.annotationsSummary()
 }
 
