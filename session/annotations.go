@@ -115,7 +115,7 @@ func (s *Session) loadAnnotations() {
 		st.Annotations = append(st.Annotations, a)
 		s.notes.setSlot(a.ID, sl.Slot, len(sl.Value))
 	}
-	s.notes.state = st
+	s.notes.state = withFeedbackAll(st, s.uri)
 	s.state.Annotations = s.annotationsSummary()
 }
 

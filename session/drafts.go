@@ -229,3 +229,14 @@ func (s *Session) draftContent(oid string) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// stopDrafts stops the timers of every draft, so none fires after the
+// session is gone. On the actor.
+func (s *Session) stopDrafts() {
+	for _, d := range s.drafts {
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+	}
+	clear(s.drafts)
+}

@@ -611,6 +611,7 @@ func (s *Session) dispose() {
 			return
 		}
 		s.disposed = true
+		s.stopDrafts()
 		entries = s.workspaces
 		for _, cs := range s.changesets {
 			cs.close(s)
