@@ -459,8 +459,12 @@ func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, l
 	}
 	restored = map[string]bool{}
 	n := 0
+	m.PurgeDisposed()
 recs:
 	for _, rec := range recs {
+		if !rec.DisposedAt.IsZero() {
+			continue // kept for a while, until created again (session.DisposedRetention)
+		}
 		for _, w := range rec.Workspaces {
 			if ok, why := source.SameRepository(w); !ok {
 				log.Warn("not restoring a session: its directory holds another repository now", "session", rec.URI, "dir", w.Dir, "reason", why)
