@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -603,5 +604,41 @@ func TestDisposeKeepsWhatCreatingAgainRecovers(t *testing.T) {
 	}
 	if turns, notes := recreate(8); turns != 0 || notes != 0 {
 		t.Fatalf("created again 8 days after the dispose: %d turns and %d annotations, want a clean session", turns, notes)
+	}
+}
+
+// All of a session's annotations are capped, with a rejection that names
+// the sizes; what was stored before stays.
+func TestAnnotationsSessionSizeCap(t *testing.T) {
+	// Lowered before the actor starts, put back after it stopped.
+	defaultCap := maxSessionAnnotationBytes
+	t.Cleanup(func() { maxSessionAnnotationBytes = defaultCap })
+	maxSessionAnnotationBytes = 64 << 10
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "one\n"})
+	w := newClient("w")
+	r.watchUncommitted(t, w)
+	uri := protocol.AnnotationsURI(r.uri)
+	c := newClient("c1")
+	c.subscribe(t, r.m, uri)
+	text := strings.Repeat("x", 1000)
+	var entries []protocol.AnnotationEntry
+	for i := range 4 {
+		entries = append(entries, protocol.AnnotationEntry{ID: fmt.Sprint("e", i), Text: protocol.PlainText(text)})
+	}
+	per := len(mustJSON(entries))
+	n := maxSessionAnnotationBytes/per + 2
+	for i := range n {
+		r.m.Dispatch(c, uri, int64(i+1), protocol.AnnotationsSet{Annotation: protocol.Annotation{
+			ID: fmt.Sprint("big", i), TurnID: BaselineTurnID, Resource: r.fileURI("a.txt"), Entries: entries,
+		}})
+	}
+	c.awaitRejection(t, int64(n), fmt.Sprintf("at most %d are kept", maxSessionAnnotationBytes))
+	raw, _ := attachRaw(t, r.m, newClient("check"), uri)
+	var st protocol.AnnotationsState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Annotations) == 0 || len(st.Annotations) >= n || len(raw) > maxSessionAnnotationBytes+per {
+		t.Fatalf("%d annotations kept (%d bytes) of %d sent", len(st.Annotations), len(raw), n)
 	}
 }

@@ -422,6 +422,7 @@ func (m *Manager) awaitTombLocked(uri string) {
 
 // add registers a new session and starts its actor.
 func (m *Manager) add(s *Session) error {
+	s.updateListed() // listable from the moment it is registered; no actor runs yet
 	m.mu.Lock()
 	m.awaitTombLocked(s.uri)
 	if m.ctx.Err() != nil {

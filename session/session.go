@@ -223,7 +223,6 @@ func command[T any](ctx context.Context, s *Session, f func() (T, error)) (T, er
 }
 
 func (s *Session) start() {
-	s.updateListed() // before the actor runs: nothing else reads the state yet
 	s.mb.after = s.updateListed
 	s.m.wg.Add(1)
 	go func() {
