@@ -41,17 +41,16 @@
 //
 // # What the package reads itself
 //
-// The working trees are reached through the Workspace interface (status,
-// diffs, snapshots, objects, watches) and written through Editor, both
-// given by Options.OpenWorkspace; durable state through Store and
-// instruments through Metrics. The package itself touches the file system
-// in two places only, both because they apply the daemon's confinement
-// across every session rather than one workspace's: resourceRead of a
-// file:// URI (resource.go: the file must be a regular file with one
-// link, inside some session's working directory once symbolic links are
-// resolved) and the validation of createSession's directories
-// (DirFromURI, and confine's symlink resolution). The current content an
-// annotation's place is mapped onto is read the same way as resourceRead.
+// Nothing, but for one check. The working trees are reached through the
+// Workspace interface (status, diffs, snapshots, objects, watches) and
+// written through Editor, both given by Options.OpenWorkspace; a file a
+// client reads by its file:// URI (resourceRead), and the current content
+// an annotation's place is mapped onto, are read by Options.ReadFile,
+// which the session hands the confinement to apply (inside some session's
+// working directory once symbolic links are resolved); durable state goes
+// through Store and instruments through Metrics. The one check is
+// DirFromURI's, which stats createSession's directories (and confine's
+// resolution of their symbolic links).
 //
 // The package imports protocol, reducer, uritemplate, changeset, confine
 // and store (for its record types); it never imports server, scm, metrics,

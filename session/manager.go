@@ -41,6 +41,13 @@ type Options struct {
 	// lie inside one of them once symbolic links are resolved. Empty: no
 	// confinement.
 	AllowRoots []string
+	// ReadFile reads the file at path (the file:// URI uri, for errors)
+	// for resourceRead and for mapping annotations onto the working tree:
+	// a regular file with one link, refused with PermissionDenied unless
+	// inside accepts its path once symbolic links are resolved; a symbolic
+	// link reads as its target. The daemon passes source.ReadFile; nil
+	// reads no file.
+	ReadFile func(uri, path string, limit int64, inside func(real string) bool) ([]byte, error)
 	// AfterDispose, if set, runs on its own goroutine after a session was
 	// disposed and its record deleted (the daemon collects its snapshots).
 	AfterDispose func()

@@ -2,14 +2,8 @@ package session
 
 import (
 	"context"
-	"errors"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 
 	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
@@ -39,96 +33,25 @@ func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]
 	return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: not a content URI of this server", uri)
 }
 
+// readFile reads a file:// resource through Options.ReadFile, which
+// resolves it and refuses what insideSessionDirs does not accept.
 func (m *Manager) readFile(uri string, limit int64) ([]byte, error) {
 	path, err := confine.PathFromFileURI(uri)
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
 	}
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return m.readLink(uri, path)
+	if m.opts.ReadFile == nil {
+		if !m.insideSessionDirs(path) {
+			return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: outside every session's working directories", uri)
+		}
+		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: this server reads no files (no file reader configured)", uri)
 	}
-	real, err := filepath.EvalSymlinks(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: file does not exist", uri)
-	}
-	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	}
-	if !m.insideSessionDirs(real) {
-		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: outside every session's working directories", uri)
-	}
-	// Lstat before opening: a named pipe, socket or device is refused
-	// without being opened (opening a FIFO blocks until a writer comes,
-	// pinning an OS thread per read). The open itself is non-blocking
-	// and the type checked again on the descriptor, in case the file was
-	// swapped between the two.
-	if fi, err := os.Lstat(real); err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	} else if !fi.Mode().IsRegular() {
-		return nil, notRegular(uri, fi.Mode())
-	}
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, notRegular(uri, fi.Mode())
-	}
-	if hardLinked(fi) {
-		// A second name for a file may point outside the workspace.
-		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: the file has other hard links; it is not served", uri)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: file is larger than %d bytes", uri, limit)
-	}
-	return data, nil
-}
-
-// readLink returns a symbolic link's target, which is its content as git
-// stores and diffs it; the link is not followed.
-func (m *Manager) readLink(uri, path string) ([]byte, error) {
-	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
-	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	}
-	link := filepath.Join(dir, filepath.Base(path))
-	if !m.insideSessionDirs(link) {
-		return nil, protocol.Errorf(protocol.CodePermissionDenied, "resourceRead %s: outside every session's working directories", uri)
-	}
-	t, err := os.Readlink(link)
-	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
-	}
-	return []byte(t), nil
-}
-
-// notRegular is the refusal of a file that is not a regular file.
-func notRegular(uri string, m fs.FileMode) error {
-	kind := "special file"
-	switch {
-	case m.IsDir():
-		kind = "directory"
-	case m&fs.ModeNamedPipe != 0:
-		kind = "named pipe"
-	case m&fs.ModeSocket != 0:
-		kind = "socket"
-	case m&fs.ModeDevice != 0:
-		kind = "device"
-	}
-	return protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: is a %s, not a regular file; only regular files are served", uri, kind)
+	return m.opts.ReadFile(uri, path, limit, m.insideSessionDirs)
 }
 
 // insideSessionDirs reports whether real (a symlink-free absolute path)
-// lies inside a working directory of some session.
+// lies inside a working directory of some session; a path that may hold
+// symbolic links is judged as it is spelt.
 func (m *Manager) insideSessionDirs(real string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -282,6 +282,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Logger:        log,
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: source.Opener(log, snaps),
+		ReadFile:      source.ReadFile,
 		Version:       version,
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 	})
