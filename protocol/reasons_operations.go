@@ -27,4 +27,7 @@ const (
 	// ReasonTooLarge (CodeInvalidParams): the file is over a size limit
 	// the message names.
 	ReasonTooLarge = "tooLarge"
+	// ReasonFileNotFound (CodeNotFound): resourceRead of a working-tree
+	// file that does not exist.
+	ReasonFileNotFound = "fileNotFound"
 )

@@ -75,6 +75,10 @@ type Session struct {
 	// it (at dispose); gone is set once it is deleted.
 	recMu sync.Mutex
 	gone  bool
+	// record is the session's record as stored (nil until it is); a
+	// dispose keeps it, marked disposed. Guarded by recMu, or set before
+	// the actor starts.
+	record *store.Session
 
 	// listed is the session's catalogue entry as of the actor's last
 	// batch of work, so that listing sessions never waits for a busy
@@ -223,7 +227,6 @@ func command[T any](ctx context.Context, s *Session, f func() (T, error)) (T, er
 }
 
 func (s *Session) start() {
-	s.updateListed() // before the actor runs: nothing else reads the state yet
 	s.mb.after = s.updateListed
 	s.m.wg.Add(1)
 	go func() {
@@ -335,6 +338,8 @@ func (s *Session) takeBaseline(entries []*workingDir) (baseline []string, failed
 		}
 		if err := db.PutSession(rec); err != nil {
 			s.log.Error("cannot record the session; it will not survive a restart", "err", err)
+		} else {
+			s.record = &rec
 		}
 	}
 	return baseline, failed

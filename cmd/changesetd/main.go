@@ -293,6 +293,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Logger:        log,
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: source.Opener(log, snaps),
+		ReadFile:      source.ReadFile,
 		Version:       version,
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 		DefaultBase:   a.base,
@@ -515,8 +516,12 @@ func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, l
 	}
 	restored = map[string]bool{}
 	n := 0
+	m.PurgeDisposed()
 recs:
 	for _, rec := range recs {
+		if !rec.DisposedAt.IsZero() {
+			continue // kept for a while, until created again (session.DisposedRetention)
+		}
 		for _, w := range rec.Workspaces {
 			if ok, why := source.SameRepository(w); !ok {
 				log.Warn("not restoring a session: its directory holds another repository now", "session", rec.URI, "dir", w.Dir, "reason", why)
