@@ -49,7 +49,7 @@ refused (exit 1) and no turn starts or ends.
 it runs and its message.
 `
 
-// turnCmd implements "changesetd turn start|end".
+// turnCmd implements "changesetd turn start|end|status".
 func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "status" {
 		return turnStatusCmd(ctx, args[1:], stdout, stderr)
