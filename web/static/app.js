@@ -3,7 +3,7 @@
 
 import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
-import { countLines, emptyTable, flatRows, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
+import { countLines, emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
 import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
 
 const $ = (id) => document.getElementById(id);
@@ -56,6 +56,9 @@ const ui = {
   picks: [], // turn ids ticked for comparison
   diffKey: '',
   bigOk: new Set(), // diffs too long to open by themselves that the reader opened
+  unfolded: new Set(), // reviewed files whose diff the reader opened again
+  filter: '', // the path filter's text
+  hunkAt: -1, // the hunk n/p went to last
   virtualDiff: null, // the virtual diff shown: {from, to, draw}
   lastSelection: null,
   ann: null, // the session's annotations channel, when the daemon has one
@@ -653,9 +656,19 @@ const OVERSCAN = 10;
 // the page's state stay the same.
 let rowCache = new WeakMap();
 
+// visibleFiles is the sorted files the path filter lets through.
+function visibleFiles(s) {
+  const all = filesOf(s);
+  const q = ui.filter.trim().toLowerCase();
+  if (!q) return all;
+  return all.filter((f) => fileKey(f).toLowerCase().includes(q));
+}
+
 function renderFiles(s) {
   const ul = $('files');
-  const files = filesOf(s);
+  const all = filesOf(s);
+  const files = visibleFiles(s);
+  $('filter-count').textContent = ui.filter.trim() ? `${files.length} of ${all.length}` : '';
   // The selected file gone (reverted, committed): the one that took its
   // place in the list is selected, as after a delete in a list.
   const at = files.findIndex((f) => f.id === ui.file);
@@ -690,7 +703,7 @@ function renderFiles(s) {
 }
 
 function spacer(px) {
-  const li = el('li', 'spacer');
+  const li = el('li', 'vspace');
   li.style.height = px + 'px';
   li.setAttribute('aria-hidden', 'true');
   return li;
@@ -716,7 +729,7 @@ function fileRow(f, threads) {
     cb.type = 'checkbox';
     cb.checked = !!f.reviewed;
     cb.title = 'Reviewed (x)';
-    cb.setAttribute('aria-label', 'Reviewed');
+    cb.setAttribute('aria-label', `Reviewed: ${fileKey(f)}`);
     cb.onclick = (e) => {
       e.stopPropagation();
       setReviewed(f.id, cb.checked);
@@ -745,6 +758,15 @@ function fileRow(f, threads) {
   }
   li.append(c);
   li.onclick = () => selectFile(f.id);
+  // A row is operable from the keyboard: Tab to it, Enter or Space opens it.
+  li.tabIndex = 0;
+  li.setAttribute('role', 'button');
+  li.setAttribute('aria-current', f.id === ui.file ? 'true' : 'false');
+  li.onkeydown = (e) => {
+    if (e.target !== li || (e.key !== 'Enter' && e.key !== ' ')) return;
+    e.preventDefault();
+    selectFile(f.id);
+  };
   return li;
 }
 
@@ -777,7 +799,10 @@ function renderDiff(s) {
   const f = s?.files?.find((x) => x.id === ui.file);
   const pane = $('diff');
   const meta = f?._meta?.changesetd || {};
-  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, meta.patch, meta.fileType, meta.tooLarge, meta.patchOmitted]);
+  // A reviewed file's diff is folded, as a "Viewed" file on a forge, until
+  // the reader opens it again.
+  const folded = !!(f?.reviewed && ui.cs?.review && !ui.unfolded.has(f.id));
+  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, folded, meta.patch, meta.fileType, meta.tooLarge, meta.patchOmitted]);
   $('view-toggle').textContent = ui.view === 'split' ? 'Unified' : 'Side by side';
   $('diff-path').textContent = f ? pathOf(f) : '';
   $('file-comment').hidden = !canComment();
@@ -789,6 +814,19 @@ function renderDiff(s) {
   updateRangeOps();
   pane.replaceChildren();
   if (!f) return;
+  ui.hunkAt = -1;
+  if (folded) {
+    const p = el('p', 'note folded', 'Reviewed: the diff is folded. ');
+    const b = el('button', 'unfold', 'Show the diff');
+    b.type = 'button';
+    b.onclick = () => {
+      ui.unfolded.add(f.id);
+      renderDiff(csState());
+    };
+    p.append(b);
+    pane.append(p);
+    return;
+  }
   if (meta.fileType === 'binary') {
     pane.append(el('p', 'note', 'Binary file: no text diff.'));
   } else if (meta.tooLarge) {
@@ -814,7 +852,7 @@ function renderDiff(s) {
       pane.append(p);
       return;
     }
-    const hunks = parsePatch(meta.patch);
+    const hunks = big ? parsePatch(meta.patch) : pairWords(parsePatch(meta.patch));
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
     else pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
@@ -984,6 +1022,7 @@ async function invoke(op, target, what) {
 
 function setReviewed(id, reviewed) {
   if (!ui.cs) return;
+  ui.unfolded.delete(id);
   try {
     ui.client.dispatch(ui.cs.uri, { type: 'changeset/filesReviewChanged', files: [id], reviewed });
   } catch (e) {
@@ -1273,7 +1312,8 @@ function onKey(e) {
   const t = e.target;
   if (t && (t.tagName === 'INPUT' && t.type !== 'checkbox' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
   if ($('confirm').open) return;
-  const files = filesOf(csState());
+  if ($('help').open) return;
+  const files = visibleFiles(csState());
   const i = files.findIndex((f) => f.id === ui.file);
   if (e.key === 'j' && files.length) {
     selectFile(files[Math.min(i + 1, files.length - 1)].id);
@@ -1283,6 +1323,18 @@ function onKey(e) {
     setReviewed(files[i].id, !files[i].reviewed);
   } else if (e.key === 's') {
     toggleView();
+  } else if (e.key === 'n' || e.key === 'p') {
+    gotoHunk(e.key === 'n' ? 1 : -1);
+  } else if (e.key === 'u' && files.length) {
+    // The next file not reviewed yet, after the selected one, wrapping.
+    const next = [...files.slice(i + 1), ...files.slice(0, i + 1)].find((f) => !f.reviewed);
+    if (next) selectFile(next.id);
+    else toast('Every file is reviewed.');
+  } else if (e.key === '/') {
+    ui.swallowKey = e.key; // the filter takes the focus: it must not get the /
+    $('filter').focus();
+  } else if (e.key === '?') {
+    $('help').showModal();
   } else if (e.key === 'c' && ui.lastSelection && canComment()) {
     // The comment box takes the focus before the key is done: it must
     // not type the c.
@@ -1292,6 +1344,18 @@ function onKey(e) {
     return;
   }
   e.preventDefault();
+}
+
+// gotoHunk moves to the next (dir 1) or previous (-1) hunk of the diff
+// shown, scrolling it to the top of the pane.
+function gotoHunk(dir) {
+  const hunks = [...$('diff').querySelectorAll('tr.hunk')];
+  if (!hunks.length) return;
+  const i = Math.max(0, Math.min(hunks.length - 1, ui.hunkAt + dir));
+  ui.hunkAt = i;
+  for (const h of hunks) h.classList.toggle('current', h === hunks[i]);
+  const pane = $('diff');
+  pane.scrollTop += hunks[i].getBoundingClientRect().top - pane.getBoundingClientRect().top;
 }
 
 function toggleView() {
@@ -1472,6 +1536,24 @@ function showLogin(message) {
 
 function main() {
   $('view-toggle').onclick = toggleView;
+  $('filter').addEventListener('input', () => {
+    ui.filter = $('filter').value;
+    $('files').scrollTop = 0;
+    renderFiles(csState());
+    renderDiff(csState());
+  });
+  $('filter').addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      $('filter').value = '';
+      ui.filter = '';
+      renderFiles(csState());
+      $('filter').blur();
+    } else if (e.key === 'Enter') {
+      $('filter').blur();
+    }
+  });
+  $('help-close').onclick = () => $('help').close();
+  $('help-open').onclick = () => $('help').showModal();
   $('compare').onclick = compareTurns;
   $('range-revert').onclick = () => invokeRange('revert');
   $('range-stage').onclick = () => invokeRange('stage');

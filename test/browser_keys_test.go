@@ -1,0 +1,93 @@
+package test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// TestBrowserReviewKeys drives the review features by keys, clicks and
+// typing: ? for the keys, n/p between hunks, the changed words of a
+// changed line marked, the path filter, a reviewed file's diff folded
+// until opened again, u to the next file not reviewed, file rows operable
+// from the keyboard with labelled checkboxes, and side by side lines that
+// say + and − as well as colour.
+func TestBrowserReviewKeys(t *testing.T) {
+	b := newBrowser(t)
+	var base strings.Builder
+	for i := 1; i <= 40; i++ {
+		base.WriteString("x := compute(" + strings.Repeat("a", i%5+1) + ")\n")
+	}
+	repo := gitRepo(t, map[string]string{"src/a.go": base.String(), "src/b.go": "b\n", "docs/readme.md": "# Read me\n"})
+	edited := strings.Replace(base.String(), "x := compute(aa)\n", "x := compute(bb)\n", 1)
+	lines := strings.Split(edited, "\n")
+	lines[30] = "y" + lines[30][1:]
+	edited = strings.Join(lines, "\n")
+	writeFile(t, repo, "src/a.go", edited)
+	writeFile(t, repo, "src/b.go", "b\nB\n")
+	writeFile(t, repo, "docs/readme.md", "# Read me\n\nMore.\n")
+	d := startDaemon(t, repo)
+
+	b.do(chromedp.Navigate(d.Review))
+	selected := `document.querySelector('#files li.file.selected').dataset.path`
+	b.waitFor("three files, docs/readme.md first", `document.querySelectorAll('#files li.file').length === 3 && `+selected+` === 'docs/readme.md'`)
+
+	b.do(chromedp.KeyEvent("?"))
+	b.waitFor("the keys", `document.getElementById('help').open && document.getElementById('help').textContent.includes('next file not reviewed')`)
+	b.do(chromedp.KeyEvent(kb.Escape))
+	b.waitFor("the keys closed", `!document.getElementById('help').open`)
+
+	b.do(chromedp.KeyEvent("j"))
+	b.waitFor("src/a.go's two hunks", selected+` === 'src/a.go' && document.querySelectorAll('#diff tr.hunk').length === 2`)
+	b.waitFor("the changed words marked", `[...document.querySelectorAll('#diff mark.wd')].map(m => m.textContent).join() === 'aa,bb,x,y'`)
+	current := `[...document.querySelectorAll('#diff tr.hunk')].findIndex(h => h.classList.contains('current'))`
+	b.do(chromedp.KeyEvent("n"))
+	b.waitFor("n: the first hunk", current+` === 0`)
+	b.do(chromedp.KeyEvent("n"))
+	b.waitFor("n: the second hunk, in view", current+` === 1 && (() => {
+		const h = document.querySelectorAll('#diff tr.hunk')[1].getBoundingClientRect(), p = document.getElementById('diff').getBoundingClientRect();
+		return h.top >= p.top - 1 && h.bottom <= p.bottom + 1;
+	})()`)
+	b.do(chromedp.KeyEvent("p"))
+	b.waitFor("p: the first hunk again", current+` === 0`)
+
+	b.do(chromedp.KeyEvent("s"))
+	b.waitFor("side by side, + and − in the text", `(() => {
+		const a = document.querySelector('#diff table.split td.code.add'), d = document.querySelector('#diff table.split td.code.del');
+		return a && d && getComputedStyle(a, '::before').content === '"+ "' && getComputedStyle(d, '::before').content === '"− "';
+	})()`)
+	b.do(chromedp.KeyEvent("s"))
+
+	// x folds the reviewed diff; it opens on request.
+	b.do(chromedp.KeyEvent("x"))
+	b.waitFor("src/a.go folded", `!!document.querySelector('#diff .note.folded') && !document.querySelector('#diff table')`)
+	b.click("Show the diff", `#diff button.unfold`)
+	b.waitFor("unfolded", `!!document.querySelector('#diff table.unified')`)
+	// u: the next file not reviewed, wrapping past the end.
+	b.do(chromedp.KeyEvent("u"))
+	b.waitFor("u: src/b.go", selected+` === 'src/b.go'`)
+	b.do(chromedp.KeyEvent("x"), chromedp.KeyEvent("u"))
+	b.waitFor("u: docs/readme.md, wrapping", selected+` === 'docs/readme.md'`)
+
+	// The filter: / focuses it, typing narrows the list, Escape clears.
+	b.do(chromedp.KeyEvent("/"))
+	b.waitFor("the filter focused", `document.activeElement === document.getElementById('filter')`)
+	b.do(chromedp.SendKeys(`#filter`, "src/"))
+	b.waitFor("two of three", `[...document.querySelectorAll('#files li.file')].map(li => li.dataset.path).join() === 'src/a.go,src/b.go' &&
+		document.getElementById('filter-count').textContent === '2 of 3'`)
+	b.do(chromedp.KeyEvent(kb.Escape))
+	b.waitFor("all three again", `document.querySelectorAll('#files li.file').length === 3 && document.getElementById('filter-count').textContent === ''`)
+
+	// Rows from the keyboard; checkboxes named after their file.
+	b.eval(`document.querySelector('#files li.file[data-path="src/b.go"]').focus()`, nil)
+	b.do(chromedp.KeyEvent(kb.Enter))
+	b.waitFor("Enter on a row opens it", selected+` === 'src/b.go' && document.getElementById('diff-path').textContent === 'src/b.go'`)
+	var label string
+	b.eval(fileRow("src/a.go")+`.querySelector('input.review').getAttribute('aria-label')`, &label)
+	if label != "Reviewed: src/a.go" {
+		t.Errorf("checkbox label %q, want %q", label, "Reviewed: src/a.go")
+	}
+	b.shot("25-keys")
+}
