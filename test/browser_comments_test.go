@@ -16,12 +16,16 @@ import (
 func commentOnRows(b *browser, first, last int, text string) {
 	b.t.Helper()
 	b.waitFor(fmt.Sprintf("rows %d–%d selected", first, last), fmt.Sprintf(`(() => {
-		const a = document.querySelector('#diff tr.line[data-a="%d"] .code');
-		const z = document.querySelector('#diff tr.line[data-a="%d"] .code');
+		const text = (sel) => {
+			const td = document.querySelector(sel);
+			return td && document.createTreeWalker(td, NodeFilter.SHOW_TEXT).nextNode();
+		};
+		const a = text('#diff tr.line[data-a="%d"] .code');
+		const z = text('#diff tr.line[data-a="%d"] .code');
 		if (!a || !z) return false;
 		const r = document.createRange();
-		r.setStart(a.firstChild, 0);
-		r.setEnd(z.firstChild, 2);
+		r.setStart(a, 0);
+		r.setEnd(z, Math.min(2, z.length));
 		const s = document.getSelection();
 		s.removeAllRanges();
 		s.addRange(r);

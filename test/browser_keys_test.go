@@ -91,3 +91,35 @@ func TestBrowserReviewKeys(t *testing.T) {
 	}
 	b.shot("25-keys")
 }
+
+// TestBrowserHighlight checks that code is coloured by its language, that
+// a language's grammar loads only once a file in it is shown, and that a
+// file in no known language loads none.
+func TestBrowserHighlight(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"main.go": "package main\n", "notes.txt": "notes\n"})
+	writeFile(t, repo, "main.go", "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n")
+	writeFile(t, repo, "notes.txt", "notes\nfunc is a word here\n")
+	d := startDaemon(t, repo)
+
+	b.do(chromedp.Navigate(d.Review))
+	loaded := `performance.getEntriesByType('resource').map(r => r.name.split('/').pop()).filter(n => n.startsWith('hljs-')).sort().join()`
+	b.waitFor("main.go coloured", `document.getElementById('diff-path').textContent === 'main.go' &&
+		[...document.querySelectorAll('#diff td.code .hljs-keyword')].some(s => s.textContent === 'func') &&
+		[...document.querySelectorAll('#diff td.code .hljs-string')].some(s => s.textContent === '"hello"')`)
+	var got string
+	b.eval(loaded, &got)
+	if got != "hljs-core.js,hljs-go.js" {
+		t.Errorf("loaded %q, want the core and the Go grammar only", got)
+	}
+	b.do(chromedp.KeyEvent("j"))
+	b.waitFor("notes.txt, plain", `document.getElementById('diff-path').textContent === 'notes.txt' && !!document.querySelector('#diff td.code') && !document.querySelector('#diff td.code span')`)
+	b.eval(loaded, &got)
+	if got != "hljs-core.js,hljs-go.js" {
+		t.Errorf("after a text file, loaded %q", got)
+	}
+	// The text of a coloured line is the line's: selecting and copying
+	// sees no markup.
+	b.do(chromedp.KeyEvent("k"))
+	b.waitFor("main.go's line 3 as text", `[...document.querySelectorAll('#diff tr.line[data-a="2"] td.code')].some(td => td.textContent === 'func main() {')`)
+}

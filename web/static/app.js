@@ -4,6 +4,7 @@
 import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
 import { countLines, emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
+import { colour, languageOf, load } from './highlight.js';
 import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
 
 const $ = (id) => document.getElementById(id);
@@ -855,9 +856,23 @@ function renderDiff(s) {
     const hunks = big ? parsePatch(meta.patch) : pairWords(parsePatch(meta.patch));
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
-    else pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
+    else {
+      pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
+      highlight(pane, fileKey(f), key);
+    }
   }
   renderThreads();
+}
+
+// highlight colours the diff's code once its language is loaded, if the
+// same diff is still shown then.
+function highlight(pane, path, key) {
+  const lang = languageOf(path);
+  if (!lang) return;
+  load(lang).then((hljs) => {
+    if (ui.diffKey !== key) return;
+    colour(hljs, lang, [...pane.querySelectorAll('td.code')], () => ui.diffKey === key);
+  }, (e) => console.warn(`highlighting ${lang}: ${e.message}`));
 }
 
 // A diff longer than BIG_DIFF lines opens on request, and then virtual:
