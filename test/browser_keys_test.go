@@ -1,6 +1,7 @@
 package test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,4 +123,30 @@ func TestBrowserHighlight(t *testing.T) {
 	// sees no markup.
 	b.do(chromedp.KeyEvent("k"))
 	b.waitFor("main.go's line 3 as text", `[...document.querySelectorAll('#diff tr.line[data-a="2"] td.code')].some(td => td.textContent === 'func main() {')`)
+}
+
+// TestBrowserEditBadges checks that what an edit tool reports shows on
+// the file's row: a fuzzy match, and a file changed after the tool wrote
+// it.
+func TestBrowserEditBadges(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"a.txt": "hello world\n", "b.txt": "bee\n", "c.txt": "sea\n"})
+	writeFile(t, repo, "a.txt", "HELLO world\n")
+	writeFile(t, repo, "b.txt", "BEE\n")
+	writeFile(t, repo, "c.txt", "SEA\n")
+	d := startDaemon(t, repo)
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("three files", `document.querySelectorAll('#files li.file').length === 3`)
+	in := editLine(t, map[string]any{"path": filepath.Join(repo, "a.txt"), "bytes_before": 12, "bytes_after": 12, "lines_before": 1, "lines_after": 1,
+		"checksum_before": blake3Hex("hello world\n"), "checksum_after": blake3Hex("HELLO world\n"), "fuzzy": true, "strategy": "block_anchor", "similarity": 0.9}) + "\n" +
+		editLine(t, map[string]any{"path": filepath.Join(repo, "b.txt"), "bytes_before": 4, "bytes_after": 4, "lines_before": 1, "lines_after": 1,
+			"checksum_before": blake3Hex("bee\n"), "checksum_after": blake3Hex("Bee\n")}) + "\n"
+	if out, errs, code := d.cliRun(t, in, "edits", "--dir", repo); code != 0 {
+		t.Fatalf("changesetd edits: exit %d\n%s%s", code, out, errs)
+	}
+	b.waitFor("a.txt fuzzy, b.txt changed after the tool, c.txt neither", `(() => {
+		const badges = (p) => [...`+"document.querySelectorAll(`#files li.file[data-path=\"${p}\"] .ebadge`)"+`].map(e => e.textContent).join();
+		return badges('a.txt') === 'fuzzy' && badges('b.txt') === 'checksum mismatch' && badges('c.txt') === '' &&
+			`+fileRow("b.txt")+`.querySelector('.ebadge').title.includes('not what the edit tool wrote');
+	})()`)
 }

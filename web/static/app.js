@@ -752,6 +752,18 @@ function fileRow(f, threads) {
     b.setAttribute('aria-label', b.title);
     c.prepend(b);
   }
+  // What an edit tool reported about the change (changesetd edits).
+  const ed = f._meta?.changesetd?.edits;
+  if (ed?.checksumMismatch) {
+    const m = el('span', 'ebadge mismatch', 'checksum mismatch');
+    m.title = 'The file on disk is not what the edit tool wrote: something changed it after the tool';
+    c.prepend(m);
+  }
+  if (ed?.fuzzy) {
+    const m = el('span', 'ebadge fuzzy', 'fuzzy');
+    m.title = 'The edit tool placed this change by a fuzzy match of the text it was to replace: check where it landed';
+    c.prepend(m);
+  }
   if (INDEX_LABEL[ix]) {
     const m = el('span', 'idx ' + ix, INDEX_LABEL[ix]);
     m.title = INDEX_TITLE[ix];
