@@ -150,3 +150,37 @@ func TestBrowserEditBadges(t *testing.T) {
 			`+fileRow("b.txt")+`.querySelector('.ebadge').title.includes('not what the edit tool wrote');
 	})()`)
 }
+
+// TestBrowserFileTree checks the file list as a tree: a row per folder
+// with the number of changed files under it and their counts, folded by
+// a click or Enter, and j walking only the files shown.
+func TestBrowserFileTree(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"src/a/x.go": "package a\n", "src/b/y.go": "package b\n", "top.txt": "top\n"})
+	writeFile(t, repo, "src/a/x.go", "package a\n\nvar X = 1\n")
+	writeFile(t, repo, "src/b/y.go", "package b\n\nvar Y = 2\n")
+	writeFile(t, repo, "top.txt", "top\nmore\n")
+	d := startDaemon(t, repo)
+
+	b.do(chromedp.Navigate(d.Review))
+	rows := `[...document.querySelectorAll('#files > li:not(.vspace)')].map(li => li.dataset.dir !== undefined ? 'dir:' + li.dataset.dir : li.dataset.path).join()`
+	b.waitFor("the tree", rows+` === 'dir:src,dir:src/a,src/a/x.go,dir:src/b,src/b/y.go,top.txt'`)
+	var count, name string
+	b.eval(`document.querySelector('#files li.dir[data-dir="src"] .dcount').textContent`, &count)
+	b.eval(fileRow("src/a/x.go")+`.querySelector('.path').textContent`, &name)
+	if count != "2 files · +4 −0" || name != "x.go" {
+		t.Errorf("src's count %q, x.go's name %q; want %q and %q", count, name, "2 files · +4 −0", "x.go")
+	}
+	b.click("src/a", `#files li.dir[data-dir="src/a"]`)
+	b.waitFor("src/a folded", rows+` === 'dir:src,dir:src/a,dir:src/b,src/b/y.go,top.txt' && document.querySelector('#files li.dir[data-dir="src/a"]').getAttribute('aria-expanded') === 'false'`)
+	selected := `document.querySelector('#files li.file.selected').dataset.path`
+	b.click("y.go", `#files li.file[data-path="src/b/y.go"]`)
+	b.do(chromedp.KeyEvent("k"))
+	b.waitFor("k stays on y.go: x.go is folded away", selected+` === 'src/b/y.go'`)
+	b.eval(`document.querySelector('#files li.dir[data-dir="src/a"]').focus()`, nil)
+	b.do(chromedp.KeyEvent(kb.Enter))
+	b.waitFor("Enter unfolds it", rows+` === 'dir:src,dir:src/a,src/a/x.go,dir:src/b,src/b/y.go,top.txt'`)
+	b.do(chromedp.KeyEvent("k"))
+	b.waitFor("k: x.go", selected+` === 'src/a/x.go'`)
+	b.shot("26-tree")
+}

@@ -59,6 +59,7 @@ const ui = {
   bigOk: new Set(), // diffs too long to open by themselves that the reader opened
   unfolded: new Set(), // reviewed files whose diff the reader opened again
   filter: '', // the path filter's text
+  folded: new Set(), // folders of the file tree the reader folded
   hunkAt: -1, // the hunk n/p went to last
   virtualDiff: null, // the virtual diff shown: {from, to, draw}
   lastSelection: null,
@@ -677,30 +678,94 @@ function renderFiles(s) {
   else if (files.length) ui.file = files[Math.min(ui.fileAt || 0, files.length - 1)].id;
   else ui.file = null;
   ui.fileList = files;
-  const virtual = files.length > VIRTUAL_FILES;
+  const items = treeItems(files);
+  ui.items = items;
+  const virtual = items.length > VIRTUAL_FILES;
   ul.classList.toggle('virtual', virtual);
-  ul.setAttribute('aria-rowcount', String(files.length));
+  ul.setAttribute('aria-rowcount', String(items.length));
   if (s && files.length === 0 && s.status === 'ready') {
-    ul.replaceChildren(el('li', 'muted empty', 'No changes.'));
+    ul.replaceChildren(el('li', 'muted empty', ui.filter.trim() ? 'No file matches the filter.' : 'No changes.'));
     return;
   }
   let from = 0;
-  let to = files.length;
+  let to = items.length;
   if (virtual) {
     const h = ul.clientHeight || 600;
     from = Math.max(0, Math.floor(ul.scrollTop / ROW_PX) - OVERSCAN);
-    to = Math.min(files.length, Math.ceil((ul.scrollTop + h) / ROW_PX) + OVERSCAN);
+    to = Math.min(items.length, Math.ceil((ul.scrollTop + h) / ROW_PX) + OVERSCAN);
   }
   const rows = [];
   if (from > 0) rows.push(spacer(from * ROW_PX));
-  for (let i = from; i < to; i++) rows.push(fileRowFor(files[i], i));
-  if (to < files.length) rows.push(spacer((files.length - to) * ROW_PX));
+  for (let i = from; i < to; i++) rows.push(items[i].file ? fileRowFor(items[i].file, i, items[i].depth) : dirRow(items[i]));
+  if (to < items.length) rows.push(spacer((items.length - to) * ROW_PX));
   // Rows that are the same nodes stay put: no reflow for them, and the
   // focus and hover on a row survive an update of another.
   const cur = ul.children;
   let same = cur.length === rows.length;
   for (let i = 0; same && i < rows.length; i++) same = cur[i] === rows[i];
   if (!same) ul.replaceChildren(...rows);
+}
+
+// treeItems lays the sorted files out as a tree: a row per folder, with
+// the number of changed files under it and their counts, above its files
+// and subfolders; the contents of a folded folder are left out.
+function treeItems(files) {
+  const stats = new Map();
+  for (const f of files) {
+    const parts = fileKey(f).split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const d = parts.slice(0, i).join('/');
+      const st = stats.get(d) || { n: 0, added: 0, removed: 0 };
+      st.n++;
+      st.added += f.edit?.diff?.added || 0;
+      st.removed += f.edit?.diff?.removed || 0;
+      stats.set(d, st);
+    }
+  }
+  const folded = (dirs, upto) => {
+    for (let i = 1; i <= upto; i++) if (ui.folded.has(dirs.slice(0, i).join('/'))) return true;
+    return false;
+  };
+  const items = [];
+  let prev = [];
+  for (const f of files) {
+    const dirs = fileKey(f).split('/').slice(0, -1);
+    let common = 0;
+    while (common < dirs.length && common < prev.length && dirs[common] === prev[common]) common++;
+    for (let i = common; i < dirs.length; i++) {
+      if (folded(dirs, i)) break;
+      const d = dirs.slice(0, i + 1).join('/');
+      items.push({ dir: d, name: dirs[i], depth: i, ...stats.get(d) });
+    }
+    prev = dirs;
+    if (!folded(dirs, dirs.length)) items.push({ file: f, depth: dirs.length });
+  }
+  return items;
+}
+
+function dirRow(it) {
+  const li = el('li', 'dir' + (ui.folded.has(it.dir) ? ' folded' : ''));
+  li.dataset.dir = it.dir;
+  li.style.paddingLeft = 10 + it.depth * 14 + 'px';
+  li.tabIndex = 0;
+  li.setAttribute('role', 'button');
+  li.setAttribute('aria-expanded', String(!ui.folded.has(it.dir)));
+  li.title = `${it.dir}/: ${it.n} changed file${it.n === 1 ? '' : 's'}`;
+  li.append(el('span', 'twisty', ui.folded.has(it.dir) ? '▸' : '▾'), el('span', 'dname', it.name + '/'),
+    el('span', 'dcount muted', `${it.n} file${it.n === 1 ? '' : 's'} · +${it.added} −${it.removed}`));
+  const toggle = () => {
+    if (ui.folded.has(it.dir)) ui.folded.delete(it.dir); else ui.folded.add(it.dir);
+    renderFiles(csState());
+    $('files').querySelector(`li.dir[data-dir="${CSS.escape(it.dir)}"]`)?.focus();
+  };
+  li.onclick = toggle;
+  li.onkeydown = (e) => {
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      toggle();
+    }
+  };
+  return li;
 }
 
 function spacer(px) {
@@ -710,12 +775,19 @@ function spacer(px) {
   return li;
 }
 
-function fileRowFor(f, i) {
+function fileRowFor(f, i, depth) {
   const threads = threadsOn(f);
-  const sig = [f.id === ui.file, !!ui.cs.review, threads.length, threads.filter((a) => !a.resolved).length, i].join();
+  const sig = [f.id === ui.file, !!ui.cs.review, threads.length, threads.filter((a) => !a.resolved).length, i, depth].join();
   const hit = rowCache.get(f);
   if (hit && hit.sig === sig) return hit.li;
   const li = fileRow(f, threads);
+  if (depth) {
+    // Under its folder's row, a file is named by its name alone.
+    li.style.paddingLeft = 10 + depth * 14 + 'px';
+    const p = li.querySelector('.path');
+    if (operationOf(f) !== 'move') p.textContent = fileKey(f).slice(fileKey(f).lastIndexOf('/') + 1);
+    p.title = pathOf(f);
+  }
   li.setAttribute('aria-rowindex', String(i + 1));
   rowCache.set(f, { sig, li });
   return li;
@@ -786,7 +858,7 @@ function fileRow(f, threads) {
 // showSelected scrolls the list just enough to show the selected row.
 function showSelected() {
   const ul = $('files');
-  const i = (ui.fileList || []).findIndex((f) => f.id === ui.file);
+  const i = (ui.items || []).findIndex((it) => it.file?.id === ui.file);
   if (i < 0) return;
   if (!ul.classList.contains('virtual')) {
     ul.querySelector('li.selected')?.scrollIntoView({ block: 'nearest' });
@@ -1340,7 +1412,7 @@ function onKey(e) {
   if (t && (t.tagName === 'INPUT' && t.type !== 'checkbox' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
   if ($('confirm').open) return;
   if ($('help').open) return;
-  const files = visibleFiles(csState());
+  const files = (ui.items || []).filter((it) => it.file).map((it) => it.file);
   const i = files.findIndex((f) => f.id === ui.file);
   if (e.key === 'j' && files.length) {
     selectFile(files[Math.min(i + 1, files.length - 1)].id);
