@@ -184,3 +184,39 @@ func TestBrowserFileTree(t *testing.T) {
 	b.waitFor("k: x.go", selected+` === 'src/a/x.go'`)
 	b.shot("26-tree")
 }
+
+// TestBrowserFullFileAndImages checks the whole-file view (f, or its
+// button): every line of the file, the changes among them with their old
+// and new numbers; and an image's two sides shown as images.
+func TestBrowserFullFileAndImages(t *testing.T) {
+	b := newBrowser(t)
+	png1 := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82"
+	png2 := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\x60\xf8\xcf\x00\x00\x02\x02\x01\x00\x7b\x0e\x1e\x1b\x00\x00\x00\x00IEND\xaeB`\x82"
+	repo := gitRepo(t, map[string]string{"a.txt": pageLines(30), "logo.png": png1})
+	edited := strings.Replace(strings.Replace(pageLines(30), "line 5\n", "line five\n", 1), "line 25\n", "line 25\nline 25.5\n", 1)
+	writeFile(t, repo, "a.txt", edited)
+	writeFile(t, repo, "logo.png", png2)
+	d := startDaemon(t, repo)
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("a.txt's two hunks", `document.getElementById('diff-path').textContent === 'a.txt' && document.querySelectorAll('#diff tr.hunk').length === 2`)
+	b.do(chromedp.KeyEvent("f"))
+	b.waitFor("the whole file: 31 new lines and the deleted one", `(() => {
+		const t = document.querySelector('#diff table.fullfile');
+		if (!t) return false;
+		const rows = [...t.querySelectorAll('tr.line')];
+		const nums = rows.filter(r => r.cells[1].textContent !== '').map(r => Number(r.cells[1].textContent));
+		const at = (n) => rows.find(r => r.cells[1].textContent === String(n));
+		return nums.length === 31 && nums.every((n, i) => n === i + 1) && rows.length === 32 &&
+			at(15).cells[0].textContent === '15' && at(30).cells[0].textContent === '29' &&
+			at(5).classList.contains('add') && at(26).classList.contains('add') && rows.filter(r => r.classList.contains('del')).length === 1;
+	})()`)
+	b.do(chromedp.KeyEvent("f"))
+	b.waitFor("the changes only again", `!document.querySelector('#diff table.fullfile') && document.querySelectorAll('#diff tr.hunk').length === 2`)
+
+	b.do(chromedp.KeyEvent("j"))
+	b.waitFor("logo.png's two sides as images", `(() => {
+		const imgs = [...document.querySelectorAll('#diff .images img')];
+		return imgs.length === 2 && imgs.every(i => i.complete && i.naturalWidth === 1) && imgs[0].alt.includes('before') && imgs[1].alt.includes('after');
+	})()`)
+}

@@ -887,8 +887,11 @@ function renderDiff(s) {
   // A reviewed file's diff is folded, as a "Viewed" file on a forge, until
   // the reader opens it again.
   const folded = !!(f?.reviewed && ui.cs?.review && !ui.unfolded.has(f.id));
-  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, folded, meta.patch, meta.fileType, meta.tooLarge, meta.patchOmitted]);
+  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, ui.full, folded, meta.patch, meta.fileType, meta.tooLarge, meta.patchOmitted]);
   $('view-toggle').textContent = ui.view === 'split' ? 'Unified' : 'Side by side';
+  $('full-toggle').textContent = ui.full ? 'Changes only' : 'Full file';
+  $('full-toggle').setAttribute('aria-pressed', String(!!ui.full));
+  $('full-toggle').disabled = !f?.edit?.after;
   $('diff-path').textContent = f ? pathOf(f) : '';
   $('file-comment').hidden = !canComment();
   renderFileOps(s, f);
@@ -912,7 +915,9 @@ function renderDiff(s) {
     pane.append(p);
     return;
   }
-  if (meta.fileType === 'binary') {
+  if (meta.fileType === 'binary' && IMAGE[extOf(fileKey(f))]) {
+    renderImages(pane, f, key);
+  } else if (meta.fileType === 'binary') {
     pane.append(el('p', 'note', 'Binary file: no text diff.'));
   } else if (meta.tooLarge) {
     pane.append(el('p', 'note', 'This file is too large to diff.'));
@@ -940,12 +945,91 @@ function renderDiff(s) {
     const hunks = big ? parsePatch(meta.patch) : pairWords(parsePatch(meta.patch));
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
-    else {
+    else if (ui.full && f.edit?.after) {
+      renderFullFile(pane, f, hunks, key);
+    } else {
       pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
       highlight(pane, fileKey(f), key);
     }
   }
   renderThreads();
+}
+
+const IMAGE = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', bmp: 'image/bmp', ico: 'image/x-icon' };
+
+function extOf(path) {
+  const base = path.slice(path.lastIndexOf('/') + 1);
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
+}
+
+// readContent reads one side's bytes as base64 through resourceRead.
+async function readContent(side) {
+  const res = await ui.client.request('resourceRead', { channel: ROOT, uri: side.content?.uri || side.uri, encoding: 'base64' });
+  return res.encoding === 'base64' ? res.data : btoa(unescape(encodeURIComponent(res.data)));
+}
+
+// renderImages shows an image's two sides next to each other.
+function renderImages(pane, f, key) {
+  const box = el('div', 'images');
+  pane.append(box);
+  const sides = [['Before', f.edit?.before], ['After', f.edit?.after]];
+  for (const [label, side] of sides) {
+    const fig = el('figure', 'image ' + label.toLowerCase());
+    fig.append(el('figcaption', null, side ? label : `${label}: none`));
+    box.append(fig);
+    if (!side) continue;
+    readContent(side).then((b64) => {
+      if (ui.diffKey !== key) return;
+      const img = el('img');
+      img.alt = `${pathOf(f)}, ${label.toLowerCase()}`;
+      img.src = `data:${IMAGE[extOf(fileKey(f))]};base64,${b64}`;
+      fig.append(img);
+    }, (e) => fig.append(el('p', 'error-text', `Cannot read it: ${errText(e)}`)));
+  }
+}
+
+// renderFullFile shows the whole file: the diff's hunks with every line
+// of the file between them as context, read from the after side.
+function renderFullFile(pane, f, hunks, key) {
+  const note = el('p', 'note', 'Reading the whole file…');
+  pane.append(note);
+  readContent(f.edit.after).then((b64) => {
+    if (ui.diffKey !== key) return;
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const text = new TextDecoder().decode(bytes);
+    const lines = text.split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    const all = [];
+    let next = 1; // the next new-side line (1-based) not yet shown
+    let delta = 0; // old line = new line + delta outside the hunks
+    const ctx = (upto) => {
+      for (; next < upto && next <= lines.length; next++) all.push({ kind: 'ctx', text: lines[next - 1], old: next + delta, new: next, a: next - 1 });
+    };
+    for (const h of hunks) {
+      const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(h.header);
+      if (!m) continue;
+      const oc = m[2] === undefined ? 1 : Number(m[2]);
+      const nc = m[4] === undefined ? 1 : Number(m[4]);
+      // A side with no lines names the line before it.
+      const os = oc === 0 ? Number(m[1]) + 1 : Number(m[1]);
+      const ns = nc === 0 ? Number(m[3]) + 1 : Number(m[3]);
+      ctx(ns);
+      all.push(...h.lines);
+      next = ns + nc;
+      delta = os + oc - next;
+    }
+    ctx(lines.length + 1);
+    note.remove();
+    const t = renderUnified([{ header: `${pathOf(f)}: the whole file, ${lines.length} lines`, lines: all }]);
+    t.classList.add('fullfile');
+    pane.prepend(t);
+    highlight(pane, fileKey(f), key);
+    renderThreads();
+  }, (e) => {
+    note.className = 'error-text';
+    note.textContent = `Cannot read the whole file: ${errText(e)}`;
+  });
 }
 
 // highlight colours the diff's code once its language is loaded, if the
@@ -1429,6 +1513,8 @@ function onKey(e) {
     const next = [...files.slice(i + 1), ...files.slice(0, i + 1)].find((f) => !f.reviewed);
     if (next) selectFile(next.id);
     else toast('Every file is reviewed.');
+  } else if (e.key === 'f') {
+    toggleFull();
   } else if (e.key === '/') {
     ui.swallowKey = e.key; // the filter takes the focus: it must not get the /
     $('filter').focus();
@@ -1455,6 +1541,11 @@ function gotoHunk(dir) {
   for (const h of hunks) h.classList.toggle('current', h === hunks[i]);
   const pane = $('diff');
   pane.scrollTop += hunks[i].getBoundingClientRect().top - pane.getBoundingClientRect().top;
+}
+
+function toggleFull() {
+  ui.full = !ui.full;
+  renderDiff(csState());
 }
 
 function toggleView() {
@@ -1635,6 +1726,7 @@ function showLogin(message) {
 
 function main() {
   $('view-toggle').onclick = toggleView;
+  $('full-toggle').onclick = toggleFull;
   $('filter').addEventListener('input', () => {
     ui.filter = $('filter').value;
     $('files').scrollTop = 0;
