@@ -899,6 +899,7 @@ function renderDiff(s) {
   ui.diffKey = key;
   ui.virtualDiff = null;
   ui.lastSelection = null;
+  ui.kbSel = null;
   updateRangeOps();
   pane.replaceChildren();
   if (!f) return;
@@ -1411,6 +1412,7 @@ function openComposer(c) {
 function commentOnSelection() {
   const sel = ui.lastSelection;
   if (!sel) return;
+  clearKbSel();
   const first = Math.max(sel.start.line, 0);
   startComment(wholeLines(first, Math.max(sel.end.line, first)));
 }
@@ -1498,6 +1500,10 @@ function onKey(e) {
   if ($('help').open) return;
   const files = (ui.items || []).filter((it) => it.file).map((it) => it.file);
   const i = files.findIndex((f) => f.id === ui.file);
+  if (ui.kbSel && onLineKey(e)) {
+    e.preventDefault();
+    return;
+  }
   if (e.key === 'j' && files.length) {
     selectFile(files[Math.min(i + 1, files.length - 1)].id);
   } else if (e.key === 'k' && files.length) {
@@ -1513,6 +1519,8 @@ function onKey(e) {
     const next = [...files.slice(i + 1), ...files.slice(0, i + 1)].find((f) => !f.reviewed);
     if (next) selectFile(next.id);
     else toast('Every file is reviewed.');
+  } else if (e.key === 'v') {
+    startKbSel();
   } else if (e.key === 'f') {
     toggleFull();
   } else if (e.key === '/') {
@@ -1541,6 +1549,59 @@ function gotoHunk(dir) {
   for (const h of hunks) h.classList.toggle('current', h === hunks[i]);
   const pane = $('diff');
   pane.scrollTop += hunks[i].getBoundingClientRect().top - pane.getBoundingClientRect().top;
+}
+
+// Lines can be chosen from the keyboard: v starts at the first line of the
+// current hunk, the arrows move, Shift+arrows extend, Escape ends. The
+// range then works as a selection does: c comments, the range buttons
+// apply.
+function kbRows() {
+  return [...$('diff').querySelectorAll('tr.line[data-a]')];
+}
+
+function startKbSel() {
+  const rows = kbRows();
+  if (!rows.length) return;
+  const hunk = $('diff').querySelectorAll('tr.hunk')[Math.max(ui.hunkAt, 0)];
+  let i = hunk ? rows.findIndex((r) => r.dataset.hunk === hunk.dataset.hunk) : 0;
+  if (i < 0) i = 0;
+  ui.kbSel = { anchor: i, head: i };
+  drawKbSel();
+}
+
+function onLineKey(e) {
+  const rows = kbRows();
+  const k = ui.kbSel;
+  if (e.key === 'Escape') {
+    clearKbSel();
+    ui.lastSelection = null;
+    updateRangeOps();
+    return true;
+  }
+  if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return false;
+  k.head = Math.max(0, Math.min(rows.length - 1, k.head + (e.key === 'ArrowDown' ? 1 : -1)));
+  if (!e.shiftKey) k.anchor = k.head;
+  drawKbSel();
+  return true;
+}
+
+function drawKbSel() {
+  const rows = kbRows();
+  const k = ui.kbSel;
+  const lo = Math.min(k.anchor, k.head);
+  const hi = Math.max(k.anchor, k.head);
+  rows.forEach((r, i) => r.classList.toggle('ksel', i >= lo && i <= hi));
+  rows[k.head].scrollIntoView({ block: 'nearest' });
+  const a = rows.slice(lo, hi + 1).map((r) => Number(r.dataset.a));
+  ui.lastSelection = { start: { line: Math.min(...a), character: 0 }, end: { line: Math.max(...a), character: 0 } };
+  $('diff-status').textContent = `${linesLabel(wholeLines(ui.lastSelection.start.line, ui.lastSelection.end.line))} chosen: c comments, Escape ends`;
+  updateRangeOps();
+}
+
+function clearKbSel() {
+  ui.kbSel = null;
+  for (const r of $('diff').querySelectorAll('tr.ksel')) r.classList.remove('ksel');
+  $('diff-status').textContent = '';
 }
 
 function toggleFull() {
@@ -1754,7 +1815,12 @@ function main() {
   document.addEventListener('keypress', (e) => { if (e.key === ui.swallowKey) e.preventDefault(); }, true);
   document.addEventListener('keyup', (e) => { if (e.key === ui.swallowKey) ui.swallowKey = null; }, true);
   document.addEventListener('selectionchange', () => {
-    ui.lastSelection = selectedRange($('diff'));
+    const r = selectedRange($('diff'));
+    // A line range chosen with the keyboard stands until a text
+    // selection replaces it.
+    if (!r && ui.kbSel) return;
+    if (r) clearKbSel();
+    ui.lastSelection = r;
     updateRangeOps();
   });
   // Pressing a range button must not move focus or drop the selection.
