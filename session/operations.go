@@ -80,7 +80,8 @@ type Edit struct {
 	Side  string
 	// Index: the revert is of the uncommitted changeset, so the index
 	// entries go back to HEAD too.
-	Index bool // Keep, for a revert, makes the pending Undo durable before the
+	Index bool
+	// Keep, for a revert, makes the pending Undo durable before the
 	// first write (see Editor.Revert).
 	Keep func(*Undo) error
 }
