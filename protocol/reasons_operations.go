@@ -27,4 +27,7 @@ const (
 	// ReasonTooLarge (CodeInvalidParams): the file is over a size limit
 	// the message names.
 	ReasonTooLarge = "tooLarge"
+	// ReasonChangedAfterTurn (CodeConflict): a rewind of a turn found
+	// files changed again since the turn; data.files names them.
+	ReasonChangedAfterTurn = "changedAfterTurn"
 )

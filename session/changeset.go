@@ -46,7 +46,8 @@ type csChannel struct {
 	// opRunning counts invocations per operation that are queued or
 	// running; the status goes back to idle when the last one ends.
 	opRunning map[string]int
-	undos     []*undoRecord // reverts that can be undone, oldest first (undo.go)
+	undos     []*undoRecord    // reverts that can be undone, oldest first (undo.go)
+	drifted   map[int][]string // by workspace, files changed since a turn (rewind.go)
 	// encoded is the state as JSON, handed out as the snapshot of every
 	// subscriber that attaches until the state next changes; nil when
 	// stale. See snapshot. A snapshot of a changeset with a thousand files
@@ -376,6 +377,7 @@ type wsResult struct {
 	list        *ChangeList
 	err         error
 	undoCurrent map[*undoRecord]bool // which reverts' files are as they left them
+	drifted     []string             // files changed since the turn (rewind.go)
 }
 
 // refresh starts a computation unless one is running; pending hints are
@@ -420,6 +422,7 @@ func (cs *csChannel) refresh(s *Session) {
 	gen, opGen := cs.gen, cs.opGen
 	ctx := s.ctx
 	checkUndos := cs.undoChecker(s)
+	checkDrift := cs.driftChecker(s)
 	uri := cs.uri
 	s.m.spawn("refresh", func() {
 		results := make([]wsResult, 0, len(jobs))
@@ -431,6 +434,7 @@ func (cs *csChannel) refresh(s *Session) {
 			}
 			r := wsResult{ws: j.ws, all: all, paths: j.paths, list: list, err: err}
 			r.undoCurrent = checkUndos(j.ws)
+			r.drifted = checkDrift(ctx, j.ws, list)
 			results = append(results, r)
 		}
 		s.do(func() {
@@ -519,6 +523,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 	}
 	for _, r := range results {
 		cs.undoChecked(r.undoCurrent)
+		cs.driftChecked(r)
 		if r.err != nil {
 			failure = &protocol.ErrorInfo{ErrorType: "ComputeFailed", Message: fmt.Sprintf("%s: %v", s.workspaces[r.ws].dir, r.err)}
 			continue

@@ -144,6 +144,11 @@ func (cs *csChannel) operations(s *Session) []protocol.ChangesetOperation {
 		Scopes:       []string{protocol.ScopeResource, protocol.ScopeRange},
 		Confirmation: confirm(cs.revertConfirmation()),
 	}}
+	if cs.rewindable() {
+		ops[0].Description = "Restore the file, the selected lines, or every file of the changeset (rewind) to its version before the turn"
+		ops[0].Scopes = []string{protocol.ScopeResource, protocol.ScopeRange, protocol.ScopeChangeset}
+		ops[0].Confirmation = confirm(cs.rewindConfirmation())
+	}
 	if cs.ref.Kind == protocol.KindUncommitted {
 		ops = append(ops,
 			protocol.ChangesetOperation{ID: OpStage, Label: "Stage", Icon: "add", Group: "index", Description: "Add the file, or the selected lines, to the index", Scopes: []string{protocol.ScopeResource, protocol.ScopeRange}},
@@ -447,6 +452,13 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 		if t.side != "after" && t.side != "before" {
 			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: target.side must be \"before\" or \"after\", not %q", t.side)
 		}
+	}
+	if t.scope == protocol.ScopeChangeset && t.op == OpRevert {
+		files, err := cs.rewindTargets(s)
+		if err != nil {
+			return nil, err
+		}
+		t.files = files
 	}
 	if t.scope == protocol.ScopeRange {
 		r := p.Target.Range
@@ -761,6 +773,11 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 			var err error
 			rec, err = s.pendUndo(uri, ws, u)
 			return err
+		}
+		if t.scope == protocol.ScopeChangeset {
+			if err := checkRewind(ctx, ed, e); err != nil {
+				return nil, nil, err
+			}
 		}
 		u, err := ed.Revert(ctx, e)
 		rec, storeErr := s.settleUndo(uri, ws, rec, u)

@@ -612,3 +612,50 @@ func undoStillValid(t tree, u *session.Undo) bool {
 	}
 	return true
 }
+
+var _ session.DriftReader = (*gitWorkspace)(nil)
+
+// Drifted is session.DriftReader.
+func (w *gitWorkspace) Drifted(ctx context.Context, files []session.EditFile) ([]string, error) {
+	return drifted(ctx, w, files)
+}
+
+// drifted lists the files that no longer hold their new side: the check
+// of checkTargets, made on every file instead of stopping at the first.
+func drifted(ctx context.Context, t tree, files []session.EditFile) ([]string, error) {
+	var out []string
+	for _, f := range files {
+		ok, err := asLeft(ctx, t, f)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			out = append(out, f.Path())
+		}
+	}
+	return out, nil
+}
+
+// asLeft reports whether f's paths hold its new side: its content at its
+// path, and nothing at the path it was deleted or renamed from.
+func asLeft(ctx context.Context, t tree, f session.EditFile) (bool, error) {
+	check := func(path string, want *session.FileVersion) (bool, error) {
+		err := checkFile(ctx, t, path, want)
+		if protocol.ReasonOf(err) == protocol.ReasonFileChanged {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	if f.New != nil {
+		if ok, err := check(f.New.Path, f.New); !ok || err != nil {
+			return ok, err
+		}
+	}
+	if p := f.OldPath(); p != "" || f.New == nil {
+		if p == "" {
+			p = f.Old.Path
+		}
+		return check(p, nil)
+	}
+	return true, nil
+}

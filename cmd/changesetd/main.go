@@ -79,6 +79,7 @@ Usage:
   changesetd health [flags]           exit 0 if the daemon answers, 1 if not
   changesetd diff [flags]             print a changeset as one patch for git apply
   changesetd edits [flags]            report an edit tool's EditOutput events (NDJSON on stdin)
+  changesetd rewind [flags] TURN      put every file a turn changed back as it was before it
   changesetd version                  print the version
 
 Run "changesetd serve -h" for the flags. Every flag can also be set with
@@ -103,6 +104,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return annotationsCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "diff", "edits":
 		return agentCmd(ctx, args, stdin, stdout, stderr)
+	case "rewind":
+		return rewindCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "changesetd %s\n", version)
 		return 0
