@@ -66,6 +66,8 @@ func (c *conn) handle(req *jsonrpc2.Request) {
 		c.editEvents(req)
 	case protocol.MethodAnnotationsDelivered:
 		c.annotationsDelivered(req)
+	case protocol.MethodHunksReviewChanged:
+		c.hunksReviewChanged(req)
 	default:
 		c.reply(req, nil, protocol.Errorf(protocol.CodeMethodNotFound, "method %q is not supported by this server", req.Method))
 	}
@@ -470,6 +472,17 @@ func (c *conn) editEvents(req *jsonrpc2.Request) {
 	c.async(req, func() {
 		res, err := c.srv.m.EditEvents(c.ctx, p.Channel, p.Events)
 		c.reply(req, res, err)
+	})
+}
+
+func (c *conn) hunksReviewChanged(req *jsonrpc2.Request) {
+	var p protocol.HunksReviewChangedParams
+	if err := decode(req, &p); err != nil {
+		c.reply(req, nil, err)
+		return
+	}
+	c.async(req, func() {
+		c.reply(req, struct{}{}, c.srv.m.SetHunksReviewed(c.ctx, p))
 	})
 }
 

@@ -40,6 +40,9 @@ type csChannel struct {
 	// file is shown reviewed only while its content has that key, so an
 	// edit clears the flag and undoing the edit brings it back.
 	reviews map[string]string
+	// hunkReviews maps a file id to the ids of its hunks marked reviewed
+	// (hunks.go).
+	hunkReviews map[string][]string
 
 	byID     map[string]int     // file id -> index in state.Files; nil: rebuild
 	opStatus map[string]opState // last reported status per operation
@@ -99,6 +102,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 				origin: map[string]fileOrigin{},
 			}
 			cs.reviews = s.m.loadReviews(uri)
+			cs.hunkReviews = s.m.loadHunkReviews(uri)
 			cs.undos = s.loadUndos(uri)
 			// Nothing before now can be replayed from this channel: a
 			// cursor from an earlier channel of this URI (forgotten when
@@ -667,6 +671,9 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 		f.Reviewed = protocol.Ptr(true)
 	} else if prev := cs.find(f.ID); prev != nil && prev.Reviewed != nil && !*prev.Reviewed && contentKey(*prev) == contentKey(f) {
 		f.Reviewed = protocol.Ptr(false) // an explicit "not reviewed" stays while nothing changed
+	}
+	if cs.markHunks(&f) {
+		f.Reviewed = protocol.Ptr(true) // every hunk reviewed
 	}
 	return f, o
 }
