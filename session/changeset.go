@@ -750,6 +750,7 @@ func (s *Session) dispatchChangeset(sub Subscriber, uri string, a protocol.Actio
 	}
 	cs.reviews = next
 	cs.commit(s, a, origin)
+	s.hunksFollowFiles(cs, rv)
 }
 
 func (s *Session) hasReview(kind string) bool {

@@ -216,3 +216,52 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 	})
 	return err
 }
+
+// hunksFollowFiles makes the hunk marks of files reviewed, or unreviewed,
+// as a whole follow: every hunk marked, or none. Otherwise a file whose
+// hunks are all marked would show reviewed again after a reviewer cleared
+// it. The files whose marks change are published again.
+func (s *Session) hunksFollowFiles(cs *csChannel, rv protocol.ChangesetFilesReviewChanged) {
+	next := make(map[string][]string, len(cs.hunkReviews))
+	for k, v := range cs.hunkReviews {
+		next[k] = v
+	}
+	var changed []string
+	for _, id := range rv.Files {
+		f := cs.find(id)
+		if f == nil {
+			continue
+		}
+		var marked []string
+		if rv.Reviewed {
+			for _, h := range hunksOf(f.Meta) {
+				marked = append(marked, h.ID)
+			}
+		}
+		if slices.Equal(marked, next[id]) {
+			continue
+		}
+		if len(marked) > 0 {
+			next[id] = marked
+		} else {
+			delete(next, id)
+		}
+		changed = append(changed, id)
+	}
+	if len(changed) == 0 {
+		return
+	}
+	if hs := s.m.hunkStore(); hs != nil {
+		if err := hs.PutHunkReviews(cs.uri, next); err != nil {
+			s.log.Error("cannot save hunk review marks", "changeset", cs.uri, "err", err)
+			return
+		}
+	}
+	cs.hunkReviews = next
+	for _, id := range changed {
+		f := cs.find(id)
+		nf := *f
+		cs.markHunks(&nf)
+		cs.commit(s, protocol.ChangesetFileSet{File: nf}, nil)
+	}
+}

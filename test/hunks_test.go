@@ -119,6 +119,30 @@ func TestHunkReviewMarks(t *testing.T) {
 		return ready(st) && f != nil && !f.IsReviewed() && hunksOfFile(f)[0].Reviewed && !hunksOfFile(f)[1].Reviewed
 	})
 
+	// The file reviewed, or unreviewed, as a whole: its hunks follow.
+	allMarked := func(want bool) func(protocol.ChangesetState) bool {
+		return func(st protocol.ChangesetState) bool {
+			f := findFile(st, repo, "f.txt")
+			if !ready(st) || f == nil || f.IsReviewed() != want {
+				return false
+			}
+			for _, h := range hunksOfFile(f) {
+				if h.Reviewed != want {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	review(t, e.c, e.uri, 1, true, id)
+	other.Wait("every hunk marked with the file", allMarked(true))
+	review(t, e.c, e.uri, 2, false, id)
+	other.Wait("no hunk marked with the file cleared", allMarked(false))
+	if err := markHunks(t, e.c, e.uri, id, true, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	other.Wait("the first hunk marked again", markedFirst)
+
 	// An edit of the first hunk: its mark is gone.
 	writeFile(t, repo, "f.txt", numberedWith(40, map[int]string{3: "THREE", 20: "twenty", 35: "thirty-five"}))
 	st = other.Wait("the first hunk edited", func(st protocol.ChangesetState) bool {
