@@ -49,8 +49,8 @@ type csChannel struct {
 	// opRunning counts invocations per operation that are queued or
 	// running; the status goes back to idle when the last one ends.
 	opRunning map[string]int
-	undos     []*undoRecord    // reverts that can be undone, oldest first (undo.go)
-	drifted   map[int][]string // by workspace, files changed since a turn (rewind.go)
+	undos     []*undoRecord // reverts that can be undone, oldest first (undo.go)
+	drift     driftState    // files changed since a turn (rewind.go)
 	// encoded is the state as JSON, handed out as the snapshot of every
 	// subscriber that attaches until the state next changes; nil when
 	// stale. See snapshot. A snapshot of a changeset with a thousand files
@@ -594,6 +594,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 		})
 	}
 	s.filesChanged(results)
+	s.driftMayHaveChanged(cs)
 }
 
 func underAny(o fileOrigin, paths []string) bool {

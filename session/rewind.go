@@ -60,30 +60,103 @@ func (cs *csChannel) driftChecker(s *Session) func(ctx context.Context, ws int, 
 	}
 }
 
+// driftState is what a rewindable changeset knows of its files changed
+// since: their paths by workspace, and the check under way off the actor.
+type driftState struct {
+	paths    map[int][]string
+	checking bool
+	again    bool // asked for while checking: check once more after
+}
+
+// driftMayHaveChanged follows a refresh of src: when its new side is the
+// working tree, the tree changed, so the rewindable changesets someone is
+// subscribed to (whose sides are snapshots, never refreshed by the tree)
+// check again which of their files changed since, and their confirmations
+// stay true.
+func (s *Session) driftMayHaveChanged(src *csChannel) {
+	if src.rewindable() {
+		return
+	}
+	for _, cs := range s.changesets {
+		if cs.active && cs.loaded && cs.rewindable() && !cs.live(s) {
+			cs.recheckDrift(s)
+		}
+	}
+}
+
+// recheckDrift checks the changeset's files off the actor and publishes
+// the operations again if that changed their confirmation.
+func (cs *csChannel) recheckDrift(s *Session) {
+	if cs.drift.checking {
+		cs.drift.again = true
+		return
+	}
+	byWS := map[int]*ChangeList{}
+	for _, o := range cs.origin {
+		l := byWS[o.ws]
+		if l == nil {
+			l = &ChangeList{}
+			byWS[o.ws] = l
+		}
+		l.Files = append(l.Files, FileChange{Old: o.from, New: o.to})
+	}
+	if len(byWS) == 0 {
+		return
+	}
+	cs.drift.checking = true
+	check := cs.driftChecker(s)
+	ctx := s.ctx
+	s.m.spawn("drift check", func() {
+		out := make(map[int][]string, len(byWS))
+		for ws, l := range byWS {
+			d := check(ctx, ws, l)
+			slices.Sort(d)
+			out[ws] = d
+		}
+		s.do(func() {
+			cs.drift.checking = false
+			if s.disposed {
+				return
+			}
+			if cs.drift.paths == nil {
+				cs.drift.paths = map[int][]string{}
+			}
+			for ws, d := range out {
+				cs.drift.paths[ws] = d
+			}
+			cs.syncOperations(s)
+			if cs.drift.again {
+				cs.drift.again = false
+				cs.recheckDrift(s)
+			}
+		})
+	})
+}
+
 // driftChecked takes a refresh's findings on the actor: a full result
 // replaces what is known of its workspace, a partial one adds to it.
 func (cs *csChannel) driftChecked(r wsResult) {
 	if !cs.rewindable() || r.err != nil {
 		return
 	}
-	if cs.drifted == nil {
-		cs.drifted = map[int][]string{}
+	if cs.drift.paths == nil {
+		cs.drift.paths = map[int][]string{}
 	}
 	if r.all {
-		cs.drifted[r.ws] = r.drifted
+		cs.drift.paths[r.ws] = r.drifted
 		return
 	}
-	kept := slices.DeleteFunc(slices.Clone(cs.drifted[r.ws]), func(p string) bool {
+	kept := slices.DeleteFunc(slices.Clone(cs.drift.paths[r.ws]), func(p string) bool {
 		return slices.ContainsFunc(r.paths, func(q string) bool { return p == q || strings.HasPrefix(p, q+"/") })
 	})
-	cs.drifted[r.ws] = slices.Compact(slices.Sorted(slices.Values(append(kept, r.drifted...))))
+	cs.drift.paths[r.ws] = slices.Compact(slices.Sorted(slices.Values(append(kept, r.drifted...))))
 }
 
 // driftedPaths lists, sorted, the files known to have changed since the
 // changeset was taken.
 func (cs *csChannel) driftedPaths() []string {
 	var out []string
-	for _, ps := range cs.drifted {
+	for _, ps := range cs.drift.paths {
 		out = append(out, ps...)
 	}
 	slices.Sort(out)

@@ -129,6 +129,8 @@ func TestRewindTurn(t *testing.T) {
 	// Changed again after the turn: refused, nothing written.
 	writeFile(t, repo, "notes.txt", "notes after the turn\n")
 	uri := e.turnURI(id)
+	live := mirrorChangeset(t, e.c, expand(t, e.cat[protocol.KindUncommitted].URITemplate, nil))
+	live.Wait("uncommitted ready", ready)
 	m := mirrorChangeset(t, e.c, uri)
 	st := rewindOffered(m, 4, func(st protocol.ChangesetState) bool {
 		return strings.Contains(confirmationText(opIn(st, "revert")), "Changed again since")
@@ -173,8 +175,17 @@ func TestRewindTurn(t *testing.T) {
 		t.Fatalf("a refused rewind wrote: %s", showTree(got))
 	}
 
-	// As the turn left it again: rewound.
+	// As the turn left it again: the confirmation follows the working
+	// tree, and the rewind goes through. (The refusal recomputed the
+	// changeset; that is over first.)
+	m.Wait("the changeset recomputed after the refusal", func(st protocol.ChangesetState) bool {
+		return ready(st) && strings.Contains(confirmationText(opIn(st, "revert")), "Changed again since")
+	})
 	writeFile(t, repo, "notes.txt", "notes in the turn\n")
+	m.Wait("the confirmation naming no file changed since", func(st protocol.ChangesetState) bool {
+		c := confirmationText(opIn(st, "revert"))
+		return ready(st) && c != "" && !strings.Contains(c, "Changed again since")
+	})
 	res, err := invokeOn(t, e.c, uri, "revert", nil, nil)
 	if err != nil {
 		t.Fatal(err)
