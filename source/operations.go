@@ -586,7 +586,7 @@ func undoRevert(t tree, u *session.Undo) error {
 		if err != nil {
 			return err
 		}
-		if !sameSaved(got, want) && !(u.Pending && i < len(u.Files) && sameSaved(got, u.Files[i])) {
+		if !asRevertLeft(u, i, got) {
 			return protocol.Errorf(protocol.CodeInvalidParams, "%s changed since the revert; undo would lose that change", want.Path)
 		}
 	}
@@ -598,6 +598,26 @@ func undoRevert(t tree, u *session.Undo) error {
 	return nil
 }
 
+// asRevertLeft reports whether got, the current state of u.After[i]'s
+// path, is as the revert left it. For a pending undo it may also be as
+// before the revert (the write did not happen), and the planned side's
+// mode is not held against it: the file system may not keep what was
+// planned (an executable bit, a symbolic link), which only the settled
+// undo records exactly.
+func asRevertLeft(u *session.Undo, i int, got session.SavedFile) bool {
+	want := u.After[i]
+	if sameSaved(got, want) {
+		return true
+	}
+	if !u.Pending {
+		return false
+	}
+	if i < len(u.Files) && sameSaved(got, u.Files[i]) {
+		return true
+	}
+	return got.Exists == want.Exists && bytes.Equal(got.Content, want.Content)
+}
+
 func sameSaved(a, b session.SavedFile) bool {
 	return a.Exists == b.Exists && bytes.Equal(a.Content, b.Content) && a.Mode == b.Mode
 }
@@ -606,7 +626,7 @@ func sameSaved(a, b session.SavedFile) bool {
 func undoStillValid(t tree, u *session.Undo) bool {
 	for i, want := range u.After {
 		got, err := save(t, want.Path)
-		if err != nil || !sameSaved(got, want) && !(u.Pending && i < len(u.Files) && sameSaved(got, u.Files[i])) {
+		if err != nil || !asRevertLeft(u, i, got) {
 			return false
 		}
 	}
