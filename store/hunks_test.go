@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Hunk review marks last across a reopen and go with their session.
+// Hunk review marks last across a reopen, per changeset.
 func TestHunkReviews(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db, err := Open(path)
@@ -31,14 +31,8 @@ func TestHunkReviews(t *testing.T) {
 	if err != nil || !slices.Equal(got["file:///r/a"], []string{"h1", "h2"}) {
 		t.Fatalf("marks after a reopen: %v, %v", got, err)
 	}
-	if err := db.DeleteSession("s1", "ahp-changeset:/s1/"); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := db.HunkReviews(mine); len(got) != 0 {
-		t.Errorf("marks of a deleted session: %v", got)
-	}
 	if got, _ := db.HunkReviews(other); len(got) != 1 {
-		t.Errorf("marks of another session deleted too: %v", got)
+		t.Errorf("marks of another changeset: %v", got)
 	}
 	if err := db.PutHunkReviews(other, nil); err != nil {
 		t.Fatal(err)

@@ -219,9 +219,6 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 		if changesetPrefix == "" {
 			return nil
 		}
-		if err := deleteHunkReviews(tx, changesetPrefix); err != nil {
-			return err
-		}
 		c := tx.Bucket(bucketReviews).Cursor()
 		p := []byte(changesetPrefix)
 		for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == changesetPrefix; k, _ = c.Next() {
