@@ -30,4 +30,7 @@ const (
 	// ReasonFileNotFound (CodeNotFound): resourceRead of a working-tree
 	// file that does not exist.
 	ReasonFileNotFound = "fileNotFound"
+	// ReasonChangedAfterTurn (CodeConflict): a rewind of a turn found
+	// files changed again since the turn; data.files names them.
+	ReasonChangedAfterTurn = "changedAfterTurn"
 )

@@ -641,6 +641,9 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	if r.Patch != "" {
 		own["patch"] = r.Patch
 	}
+	if hs := hunkList(r); hs != nil {
+		own[session.MetaHunks] = hs
+	}
 	if r.PatchOmitted {
 		own["patchOmitted"] = true
 	}

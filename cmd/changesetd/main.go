@@ -63,6 +63,7 @@ Usage:
   changesetd diff [flags]                       print a changeset as one patch for git apply
   changesetd edits [flags]                      report an edit tool's EditOutput events (NDJSON on stdin)
   changesetd sessions [rm ID...] [flags]        list the daemon's sessions; remove some
+  changesetd rewind [flags] TURN                put every file a turn changed back as it was before it
   changesetd health [flags]                     exit 0 if the daemon answers, 1 if not
   changesetd service install|uninstall|status   start the daemon at login (systemd or launchd)
   changesetd version                            print the version and the commit it was built from
@@ -93,6 +94,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return sessionsCmd(ctx, args[1:], stdout, stderr)
 	case "service":
 		return serviceCmd(ctx, args[1:], stdout, stderr)
+	case "rewind":
+		return rewindCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, versionLine())
 		return 0
