@@ -75,6 +75,7 @@ on the command line wins.
 `
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stderr = flagOutput(stderr)
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
