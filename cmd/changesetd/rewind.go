@@ -37,16 +37,22 @@ func rewindCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	var dc dialConfig
 	dc.flags(fs, true)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
-	fs.Usage = func() { fmt.Fprint(stderr, rewindUsage, "\nFlags:\n"); fs.PrintDefaults() }
-	if err := dc.parse(fs, args); err != nil {
+	fs.Usage = func() { fmt.Fprint(stderr, rewindUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
+	// Flags may come before or after TURN.
+	rest, err := parseInterspersed(&dc, fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintf(stderr, "changesetd rewind: %v\n", err)
 		return 2
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
+	switch {
+	case len(rest) == 0:
 		fmt.Fprintln(stderr, "changesetd rewind: name the turn to rewind: changesetd rewind TURN")
+		return 2
+	case len(rest) > 1:
+		fmt.Fprintf(stderr, "changesetd rewind: unexpected argument %q\n", rest[1])
 		return 2
 	}
 	turn := rest[0]
