@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -56,5 +58,48 @@ func TestRelPath(t *testing.T) {
 		if got := relPath(uri, dirs); got != want {
 			t.Errorf("relPath(%q) = %q, want %q", uri, got, want)
 		}
+	}
+}
+
+func TestWriteTextAndMarkdown(t *testing.T) {
+	views := []View{
+		ViewOf(protocol.Annotation{ID: "a2", TurnID: "t1", Resource: "file:///w/b.go", Resolved: true,
+			Entries: []protocol.AnnotationEntry{saying(reviewer("r1"), "Two\nlines.\n"), saying(byAgent("a1"), "Done.")}}, []string{"/w"}),
+		ViewOf(protocol.Annotation{ID: "a1", TurnID: "t2", Resource: "file:///w/a.go", Range: rng(2, 0, 3, 4),
+			Entries: []protocol.AnnotationEntry{saying(reviewer("r1"), "Why?")}}, []string{"/w"}),
+	}
+	SortViews(views)
+	for _, tc := range []struct {
+		name  string
+		write func(io.Writer, []View) error
+		want  string
+	}{
+		{"text", WriteText, "[a1] a.go, lines 3-4 (turn t2, open)\n" +
+			"  reviewer: Why?\n" +
+			"\n" +
+			"[a2] b.go, whole file (turn t1, resolved)\n" +
+			"  reviewer: Two\n" +
+			"    lines.\n" +
+			"  agent: Done.\n"},
+		{"markdown", WriteMarkdown, "### `a.go`, lines 3-4\n\n" +
+			"Annotation `a1` on turn `t2`, open.\n\n" +
+			"> **Reviewer:** Why?\n" +
+			"\n" +
+			"### `b.go`, whole file\n\n" +
+			"Annotation `a2` on turn `t1`, resolved.\n\n" +
+			"> **Reviewer:** Two\n" +
+			"> lines.\n" +
+			">\n" +
+			"> **Agent:** Done.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := tc.write(&b, views); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
+			}
+		})
 	}
 }

@@ -216,7 +216,7 @@ func oneLine(s string, n int) string {
 
 // runTurn marks the turn boundary. After a start, a non-nil feedback
 // receives the annotations the agent has not seen (see deliverFeedback).
-func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id string, dc *dialConfig, timeout time.Duration, stdout, stderr io.Writer, hook bool, feedback io.Writer) int {
+func runTurn(ctx context.Context, edge, dir, sessionURI, agentKey, message, id string, dc *dialConfig, timeout time.Duration, stdout, stderr io.Writer, hook bool, feedback io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c, err := dialDaemon(ctx, dc)
@@ -238,9 +238,9 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id stri
 		}
 	}
 	channel := uri
-	if agent != "" {
+	if agentKey != "" {
 		// The agent's own chat in the session: ahp-chat:/<session id>/<agent>.
-		channel = protocol.ChatScheme + "/" + strings.TrimPrefix(uri, protocol.SessionScheme+"/") + "/" + agent
+		channel = protocol.ChatScheme + "/" + strings.TrimPrefix(uri, protocol.SessionScheme+"/") + "/" + agentKey
 	}
 	var info session.TurnInfo
 	if edge == "start" {
