@@ -647,6 +647,18 @@ func (r *Repo) blobSizeLocked(h plumbing.Hash) (int64, error) {
 	return n, nil
 }
 
+// BlobSize returns the size of the stored blob oid without reading its
+// content.
+func (r *Repo) BlobSize(oid string) (int64, error) {
+	h, err := parseOID(oid)
+	if err != nil {
+		return 0, fmt.Errorf("scm: blob size %s: %w", oid, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.blobSizeLocked(h)
+}
+
 // flatTree is a tree flattened to path -> entry (gitlinks included, not
 // descended), with paths sorted bytewise.
 type flatTree struct {

@@ -793,6 +793,12 @@ func (s *Session) hasReview(kind string) bool {
 
 // ReadBlob returns a stored object of one of the session's workspaces.
 func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
+	return s.readBlob(ctx, oid, -1)
+}
+
+// readBlob is ReadBlob refusing, before it is read, an object larger than
+// limit bytes (no limit when negative) whose size a workspace can tell.
+func (s *Session) readBlob(ctx context.Context, oid string, limit int64) ([]byte, error) {
 	var drafted []byte
 	wss, err := query(ctx, s, func() ([]Workspace, error) {
 		if b, ok := s.draftContent(oid); ok {
@@ -814,6 +820,11 @@ func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
 		return drafted, nil
 	}
 	for _, ws := range wss {
+		if bs, ok := ws.(BlobSizer); ok && limit >= 0 {
+			if n, ok := bs.BlobSize(oid); ok && n > limit {
+				return nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead: object %s is %d bytes, larger than %d bytes, the most one read returns", oid, n, limit).WithReason(protocol.ReasonTooLarge)
+			}
+		}
 		if b, err := ws.ReadBlob(oid); err == nil {
 			return b, nil
 		}

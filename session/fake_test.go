@@ -56,6 +56,8 @@ type fakeWorkspace struct {
 	watchGate, watchEntered chan struct{}
 	// plain makes it a directory without a repository (Plain).
 	plain bool
+	// blobReads counts ReadBlob calls.
+	blobReads int
 }
 
 func (w *fakeWorkspace) Plain() bool { return w.plain }
@@ -149,11 +151,19 @@ func (w *fakeWorkspace) sideLocked(path, content string, live bool) *FileVersion
 func (w *fakeWorkspace) ReadBlob(oid string) ([]byte, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.blobReads++
 	b, ok := w.blobs[oid]
 	if !ok {
 		return nil, fmt.Errorf("no object %s", oid)
 	}
 	return b, nil
+}
+
+func (w *fakeWorkspace) BlobSize(oid string) (int64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, ok := w.blobs[oid]
+	return int64(len(b)), ok
 }
 
 type fakeWatcher struct {

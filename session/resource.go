@@ -23,7 +23,7 @@ func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]
 		if !ok {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: session %s does not exist", uri, sm[1])
 		}
-		b, err := s.ReadBlob(ctx, sm[2])
+		b, err := s.readBlob(ctx, sm[2], limit)
 		if err == nil && int64(len(b)) > limit {
 			return nil, tooLarge(uri, limit)
 		}
