@@ -122,6 +122,22 @@ func TestBrowserCommentAnchors(t *testing.T) {
 		commentOnRows(b, 3, 4, "on the turn")
 		anchored(t, "on the turn", active, lines(3, 4), 4)
 	})
+
+	// A second turn puts one line more at the top; the comparison of the
+	// two turns ends at the second's version.
+	second := d.turnCLI(t, "start", "--dir", repo, "--message", "second")
+	writeFile(t, repo, "f.txt", "topmost\nvery top 1\nvery top 2\n"+edited)
+	d.turnCLI(t, "end", "--dir", repo)
+	t.Run("a comparison: the later turn's lines, as shown", func(t *testing.T) {
+		b.t, m.t = t, t
+		b.waitFor("two turns", `document.querySelectorAll('#turns li.turn').length === 2`)
+		b.click("the first turn's tick", `#turns li.turn:nth-child(1) input`)
+		b.click("the second turn's tick", `#turns li.turn:nth-child(2) input`)
+		b.click("Compare", `#compare:not([disabled])`)
+		b.waitFor("the comparison's diff of f.txt", `document.getElementById('cs-label').textContent.startsWith('Compare turns') && !!document.querySelector('#diff tr.line.ctx[data-a="2"]')`)
+		commentOnRows(b, 1, 2, "on the comparison")
+		anchored(t, "on the comparison", second, lines(1, 2), 2)
+	})
 }
 
 // TestBrowserOldRange checks how the page maps lines of a diff's new side

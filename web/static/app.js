@@ -874,7 +874,8 @@ function selectFile(id) {
   ui.file = id;
   remember();
   const s = csState();
-  renderFiles(s);
+  // The rows' layout is the last render's: only the selection moved, so
+  // the list scrolls first and renders once, at its new place.
   showSelected();
   renderFiles(s);
   renderDiff(s);

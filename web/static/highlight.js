@@ -35,8 +35,8 @@ export async function load(lang) {
   return hljs;
 }
 
-// colour highlights the code cells of rows, a slice per animation frame,
-// while alive() holds. A cell whose changed words are marked keeps its
+// colour highlights the code cells of rows, from the frame after the
+// next one on, a slice per animation frame, while alive() holds. A cell whose changed words are marked keeps its
 // marks instead.
 export function colour(hljs, lang, cells, alive) {
   let i = 0;
@@ -50,5 +50,6 @@ export function colour(hljs, lang, cells, alive) {
     }
     if (i < cells.length) requestAnimationFrame(step);
   };
-  requestAnimationFrame(step);
+  // After the next frame is painted: the plain lines show first.
+  requestAnimationFrame(() => setTimeout(step, 0));
 }
