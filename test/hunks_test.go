@@ -159,3 +159,29 @@ func TestHunkReviewMarks(t *testing.T) {
 		t.Errorf("marking a hunk that is gone: %v, want -32011 fileChanged", err)
 	}
 }
+
+// hunkLines is a range target on a hunk's lines of the after side, as
+// _meta.changesetd.hunks gives them.
+func hunkLines(id string, h wireHunk) map[string]any {
+	return lineTarget(id, h.NewStart-1, h.NewStart-1+h.NewLines-1)
+}
+
+// Keeping a hunk is staging its lines and undoing it is reverting them:
+// each acts on that hunk alone.
+func TestHunkKeepAndUndo(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"f.txt": numberedWith(40, nil)})
+	writeFile(t, repo, "f.txt", numberedWith(40, map[int]string{3: "three", 35: "thirty-five"}))
+	e := startOps(t, repo)
+	e.waitOffered("stage", protocol.ScopeResource, protocol.ScopeRange)
+	hs := hunksOfFile(findFile(e.m.Wait("two hunks", func(st protocol.ChangesetState) bool {
+		return ready(st) && len(hunksOfFile(findFile(st, repo, "f.txt"))) == 2
+	}), repo, "f.txt"))
+	e.mustInvoke("stage", hunkLines(e.id("f.txt"), hs[0]), nil)
+	if got := e.git("diff", "--cached", "--unified=0", "--", "f.txt"); !strings.Contains(got, "+three") || strings.Contains(got, "thirty-five") {
+		t.Errorf("staged after keeping the first hunk:\n%s", got)
+	}
+	e.mustInvoke("revert", hunkLines(e.id("f.txt"), hs[1]), nil)
+	if got := string(e.disk("f.txt")); got != numberedWith(40, map[int]string{3: "three"}) {
+		t.Errorf("f.txt after undoing the second hunk:\n%s", got)
+	}
+}

@@ -1,6 +1,8 @@
 package test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,5 +349,62 @@ func TestUndoDurableBeforeRevertWrites(t *testing.T) {
 				return ready(st) && opIn(st, "undo") == nil && opIn(st, "dismissUndo") == nil
 			})
 		})
+	}
+}
+
+// The daemon killed at random moments of a revert of many files loses
+// nothing: after it starts again, either every file is as before, or the
+// undo is offered and puts every one back exactly.
+func TestUndoKilledDuringRevert(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	want := map[string]string{}
+	for i := range 60 {
+		rel := fmt.Sprintf("notes/n%02d.txt", i)
+		want[rel] = strings.Repeat(fmt.Sprintf("note %d\n", i), 200)
+		writeFile(t, repo, rel, want[rel])
+	}
+	state := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	undone := 0
+	for round := range 8 {
+		e := attachOps(t, startDaemonIn(t, state, repo), repo)
+		e.m.Wait("every note", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == len(want) })
+		e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.invoke("revert", resTarget(e.id("notes")), nil)
+		}()
+		time.Sleep(time.Duration(rng.IntN(25)) * time.Millisecond) // a moment during the revert; not an assertion
+		e.d.kill(t)
+		<-done
+
+		e = attachOps(t, startDaemonIn(t, state, repo), repo)
+		st := e.m.Wait("ready", ready)
+		same := 0
+		for rel, c := range want {
+			if b, err := os.ReadFile(filepath.Join(repo, rel)); err == nil && string(b) == c {
+				same++
+			}
+		}
+		if same < len(want) {
+			e.undoOffered("deleted")
+			e.mustInvoke("undo", nil, nil)
+			undone++
+		} else if opIn(st, "dismissUndo") != nil {
+			e.mustInvoke("dismissUndo", nil, nil)
+		}
+		for rel, c := range want {
+			if got := string(e.disk(rel)); got != c {
+				t.Fatalf("round %d: %s = %q after the restart and undo", round, rel, got)
+			}
+		}
+		t.Logf("round %d: %d of %d notes were deleted when the daemon was killed", round, len(want)-same, len(want))
+		if err := e.d.stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if undone == 0 {
+		t.Log("no round killed the daemon after the revert had written")
 	}
 }

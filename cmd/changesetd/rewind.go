@@ -18,14 +18,15 @@ import (
 )
 
 const rewindUsage = `Usage:
-  changesetd rewind [--dir DIR] [--yes] TURN
+  changesetd rewind [--dir DIR | --session URI] [--yes] TURN
 
 Puts every file turn TURN changed back to its version before the turn, in
 one step that Undo Revert (in the review page, or any client) undoes. It
 prints what the rewind does, as the daemon words it, and asks before
 going on; --yes skips the question. Files changed again after the turn
 are never overwritten: the rewind is refused, naming them, and nothing
-is changed. The session is the one whose working directory contains DIR.
+is changed. The daemon is found as by "changesetd turn"; the session is
+the one whose working directory contains DIR, or --session.
 `
 
 // rewindCmd implements "changesetd rewind".
@@ -33,26 +34,21 @@ func rewindCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs := flag.NewFlagSet("changesetd rewind", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", ".", "a directory inside the session's working directory")
+	sessionURI := fs.String("session", "", "the session URI (instead of --dir)")
 	yes := fs.Bool("yes", false, "rewind without asking")
 	var dc dialConfig
 	dc.flags(fs, true)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	fs.Usage = func() { fmt.Fprint(stderr, rewindUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
-	// Flags may come before or after TURN.
-	rest, err := parseInterspersed(&dc, fs, args)
-	if err != nil {
+	if err := dc.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(stderr, "changesetd rewind: %v\n", err)
 		return 2
 	}
-	switch {
-	case len(rest) == 0:
+	rest := fs.Args()
+	if len(rest) == 0 {
 		fmt.Fprintln(stderr, "changesetd rewind: name the turn to rewind: changesetd rewind TURN")
-		return 2
-	case len(rest) > 1:
-		fmt.Fprintf(stderr, "changesetd rewind: unexpected argument %q\n", rest[1])
 		return 2
 	}
 	turn := rest[0]
@@ -64,6 +60,10 @@ func rewindCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "changesetd rewind: unexpected argument %q\n", fs.Args()[0])
 		return 2
 	}
+	if *sessionURI != "" && *dir != "." {
+		fmt.Fprintln(stderr, "changesetd rewind: use only one of --dir and --session")
+		return 2
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -73,10 +73,15 @@ func rewindCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return 1
 	}
 	defer c.close()
-	uri, _, err := c.sessionFor(ctx, *dir, false)
-	if err != nil {
-		fmt.Fprintf(stderr, "changesetd rewind: %v\n", err)
-		return 1
+	uri := *sessionURI
+	if uri == "" {
+		if uri, _, err = c.sessionFor(ctx, *dir, false); err != nil {
+			if errors.Is(err, errNoSession) {
+				err = fmt.Errorf("no session of the daemon has %s (pass --session; \"changesetd sessions\" lists them)", *dir)
+			}
+			fmt.Fprintf(stderr, "changesetd rewind: %v\n", err)
+			return 1
+		}
 	}
 	csURI, err := uritemplate.FormatChangesetURI(strings.TrimPrefix(uri, protocol.SessionScheme+"/"), protocol.KindTurn, uritemplate.Values{uritemplate.VarTurnID: turn})
 	if err != nil {
