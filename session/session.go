@@ -250,6 +250,7 @@ func (s *Session) start() {
 			entries[i] = e
 		}
 		s.log.Debug("working directories opened", "took", time.Since(start))
+		s.clearEarlierRecords()
 		// The uncommitted and branch changesets need only the open
 		// workspaces: they start now, alongside the baseline snapshot,
 		// which reads the changed files the tracker already knows of
@@ -265,6 +266,27 @@ func (s *Session) start() {
 		// the workspaces it held.
 		s.do(func() { s.ready(baseline, failed) })
 	})
+}
+
+// clearEarlierRecords deletes, before anything of a new session is
+// served, the records stored under its id: one that was not restored
+// belongs to something else (another project once at this path), and
+// this session starts clean, without its turns or review flags. Done
+// later, it would also delete what clients stored meanwhile (a review
+// flag set while the baseline is taken).
+func (s *Session) clearEarlierRecords() {
+	db := s.m.opts.Store
+	if db == nil || s.restored != nil {
+		return
+	}
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	if s.gone || s.ctx.Err() != nil {
+		return
+	}
+	if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
+		s.log.Error("cannot clear an earlier session's records", "err", err)
+	}
 }
 
 // closeWorkspaces releases what the workspaces hold (their watchers).
@@ -330,12 +352,6 @@ func (s *Session) takeBaseline(entries []*workingDir) (baseline []string, failed
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	if db := s.m.opts.Store; db != nil && !s.gone && s.ctx.Err() == nil {
-		// A stored session with this id that was not restored belongs to
-		// something else (another project once at this path): this session
-		// starts clean, without its turns or review flags.
-		if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
-			s.log.Error("cannot clear an earlier session's records", "err", err)
-		}
 		if err := db.PutSession(rec); err != nil {
 			s.log.Error("cannot record the session; it will not survive a restart", "err", err)
 		} else {

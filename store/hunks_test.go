@@ -40,4 +40,18 @@ func TestHunkReviews(t *testing.T) {
 	if got, _ := db.HunkReviews(other); len(got) != 0 {
 		t.Errorf("marks after clearing: %v", got)
 	}
+	// Deleting a session deletes its marks, and only its own (s10 starts
+	// with s1 but is another session).
+	if err := db.PutHunkReviews(other, map[string][]string{"file:///r/a": {"h3"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteSession("s1", "ahp-changeset:/s1/"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.HunkReviews(mine); len(got) != 0 {
+		t.Errorf("marks of a deleted session: %v", got)
+	}
+	if got, _ := db.HunkReviews(other); len(got) != 1 {
+		t.Errorf("marks of another session after a delete: %v", got)
+	}
 }

@@ -312,7 +312,7 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 				return err
 			}
 		}
-		return nil
+		return deleteHunkReviews(tx, changesetPrefix)
 	})
 }
 
