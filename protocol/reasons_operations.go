@@ -27,4 +27,10 @@ const (
 	// ReasonTooLarge (CodeInvalidParams): the file is over a size limit
 	// the message names.
 	ReasonTooLarge = "tooLarge"
+	// ReasonFileNotFound (CodeNotFound): resourceRead of a working-tree
+	// file that does not exist.
+	ReasonFileNotFound = "fileNotFound"
+	// ReasonChangedAfterTurn (CodeConflict): a rewind of a turn found
+	// files changed again since the turn; data.files names them.
+	ReasonChangedAfterTurn = "changedAfterTurn"
 )

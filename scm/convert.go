@@ -19,13 +19,18 @@ const (
 
 // cleanPlan says how git would clean one file before hashing it.
 type cleanPlan struct {
-	crlf crlfAction
-	lfs  bool
-	// unsupported names a clean step we cannot apply ("" if none).
+	crlf  crlfAction
+	lfs   bool
+	ident bool   // collapse "$Id: ... $" to "$Id$"
+	enc   string // working-tree-encoding to decode to UTF-8 ("" for none)
+	// unsupported names a clean step we cannot apply ("" if none): a
+	// filter whose driver we cannot run, an encoding we do not know.
 	unsupported string
 }
 
-func (p cleanPlan) identity() bool { return p.crlf == crlfBinary && !p.lfs && p.unsupported == "" }
+func (p cleanPlan) identity() bool {
+	return p.crlf == crlfBinary && !p.lfs && !p.ident && p.enc == "" && p.unsupported == ""
+}
 
 // key is a compact description for the stat cache: a cached hash is valid
 // only under the same plan.
@@ -36,6 +41,12 @@ func (p cleanPlan) key() string {
 	k := strconv.Itoa(int(p.crlf))
 	if p.lfs {
 		k += "+lfs"
+	}
+	if p.ident {
+		k += "+ident"
+	}
+	if p.enc != "" {
+		k += "+enc=" + p.enc
 	}
 	return k + p.unsupported
 }
@@ -84,11 +95,14 @@ func planFor(a fileAttrs, s *settings) cleanPlan {
 	case a.filter != "" && s.filterConfigured(a.filter):
 		p.unsupported = "filter=" + a.filter
 	}
-	if a.ident {
-		p.unsupported = "ident"
-	}
-	if a.wte != "" {
-		p.unsupported = "working-tree-encoding=" + a.wte
+	p.ident = a.ident
+	// git never re-encodes to UTF-8 from UTF-8.
+	if a.wte != "" && !isUTF8Name(a.wte) {
+		if knownEncoding(a.wte) {
+			p.enc = a.wte
+		} else if p.unsupported == "" {
+			p.unsupported = "working-tree-encoding=" + a.wte
+		}
 	}
 	return p
 }

@@ -14,7 +14,8 @@
 //     untracked files listed one by one;
 //   - ignore rules (nested .gitignore, info/exclude, core.excludesFile) and
 //     the attributes that decide how git would clean a file before hashing
-//     it (core.autocrlf, text/eol/crlf, filter=lfs);
+//     it (core.autocrlf, text/eol/crlf, filter=lfs, ident,
+//     working-tree-encoding);
 //   - an in-memory stat cache, so repeated scans hash only what changed;
 //   - safe reads of worktree files that refuse to leave the worktree;
 //   - the write side: working-tree writes confined to the root (atomic
@@ -44,13 +45,18 @@
 // proves nothing and it is always hashed. Our own cache follows the same rule
 // against the moment we started reading the file.
 //
-// The hash is git's blob id of the clean-filtered content: CRLF becomes LF
-// when core.autocrlf or the text/eol attributes say so (including git's
-// "auto" safety rules: binary-looking files and files whose index blob
-// already has CRLF are left alone), and filter=lfs is applied in-process
-// when an lfs filter is configured. Other clean filters, ident and
-// working-tree-encoding cannot be applied; such a file keeps its index state
-// and the scan reports a warning instead of a spurious change.
+// The hash is git's blob id of the clean-filtered content, in git's order
+// (convert_to_git): filter=lfs is applied in-process when an lfs filter is
+// configured; working-tree-encoding decodes to UTF-8 with git's byte-order
+// mark rules (golang.org/x/text for encodings other than UTF-16 and
+// UTF-32; content that does not decode is hashed as it is, as git status
+// does, with a warning); CRLF becomes LF when core.autocrlf or the
+// text/eol attributes say so (including git's "auto" safety rules:
+// binary-looking files and files whose index blob already has CRLF are
+// left alone); ident collapses "$Id: ... $" to "$Id$". Other clean filters
+// cannot be run here: a file under one whose stat data still matches its
+// index entry keeps its index state, any other is shown as changed without
+// a content id, and the scan reports a warning for it either way.
 //
 // go-git's Worktree.Status is not used: it walks ignored trees, ignores
 // ctime (so it misses same-size edits with a restored mtime) and hashes raw

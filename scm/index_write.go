@@ -346,7 +346,11 @@ func (r *Repo) entryFromWorktree(s *scan, rel string, fi fs.FileInfo) (*index.En
 				return nil, fmt.Errorf("scm: stage %s: store lfs object: %w", rel, err)
 			}
 		}
-		content = r.cleanLocked(b, plan, ie)
+		c, err := r.cleanLocked(rel, b, plan, ie)
+		if err != nil {
+			return nil, fmt.Errorf("scm: stage %s: %w", rel, err)
+		}
+		content = c
 	}
 	h, err := r.writeBlobLocked(content)
 	if err != nil {

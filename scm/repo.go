@@ -507,9 +507,12 @@ func (r *Repo) readWorktree(p string, s settings) ([]byte, uint32, error) {
 
 // ReadWorktreeCanonical is ReadWorktree with git's clean conversion applied
 // to regular files (CRLF normalisation under core.autocrlf or text/eol
-// attributes, filter=lfs): the bytes git would store for the file, which is
-// what to diff against a HEAD blob. Warnings name clean steps that could not
-// be applied; the content is then raw.
+// attributes, filter=lfs, working-tree-encoding, ident): the bytes git
+// would store for the file, which is what to diff against a HEAD blob.
+// Warnings name clean steps that could not be applied (a filter whose
+// driver cannot be run here, content that does not decode from its
+// working-tree-encoding); the content is then as on disk, as git's own
+// diff shows it in the second case.
 func (r *Repo) ReadWorktreeCanonical(p string) (content []byte, mode uint32, warnings []string, err error) {
 	s := newSettings(loadConfig(r.commonDir, r.gitDir))
 	b, mode, err := r.readWorktree(p, s)
@@ -528,7 +531,11 @@ func (r *Repo) ReadWorktreeCanonical(p string) (content []byte, mode uint32, war
 	if r.idx != nil {
 		ie = r.idx.m[rel]
 	}
-	return r.cleanLocked(b, plan, ie), mode, nil, nil
+	c, err := r.cleanLocked(rel, b, plan, ie)
+	if err != nil {
+		warnings = []string{fmt.Sprintf("%v; shown as it is on disk", err)}
+	}
+	return c, mode, warnings, nil
 }
 
 // lstatInside validates p and lstats it, refusing any symlinked parent.
@@ -638,6 +645,18 @@ func (r *Repo) blobSizeLocked(h plumbing.Hash) (int64, error) {
 	}
 	r.blobSizes[h] = n
 	return n, nil
+}
+
+// BlobSize returns the size of the stored blob oid without reading its
+// content.
+func (r *Repo) BlobSize(oid string) (int64, error) {
+	h, err := parseOID(oid)
+	if err != nil {
+		return 0, fmt.Errorf("scm: blob size %s: %w", oid, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.blobSizeLocked(h)
 }
 
 // flatTree is a tree flattened to path -> entry (gitlinks included, not

@@ -623,11 +623,15 @@ func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry)
 		return c.oid, true, nil
 	}
 	if plan.unsupported != "" {
-		if ie != nil && !ie.conflict {
+		// Without the clean step the content cannot be compared. A file
+		// whose stat data still matches its index entry (hashed only
+		// because the entry is racy) keeps the index state; any other is
+		// shown as changed, never left out: a real edit must not vanish.
+		if ie != nil && !ie.conflict && s.statMatches(ie, st) {
 			s.warn("%s: %s not applied; showing the index state", p, plan.unsupported)
 			return ie.e.Hash, true, nil
 		}
-		s.warn("%s: %s not applied; content id unknown", p, plan.unsupported)
+		s.warn("%s: %s not applied; shown as changed, its content not compared", p, plan.unsupported)
 		return plumbing.ZeroHash, false, nil
 	}
 	if err := s.ctx.Err(); err != nil {
@@ -649,7 +653,11 @@ func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry)
 		var b []byte
 		b, err = readRegular(abs)
 		if err == nil {
-			h = plumbing.ComputeHash(plumbing.BlobObject, s.r.cleanLocked(b, plan, ie))
+			c, cerr := s.r.cleanLocked(p, b, plan, ie)
+			if cerr != nil {
+				s.warn("%v; compared as it is on disk", cerr)
+			}
+			h = plumbing.ComputeHash(plumbing.BlobObject, c)
 		}
 	}
 	if err != nil {
@@ -665,18 +673,30 @@ func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry)
 	return h, true, nil
 }
 
-// cleanLocked applies plan to b. r.mu must be held.
-func (r *Repo) cleanLocked(b []byte, plan cleanPlan, ie *idxEntry) []byte {
+// cleanLocked applies plan to b in git's order (convert_to_git): the
+// clean filter, the working-tree-encoding, CRLF, ident. Content that does
+// not decode from its working-tree-encoding goes on as it is, as in git's
+// status and diff, and the error says why (git add refuses such a file).
+// r.mu must be held.
+func (r *Repo) cleanLocked(rel string, b []byte, plan cleanPlan, ie *idxEntry) ([]byte, error) {
 	if plan.lfs {
 		b = cleanLFS(b)
 	}
-	return cleanCRLF(b, plan.crlf, func() bool {
+	var encErr error
+	if plan.enc != "" {
+		b, encErr = encodeToGit(rel, b, plan.enc)
+	}
+	b = cleanCRLF(b, plan.crlf, func() bool {
 		if ie == nil || ie.conflict {
 			return false
 		}
 		blob, err := r.readBlobLocked(ie.e.Hash)
 		return err == nil && hasCRLFText(blob)
 	})
+	if plan.ident {
+		b = identToGit(b)
+	}
+	return b, encErr
 }
 
 func hashFileStream(abs string) (plumbing.Hash, error) {

@@ -71,6 +71,7 @@ func init() {
 		protocol.MethodTurnEnd:                  {serve: offLoop((*conn).turnEnd)},
 		protocol.MethodEditEvents:               {serve: offLoop((*conn).editEvents)},
 		protocol.MethodAnnotationsDelivered:     {serve: offLoop((*conn).annotationsDelivered)},
+		protocol.MethodHunksReviewChanged:       {serve: offLoop((*conn).hunksReviewChanged)},
 	}
 }
 
@@ -554,4 +555,13 @@ func (c *conn) editEvents(p protocol.EditEventsParams) (any, error) {
 
 func (c *conn) annotationsDelivered(p protocol.AnnotationsDeliveredParams) (struct{}, error) {
 	return struct{}{}, c.srv.m.AnnotationsDelivered(c.ctx, p.Channel, p.AnnotationIDs, p.TurnID)
+}
+
+// hunksReviewChanged sets or clears the reviewed mark of hunks of a file;
+// the answer is {}.
+func (c *conn) hunksReviewChanged(p protocol.HunksReviewChangedParams) (any, error) {
+	if err := c.srv.m.SetHunksReviewed(c.ctx, p); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
 }

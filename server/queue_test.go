@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
 )
 
 // TestStreamDeliversEveryFrameOnceInOrder drives the writer's queue from
@@ -153,5 +158,48 @@ func TestUnreadRepliesStillClose(t *testing.T) {
 	}
 	if s.closeReq == nil || s.closeReq.code != websocket.ClosePolicyViolation || !strings.Contains(s.closeReq.reason, "send queue overflow") {
 		t.Errorf("close %+v, want 1008 send queue overflow", s.closeReq)
+	}
+}
+
+// TestCatchUpFramesReachTheSnapshot: whatever state a lagging client was
+// left in, the catch-up actions reduce it to the snapshot's state, with
+// serverSeqs after the snapshot's and increasing.
+func TestCatchUpFramesReachTheSnapshot(t *testing.T) {
+	file := func(id string, reviewed bool) protocol.ChangesetFile {
+		return protocol.ChangesetFile{ID: id, Reviewed: &reviewed}
+	}
+	op := protocol.ChangesetOperation{ID: "revert", Label: "Revert", Scopes: []string{"changeset"}, Status: "idle"}
+	client := protocol.ChangesetState{Status: protocol.StatusRecomputing, Files: []protocol.ChangesetFile{file("a", true), file("gone", false)}, Operations: []protocol.ChangesetOperation{op}}
+	for _, snap := range []protocol.ChangesetState{
+		{Status: protocol.StatusReady, Files: []protocol.ChangesetFile{file("a", false), file("b", true)}},
+		{Status: protocol.StatusReady, Files: []protocol.ChangesetFile{}, Operations: []protocol.ChangesetOperation{op}},
+		{Status: protocol.StatusError, Error: &protocol.ErrorInfo{Message: "scan failed"}, Files: []protocol.ChangesetFile{file("a", true)}},
+	} {
+		encoded, err := snap.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &conn{}
+		c.setLogger(discard())
+		seq := int64(100)
+		frames := c.catchUpFrames(protocol.Snapshot{Resource: "ahp-changeset:/s/changeset/uncommitted", State: protocol.Encoded(encoded), FromSeq: seq}, func() int64 { seq++; return seq })
+		st, last := client.Clone(), int64(100)
+		for _, f := range frames {
+			var n struct {
+				Params protocol.ActionEnvelope `json:"params"`
+			}
+			if err := json.Unmarshal(f, &n); err != nil {
+				t.Fatalf("frame %s: %v", f, err)
+			}
+			if n.Params.ServerSeq <= last {
+				t.Errorf("serverSeq %d after %d", n.Params.ServerSeq, last)
+			}
+			last = n.Params.ServerSeq
+			st, _ = reducer.ApplyChangeset(st, n.Params.Action.Action, reducer.Env{})
+		}
+		got, _ := st.MarshalJSON()
+		if !bytes.Equal(got, encoded) {
+			t.Errorf("caught up to\n%s\nwant\n%s", got, encoded)
+		}
 	}
 }

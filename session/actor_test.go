@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -200,11 +202,11 @@ func TestDisposeThenCreateSameID(t *testing.T) {
 
 	gate, entered := make(chan struct{}), make(chan struct{})
 	db.mu.Lock()
-	db.deleteGate, db.deleteEntered = gate, entered
+	db.recordGate, db.recordEntered = gate, entered
 	db.mu.Unlock()
 	disposed := make(chan error, 1)
 	go func() { disposed <- r.m.Dispose(r.uri) }()
-	<-entered // the dispose is deleting the old record
+	<-entered // the dispose is writing the old record
 
 	created := make(chan error, 1)
 	go func() {
@@ -235,10 +237,10 @@ func TestDisposeThenCreateSameID(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.mu.Lock()
-	_, recorded := db.sessions[r.id]
+	rec, recorded := db.sessions[r.id]
 	db.mu.Unlock()
-	if !recorded {
-		t.Error("the new session's record was deleted by the dispose of the old one")
+	if !recorded || !rec.DisposedAt.IsZero() {
+		t.Errorf("the new session's record was deleted or marked disposed by the dispose of the old one (%v, %+v)", recorded, rec)
 	}
 	root.await(t, "sessionRemoved then sessionAdded", func() bool {
 		var last string
@@ -548,5 +550,95 @@ func TestChangesetSnapshotDoesNotEncodeUnderLock(t *testing.T) {
 	}
 	if enc, _ := query(context.Background(), s, func() (bool, error) { return s.changesets[uri].encoded != nil, nil }); !enc {
 		t.Error("attaching did not leave the encoded state for the next subscriber")
+	}
+}
+
+// A disposed session's turns and annotations are kept for
+// DisposedRetention: creating it again on the same directory brings them
+// back; once the retention has passed it starts clean.
+func TestDisposeKeepsWhatCreatingAgainRecovers(t *testing.T) {
+	db := newMemStore()
+	var days atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(days.Load()) * 24 * time.Hour) }
+	r := newRig(t, Options{Store: db, Now: now}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	w := newClient("w")
+	r.watchUncommitted(t, w, "a.txt")
+	ctx := context.Background()
+	if _, err := r.m.TurnStart(ctx, r.uri, "t1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.m.TurnEnd(ctx, r.uri, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	uri := protocol.AnnotationsURI(r.uri)
+	c := newClient("c1")
+	c.subscribe(t, r.m, uri)
+	r.m.Dispatch(c, uri, 1, protocol.AnnotationsSet{Annotation: protocol.Annotation{ID: "n1", TurnID: "t1", Resource: r.fileURI("a.txt"), Entries: []protocol.AnnotationEntry{{ID: "e1", Text: protocol.PlainText("keep me")}}}})
+	attachRaw(t, r.m, newClient("sync"), uri)
+
+	recreate := func(after int64) (turns int, notes int) {
+		t.Helper()
+		if err := r.m.Dispose(r.uri); err != nil {
+			t.Fatal(err)
+		}
+		days.Add(after)
+		if _, err := r.m.Create(CreateParams{URI: r.uri, WorkingDirectories: []string{FileURI(r.ws.root)}}); err != nil {
+			t.Fatal(err)
+		}
+		s := r.session(t)
+		wctx, cancel := context.WithTimeout(ctx, waitLimit)
+		defer cancel()
+		if err := s.awaitStarted(wctx, "test"); err != nil {
+			t.Fatal(err)
+		}
+		turns, _ = query(wctx, s, func() (int, error) { return len(s.turns), nil })
+		raw, _ := attachRaw(t, r.m, newClient("check"), uri)
+		var st protocol.AnnotationsState
+		if err := json.Unmarshal(raw, &st); err != nil {
+			t.Fatal(err)
+		}
+		return turns, len(st.Annotations)
+	}
+	if turns, notes := recreate(6); turns != 1 || notes != 1 {
+		t.Fatalf("created again 6 days after the dispose: %d turns and %d annotations, want the turn and the annotation back", turns, notes)
+	}
+	if turns, notes := recreate(8); turns != 0 || notes != 0 {
+		t.Fatalf("created again 8 days after the dispose: %d turns and %d annotations, want a clean session", turns, notes)
+	}
+}
+
+// All of a session's annotations are capped, with a rejection that names
+// the sizes; what was stored before stays.
+func TestAnnotationsSessionSizeCap(t *testing.T) {
+	// Lowered before the actor starts, put back after it stopped.
+	defaultCap := maxSessionAnnotationBytes
+	t.Cleanup(func() { maxSessionAnnotationBytes = defaultCap })
+	maxSessionAnnotationBytes = 64 << 10
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "one\n"})
+	w := newClient("w")
+	r.watchUncommitted(t, w)
+	uri := protocol.AnnotationsURI(r.uri)
+	c := newClient("c1")
+	c.subscribe(t, r.m, uri)
+	text := strings.Repeat("x", 1000)
+	var entries []protocol.AnnotationEntry
+	for i := range 4 {
+		entries = append(entries, protocol.AnnotationEntry{ID: fmt.Sprint("e", i), Text: protocol.PlainText(text)})
+	}
+	per := len(mustJSON(entries))
+	n := maxSessionAnnotationBytes/per + 2
+	for i := range n {
+		r.m.Dispatch(c, uri, int64(i+1), protocol.AnnotationsSet{Annotation: protocol.Annotation{
+			ID: fmt.Sprint("big", i), TurnID: BaselineTurnID, Resource: r.fileURI("a.txt"), Entries: entries,
+		}})
+	}
+	c.awaitRejection(t, int64(n), fmt.Sprintf("at most %d are kept", maxSessionAnnotationBytes))
+	raw, _ := attachRaw(t, r.m, newClient("check"), uri)
+	var st protocol.AnnotationsState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Annotations) == 0 || len(st.Annotations) >= n || len(raw) > maxSessionAnnotationBytes+per {
+		t.Fatalf("%d annotations kept (%d bytes) of %d sent", len(st.Annotations), len(raw), n)
 	}
 }

@@ -27,10 +27,12 @@ const (
 	maxEntries         = 1_000 // per annotation
 	maxEntryTextBytes  = 64 << 10
 	maxAnnotationBytes = 1 << 20 // one annotation, encoded
-	// maxSessionAnnotationBytes bounds all of a session's annotations,
-	// encoded: what a snapshot of the channel hands every subscriber.
-	maxSessionAnnotationBytes = 32 << 20
 )
+
+// maxSessionAnnotationBytes bounds all of a session's annotations,
+// encoded: what a snapshot of the channel hands every subscriber, and
+// what it keeps in memory. A variable so tests can lower it.
+var maxSessionAnnotationBytes = 32 << 20
 
 // notes is a session's annotations channel.
 type notes struct {
@@ -115,7 +117,7 @@ func (s *Session) loadAnnotations() {
 		st.Annotations = append(st.Annotations, a)
 		s.notes.setSlot(a.ID, sl.Slot, len(sl.Value))
 	}
-	s.notes.state = st
+	s.notes.state = withFeedbackAll(st, s.uri)
 	s.state.Annotations = s.annotationsSummary()
 }
 

@@ -40,6 +40,9 @@ type csChannel struct {
 	// file is shown reviewed only while its content has that key, so an
 	// edit clears the flag and undoing the edit brings it back.
 	reviews map[string]string
+	// hunkReviews maps a file id to the ids of its hunks marked reviewed
+	// (hunks.go).
+	hunkReviews map[string][]string
 
 	byID     map[string]int     // file id -> index in state.Files; nil: rebuild
 	opStatus map[string]opState // last reported status per operation
@@ -47,6 +50,7 @@ type csChannel struct {
 	// running; the status goes back to idle when the last one ends.
 	opRunning map[string]int
 	undos     []*undoRecord // reverts that can be undone, oldest first (undo.go)
+	drift     driftState    // files changed since a turn (rewind.go)
 	// encoded is the state as JSON, handed out as the snapshot of every
 	// subscriber that attaches until the state next changes; nil when
 	// stale. See snapshot. A snapshot of a changeset with a thousand files
@@ -98,6 +102,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 				origin: map[string]fileOrigin{},
 			}
 			cs.reviews = s.m.loadReviews(uri)
+			cs.hunkReviews = s.m.loadHunkReviews(uri)
 			cs.undos = s.loadUndos(uri)
 			// Nothing before now can be replayed from this channel: a
 			// cursor from an earlier channel of this URI (forgotten when
@@ -394,6 +399,7 @@ type wsResult struct {
 	list        *ChangeList
 	err         error
 	undoCurrent map[*undoRecord]bool // which reverts' files are as they left them
+	drifted     []string             // files changed since the turn (rewind.go)
 }
 
 // refresh starts a computation unless one is running; pending hints are
@@ -438,6 +444,7 @@ func (cs *csChannel) refresh(s *Session) {
 	gen, opGen := cs.gen, cs.opGen
 	ctx := s.ctx
 	checkUndos := cs.undoChecker(s)
+	checkDrift := cs.driftChecker(s)
 	uri := cs.uri
 	s.m.spawn("refresh", func() {
 		results := make([]wsResult, 0, len(jobs))
@@ -449,6 +456,7 @@ func (cs *csChannel) refresh(s *Session) {
 			}
 			r := wsResult{ws: j.ws, all: all, paths: j.paths, list: list, err: err}
 			r.undoCurrent = checkUndos(j.ws)
+			r.drifted = checkDrift(ctx, j.ws, list)
 			results = append(results, r)
 		}
 		s.do(func() {
@@ -537,6 +545,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 	}
 	for _, r := range results {
 		cs.undoChecked(r.undoCurrent)
+		cs.driftChecked(r)
 		if r.err != nil {
 			failure = &protocol.ErrorInfo{ErrorType: "ComputeFailed", Message: fmt.Sprintf("%s: %v", s.workspaces[r.ws].dir, r.err)}
 			continue
@@ -605,6 +614,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 		})
 	}
 	s.filesChanged(results)
+	s.driftMayHaveChanged(cs)
 }
 
 func underAny(o fileOrigin, paths []string) bool {
@@ -691,6 +701,9 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 	} else if prev := cs.find(f.ID); prev != nil && prev.Reviewed != nil && !*prev.Reviewed && contentKey(*prev) == contentKey(f) {
 		f.Reviewed = protocol.Ptr(false) // an explicit "not reviewed" stays while nothing changed
 	}
+	if cs.markHunks(&f) {
+		f.Reviewed = protocol.Ptr(true) // every hunk reviewed
+	}
 	return f, o
 }
 
@@ -766,6 +779,7 @@ func (s *Session) dispatchChangeset(sub Subscriber, uri string, a protocol.Actio
 	}
 	cs.reviews = next
 	cs.commit(s, a, origin)
+	s.hunksFollowFiles(cs, rv)
 }
 
 func (s *Session) hasReview(kind string) bool {
@@ -779,6 +793,12 @@ func (s *Session) hasReview(kind string) bool {
 
 // ReadBlob returns a stored object of one of the session's workspaces.
 func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
+	return s.readBlob(ctx, oid, -1)
+}
+
+// readBlob is ReadBlob refusing, before it is read, an object larger than
+// limit bytes (no limit when negative) whose size a workspace can tell.
+func (s *Session) readBlob(ctx context.Context, oid string, limit int64) ([]byte, error) {
 	var drafted []byte
 	wss, err := query(ctx, s, func() ([]Workspace, error) {
 		if b, ok := s.draftContent(oid); ok {
@@ -800,6 +820,11 @@ func (s *Session) ReadBlob(ctx context.Context, oid string) ([]byte, error) {
 		return drafted, nil
 	}
 	for _, ws := range wss {
+		if bs, ok := ws.(BlobSizer); ok && limit >= 0 {
+			if n, ok := bs.BlobSize(oid); ok && n > limit {
+				return nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead: object %s is %d bytes, larger than %d bytes, the most one read returns", oid, n, limit).WithReason(protocol.ReasonTooLarge)
+			}
+		}
 		if b, err := ws.ReadBlob(oid); err == nil {
 			return b, nil
 		}

@@ -12,6 +12,10 @@ import (
 // keeps nothing.
 type Store interface {
 	PutSession(s store.Session) error
+	// Sessions lists every session record, disposed ones included;
+	// Turns lists a session's turns in order.
+	Sessions() ([]store.Session, error)
+	Turns(sessionID string) ([]store.Turn, error)
 	// DeleteSession deletes a session's record, its turns and the review
 	// flags of every changeset whose URI starts with changesetPrefix.
 	DeleteSession(id, changesetPrefix string) error

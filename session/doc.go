@@ -23,9 +23,36 @@
 // to the actor. Subscribers must not block either: Subscriber.Send enqueues
 // and the transport disconnects a subscriber whose queue overflows.
 //
+// What callers ask of an actor is a query or a command. A query only
+// reads and may be abandoned: when the caller's context ends first, the
+// actor skips it. A command changes state and is the actor's once posted:
+// it runs to completion and publishes its outcome whether or not the
+// caller still waits (a changeset operation's flight, a turn boundary,
+// an edit report), so a client that disconnects leaves nothing half done.
+// Listing sessions waits for no actor: each keeps its catalogue entry as
+// of its last batch of work.
+//
+// # Durable state
+//
+// A session's record, turns, review flags and annotations (one record per
+// annotation) go to Store before the action that changed them is echoed.
+// A dispose keeps them, marked disposed, for DisposedRetention: creating
+// the session again on the same directories brings them back.
+//
+// # What the package reads itself
+//
+// Nothing, but for one check. The working trees are reached through the
+// Workspace interface (status, diffs, snapshots, objects, watches) and
+// written through Editor, both given by Options.OpenWorkspace; a file a
+// client reads by its file:// URI (resourceRead), and the current content
+// an annotation's place is mapped onto, are read by Options.ReadFile,
+// which the session hands the confinement to apply (inside some session's
+// working directory once symbolic links are resolved); durable state goes
+// through Store and instruments through Metrics. The one check is
+// DirFromURI's, which stats createSession's directories (and confine's
+// resolution of their symbolic links).
+//
 // The package imports protocol, reducer, uritemplate, changeset, confine
 // and store (for its record types); it never imports server, scm, metrics,
-// jsonrpc2, gorilla, go-git or fsnotify. The working tree is reached
-// through the Workspace interface, durable state through Store and
-// instruments through Metrics, all given in Options.
+// jsonrpc2, gorilla, go-git or fsnotify.
 package session

@@ -2,10 +2,7 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -162,18 +159,14 @@ func (m *Manager) Draft(ctx context.Context, sessionURI, resource, text string, 
 // (inside the session's directories, a regular file); a file that does
 // not exist yet has no original.
 func (m *Manager) draftOriginal(abs, uri string) ([]byte, bool, error) {
-	fi, err := os.Lstat(abs)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := m.readFile(uri, maxDraftBytes)
+	if protocol.ReasonOf(err) == protocol.ReasonFileNotFound {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, protocol.Errorf(protocol.CodeInvalidParams, "%s is not a regular file; drafts are for text files", uri)
-	}
-	b, err := m.readFile(uri, maxDraftBytes)
-	return b, true, err
+	return b, true, nil
 }
 
 // uncommitted is the session's uncommitted changeset channel, if open.
@@ -228,4 +221,15 @@ func (s *Session) draftContent(oid string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// stopDrafts stops the timers of every draft, so none fires after the
+// session is gone. On the actor.
+func (s *Session) stopDrafts() {
+	for _, d := range s.drafts {
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+	}
+	clear(s.drafts)
 }

@@ -56,6 +56,8 @@ type fakeWorkspace struct {
 	watchGate, watchEntered chan struct{}
 	// plain makes it a directory without a repository (Plain).
 	plain bool
+	// blobReads counts ReadBlob calls.
+	blobReads int
 }
 
 func (w *fakeWorkspace) Plain() bool { return w.plain }
@@ -149,11 +151,19 @@ func (w *fakeWorkspace) sideLocked(path, content string, live bool) *FileVersion
 func (w *fakeWorkspace) ReadBlob(oid string) ([]byte, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.blobReads++
 	b, ok := w.blobs[oid]
 	if !ok {
 		return nil, fmt.Errorf("no object %s", oid)
 	}
 	return b, nil
+}
+
+func (w *fakeWorkspace) BlobSize(oid string) (int64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, ok := w.blobs[oid]
+	return int64(len(b)), ok
 }
 
 type fakeWatcher struct {
@@ -641,9 +651,9 @@ type memStore struct {
 	written []int
 	deleted []string
 	fail    error
-	// deleteGate, when set, holds the next DeleteSession until it is
-	// closed; deleteEntered is closed once that call is in.
-	deleteGate, deleteEntered chan struct{}
+	// recordGate, when set, holds the next PutSession or DeleteSession
+	// until it is closed; recordEntered is closed once that call is in.
+	recordGate, recordEntered chan struct{}
 }
 
 var _ Store = (*memStore)(nil)
@@ -652,22 +662,54 @@ func newMemStore() *memStore {
 	return &memStore{sessions: map[string]store.Session{}, turns: map[string][]store.Turn{}, reviews: map[string]map[string]string{}}
 }
 
+// awaitRecordGate holds the call while a recordGate is set.
+func (s *memStore) awaitRecordGate() {
+	s.mu.Lock()
+	gate, entered := s.recordGate, s.recordEntered
+	s.recordGate, s.recordEntered = nil, nil
+	s.mu.Unlock()
+	if gate != nil {
+		close(entered)
+		<-gate
+	}
+}
+
 func (s *memStore) PutSession(r store.Session) error {
+	s.awaitRecordGate()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessions[r.ID] = r
 	return nil
 }
 
-func (s *memStore) DeleteSession(id, prefix string) error {
+func (s *memStore) Sessions() ([]store.Session, error) {
 	s.mu.Lock()
-	gate, entered := s.deleteGate, s.deleteEntered
-	s.deleteGate, s.deleteEntered = nil, nil
-	s.mu.Unlock()
-	if gate != nil {
-		close(entered)
-		<-gate
+	defer s.mu.Unlock()
+	var out []store.Session
+	for _, k := range slices.Sorted(maps.Keys(s.sessions)) {
+		out = append(out, s.sessions[k])
 	}
+	return out, nil
+}
+
+// Turns returns the turns as the real store does: the last write of each
+// seq, in seq order.
+func (s *memStore) Turns(id string) ([]store.Turn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	bySeq := map[uint64]store.Turn{}
+	for _, t := range s.turns[id] {
+		bySeq[t.Seq] = t
+	}
+	var out []store.Turn
+	for _, k := range slices.Sorted(maps.Keys(bySeq)) {
+		out = append(out, bySeq[k])
+	}
+	return out, nil
+}
+
+func (s *memStore) DeleteSession(id, prefix string) error {
+	s.awaitRecordGate()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, id)

@@ -104,3 +104,15 @@ func stampFeedbackAuthor(meta protocol.Object) {
 		meta[protocol.MetaFeedback] = map[string]any{"author": "agent"}
 	}
 }
+
+// withFeedbackAll gives each stored annotation the Feedback its records
+// say, for annotations kept before this server wrote one.
+func withFeedbackAll(st protocol.AnnotationsState, sessionURI string) protocol.AnnotationsState {
+	for i, a := range st.Annotations {
+		if f, ok := protocol.FeedbackOf(a); ok && f.State == feedbackState(a) {
+			continue
+		}
+		st.Annotations[i].Meta = protocol.WithFeedbackState(a.Meta, feedbackState(a), sessionURI)
+	}
+	return st
+}

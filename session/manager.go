@@ -41,6 +41,13 @@ type Options struct {
 	// lie inside one of them once symbolic links are resolved. Empty: no
 	// confinement.
 	AllowRoots []string
+	// ReadFile reads the file at path (the file:// URI uri, for errors)
+	// for resourceRead and for mapping annotations onto the working tree:
+	// a regular file with one link inside the session directory dirOf
+	// names for it (PermissionDenied otherwise), read through os.Root; a
+	// symbolic link reads as its target. The daemon passes
+	// source.ReadFile; nil reads no file.
+	ReadFile func(uri, path string, limit int64, dirOf func(path string) (dir, rel string, ok bool)) ([]byte, error)
 	// AfterDispose, if set, runs on its own goroutine after a session was
 	// disposed and its record deleted (the daemon collects its snapshots).
 	AfterDispose func()
@@ -396,22 +403,47 @@ func (m *Manager) Create(p CreateParams) (*Session, error) {
 		}
 		dirs = append(dirs, path)
 	}
-	s := newSession(m, id, p.URI, dirs, p.Title, m.opts.Now())
+	// A dispose of this id still under way ends first: it marks the
+	// record that recovery looks for.
+	m.awaitTomb(p.URI)
+	var s *Session
+	if rec, turns := m.recoverDisposed(id, dirs); rec != nil {
+		// Disposed a little while ago on the same directories: its turns,
+		// annotations and review flags come back.
+		s = m.restored(*rec, turns, dirs)
+		m.log.Info("session recovered from its dispose", "session", p.URI)
+	} else {
+		s = newSession(m, id, p.URI, dirs, p.Title, m.opts.Now())
+	}
 	if err := m.add(s); err != nil {
 		return nil, fmt.Errorf("createSession: %w", err)
 	}
 	return s, nil
 }
 
-// add registers a new session and starts its actor.
-func (m *Manager) add(s *Session) error {
+// awaitTomb waits until no dispose of the session uri is under way.
+func (m *Manager) awaitTomb(uri string) {
 	m.mu.Lock()
-	for m.disposing[s.uri] != nil && m.ctx.Err() == nil {
-		tomb := m.disposing[s.uri]
+	defer m.mu.Unlock()
+	m.awaitTombLocked(uri)
+}
+
+// awaitTombLocked is awaitTomb; m.mu must be held (it is released while
+// waiting).
+func (m *Manager) awaitTombLocked(uri string) {
+	for m.disposing[uri] != nil && m.ctx.Err() == nil {
+		tomb := m.disposing[uri]
 		m.mu.Unlock()
 		<-tomb
 		m.mu.Lock()
 	}
+}
+
+// add registers a new session and starts its actor.
+func (m *Manager) add(s *Session) error {
+	s.updateListed() // listable from the moment it is registered; no actor runs yet
+	m.mu.Lock()
+	m.awaitTombLocked(s.uri)
 	if m.ctx.Err() != nil {
 		m.mu.Unlock()
 		return protocol.Errorf(protocol.CodeInternalError, "the server is shutting down")
@@ -461,11 +493,20 @@ func (m *Manager) Dispose(uri string) error {
 	s.recMu.Lock()
 	s.gone = true
 	if db := m.opts.Store; db != nil {
-		if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
+		if rec := s.record; rec != nil {
+			// Kept for DisposedRetention: creating the session again
+			// brings back its turns, annotations and review flags.
+			kept := *rec
+			kept.DisposedAt = m.opts.Now().UTC()
+			if err := db.PutSession(kept); err != nil {
+				m.log.Error("cannot mark the session record disposed", "session", uri, "err", err)
+			}
+		} else if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
 			m.log.Error("cannot delete the session record", "session", uri, "err", err)
 		}
 	}
 	s.recMu.Unlock()
+	m.PurgeDisposed()
 	m.commitMu.Lock()
 	m.rootState.ActiveSessions = protocol.Ptr(n)
 	m.commitMu.Unlock()
@@ -564,8 +605,17 @@ func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, erro
 	for i, w := range rec.Workspaces {
 		dirs[i] = w.Dir
 	}
+	s := m.restored(rec, turns, dirs)
+	if err := m.add(s); err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	return s, nil
+}
+
+// restored builds a session from its stored record and turns.
+func (m *Manager) restored(rec store.Session, turns []store.Turn, dirs []string) *Session {
 	s := newSession(m, rec.ID, rec.URI, dirs, rec.Title, rec.CreatedAt)
-	s.restored = &rec
+	s.restored, s.record = &rec, &rec
 	s.restoreTurns(turns)
 	s.windowTurns()
 	s.loadAnnotations()
@@ -575,10 +625,74 @@ func (m *Manager) Restore(rec store.Session, turns []store.Turn) (*Session, erro
 	for _, c := range s.chats {
 		s.state.Chats = append(s.state.Chats, c.summary())
 	}
-	if err := m.add(s); err != nil {
-		return nil, fmt.Errorf("restore: %w", err)
+	return s
+}
+
+// DisposedRetention is how long a disposed session's turns, annotations
+// and review flags are kept: creating the session again (same id, same
+// working directories) within it brings them back. A week covers a
+// dispose by mistake noticed after a weekend.
+const DisposedRetention = 7 * 24 * time.Hour
+
+// recoverDisposed returns the record and turns of session id when it was
+// disposed less than DisposedRetention ago on the same working
+// directories, marked live again in the store.
+func (m *Manager) recoverDisposed(id string, dirs []string) (*store.Session, []store.Turn) {
+	db := m.opts.Store
+	if db == nil {
+		return nil, nil
 	}
-	return s, nil
+	recs, err := db.Sessions()
+	if err != nil {
+		m.log.Error("cannot look for a disposed session to recover", "session", id, "err", err)
+		return nil, nil
+	}
+	for _, rec := range recs {
+		if rec.ID != id || rec.DisposedAt.IsZero() || m.opts.Now().Sub(rec.DisposedAt) > DisposedRetention || len(rec.Workspaces) != len(dirs) {
+			continue
+		}
+		same := true
+		for i, w := range rec.Workspaces {
+			same = same && w.Dir == dirs[i]
+		}
+		if !same {
+			continue
+		}
+		turns, err := db.Turns(id)
+		if err != nil {
+			m.log.Error("cannot read a disposed session's turns; it starts anew", "session", id, "err", err)
+			return nil, nil
+		}
+		rec.DisposedAt = time.Time{}
+		if err := db.PutSession(rec); err != nil {
+			m.log.Error("cannot record the recovered session", "session", id, "err", err)
+		}
+		return &rec, turns
+	}
+	return nil, nil
+}
+
+// PurgeDisposed deletes what is kept of sessions disposed more than
+// DisposedRetention ago.
+func (m *Manager) PurgeDisposed() {
+	db := m.opts.Store
+	if db == nil {
+		return
+	}
+	recs, err := db.Sessions()
+	if err != nil {
+		m.log.Error("cannot purge disposed sessions", "err", err)
+		return
+	}
+	for _, rec := range recs {
+		if rec.DisposedAt.IsZero() || m.opts.Now().Sub(rec.DisposedAt) <= DisposedRetention {
+			continue
+		}
+		m.log.Info("purging a session disposed long ago", "session", rec.URI, "disposedAt", rec.DisposedAt)
+		if err := db.DeleteSession(rec.ID, protocol.ChangesetScheme+"/"+rec.ID+"/"); err != nil {
+			m.log.Error("cannot purge a disposed session", "session", rec.URI, "err", err)
+		}
+	}
 }
 
 func (m *Manager) allowedRoot(path string) bool {

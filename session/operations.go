@@ -35,9 +35,11 @@ type Editor interface {
 	// Revert restores each file of e to its Old side (removing it when
 	// Old is nil), or for a range only the hunks that intersect it. With
 	// e.Index the index entries go back to HEAD as well. Every target is
-	// checked before any is touched. It returns what it replaced; when a
-	// write fails part-way it returns the error together with an Undo of
-	// what was done.
+	// checked before any is touched; then, before the first write, it
+	// calls e.Keep (when set) with a pending Undo of what it is about to
+	// do, and writes nothing when Keep fails. It returns what it replaced;
+	// when a write fails part-way it returns the error together with an
+	// Undo of what was done.
 	Revert(ctx context.Context, e Edit) (*Undo, error)
 	// Stage adds the files of e, or only the lines of e.Range, to the
 	// index.
@@ -79,6 +81,9 @@ type Edit struct {
 	// Index: the revert is of the uncommitted changeset, so the index
 	// entries go back to HEAD too.
 	Index bool
+	// Keep, for a revert, makes the pending Undo durable before the
+	// first write (see Editor.Revert).
+	Keep func(*Undo) error
 }
 
 // EditFile is one file of an Edit with its sides as the changeset last
@@ -139,6 +144,11 @@ func (cs *csChannel) operations(s *Session) []protocol.ChangesetOperation {
 		Scopes:       []string{protocol.ScopeResource, protocol.ScopeRange},
 		Confirmation: confirm(cs.revertConfirmation()),
 	}}
+	if cs.rewindable() {
+		ops[0].Description = "Restore the file, the selected lines, or every file of the changeset (rewind) to its version before the turn"
+		ops[0].Scopes = []string{protocol.ScopeResource, protocol.ScopeRange, protocol.ScopeChangeset}
+		ops[0].Confirmation = confirm(cs.rewindConfirmation())
+	}
 	if cs.ref.Kind == protocol.KindUncommitted {
 		ops = append(ops,
 			protocol.ChangesetOperation{ID: OpStage, Label: "Stage", Icon: "add", Group: "index", Description: "Add the file, or the selected lines, to the index", Scopes: []string{protocol.ScopeResource, protocol.ScopeRange}},
@@ -466,6 +476,13 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: target.side must be \"before\" or \"after\", not %q", t.side)
 		}
 	}
+	if t.scope == protocol.ScopeChangeset && t.op == OpRevert {
+		files, err := cs.rewindTargets(s)
+		if err != nil {
+			return nil, err
+		}
+		t.files = files
+	}
 	if t.scope == protocol.ScopeRange {
 		r := p.Target.Range
 		if r == nil {
@@ -537,11 +554,7 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 	ctx := s.ctx
 	return func() (*protocol.InvokeChangesetOperationResult, error) {
 		lock.Lock()
-		res, newUndo, err := runOp(ctx, ed, kind, t, undo, s)
-		if newUndo != nil {
-			newUndo.ws = ws
-			res, err = s.keepUndo(uri, newUndo, res, err)
-		}
+		res, newUndo, err := runOp(ctx, ed, kind, t, undo, s, uri, ws)
 		if err == nil && (t.op == OpUndo || t.op == OpDismissUndo) {
 			s.forgetUndos([]string{undo.id})
 		}
@@ -630,19 +643,67 @@ func (cs *csChannel) pickUndo(op string, meta protocol.Object) (*undoRecord, err
 	return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: there is no revert to undo")
 }
 
-// keepUndo makes a revert's undo durable before the revert is reported
-// (so it survives a crash right after), and says in the result, or in the
-// error of a revert that failed part-way, that it can be undone.
-func (s *Session) keepUndo(uri string, r *undoRecord, res *protocol.InvokeChangesetOperationResult, opErr error) (*protocol.InvokeChangesetOperationResult, error) {
-	r.at = s.m.opts.Now()
-	r.id = newUndoID(r.at)
-	r.current = true
-	kept := " Undo Revert puts back what it replaced (undo id " + r.id + ")."
+// pendUndo makes a revert's undo durable before the revert's first write,
+// as pending: a crash during the writes still leaves it to undo. Nothing
+// is kept for a revert that changes nothing. When it cannot be stored the
+// revert is refused, since it could not be undone.
+func (s *Session) pendUndo(uri string, ws int, u *Undo) (*undoRecord, error) {
+	summary, changed := revertSummary(u)
+	if !changed {
+		return nil, nil
+	}
+	now := s.m.opts.Now()
+	r := &undoRecord{id: newUndoID(now), ws: ws, at: now, summary: summary, current: true,
+		edit: &Undo{Files: u.Files, After: u.After, Pending: true}}
 	if us := s.m.undoStore(); us != nil {
 		if err := us.PutUndo(s.id, r.record(uri)); err != nil {
-			s.log.Error("cannot store what a revert replaced; its undo lasts until the daemon stops", "err", err)
-			kept = " Undo Revert puts back what it replaced until the daemon stops (it could not be stored: " + err.Error() + ")."
+			return nil, fmt.Errorf("cannot store what the revert would replace (%w), so it could not be undone; nothing was changed", err)
 		}
+	}
+	return r, nil
+}
+
+// settleUndo records what a revert left, once it is over: the pending
+// record becomes the revert's undo, or is forgotten when nothing changed
+// after all. It stays pending when what the revert left is not known. An
+// Editor that did not call Keep gets its undo stored only now. It returns
+// the undo, if any, and the error of storing it.
+func (s *Session) settleUndo(uri string, ws int, r *undoRecord, u *Undo) (*undoRecord, error) {
+	us := s.m.undoStore()
+	summary, changed := revertSummary(u)
+	switch {
+	case r == nil && !changed:
+		return nil, nil
+	case r == nil:
+		now := s.m.opts.Now()
+		r = &undoRecord{id: newUndoID(now), ws: ws, at: now, current: true}
+	case u == nil || len(u.After) == 0:
+		return r, nil
+	case !changed:
+		if us != nil {
+			if err := us.DeleteUndo(s.id, r.id); err != nil {
+				s.log.Error("cannot forget the undo of a revert that changed nothing", "err", err)
+			}
+		}
+		return nil, nil
+	}
+	r.summary, r.edit = summary, &Undo{Files: u.Files, After: u.After}
+	if us == nil {
+		return r, nil
+	}
+	err := us.PutUndo(s.id, r.record(uri))
+	if err != nil {
+		s.log.Error("cannot store what a revert replaced", "err", err)
+	}
+	return r, err
+}
+
+// undoResult says in the result, or in the error of a revert that failed
+// part-way, that the revert can be undone.
+func undoResult(r *undoRecord, storeErr, opErr error) (*protocol.InvokeChangesetOperationResult, error) {
+	kept := " Undo Revert puts back what it replaced (undo id " + r.id + ")."
+	if storeErr != nil {
+		kept = " Undo Revert puts back what it replaced (undo id " + r.id + "); what it left could not be stored (" + storeErr.Error() + "), so after a restart the undo is offered while each file is as before the revert or as it left it."
 	}
 	if opErr != nil {
 		var pe *protocol.Error
@@ -722,7 +783,7 @@ func (m *Manager) treeLock(dir string) *sync.Mutex {
 // runOp has the Editor do an operation's work. It runs off the actor,
 // holding the working tree's lock. A revert returns its undo record, also
 // with an error when it failed part-way.
-func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRecord, s *Session) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
+func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRecord, s *Session, uri string, ws int) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
 	e := Edit{Range: t.rng, Side: t.side}
 	for _, f := range t.files {
 		e.Files = append(e.Files, EditFile{Old: f.from, New: f.to})
@@ -730,18 +791,27 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 	switch t.op {
 	case OpRevert:
 		e.Index = kind == protocol.KindUncommitted
-		u, err := ed.Revert(ctx, e)
 		var rec *undoRecord
-		if summary, changed := revertSummary(u); changed {
-			rec = &undoRecord{edit: u, summary: summary}
+		e.Keep = func(u *Undo) error {
+			var err error
+			rec, err = s.pendUndo(uri, ws, u)
+			return err
+		}
+		if t.scope == protocol.ScopeChangeset {
+			if err := checkRewind(ctx, ed, e); err != nil {
+				return nil, nil, err
+			}
+		}
+		u, err := ed.Revert(ctx, e)
+		rec, storeErr := s.settleUndo(uri, ws, rec, u)
+		if rec != nil {
+			res, err := undoResult(rec, storeErr, err)
+			return res, rec, err
 		}
 		if err != nil {
-			return nil, rec, err
+			return nil, nil, err
 		}
-		if rec == nil {
-			return message("Nothing to revert: the files already have their original content"), nil, nil
-		}
-		return nil, rec, nil
+		return message("Nothing to revert: the files already have their original content"), nil, nil
 	case OpStage:
 		return nil, nil, ed.Stage(ctx, e)
 	case OpUnstage:

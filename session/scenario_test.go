@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -452,7 +453,9 @@ func TestScenarioDisposeWhileOperating(t *testing.T) {
 // it, and a Manager restored from it serves the same turns and flags.
 func TestScenarioStoreAndRestore(t *testing.T) {
 	db, met := newMemStore(), newCountMetrics()
-	r := newRig(t, Options{Store: db, Metrics: met}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	var clock atomic.Int64 // days added to the real time
+	now := func() time.Time { return time.Now().Add(time.Duration(clock.Load()) * 24 * time.Hour) }
+	r := newRig(t, Options{Store: db, Metrics: met, Now: now}, map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
 	c := newClient("c1")
 	uri := r.watchUncommitted(t, c, "a.txt")
 	db.mu.Lock()
@@ -520,10 +523,20 @@ func TestScenarioStoreAndRestore(t *testing.T) {
 	if err := r.m.Dispose(r.uri); err != nil {
 		t.Fatal(err)
 	}
+	// Kept, marked disposed, for DisposedRetention.
+	db.mu.Lock()
+	kept, ok := db.sessions[r.id]
+	reviews := len(db.reviews)
+	db.mu.Unlock()
+	if !ok || kept.DisposedAt.IsZero() || reviews == 0 {
+		t.Errorf("after dispose the store holds the session %v (%+v) and %d reviews; want them kept, marked disposed", ok, kept, reviews)
+	}
+	clock.Store(8) // more than DisposedRetention later
+	r.m.PurgeDisposed()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if _, ok := db.sessions[r.id]; ok || len(db.reviews) != 0 || !slices.Contains(db.deleted, r.id) {
-		t.Errorf("after dispose the store still holds the session (%v) or its reviews (%v)", ok, db.reviews)
+		t.Errorf("once purged the store still holds the session (%v) or its reviews (%v)", ok, db.reviews)
 	}
 }
 

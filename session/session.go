@@ -75,6 +75,10 @@ type Session struct {
 	// it (at dispose); gone is set once it is deleted.
 	recMu sync.Mutex
 	gone  bool
+	// record is the session's record as stored (nil until it is); a
+	// dispose keeps it, marked disposed. Guarded by recMu, or set before
+	// the actor starts.
+	record *store.Session
 
 	// listed is the session's catalogue entry as of the actor's last
 	// batch of work, so that listing sessions never waits for a busy
@@ -223,7 +227,6 @@ func command[T any](ctx context.Context, s *Session, f func() (T, error)) (T, er
 }
 
 func (s *Session) start() {
-	s.updateListed() // before the actor runs: nothing else reads the state yet
 	s.mb.after = s.updateListed
 	s.m.wg.Add(1)
 	go func() {
@@ -247,6 +250,7 @@ func (s *Session) start() {
 			entries[i] = e
 		}
 		s.log.Debug("working directories opened", "took", time.Since(start))
+		s.clearEarlierRecords()
 		// The uncommitted and branch changesets need only the open
 		// workspaces: they start now, alongside the baseline snapshot,
 		// which reads the changed files the tracker already knows of
@@ -262,6 +266,27 @@ func (s *Session) start() {
 		// the workspaces it held.
 		s.do(func() { s.ready(baseline, failed) })
 	})
+}
+
+// clearEarlierRecords deletes, before anything of a new session is
+// served, the records stored under its id: one that was not restored
+// belongs to something else (another project once at this path), and
+// this session starts clean, without its turns or review flags. Done
+// later, it would also delete what clients stored meanwhile (a review
+// flag set while the baseline is taken).
+func (s *Session) clearEarlierRecords() {
+	db := s.m.opts.Store
+	if db == nil || s.restored != nil {
+		return
+	}
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	if s.gone || s.ctx.Err() != nil {
+		return
+	}
+	if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
+		s.log.Error("cannot clear an earlier session's records", "err", err)
+	}
 }
 
 // closeWorkspaces releases what the workspaces hold (their watchers).
@@ -327,14 +352,10 @@ func (s *Session) takeBaseline(entries []*workingDir) (baseline []string, failed
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	if db := s.m.opts.Store; db != nil && !s.gone && s.ctx.Err() == nil {
-		// A stored session with this id that was not restored belongs to
-		// something else (another project once at this path): this session
-		// starts clean, without its turns or review flags.
-		if err := db.DeleteSession(s.id, protocol.ChangesetScheme+"/"+s.id+"/"); err != nil {
-			s.log.Error("cannot clear an earlier session's records", "err", err)
-		}
 		if err := db.PutSession(rec); err != nil {
 			s.log.Error("cannot record the session; it will not survive a restart", "err", err)
+		} else {
+			s.record = &rec
 		}
 	}
 	return baseline, failed
@@ -611,6 +632,7 @@ func (s *Session) dispose() {
 			return
 		}
 		s.disposed = true
+		s.stopDrafts()
 		entries = s.workspaces
 		for _, cs := range s.changesets {
 			cs.close(s)

@@ -13,9 +13,16 @@ import (
 // Undo is what a revert replaced, as its Editor recorded it: the files as
 // they were before it and as it left them. A revert that failed part-way
 // returns one for what it did.
+//
+// A Pending Undo is the one an Editor hands to Edit.Keep before its first
+// write: After is what the revert is about to leave. It stays pending when
+// the revert did not get to report what it left (the daemon was killed
+// meanwhile), so each file may be as before or as planned; it is current
+// while every file is one or the other, and undoing it puts back Files.
 type Undo struct {
-	Files []SavedFile // before the revert
-	After []SavedFile // as the revert left them
+	Files   []SavedFile // before the revert
+	After   []SavedFile // as the revert left them, or, pending, was to
+	Pending bool
 }
 
 // SavedFile is one path of an Undo: absent, or its bytes and git mode.
@@ -85,7 +92,7 @@ func (r *undoRecord) record(uri string) store.Undo {
 		}
 		return out
 	}
-	return store.Undo{ID: r.id, Changeset: uri, Workspace: r.ws, CreatedAt: r.at, Summary: r.summary, Before: conv(r.edit.Files), After: conv(r.edit.After)}
+	return store.Undo{ID: r.id, Changeset: uri, Workspace: r.ws, CreatedAt: r.at, Summary: r.summary, Before: conv(r.edit.Files), After: conv(r.edit.After), Pending: r.edit.Pending}
 }
 
 func undoFromRecord(u store.Undo) *undoRecord {
@@ -96,7 +103,7 @@ func undoFromRecord(u store.Undo) *undoRecord {
 		}
 		return out
 	}
-	return &undoRecord{id: u.ID, ws: u.Workspace, at: u.CreatedAt, summary: u.Summary, edit: &Undo{Files: conv(u.Before), After: conv(u.After)}}
+	return &undoRecord{id: u.ID, ws: u.Workspace, at: u.CreatedAt, summary: u.Summary, edit: &Undo{Files: conv(u.Before), After: conv(u.After), Pending: u.Pending}}
 }
 
 func (m *Manager) undoStore() UndoStore {

@@ -39,6 +39,15 @@ type Workspace interface {
 	Close() error
 }
 
+// BlobSizer is implemented by workspaces that can tell a stored object's
+// size without reading it, so a read over its limit is refused before the
+// content is loaded.
+type BlobSizer interface {
+	// BlobSize reports the size of a stored object; false when the
+	// workspace cannot tell.
+	BlobSize(oid string) (int64, bool)
+}
+
 // Plain is implemented by workspaces of directories that are not git
 // repositories. They serve the changesets built from snapshots alone
 // (session, turn, compare-turns); the git ones are not offered for them.

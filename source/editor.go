@@ -275,3 +275,26 @@ func (w *gitWorkspace) Edited(path string) (string, error) {
 	sum := blake3.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// testGateEnv names the environment variable that stops a revert at one
+// point, for the tests that kill the daemon there: "kept" (its undo is
+// stored, nothing written yet) or "wrote" (the first path written), then
+// ':' and a file to create on arriving. The revert then waits until the
+// daemon stops. Unset, as outside those tests, it does nothing.
+const testGateEnv = "CHANGESETD_TEST_REVERT_GATE"
+
+func testGate(ctx context.Context, point string) error {
+	v := os.Getenv(testGateEnv)
+	if v == "" {
+		return nil
+	}
+	at, file, ok := strings.Cut(v, ":")
+	if !ok || at != point {
+		return nil
+	}
+	if err := os.WriteFile(file, []byte(point+"\n"), 0o644); err != nil {
+		return fmt.Errorf("%s: %w", testGateEnv, err)
+	}
+	<-ctx.Done()
+	return fmt.Errorf("stopped at %s=%s: %w", testGateEnv, v, ctx.Err())
+}

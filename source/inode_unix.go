@@ -14,3 +14,9 @@ func inode(info fs.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// hardLinked reports whether the file has more than one name.
+func hardLinked(info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1
+}

@@ -208,9 +208,10 @@ func checkTargets(ctx context.Context, t tree, e session.Edit) error {
 
 // revert restores each target file to the changeset's before side, or for
 // a range only the hunks that intersect it. For the uncommitted changeset
-// the index entries go back to HEAD as well. Every target is checked
-// first; what a failed write leaves done is returned for undo with the
-// error.
+// the index entries go back to HEAD as well. Every target is checked and
+// every new content computed first; then the pending undo is handed to
+// e.Keep, and only once it is kept does the first write happen. What a
+// failed write leaves done is returned for undo with the error.
 func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) {
 	if err := checkTargets(ctx, t, e); err != nil {
 		return nil, err
@@ -231,25 +232,85 @@ func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) 
 	if n := u.Bytes(); n > session.MaxUndoBytes {
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "the revert would replace %d bytes, over the %d MiB kept to undo a revert; nothing was changed: revert fewer or smaller files", n, session.MaxUndoBytes>>20).WithReason(protocol.ReasonTooLarge)
 	}
+	plan, err := planRevert(t, e, before)
+	if err != nil {
+		return nil, err
+	}
+	if e.Keep != nil {
+		planned := make([]session.SavedFile, len(paths))
+		for i, p := range paths {
+			planned[i] = plan[p]
+		}
+		if err := e.Keep(&session.Undo{Files: before, After: planned, Pending: true}); err != nil {
+			return nil, err
+		}
+	}
+	if err := testGate(ctx, "kept"); err != nil {
+		return nil, err
+	}
 	indexBefore := t.viewStamp()
-	werr := revertFiles(ctx, t, e)
+	werr := revertFiles(ctx, t, e, plan)
 	if e.Index && e.Range == nil {
 		t.ownIndexWrite(indexBefore, t.viewStamp())
 	}
 	after, err := saveAll(t, paths)
 	if err != nil {
-		// What the revert left cannot be read back: without it the undo
-		// could not tell a later change, so none is offered.
+		// What the revert left cannot be read back; the pending undo
+		// (when kept) stays as it is.
 		return nil, errors.Join(werr, err)
 	}
 	u.After = after
 	return u, werr
 }
 
-func revertFiles(ctx context.Context, t tree, e session.Edit) error {
+// planRevert computes what each path of the revert is to hold: its before
+// side, the range's other hunks applied, or absence. Paths it leaves
+// alone keep what before saved.
+func planRevert(t tree, e session.Edit, before []session.SavedFile) (map[string]session.SavedFile, error) {
+	plan := make(map[string]session.SavedFile, len(before))
+	for _, b := range before {
+		plan[b.Path] = b
+	}
 	for _, f := range e.Files {
 		if e.Range != nil {
-			if err := revertRange(t, e, f); err != nil {
+			next, mode, err := revertRange(t, e, f)
+			if err != nil {
+				return nil, err
+			}
+			plan[f.New.Path] = session.SavedFile{Path: f.New.Path, Exists: true, Content: next, Mode: mode}
+			continue
+		}
+		if f.New != nil && (f.Old == nil || f.Old.Path != f.New.Path) {
+			plan[f.New.Path] = session.SavedFile{Path: f.New.Path}
+		}
+		if f.Old != nil {
+			b, err := blob(t, f.Old)
+			if err != nil {
+				return nil, err
+			}
+			plan[f.Old.Path] = session.SavedFile{Path: f.Old.Path, Exists: true, Content: b, Mode: f.Old.Mode}
+		}
+	}
+	return plan, nil
+}
+
+// revertFiles carries out a plan of planRevert, file by file: for the
+// uncommitted changeset the index entries first, then the paths.
+func revertFiles(ctx context.Context, t tree, e session.Edit, plan map[string]session.SavedFile) error {
+	written := 0
+	write := func(p string) error {
+		if err := restore(t, plan[p]); err != nil {
+			return err
+		}
+		written++
+		if written == 1 {
+			return testGate(ctx, "wrote")
+		}
+		return nil
+	}
+	for _, f := range e.Files {
+		if e.Range != nil {
+			if err := write(f.New.Path); err != nil {
 				return err
 			}
 			continue
@@ -260,16 +321,12 @@ func revertFiles(ctx context.Context, t tree, e session.Edit) error {
 			}
 		}
 		if f.New != nil && (f.Old == nil || f.Old.Path != f.New.Path) {
-			if err := t.RemoveWorktree(f.New.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := write(f.New.Path); err != nil {
 				return err
 			}
 		}
 		if f.Old != nil {
-			b, err := blob(t, f.Old)
-			if err != nil {
-				return err
-			}
-			if err := t.WriteWorktree(f.Old.Path, b, f.Old.Mode); err != nil {
+			if err := write(f.Old.Path); err != nil {
 				return err
 			}
 		}
@@ -315,32 +372,34 @@ func gitBlobID(b []byte, like string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func revertRange(t tree, e session.Edit, f session.EditFile) error {
+// revertRange computes a range revert's new content of its file, and the
+// mode to write it with.
+func revertRange(t tree, e session.Edit, f session.EditFile) ([]byte, uint32, error) {
 	if f.Old == nil || f.New == nil || f.Old.Path != f.New.Path {
-		return protocol.Errorf(protocol.CodeInvalidParams, "a range revert needs a file modified in place; revert %s as a whole", f.Path())
+		return nil, 0, protocol.Errorf(protocol.CodeInvalidParams, "a range revert needs a file modified in place; revert %s as a whole", f.Path())
 	}
 	old, err := blob(t, f.Old)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	cur, mode, err := t.ReadWorktree(f.New.Path)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	if len(cur) > maxRangeFile {
-		return protocol.Errorf(protocol.CodeInvalidParams, "%s is %d bytes, over the %d MiB up to which files are diffed into lines; act on the whole file", f.Path(), len(cur), maxRangeFile>>20).WithReason(protocol.ReasonTooLarge)
+		return nil, 0, protocol.Errorf(protocol.CodeInvalidParams, "%s is %d bytes, over the %d MiB up to which files are diffed into lines; act on the whole file", f.Path(), len(cur), maxRangeFile>>20).WithReason(protocol.ReasonTooLarge)
 	}
 	// The range was picked on the version last published; lines of any
 	// other version are other lines. The check is on the very bytes the
 	// edit is computed from.
 	if id := gitBlobID(cur, f.New.OID); id != f.New.OID {
-		return protocol.Errorf(protocol.CodeConflict, "%s changed on disk since the version the range refers to was published (%.12s, now %.12s); nothing was reverted: wait for the changeset to update and select the lines again", f.Path(), f.New.OID, id).WithReason(protocol.ReasonFileChanged)
+		return nil, 0, protocol.Errorf(protocol.CodeConflict, "%s changed on disk since the version the range refers to was published (%.12s, now %.12s); nothing was reverted: wait for the changeset to update and select the lines again", f.Path(), f.New.OID, id).WithReason(protocol.ReasonFileChanged)
 	}
 	next, err := rangeEdit(old, cur, *e.Range, e.Side, false, "change of "+f.Path())
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	return t.WriteWorktree(f.New.Path, next, mode)
+	return next, mode, nil
 }
 
 // rangeEdit diffs from against to and returns from with either only the
@@ -519,13 +578,15 @@ func commitEntries(t tree, changes []scm.StagedChange) []session.CommitEntry {
 }
 
 // undoRevert puts back what a revert replaced, if nothing changed since.
+// A pending revert's files may each be as before it or as it was to leave
+// them.
 func undoRevert(t tree, u *session.Undo) error {
-	for _, want := range u.After {
+	for i, want := range u.After {
 		got, err := save(t, want.Path)
 		if err != nil {
 			return err
 		}
-		if !sameSaved(got, want) {
+		if !asRevertLeft(u, i, got) {
 			return protocol.Errorf(protocol.CodeInvalidParams, "%s changed since the revert; undo would lose that change", want.Path)
 		}
 	}
@@ -537,17 +598,84 @@ func undoRevert(t tree, u *session.Undo) error {
 	return nil
 }
 
+// asRevertLeft reports whether got, the current state of u.After[i]'s
+// path, is as the revert left it. For a pending undo it may also be as
+// before the revert (the write did not happen), and the planned side's
+// mode is not held against it: the file system may not keep what was
+// planned (an executable bit, a symbolic link), which only the settled
+// undo records exactly.
+func asRevertLeft(u *session.Undo, i int, got session.SavedFile) bool {
+	want := u.After[i]
+	if sameSaved(got, want) {
+		return true
+	}
+	if !u.Pending {
+		return false
+	}
+	if i < len(u.Files) && sameSaved(got, u.Files[i]) {
+		return true
+	}
+	return got.Exists == want.Exists && bytes.Equal(got.Content, want.Content)
+}
+
 func sameSaved(a, b session.SavedFile) bool {
 	return a.Exists == b.Exists && bytes.Equal(a.Content, b.Content) && a.Mode == b.Mode
 }
 
 // undoStillValid reports whether the files are as the revert left them.
 func undoStillValid(t tree, u *session.Undo) bool {
-	for _, want := range u.After {
+	for i, want := range u.After {
 		got, err := save(t, want.Path)
-		if err != nil || !sameSaved(got, want) {
+		if err != nil || !asRevertLeft(u, i, got) {
 			return false
 		}
 	}
 	return true
+}
+
+var _ session.DriftReader = (*gitWorkspace)(nil)
+
+// Drifted is session.DriftReader.
+func (w *gitWorkspace) Drifted(ctx context.Context, files []session.EditFile) ([]string, error) {
+	return drifted(ctx, w, files)
+}
+
+// drifted lists the files that no longer hold their new side: the check
+// of checkTargets, made on every file instead of stopping at the first.
+func drifted(ctx context.Context, t tree, files []session.EditFile) ([]string, error) {
+	var out []string
+	for _, f := range files {
+		ok, err := asLeft(ctx, t, f)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			out = append(out, f.Path())
+		}
+	}
+	return out, nil
+}
+
+// asLeft reports whether f's paths hold its new side: its content at its
+// path, and nothing at the path it was deleted or renamed from.
+func asLeft(ctx context.Context, t tree, f session.EditFile) (bool, error) {
+	check := func(path string, want *session.FileVersion) (bool, error) {
+		err := checkFile(ctx, t, path, want)
+		if protocol.ReasonOf(err) == protocol.ReasonFileChanged {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	if f.New != nil {
+		if ok, err := check(f.New.Path, f.New); !ok || err != nil {
+			return ok, err
+		}
+	}
+	if p := f.OldPath(); p != "" || f.New == nil {
+		if p == "" {
+			p = f.Old.Path
+		}
+		return check(p, nil)
+	}
+	return true, nil
 }

@@ -219,6 +219,14 @@ func (w *gitWorkspace) ReadBlob(oid string) ([]byte, error) {
 	return w.snaps.ReadBlob(oid)
 }
 
+// BlobSize reports the size of an object of the repository without
+// reading it (session.BlobSizer); the snapshot store's objects, which
+// are never larger than maxLoadedFile, are not looked up.
+func (w *gitWorkspace) BlobSize(oid string) (int64, bool) {
+	n, err := w.repo.BlobSize(oid)
+	return n, err == nil
+}
+
 // maxLoadedFile is the largest file read into memory to be diffed. A
 // bigger one is never diffed anyway (changeset.DefaultMaxFileBytes: no
 // hunks, no counts, marked tooLarge), so it is not read either: memory
@@ -640,6 +648,9 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	}
 	if r.Patch != "" {
 		own["patch"] = r.Patch
+	}
+	if hs := hunkList(r); hs != nil {
+		own[session.MetaHunks] = hs
 	}
 	if r.PatchOmitted {
 		own["patchOmitted"] = true

@@ -246,6 +246,10 @@ type Session struct {
 	Title      string            `json:"title,omitempty"`
 	CreatedAt  time.Time         `json:"createdAt"`
 	Workspaces []WorkspaceRecord `json:"workspaces"`
+	// DisposedAt is when the session was disposed; zero while it lives. A
+	// disposed session's turns, annotations and review flags are kept for
+	// a while, so that creating it again brings them back.
+	DisposedAt time.Time `json:"disposedAt,omitzero"`
 }
 
 // Turn is a persisted turn. Start and End hold one snapshot tree per
@@ -309,7 +313,7 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 				return err
 			}
 		}
-		return nil
+		return deleteHunkReviews(tx, changesetPrefix)
 	})
 }
 

@@ -22,7 +22,10 @@ type UndoFile struct {
 }
 
 // Undo is one revert of a changeset that can still be undone: the files
-// as they were before it (Before) and as it left them (After).
+// as they were before it (Before) and as it left them (After). A Pending
+// record is written before the revert's first write, with the After it
+// was about to make; it stays pending when the daemon stopped before the
+// revert was over, so its writes may have happened in part.
 type Undo struct {
 	ID        string     `json:"id"`
 	Changeset string     `json:"changeset"` // the changeset URI it was made on
@@ -31,6 +34,7 @@ type Undo struct {
 	Summary   string     `json:"summary,omitempty"`
 	Before    []UndoFile `json:"before"`
 	After     []UndoFile `json:"after"`
+	Pending   bool       `json:"pending,omitempty"`
 }
 
 // PutUndo writes (or rewrites) an undo record of a session.

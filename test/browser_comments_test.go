@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/changesetd/changesetd/protocol"
 )
@@ -16,12 +17,16 @@ import (
 func commentOnRows(b *browser, first, last int, text string) {
 	b.t.Helper()
 	b.waitFor(fmt.Sprintf("rows %d–%d selected", first, last), fmt.Sprintf(`(() => {
-		const a = document.querySelector('#diff tr.line[data-a="%d"] .code');
-		const z = document.querySelector('#diff tr.line[data-a="%d"] .code');
+		const text = (sel) => {
+			const td = document.querySelector(sel);
+			return td && document.createTreeWalker(td, NodeFilter.SHOW_TEXT).nextNode();
+		};
+		const a = text('#diff tr.line[data-a="%d"] .code');
+		const z = text('#diff tr.line[data-a="%d"] .code');
 		if (!a || !z) return false;
 		const r = document.createRange();
-		r.setStart(a.firstChild, 0);
-		r.setEnd(z.firstChild, 2);
+		r.setStart(a, 0);
+		r.setEnd(z, Math.min(2, z.length));
 		const s = document.getSelection();
 		s.removeAllRanges();
 		s.addRange(r);
@@ -117,6 +122,22 @@ func TestBrowserCommentAnchors(t *testing.T) {
 		commentOnRows(b, 3, 4, "on the turn")
 		anchored(t, "on the turn", active, lines(3, 4), 4)
 	})
+
+	// A second turn puts one line more at the top; the comparison of the
+	// two turns ends at the second's version.
+	second := d.turnCLI(t, "start", "--dir", repo, "--message", "second")
+	writeFile(t, repo, "f.txt", "topmost\nvery top 1\nvery top 2\n"+edited)
+	d.turnCLI(t, "end", "--dir", repo)
+	t.Run("a comparison: the later turn's lines, as shown", func(t *testing.T) {
+		b.t, m.t = t, t
+		b.waitFor("two turns", `document.querySelectorAll('#turns li.turn').length === 2`)
+		b.click("the first turn's tick", `#turns li.turn:nth-child(1) input`)
+		b.click("the second turn's tick", `#turns li.turn:nth-child(2) input`)
+		b.click("Compare", `#compare:not([disabled])`)
+		b.waitFor("the comparison's diff of f.txt", `document.getElementById('cs-label').textContent.startsWith('Compare turns') && !!document.querySelector('#diff tr.line.ctx[data-a="2"]')`)
+		commentOnRows(b, 1, 2, "on the comparison")
+		anchored(t, "on the comparison", second, lines(1, 2), 2)
+	})
 }
 
 // TestBrowserOldRange checks how the page maps lines of a diff's new side
@@ -148,5 +169,33 @@ func TestBrowserOldRange(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("oldRange:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestBrowserKeyboardLines chooses lines of the diff with the keyboard
+// alone (v, Shift+↓, c) and comments on them.
+func TestBrowserKeyboardLines(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": pageLines(20)})
+	// Edited before the daemon starts: the baseline has these lines, so
+	// the comment's lines are the ones shown.
+	writeFile(t, repo, "a.txt", strings.Replace(pageLines(20), "line 10\n", "line ten\n", 1))
+	d := startDaemon(t, repo)
+	c := d.client(t, "ide")
+	sum := onlySession(t, c)
+	m := mirrorAnnotations(t, c, requireAnnotationsChannel(t, c, sum))
+	b := newBrowser(t)
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("a.txt's hunk", `document.querySelectorAll('#diff tr.hunk').length === 1`)
+	b.do(chromedp.KeyEvent("v"))
+	b.do(chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierShift)), chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierShift)))
+	b.waitFor("three rows chosen, said in words", `document.querySelectorAll('#diff tr.ksel').length === 3 &&
+		document.getElementById('diff-status').textContent.startsWith('Lines 7–9 chosen') && !document.getElementById('range-ops').hidden`)
+	b.do(chromedp.KeyEvent("c"))
+	b.waitFor("the comment box, focused", `document.activeElement && document.activeElement.matches('#diff .composer textarea')`)
+	b.do(chromedp.SendKeys(`#diff .composer textarea`, "Chosen by keys."), chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	st := m.Wait("the comment", func(st protocol.AnnotationsState) bool { return len(st.Annotations) == 1 })
+	if a := st.Annotations[0]; a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 6}, End: protocol.TextPosition{Line: 9}}) {
+		t.Errorf("range %+v, want lines 6–8 (0-based, to the start of 9)", a.Range)
 	}
 }

@@ -169,6 +169,11 @@ func TestHelpConvention(t *testing.T) {
 		if args[0] == "diff" && !strings.Contains(help, "--session string") {
 			t.Errorf("diff's --session takes the session URI as everywhere else:\n%s", help)
 		}
+		// A flag the command does not know is named as it was typed.
+		code, _, stderr = cli(t, "", nil, append(args, "--no-such-flag")...)
+		if code != 2 || !strings.Contains(stderr, "not defined: --no-such-flag") || strings.Contains(stderr, " -no-such-flag") {
+			t.Errorf("%v --no-such-flag: exit %d\n%s", args, code, stderr)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	_ "github.com/changesetd/changesetd/agent"
 	_ "github.com/changesetd/changesetd/changeset"
 	_ "github.com/changesetd/changesetd/confine"
 	_ "github.com/changesetd/changesetd/metrics"

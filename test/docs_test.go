@@ -305,3 +305,53 @@ func TestPerformanceDocCommands(t *testing.T) {
 		}
 	}
 }
+
+// slug is GitHub's anchor for a heading.
+func slug(heading string) string {
+	s := strings.ToLower(strings.TrimSpace(heading))
+	s = regexp.MustCompile("[^a-z0-9 _-]").ReplaceAllString(s, "")
+	return strings.ReplaceAll(s, " ", "-")
+}
+
+// TestDocLinks checks every relative link of the README and docs/: the
+// file exists, and an #anchor names one of its headings.
+func TestDocLinks(t *testing.T) {
+	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	docs = append(docs, filepath.Join("..", "README.md"))
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading := regexp.MustCompile("(?m)^#+ (.+)$")
+	fence := regexp.MustCompile("(?s)```.*?```")
+	for _, doc := range docs {
+		b, _ := os.ReadFile(doc)
+		text := fence.ReplaceAllString(string(b), "")
+		for _, m := range link.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := doc
+			if file != "" {
+				path = filepath.Join(filepath.Dir(doc), file)
+			}
+			body, err := os.ReadFile(path)
+			if err != nil {
+				if _, serr := os.Stat(path); serr == nil {
+					continue // a directory
+				}
+				t.Errorf("%s links to %s, which does not exist", doc, target)
+				continue
+			}
+			if anchor == "" {
+				continue
+			}
+			found := false
+			for _, h := range heading.FindAllStringSubmatch(fence.ReplaceAllString(string(body), ""), -1) {
+				found = found || slug(h[1]) == anchor
+			}
+			if !found {
+				t.Errorf("%s links to %s: no heading has the anchor #%s", doc, target, anchor)
+			}
+		}
+	}
+}

@@ -31,6 +31,7 @@ var layers = map[string]struct {
 	"uritemplate":   {[]string{"protocol"}, true},
 	"changeset":     {[]string{"protocol"}, true},
 	"confine":       {nil, false},
+	"agent":         {[]string{"protocol", "confine"}, false},
 	"metrics":       {nil, true},
 	"store":         {nil, true},
 	"scm":           {nil, true},

@@ -251,6 +251,68 @@ func TestREADMEQuickStart(t *testing.T) {
 	}
 }
 
+// checkoutFiles lists the files of this checkout as they are, committed
+// or not, less what git ignores.
+func checkoutFiles(t *testing.T) []string {
+	t.Helper()
+	ls := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	ls.Dir = ".."
+	out, err := ls.Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	var files []string
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if fi, err := os.Lstat(filepath.Join("..", name)); err == nil && fi.Mode().IsRegular() {
+			files = append(files, name) // not deleted in the work tree
+		}
+	}
+	return files
+}
+
+// TestVersionNamesTheCommit builds the daemon as a clone's "go install
+// ./cmd/changesetd" does and checks that version names the commit Go
+// stamped. The checkout is copied into a fresh repository first, since a
+// linked worktree (whose .git is a file) gets no stamp.
+func TestVersionNamesTheCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the daemon")
+	}
+	clone := t.TempDir()
+	for _, name := range checkoutFiles(t) {
+		b, err := os.ReadFile(filepath.Join("..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, clone, name, string(b))
+	}
+	git(t, clone, "init", "-q", "-b", "main")
+	git(t, clone, "add", "-A")
+	git(t, clone, "commit", "-q", "-m", "snapshot")
+	head := strings.TrimSpace(git(t, clone, "rev-parse", "HEAD"))
+	bin := filepath.Join(t.TempDir(), "changesetd")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/changesetd")
+	build.Dir = clone
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	// Go names such a build with a pseudo-version of the commit as well.
+	if err != nil || !regexp.MustCompile(`^changesetd \S+ commit `+head[:12]+` \(`).Match(out) {
+		t.Errorf("version of a build at %s: %q, %v", head[:12], out, err)
+	}
+	// A change not committed is said so.
+	writeFile(t, clone, "README.md", "changed\n")
+	build = exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/changesetd")
+	build.Dir = clone
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if out, _ := exec.Command(bin, "version").Output(); !strings.Contains(string(out), head[:12]+"+dirty") {
+		t.Errorf("version of a build with a change: %q", out)
+	}
+}
+
 // publishModule writes a file:// module proxy holding this checkout as
 // version of the module, and returns its directory.
 func publishModule(t *testing.T, version string) string {
@@ -261,22 +323,12 @@ func publishModule(t *testing.T, version string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ls := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-	ls.Dir = ".."
-	out, err := ls.Output()
-	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
-	}
 	f, err := os.Create(filepath.Join(dir, version+".zip"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	zw := zip.NewWriter(f)
-	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
-		fi, err := os.Lstat(filepath.Join("..", name))
-		if err != nil || !fi.Mode().IsRegular() {
-			continue // deleted in the work tree, or not a file a module holds
-		}
+	for _, name := range checkoutFiles(t) {
 		b, err := os.ReadFile(filepath.Join("..", name))
 		if err != nil {
 			t.Fatal(err)

@@ -1,11 +1,14 @@
 package test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/changesetd/changesetd/protocol"
 )
@@ -268,4 +271,140 @@ func gitCmd(dir string, args ...string) *exec.Cmd {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	return cmd
+}
+
+// startGated is startDaemonIn with the daemon's revert gate set: a revert
+// stops at point, creating the file it returns, until the daemon stops.
+func startGated(t *testing.T, state, repo, point string) (*daemon, string) {
+	t.Helper()
+	at := filepath.Join(t.TempDir(), "at-gate")
+	d, _ := launchCmd(t, state, func(c *exec.Cmd) {
+		c.Env = append(os.Environ(), "CHANGESETD_TEST_REVERT_GATE="+point+":"+at)
+	}, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", "debug", repo)
+	return d, at
+}
+
+// A revert's undo is durable before its first write: the daemon killed
+// with SIGKILL once the undo is stored and before any write, or after the
+// first of several writes, starts again offering the undo, which puts back
+// exactly the bytes the revert was to replace.
+func TestUndoDurableBeforeRevertWrites(t *testing.T) {
+	for _, point := range []string{"kept", "wrote"} {
+		t.Run(point, func(t *testing.T) {
+			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+			want := map[string]string{
+				"notes/one.txt": "first notes\nnot in git\n",
+				"notes/two.txt": "second notes\r\nno newline at the end",
+			}
+			for rel, c := range want {
+				writeFile(t, repo, rel, c)
+			}
+			state := t.TempDir()
+			d, at := startGated(t, state, repo, point)
+			e := attachOps(t, d, repo)
+			e.m.Wait("both notes", func(st protocol.ChangesetState) bool {
+				return ready(st) && findFile(st, repo, "notes/one.txt") != nil && findFile(st, repo, "notes/two.txt") != nil
+			})
+			e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+			failed := make(chan error, 1)
+			go func() {
+				_, err := e.invoke("revert", resTarget(e.id("notes")), nil)
+				failed <- err
+			}()
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if _, err := os.Stat(at); err == nil {
+					break
+				}
+				select {
+				case err := <-failed:
+					t.Fatalf("the revert finished (%v) without reaching the gate %q", err, point)
+				case <-time.After(10 * time.Millisecond):
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the revert did not reach the gate %q in 30s", point)
+				}
+			}
+			gone := 0
+			for rel := range want {
+				if e.absent(rel) {
+					gone++
+				}
+			}
+			if wantGone := map[string]int{"kept": 0, "wrote": 1}[point]; gone != wantGone {
+				t.Fatalf("at the gate %q %d notes are deleted, want %d", point, gone, wantGone)
+			}
+			e.d.kill(t)
+			<-failed
+
+			e = attachOps(t, startDaemonIn(t, state, repo), repo)
+			e.undoOffered("deleted notes/one.txt and notes/two.txt")
+			e.mustInvoke("undo", nil, nil)
+			for rel, c := range want {
+				if got := string(e.disk(rel)); got != c {
+					t.Errorf("%s after the undo = %q, want %q", rel, got, c)
+				}
+			}
+			e.m.Wait("no undo left", func(st protocol.ChangesetState) bool {
+				return ready(st) && opIn(st, "undo") == nil && opIn(st, "dismissUndo") == nil
+			})
+		})
+	}
+}
+
+// The daemon killed at random moments of a revert of many files loses
+// nothing: after it starts again, either every file is as before, or the
+// undo is offered and puts every one back exactly.
+func TestUndoKilledDuringRevert(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	want := map[string]string{}
+	for i := range 60 {
+		rel := fmt.Sprintf("notes/n%02d.txt", i)
+		want[rel] = strings.Repeat(fmt.Sprintf("note %d\n", i), 200)
+		writeFile(t, repo, rel, want[rel])
+	}
+	state := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	undone := 0
+	for round := range 8 {
+		e := attachOps(t, startDaemonIn(t, state, repo), repo)
+		e.m.Wait("every note", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == len(want) })
+		e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.invoke("revert", resTarget(e.id("notes")), nil)
+		}()
+		time.Sleep(time.Duration(rng.IntN(25)) * time.Millisecond) // a moment during the revert; not an assertion
+		e.d.kill(t)
+		<-done
+
+		e = attachOps(t, startDaemonIn(t, state, repo), repo)
+		st := e.m.Wait("ready", ready)
+		same := 0
+		for rel, c := range want {
+			if b, err := os.ReadFile(filepath.Join(repo, rel)); err == nil && string(b) == c {
+				same++
+			}
+		}
+		if same < len(want) {
+			e.undoOffered("deleted")
+			e.mustInvoke("undo", nil, nil)
+			undone++
+		} else if opIn(st, "dismissUndo") != nil {
+			e.mustInvoke("dismissUndo", nil, nil)
+		}
+		for rel, c := range want {
+			if got := string(e.disk(rel)); got != c {
+				t.Fatalf("round %d: %s = %q after the restart and undo", round, rel, got)
+			}
+		}
+		t.Logf("round %d: %d of %d notes were deleted when the daemon was killed", round, len(want)-same, len(want))
+		if err := e.d.stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if undone == 0 {
+		t.Log("no round killed the daemon after the revert had written")
+	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,11 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/changesetd/changesetd/agent"
 	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
 )
@@ -41,9 +39,6 @@ daemon's reason when it refuses it.
 The daemon and the session are found as by "changesetd turn"; a session
 is never created here.
 `
-
-// authorAgent is the protocol.MetaAuthor of the entries the agent writes.
-const authorAgent = "agent"
 
 // annotationsCmd implements "changesetd annotations" and its reply,
 // resolve and reopen subcommands.
@@ -137,7 +132,7 @@ func annotationsCmd(ctx context.Context, args []string, stdin io.Reader, stdout,
 	case "list":
 		err = listAnnotations(ctx, c, uri, raw, st, *open, *format, stdout)
 	case "reply":
-		entry := protocol.AnnotationEntry{ID: newEntryID(), Text: protocol.PlainText(pos[1]), Meta: protocol.Object{protocol.MetaAuthor: authorAgent}}
+		entry := protocol.AnnotationEntry{ID: newEntryID(), Text: protocol.PlainText(pos[1]), Meta: protocol.Object{protocol.MetaAuthor: agent.Author}}
 		if err = c.dispatch(ctx, channel, protocol.AnnotationsEntrySet{AnnotationID: pos[0], Entry: entry}); err == nil {
 			fmt.Fprintln(stdout, entry.ID)
 		}
@@ -256,17 +251,17 @@ func listAnnotations(ctx context.Context, c *client, sessionURI string, raw json
 	if err != nil {
 		return err
 	}
-	var views []annotationView
+	var views []agent.View
 	for _, a := range st.Annotations {
 		if !open || !a.Resolved {
-			views = append(views, viewOf(a, dirs))
+			views = append(views, agent.ViewOf(a, dirs))
 		}
 	}
-	sortViews(views)
+	agent.SortViews(views)
 	if format == "markdown" {
-		return writeMarkdown(w, views)
+		return agent.WriteMarkdown(w, views)
 	}
-	return writeText(w, views)
+	return agent.WriteText(w, views)
 }
 
 // unresolvedJSON drops the resolved annotations from a raw
@@ -365,214 +360,10 @@ func filePath(uri string) (string, bool) {
 	return p, err == nil
 }
 
-// relPath is the path of a file:// URI relative to the working directory
-// that contains it, or the URI itself.
-func relPath(uri string, dirs []string) string {
-	p, ok := filePath(uri)
-	if !ok {
-		return uri
-	}
-	best := ""
-	for _, d := range dirs {
-		if strings.HasPrefix(p, d+string(filepath.Separator)) && len(d) > len(best) {
-			best = d
-		}
-	}
-	if best == "" {
-		return p
-	}
-	return filepath.ToSlash(strings.TrimPrefix(p, best+string(filepath.Separator)))
-}
-
-// metaAs decodes the value of key in m into out, reporting whether there
-// was one of that shape.
-func metaAs(m protocol.Object, key string, out any) bool {
-	v, ok := m[key]
-	if !ok {
-		return false
-	}
-	b, err := json.Marshal(v)
-	return err == nil && json.Unmarshal(b, out) == nil
-}
-
-func isAgentEntry(e protocol.AnnotationEntry) bool {
-	author, _ := e.Meta[protocol.MetaAuthor].(string)
-	return author == authorAgent
-}
-
-// undelivered returns the ids of a's entries the agent has not been
-// handed and did not write itself.
-func undelivered(a protocol.Annotation) []string {
-	var d protocol.AnnotationDelivery
-	metaAs(a.Meta, protocol.MetaDelivered, &d)
-	var ids []string
-	for _, e := range a.Entries {
-		if !isAgentEntry(e) && !slices.Contains(d.Entries, e.ID) {
-			ids = append(ids, e.ID)
-		}
-	}
-	return ids
-}
-
-// openForAgent reports whether a is for the agent to read: unresolved,
-// with an entry of someone else's it has not been handed yet.
-func openForAgent(a protocol.Annotation) bool {
-	return !a.Resolved && !protocol.ProposedOnly(a) && len(undelivered(a)) > 0
-}
-
-// annotationView is an annotation as printed.
-type annotationView struct {
-	protocol.Annotation
-	file  string          // relative to its working directory
-	lines string          // "lines 3-5", "line 3", "whole file", "lines gone", ...
-	first int             // the first line now, for sorting; 0 when none
-	fresh map[string]bool // entry ids to mark new
-}
-
-func viewOf(a protocol.Annotation, dirs []string) annotationView {
-	v := annotationView{Annotation: a, file: relPath(a.Resource, dirs)}
-	v.lines, v.first = whereNow(a)
-	return v
-}
-
-// whereNow describes where a's lines are in the working tree now, from
-// changesetd/current (a's own range when the daemon has not said).
-func whereNow(a protocol.Annotation) (string, int) {
-	cur := protocol.AnnotationPlace{Status: protocol.PlaceSame}
-	metaAs(a.Meta, protocol.MetaCurrent, &cur)
-	if a.Range == nil {
-		switch cur.Status {
-		case protocol.PlaceGone:
-			return "file gone", 0
-		case protocol.PlaceEdited:
-			return "whole file, changed since", 0
-		}
-		return "whole file", 0
-	}
-	if cur.Status == protocol.PlaceGone {
-		return "lines gone", 0
-	}
-	r := *a.Range
-	if cur.Range != nil {
-		r = *cur.Range
-	}
-	s, first := lineSpan(r)
-	switch cur.Status {
-	case protocol.PlaceMoved:
-		was, _ := lineSpan(*a.Range)
-		s += " (moved from " + was + ")"
-	case protocol.PlaceEdited:
-		s += " (changed since)"
-	}
-	return s, first
-}
-
-// lineSpan writes a zero-based range as the 1-based lines an editor shows:
-// a range that ends at the start of a line does not take that line in.
-func lineSpan(r protocol.TextRange) (string, int) {
-	first, last := r.Start.Line+1, r.End.Line+1
-	if r.End.Character == 0 && r.End.Line > r.Start.Line {
-		last--
-	}
-	if last <= first {
-		return fmt.Sprintf("line %d", first), first
-	}
-	return fmt.Sprintf("lines %d-%d", first, last), first
-}
-
-// sortViews orders annotations by file and line, keeping the daemon's
-// order otherwise.
-func sortViews(views []annotationView) {
-	slices.SortStableFunc(views, func(a, b annotationView) int {
-		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.first, b.first))
-	})
-}
-
-func resolution(a protocol.Annotation) string {
-	if a.Resolved {
-		return "resolved"
-	}
-	return "open"
-}
-
-// writeText prints annotations for a terminal:
-//
-//	[a1] src/a.go, lines 3-4 (turn turn-1, open)
-//	  reviewer: Rename this.
-//	  agent: Renamed.
-func writeText(w io.Writer, views []annotationView) error {
-	var b strings.Builder
-	for i, v := range views {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "[%s] %s, %s (turn %s, %s)\n", v.ID, v.file, v.lines, v.TurnID, resolution(v.Annotation))
-		for _, e := range v.Entries {
-			who := "reviewer"
-			if isAgentEntry(e) {
-				who = "agent"
-			}
-			text := strings.ReplaceAll(strings.TrimRight(e.Text.Text, "\n"), "\n", "\n    ")
-			fmt.Fprintf(&b, "  %s: %s\n", who, text)
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// writeMarkdown prints annotations as markdown sections.
-func writeMarkdown(w io.Writer, views []annotationView) error {
-	var b strings.Builder
-	for i, v := range views {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		markdownSection(&b, v)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// markdownSection writes one annotation: a heading with the file and
-// lines, its id, turn and state, and its entries quoted.
-func markdownSection(b *strings.Builder, v annotationView) {
-	fmt.Fprintf(b, "### `%s`, %s\n\n", v.file, v.lines)
-	fmt.Fprintf(b, "Annotation `%s` on turn `%s`, %s.\n\n", v.ID, v.TurnID, resolution(v.Annotation))
-	for i, e := range v.Entries {
-		if i > 0 {
-			b.WriteString(">\n")
-		}
-		who := "Reviewer"
-		if isAgentEntry(e) {
-			who = "Agent"
-		}
-		if v.fresh[e.ID] {
-			who += ", new"
-		}
-		lines := strings.Split(strings.TrimRight(e.Text.Text, "\n"), "\n")
-		fmt.Fprintf(b, "> **%s:** %s\n", who, lines[0])
-		for _, l := range lines[1:] {
-			fmt.Fprintf(b, "> %s\n", l)
-		}
-	}
-}
-
-// feedbackIntro heads what the agent is shown on its next prompt.
-const feedbackIntro = `## Review comments on your changes
-
-A reviewer commented on lines of your changes. Each comment below names the
-file and the lines it is about as they are now. Take the comments into
-account in this turn. Answer one with
-` + "`changesetd annotations reply ID \"your answer\"`" + `, and once you have
-dealt with it, mark it done with ` + "`changesetd annotations resolve ID`" + `
-(ID is the annotation id given under each heading).
-
-`
-
-// deliverFeedback writes the annotations of the session that are open for
-// the agent, in markdown, to w, and marks them delivered to turnID. It
-// writes nothing when there are none, or when it fails: either the agent
-// is shown them and they are marked, or neither.
+// deliverFeedback writes the annotations of the session that are
+// feedback for the agent (agent.Select), in markdown, to w, and marks them
+// delivered to turnID. It writes nothing when there are none, or when it
+// fails: either the agent is shown them and they are marked, or neither.
 //
 // chat is the chat the agent's turns go to; when several agents share the
 // session, annotations on another agent's turns are left for that agent.
@@ -585,17 +376,8 @@ func deliverFeedback(ctx context.Context, c *client, sessionURI, chat, turnID st
 	if err != nil {
 		return err
 	}
-	var ids []string
-	seen := map[string][]string{} // id -> entries the agent was handed before
-	for _, a := range st.Annotations {
-		if openForAgent(a) && !others[a.TurnID] {
-			ids = append(ids, a.ID)
-			var d protocol.AnnotationDelivery
-			metaAs(a.Meta, protocol.MetaDelivered, &d)
-			seen[a.ID] = d.Entries
-		}
-	}
-	if len(ids) == 0 {
+	pending := agent.Select(st.Annotations, others)
+	if len(pending) == 0 {
 		return nil
 	}
 	dirs, err := c.workingDirs(ctx, sessionURI)
@@ -622,38 +404,12 @@ func deliverFeedback(ctx context.Context, c *client, sessionURI, chat, turnID st
 		}
 	}
 	defer func() { c.onNotify = nil }()
-	params := protocol.AnnotationsDeliveredParams{BaseParams: protocol.BaseParams{Channel: channel}, AnnotationIDs: ids, TurnID: turnID}
+	params := protocol.AnnotationsDeliveredParams{BaseParams: protocol.BaseParams{Channel: channel}, AnnotationIDs: agent.IDs(pending), TurnID: turnID}
 	if err := c.call(ctx, protocol.MethodAnnotationsDelivered, params, nil); err != nil {
 		return err
 	}
-	var views []annotationView
-	for _, id := range ids {
-		a, ok := latest[id]
-		if !ok || a.Resolved {
-			continue
-		}
-		v := viewOf(a, dirs)
-		if len(seen[id]) > 0 {
-			// A thread the agent has read before: say what is new.
-			v.fresh = map[string]bool{}
-			for _, e := range a.Entries {
-				v.fresh[e.ID] = !isAgentEntry(e) && !slices.Contains(seen[id], e.ID)
-			}
-		}
-		views = append(views, v)
+	if text := agent.Feedback(pending, latest, dirs); text != "" {
+		_, err = io.WriteString(w, text)
 	}
-	if len(views) == 0 {
-		return nil
-	}
-	sortViews(views)
-	var b strings.Builder
-	b.WriteString(feedbackIntro)
-	for i, v := range views {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		markdownSection(&b, v)
-	}
-	_, err = io.WriteString(w, b.String())
 	return err
 }

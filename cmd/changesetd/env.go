@@ -3,8 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -148,4 +150,21 @@ func splitInterspersed(fs *flag.FlagSet, args []string) (flags, pos []string) {
 func isBoolFlag(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
+}
+
+// flagOutput is w for standard error, where the flag package's messages
+// name a flag with one dash ("flag provided but not defined: -nosuch"):
+// they say "--name" instead, as every help does.
+func flagOutput(w io.Writer) io.Writer { return dashWriter{w} }
+
+type dashWriter struct{ w io.Writer }
+
+// flagMention is a flag named in one of the flag package's messages.
+var flagMention = regexp.MustCompile(`(defined: |argument: |for flag )-([A-Za-z])`)
+
+func (d dashWriter) Write(p []byte) (int, error) {
+	if _, err := d.w.Write(flagMention.ReplaceAll(p, []byte("$1--$2"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

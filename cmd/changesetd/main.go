@@ -63,6 +63,7 @@ Usage:
   changesetd diff [flags]                       print a changeset as one patch for git apply
   changesetd edits [flags]                      report an edit tool's EditOutput events (NDJSON on stdin)
   changesetd sessions [rm ID...] [flags]        list the daemon's sessions; remove some
+  changesetd rewind [flags] TURN                put every file a turn changed back as it was before it
   changesetd health [flags]                     exit 0 if the daemon answers, 1 if not
   changesetd service install|uninstall|status   start the daemon at login (systemd or launchd)
   changesetd version                            print the version and the commit it was built from
@@ -74,6 +75,7 @@ on the command line wins.
 `
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stderr = flagOutput(stderr)
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -93,6 +95,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return sessionsCmd(ctx, args[1:], stdout, stderr)
 	case "service":
 		return serviceCmd(ctx, args[1:], stdout, stderr)
+	case "rewind":
+		return rewindCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, versionLine())
 		return 0
@@ -284,15 +288,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer snaps.Close()
+	g := &goroutines{log: log}
+	defer g.Wait() // before the stores close under them
 
 	m := session.NewManager(session.Options{
 		Store:         db,
 		Metrics:       metrics.Session{},
 		AllowRoots:    allowRoots(a),
-		AfterDispose:  func() { collectSnapshots(db, snaps, log) },
+		AfterDispose:  func() { collectSnapshots(context.Background(), db, snaps, log) },
 		Logger:        log,
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: source.Opener(log, snaps),
+		ReadFile:      source.ReadFile,
 		Version:       version,
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 		DefaultBase:   a.base,
@@ -319,6 +326,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "changesetd: %v\n", err)
 		return 1
 	}
+	g.Go("snapshot garbage collection", func() error { collectSnapshots(ctx, db, snaps, log); return nil })
 	for _, d := range a.dirs {
 		abs, err := filepath.Abs(d)
 		if err != nil {
@@ -340,8 +348,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	hs := srv.HTTPServer(slog.NewLogLogger(log.Handler(), slog.LevelWarn))
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	errc := g.Go("http server", func() error { return hs.Serve(ln) })
 
 	url := fmt.Sprintf("ws://%s/ahp?token=%s", local, token)
 	if err := writeDaemonInfo(a.stateDir, local); err != nil {
@@ -503,7 +510,8 @@ func writeDaemonInfo(stateDir, addr string) error {
 }
 
 // restoreSessions brings back every stored session with its baseline and
-// turns, then drops snapshot objects no stored session refers to. A
+// turns (serve then drops, in the background, the snapshot objects no
+// stored session refers to: collectSnapshots). A
 // session whose directory now holds another repository (a different
 // project mounted at the same path) is not restored: its records stay, in
 // case that project comes back, and the directory gets a new session.
@@ -515,8 +523,12 @@ func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, l
 	}
 	restored = map[string]bool{}
 	n := 0
+	m.PurgeDisposed()
 recs:
 	for _, rec := range recs {
+		if !rec.DisposedAt.IsZero() {
+			continue // kept for a while, until created again (session.DisposedRetention)
+		}
 		for _, w := range rec.Workspaces {
 			if ok, why := source.SameRepository(w); !ok {
 				log.Warn("not restoring a session: its directory holds another repository now", "session", rec.URI, "dir", w.Dir, "reason", why)
@@ -560,14 +572,14 @@ recs:
 		}
 	}
 	log.Info("restored sessions", "count", n)
-	go collectSnapshots(db, snaps, log)
 	return restored, nil
 }
 
 // collectSnapshots removes snapshot objects that no stored session (its
 // baseline or turns) refers to. Objects written in the last hour are
-// spared by the store, so a boundary being recorded meanwhile is safe.
-func collectSnapshots(db *store.DB, snaps *snapstore.Store, log *slog.Logger) {
+// spared by the store, so a boundary being recorded meanwhile is safe. It
+// stops early when ctx is done.
+func collectSnapshots(ctx context.Context, db *store.DB, snaps *snapstore.Store, log *slog.Logger) {
 	recs, err := db.Sessions()
 	if err != nil {
 		log.Warn("snapshot garbage collection skipped", "err", err)
@@ -588,10 +600,10 @@ func collectSnapshots(db *store.DB, snaps *snapstore.Store, log *slog.Logger) {
 			keep = append(keep, t.End...)
 		}
 	}
-	n, err := snaps.GC(context.Background(), slices.DeleteFunc(keep, func(t string) bool { return t == "" }))
-	if err != nil {
+	n, err := snaps.GC(ctx, slices.DeleteFunc(keep, func(t string) bool { return t == "" }))
+	if err != nil && ctx.Err() == nil {
 		log.Warn("snapshot garbage collection failed", "err", err)
-	} else if n > 0 {
+	} else if err == nil && n > 0 {
 		log.Info("removed unreferenced snapshot objects", "count", n)
 	}
 }

@@ -93,6 +93,10 @@ func serviceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "%s: cannot find this binary: %v\n", name, err)
 			return 1
 		}
+		if goRunBinary(bin) {
+			fmt.Fprintf(stderr, "%s: this binary is a temporary one of \"go run\" (%s), which the service could not start later; install it first (go install ./cmd/changesetd) and run that one\n", name, bin)
+			return 1
+		}
 		serveArgs := []string{"serve", "--listen", *listen}
 		if *stateDir != "" {
 			abs, err := filepath.Abs(*stateDir)
@@ -124,6 +128,12 @@ func serviceCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return svc.status()
 	}
 	return 0
+}
+
+// goRunBinary reports whether path is a binary "go run" built in its
+// temporary work directory, removed when it exits.
+func goRunBinary(path string) bool {
+	return strings.Contains(filepath.ToSlash(path), "/go-build") && strings.Contains(filepath.ToSlash(path), "/exe/")
 }
 
 func defaultManager() string {

@@ -45,3 +45,14 @@ func TestLaunchdPlistIsXML(t *testing.T) {
 		}
 	}
 }
+
+func TestGoRunBinaryIsRefused(t *testing.T) {
+	if !goRunBinary("/tmp/go-build2837465/b001/exe/changesetd") {
+		t.Errorf("a go run binary is not recognised")
+	}
+	for _, p := range []string{"/home/me/go/bin/changesetd", "/usr/local/bin/changesetd", "/tmp/changesetd-e2e-1/changesetd"} {
+		if goRunBinary(p) {
+			t.Errorf("%s taken for a go run binary", p)
+		}
+	}
+}

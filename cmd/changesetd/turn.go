@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -14,13 +11,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/changesetd/changesetd/agent"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
 	"github.com/changesetd/changesetd/source"
@@ -49,7 +46,7 @@ refused (exit 1) and no turn starts or ends.
 it runs and its message.
 `
 
-// turnCmd implements "changesetd turn start|end".
+// turnCmd implements "changesetd turn start|end|status".
 func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "status" {
 		return turnStatusCmd(ctx, args[1:], stdout, stderr)
@@ -68,7 +65,7 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var dc dialConfig
 	dc.flags(fs, true)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
-	agent := fs.String("agent", "", "the agent session the turn belongs to: each gets its own chat and turns (with --hook: the hook's session_id)")
+	agentName := fs.String("agent", "", "the agent session the turn belongs to: each gets its own chat and turns (with --hook: the hook's session_id)")
 	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt, session_id), print nothing (but --feedback), never exit 2, and treat 'no turn is running' at end as done")
 	withFeedback := fs.Bool("feedback", false, "start only: print the review annotations the agent has not seen yet, in markdown, and mark them delivered")
 	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
@@ -95,7 +92,7 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		// some agents, and stdout may be fed back to the model (which is
 		// what --feedback is for).
 		stdout = io.Discard
-		in, err := readHookInput(stdin)
+		in, err := agent.ReadHookInput(stdin)
 		if err != nil {
 			// Not what an agent sends: a turn started from it would
 			// carry no message and belong to no agent's chat.
@@ -110,52 +107,15 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if *message == "" && edge == "start" {
 			*message = in.Prompt
 		}
-		if *agent == "" {
-			*agent = cmp.Or(in.SessionID, in.CopilotSessionID)
+		if *agentName == "" {
+			*agentName = in.Agent()
 		}
 	}
-	code := runTurn(ctx, edge, *dir, *sessionURI, agentKey(*agent), *message, *id, &dc, *timeout, stdout, stderr, *hook, feedback)
+	code := runTurn(ctx, edge, *dir, *sessionURI, agent.Key(*agentName), *message, *id, &dc, *timeout, stdout, stderr, *hook, feedback)
 	if *hook && code != 0 {
 		return 1
 	}
 	return code
-}
-
-// hookInput is what the agents' hooks send on standard input, as far as a
-// turn needs it.
-type hookInput struct {
-	CWD       string `json:"cwd"`
-	Prompt    string `json:"prompt"`
-	SessionID string `json:"session_id"`
-	// Copilot CLI spells it in camelCase.
-	CopilotSessionID string `json:"sessionId"`
-}
-
-// maxHookInput bounds the hook's JSON; a prompt is far smaller.
-const maxHookInput = 1 << 20
-
-// readHookInput reads the hook's JSON object from r. Empty input, input
-// that is not one JSON object and input over maxHookInput are errors.
-func readHookInput(r io.Reader) (hookInput, error) {
-	var in hookInput
-	b, err := io.ReadAll(io.LimitReader(r, maxHookInput+1))
-	if err != nil {
-		return in, fmt.Errorf("reading the hook's JSON from standard input: %w", err)
-	}
-	if len(b) > maxHookInput {
-		return in, fmt.Errorf("the hook's input on standard input is over %d bytes", maxHookInput)
-	}
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return in, errors.New("no hook input on standard input (the agent sends a JSON object; without an agent, leave out --hook)")
-	}
-	if b[0] != '{' {
-		return in, fmt.Errorf("the hook's input on standard input is not a JSON object: %.40q", b)
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return in, fmt.Errorf("the hook's input on standard input is not valid JSON: %v", err)
-	}
-	return in, nil
 }
 
 const turnStatusUsage = `Usage:
@@ -256,7 +216,7 @@ func oneLine(s string, n int) string {
 
 // runTurn marks the turn boundary. After a start, a non-nil feedback
 // receives the annotations the agent has not seen (see deliverFeedback).
-func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id string, dc *dialConfig, timeout time.Duration, stdout, stderr io.Writer, hook bool, feedback io.Writer) int {
+func runTurn(ctx context.Context, edge, dir, sessionURI, agentKey, message, id string, dc *dialConfig, timeout time.Duration, stdout, stderr io.Writer, hook bool, feedback io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c, err := dialDaemon(ctx, dc)
@@ -278,9 +238,9 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id stri
 		}
 	}
 	channel := uri
-	if agent != "" {
+	if agentKey != "" {
 		// The agent's own chat in the session: ahp-chat:/<session id>/<agent>.
-		channel = protocol.ChatScheme + "/" + strings.TrimPrefix(uri, protocol.SessionScheme+"/") + "/" + agent
+		channel = protocol.ChatScheme + "/" + strings.TrimPrefix(uri, protocol.SessionScheme+"/") + "/" + agentKey
 	}
 	var info session.TurnInfo
 	if edge == "start" {
@@ -321,18 +281,6 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agent, message, id stri
 	}
 	return 0
 }
-
-// agentKey makes an agent name usable as a chat key (letters, digits and
-// ._~-, at most 128): names that are not are replaced by a hash of them.
-func agentKey(name string) string {
-	if name == "" || agentKeyPattern.MatchString(name) {
-		return name
-	}
-	h := sha256.Sum256([]byte(name))
-	return "agent-" + hex.EncodeToString(h[:8])
-}
-
-var agentKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
 
 // client is a minimal synchronous AHP client for the CLI.
 type client struct {

@@ -3,7 +3,8 @@
 
 import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
-import { countLines, emptyTable, flatRows, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
+import { countLines, emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
+import { colour, languageOf, load } from './highlight.js';
 import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
 
 const $ = (id) => document.getElementById(id);
@@ -56,6 +57,10 @@ const ui = {
   picks: [], // turn ids ticked for comparison
   diffKey: '',
   bigOk: new Set(), // diffs too long to open by themselves that the reader opened
+  unfolded: new Set(), // reviewed files whose diff the reader opened again
+  filter: '', // the path filter's text
+  folded: new Set(), // folders of the file tree the reader folded
+  hunkAt: -1, // the hunk n/p went to last
   virtualDiff: null, // the virtual diff shown: {from, to, draw}
   lastSelection: null,
   ann: null, // the session's annotations channel, when the daemon has one
@@ -653,9 +658,19 @@ const OVERSCAN = 10;
 // the page's state stay the same.
 let rowCache = new WeakMap();
 
+// visibleFiles is the sorted files the path filter lets through.
+function visibleFiles(s) {
+  const all = filesOf(s);
+  const q = ui.filter.trim().toLowerCase();
+  if (!q) return all;
+  return all.filter((f) => fileKey(f).toLowerCase().includes(q));
+}
+
 function renderFiles(s) {
   const ul = $('files');
-  const files = filesOf(s);
+  const all = filesOf(s);
+  const files = visibleFiles(s);
+  $('filter-count').textContent = ui.filter.trim() ? `${files.length} of ${all.length}` : '';
   // The selected file gone (reverted, committed): the one that took its
   // place in the list is selected, as after a delete in a list.
   const at = files.findIndex((f) => f.id === ui.file);
@@ -663,24 +678,26 @@ function renderFiles(s) {
   else if (files.length) ui.file = files[Math.min(ui.fileAt || 0, files.length - 1)].id;
   else ui.file = null;
   ui.fileList = files;
-  const virtual = files.length > VIRTUAL_FILES;
+  const items = treeItems(files);
+  ui.items = items;
+  const virtual = items.length > VIRTUAL_FILES;
   ul.classList.toggle('virtual', virtual);
-  ul.setAttribute('aria-rowcount', String(files.length));
+  ul.setAttribute('aria-rowcount', String(items.length));
   if (s && files.length === 0 && s.status === 'ready') {
-    ul.replaceChildren(el('li', 'muted empty', 'No changes.'));
+    ul.replaceChildren(el('li', 'muted empty', ui.filter.trim() ? 'No file matches the filter.' : 'No changes.'));
     return;
   }
   let from = 0;
-  let to = files.length;
+  let to = items.length;
   if (virtual) {
     const h = ul.clientHeight || 600;
     from = Math.max(0, Math.floor(ul.scrollTop / ROW_PX) - OVERSCAN);
-    to = Math.min(files.length, Math.ceil((ul.scrollTop + h) / ROW_PX) + OVERSCAN);
+    to = Math.min(items.length, Math.ceil((ul.scrollTop + h) / ROW_PX) + OVERSCAN);
   }
   const rows = [];
   if (from > 0) rows.push(spacer(from * ROW_PX));
-  for (let i = from; i < to; i++) rows.push(fileRowFor(files[i], i));
-  if (to < files.length) rows.push(spacer((files.length - to) * ROW_PX));
+  for (let i = from; i < to; i++) rows.push(items[i].file ? fileRowFor(items[i].file, i, items[i].depth) : dirRow(items[i]));
+  if (to < items.length) rows.push(spacer((items.length - to) * ROW_PX));
   // Rows that are the same nodes stay put: no reflow for them, and the
   // focus and hover on a row survive an update of another.
   const cur = ul.children;
@@ -689,19 +706,88 @@ function renderFiles(s) {
   if (!same) ul.replaceChildren(...rows);
 }
 
+// treeItems lays the sorted files out as a tree: a row per folder, with
+// the number of changed files under it and their counts, above its files
+// and subfolders; the contents of a folded folder are left out.
+function treeItems(files) {
+  const stats = new Map();
+  for (const f of files) {
+    const parts = fileKey(f).split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const d = parts.slice(0, i).join('/');
+      const st = stats.get(d) || { n: 0, added: 0, removed: 0 };
+      st.n++;
+      st.added += f.edit?.diff?.added || 0;
+      st.removed += f.edit?.diff?.removed || 0;
+      stats.set(d, st);
+    }
+  }
+  const folded = (dirs, upto) => {
+    for (let i = 1; i <= upto; i++) if (ui.folded.has(dirs.slice(0, i).join('/'))) return true;
+    return false;
+  };
+  const items = [];
+  let prev = [];
+  for (const f of files) {
+    const dirs = fileKey(f).split('/').slice(0, -1);
+    let common = 0;
+    while (common < dirs.length && common < prev.length && dirs[common] === prev[common]) common++;
+    for (let i = common; i < dirs.length; i++) {
+      if (folded(dirs, i)) break;
+      const d = dirs.slice(0, i + 1).join('/');
+      items.push({ dir: d, name: dirs[i], depth: i, ...stats.get(d) });
+    }
+    prev = dirs;
+    if (!folded(dirs, dirs.length)) items.push({ file: f, depth: dirs.length });
+  }
+  return items;
+}
+
+function dirRow(it) {
+  const li = el('li', 'dir' + (ui.folded.has(it.dir) ? ' folded' : ''));
+  li.dataset.dir = it.dir;
+  li.style.paddingLeft = 10 + it.depth * 14 + 'px';
+  li.tabIndex = 0;
+  li.setAttribute('role', 'button');
+  li.setAttribute('aria-expanded', String(!ui.folded.has(it.dir)));
+  li.title = `${it.dir}/: ${it.n} changed file${it.n === 1 ? '' : 's'}`;
+  li.append(el('span', 'twisty', ui.folded.has(it.dir) ? '▸' : '▾'), el('span', 'dname', it.name + '/'),
+    el('span', 'dcount muted', `${it.n} file${it.n === 1 ? '' : 's'} · +${it.added} −${it.removed}`));
+  const toggle = () => {
+    if (ui.folded.has(it.dir)) ui.folded.delete(it.dir); else ui.folded.add(it.dir);
+    renderFiles(csState());
+    $('files').querySelector(`li.dir[data-dir="${CSS.escape(it.dir)}"]`)?.focus();
+  };
+  li.onclick = toggle;
+  li.onkeydown = (e) => {
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      toggle();
+    }
+  };
+  return li;
+}
+
 function spacer(px) {
-  const li = el('li', 'spacer');
+  const li = el('li', 'vspace');
   li.style.height = px + 'px';
   li.setAttribute('aria-hidden', 'true');
   return li;
 }
 
-function fileRowFor(f, i) {
+function fileRowFor(f, i, depth) {
   const threads = threadsOn(f);
-  const sig = [f.id === ui.file, !!ui.cs.review, threads.length, threads.filter((a) => !a.resolved).length, i].join();
+  const sig = [f.id === ui.file, !!ui.cs.review, threads.length, threads.filter((a) => !a.resolved).length, i, depth].join();
   const hit = rowCache.get(f);
   if (hit && hit.sig === sig) return hit.li;
   const li = fileRow(f, threads);
+  if (depth) {
+    // Under its folder's row, a file is named by its name alone.
+    li.style.paddingLeft = 10 + depth * 14 + 'px';
+    const p = li.querySelector('.path');
+    if (operationOf(f) !== 'move') p.textContent = fileKey(f).slice(fileKey(f).lastIndexOf('/') + 1);
+    p.title = pathOf(f);
+  }
   li.setAttribute('aria-rowindex', String(i + 1));
   rowCache.set(f, { sig, li });
   return li;
@@ -716,7 +802,7 @@ function fileRow(f, threads) {
     cb.type = 'checkbox';
     cb.checked = !!f.reviewed;
     cb.title = 'Reviewed (x)';
-    cb.setAttribute('aria-label', 'Reviewed');
+    cb.setAttribute('aria-label', `Reviewed: ${fileKey(f)}`);
     cb.onclick = (e) => {
       e.stopPropagation();
       setReviewed(f.id, cb.checked);
@@ -738,6 +824,18 @@ function fileRow(f, threads) {
     b.setAttribute('aria-label', b.title);
     c.prepend(b);
   }
+  // What an edit tool reported about the change (changesetd edits).
+  const ed = f._meta?.changesetd?.edits;
+  if (ed?.checksumMismatch) {
+    const m = el('span', 'ebadge mismatch', 'checksum mismatch');
+    m.title = 'The file on disk is not what the edit tool wrote: something changed it after the tool';
+    c.prepend(m);
+  }
+  if (ed?.fuzzy) {
+    const m = el('span', 'ebadge fuzzy', 'fuzzy');
+    m.title = 'The edit tool placed this change by a fuzzy match of the text it was to replace: check where it landed';
+    c.prepend(m);
+  }
   if (INDEX_LABEL[ix]) {
     const m = el('span', 'idx ' + ix, INDEX_LABEL[ix]);
     m.title = INDEX_TITLE[ix];
@@ -745,13 +843,22 @@ function fileRow(f, threads) {
   }
   li.append(c);
   li.onclick = () => selectFile(f.id);
+  // A row is operable from the keyboard: Tab to it, Enter or Space opens it.
+  li.tabIndex = 0;
+  li.setAttribute('role', 'button');
+  li.setAttribute('aria-current', f.id === ui.file ? 'true' : 'false');
+  li.onkeydown = (e) => {
+    if (e.target !== li || (e.key !== 'Enter' && e.key !== ' ')) return;
+    e.preventDefault();
+    selectFile(f.id);
+  };
   return li;
 }
 
 // showSelected scrolls the list just enough to show the selected row.
 function showSelected() {
   const ul = $('files');
-  const i = (ui.fileList || []).findIndex((f) => f.id === ui.file);
+  const i = (ui.items || []).findIndex((it) => it.file?.id === ui.file);
   if (i < 0) return;
   if (!ul.classList.contains('virtual')) {
     ul.querySelector('li.selected')?.scrollIntoView({ block: 'nearest' });
@@ -767,7 +874,8 @@ function selectFile(id) {
   ui.file = id;
   remember();
   const s = csState();
-  renderFiles(s);
+  // The rows' layout is the last render's: only the selection moved, so
+  // the list scrolls first and renders once, at its new place.
   showSelected();
   renderFiles(s);
   renderDiff(s);
@@ -777,8 +885,14 @@ function renderDiff(s) {
   const f = s?.files?.find((x) => x.id === ui.file);
   const pane = $('diff');
   const meta = f?._meta?.changesetd || {};
-  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, meta.patch, meta.fileType, meta.tooLarge, meta.patchOmitted]);
+  // A reviewed file's diff is folded, as a "Viewed" file on a forge, until
+  // the reader opens it again.
+  const folded = !!(f?.reviewed && ui.cs?.review && !ui.unfolded.has(f.id));
+  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, ui.full, folded, meta.patch, meta.fileType, meta.tooLarge, meta.patchOmitted]);
   $('view-toggle').textContent = ui.view === 'split' ? 'Unified' : 'Side by side';
+  $('full-toggle').textContent = ui.full ? 'Changes only' : 'Full file';
+  $('full-toggle').setAttribute('aria-pressed', String(!!ui.full));
+  $('full-toggle').disabled = !f?.edit?.after;
   $('diff-path').textContent = f ? pathOf(f) : '';
   $('file-comment').hidden = !canComment();
   renderFileOps(s, f);
@@ -786,10 +900,26 @@ function renderDiff(s) {
   ui.diffKey = key;
   ui.virtualDiff = null;
   ui.lastSelection = null;
+  ui.kbSel = null;
   updateRangeOps();
   pane.replaceChildren();
   if (!f) return;
-  if (meta.fileType === 'binary') {
+  ui.hunkAt = -1;
+  if (folded) {
+    const p = el('p', 'note folded', 'Reviewed: the diff is folded. ');
+    const b = el('button', 'unfold', 'Show the diff');
+    b.type = 'button';
+    b.onclick = () => {
+      ui.unfolded.add(f.id);
+      renderDiff(csState());
+    };
+    p.append(b);
+    pane.append(p);
+    return;
+  }
+  if (meta.fileType === 'binary' && IMAGE[extOf(fileKey(f))]) {
+    renderImages(pane, f, key);
+  } else if (meta.fileType === 'binary') {
     pane.append(el('p', 'note', 'Binary file: no text diff.'));
   } else if (meta.tooLarge) {
     pane.append(el('p', 'note', 'This file is too large to diff.'));
@@ -814,12 +944,105 @@ function renderDiff(s) {
       pane.append(p);
       return;
     }
-    const hunks = parsePatch(meta.patch);
+    const hunks = big ? parsePatch(meta.patch) : pairWords(parsePatch(meta.patch));
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
-    else pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
+    else if (ui.full && f.edit?.after) {
+      renderFullFile(pane, f, hunks, key);
+    } else {
+      pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
+      highlight(pane, fileKey(f), key);
+    }
   }
   renderThreads();
+}
+
+const IMAGE = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', bmp: 'image/bmp', ico: 'image/x-icon' };
+
+function extOf(path) {
+  const base = path.slice(path.lastIndexOf('/') + 1);
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
+}
+
+// readContent reads one side's bytes as base64 through resourceRead.
+async function readContent(side) {
+  const res = await ui.client.request('resourceRead', { channel: ROOT, uri: side.content?.uri || side.uri, encoding: 'base64' });
+  return res.encoding === 'base64' ? res.data : btoa(unescape(encodeURIComponent(res.data)));
+}
+
+// renderImages shows an image's two sides next to each other.
+function renderImages(pane, f, key) {
+  const box = el('div', 'images');
+  pane.append(box);
+  const sides = [['Before', f.edit?.before], ['After', f.edit?.after]];
+  for (const [label, side] of sides) {
+    const fig = el('figure', 'image ' + label.toLowerCase());
+    fig.append(el('figcaption', null, side ? label : `${label}: none`));
+    box.append(fig);
+    if (!side) continue;
+    readContent(side).then((b64) => {
+      if (ui.diffKey !== key) return;
+      const img = el('img');
+      img.alt = `${pathOf(f)}, ${label.toLowerCase()}`;
+      img.src = `data:${IMAGE[extOf(fileKey(f))]};base64,${b64}`;
+      fig.append(img);
+    }, (e) => fig.append(el('p', 'error-text', `Cannot read it: ${errText(e)}`)));
+  }
+}
+
+// renderFullFile shows the whole file: the diff's hunks with every line
+// of the file between them as context, read from the after side.
+function renderFullFile(pane, f, hunks, key) {
+  const note = el('p', 'note', 'Reading the whole file…');
+  pane.append(note);
+  readContent(f.edit.after).then((b64) => {
+    if (ui.diffKey !== key) return;
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const text = new TextDecoder().decode(bytes);
+    const lines = text.split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    const all = [];
+    let next = 1; // the next new-side line (1-based) not yet shown
+    let delta = 0; // old line = new line + delta outside the hunks
+    const ctx = (upto) => {
+      for (; next < upto && next <= lines.length; next++) all.push({ kind: 'ctx', text: lines[next - 1], old: next + delta, new: next, a: next - 1 });
+    };
+    for (const h of hunks) {
+      const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(h.header);
+      if (!m) continue;
+      const oc = m[2] === undefined ? 1 : Number(m[2]);
+      const nc = m[4] === undefined ? 1 : Number(m[4]);
+      // A side with no lines names the line before it.
+      const os = oc === 0 ? Number(m[1]) + 1 : Number(m[1]);
+      const ns = nc === 0 ? Number(m[3]) + 1 : Number(m[3]);
+      ctx(ns);
+      all.push(...h.lines);
+      next = ns + nc;
+      delta = os + oc - next;
+    }
+    ctx(lines.length + 1);
+    note.remove();
+    const t = renderUnified([{ header: `${pathOf(f)}: the whole file, ${lines.length} lines`, lines: all }]);
+    t.classList.add('fullfile');
+    pane.prepend(t);
+    highlight(pane, fileKey(f), key);
+    renderThreads();
+  }, (e) => {
+    note.className = 'error-text';
+    note.textContent = `Cannot read the whole file: ${errText(e)}`;
+  });
+}
+
+// highlight colours the diff's code once its language is loaded, if the
+// same diff is still shown then.
+function highlight(pane, path, key) {
+  const lang = languageOf(path);
+  if (!lang) return;
+  load(lang).then((hljs) => {
+    if (ui.diffKey !== key) return;
+    colour(hljs, lang, [...pane.querySelectorAll('td.code')], () => ui.diffKey === key);
+  }, (e) => console.warn(`highlighting ${lang}: ${e.message}`));
 }
 
 // A diff longer than BIG_DIFF lines opens on request, and then virtual:
@@ -984,6 +1207,7 @@ async function invoke(op, target, what) {
 
 function setReviewed(id, reviewed) {
   if (!ui.cs) return;
+  ui.unfolded.delete(id);
   try {
     ui.client.dispatch(ui.cs.uri, { type: 'changeset/filesReviewChanged', files: [id], reviewed });
   } catch (e) {
@@ -1189,6 +1413,7 @@ function openComposer(c) {
 function commentOnSelection() {
   const sel = ui.lastSelection;
   if (!sel) return;
+  clearKbSel();
   const first = Math.max(sel.start.line, 0);
   startComment(wholeLines(first, Math.max(sel.end.line, first)));
 }
@@ -1273,8 +1498,13 @@ function onKey(e) {
   const t = e.target;
   if (t && (t.tagName === 'INPUT' && t.type !== 'checkbox' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
   if ($('confirm').open) return;
-  const files = filesOf(csState());
+  if ($('help').open) return;
+  const files = (ui.items || []).filter((it) => it.file).map((it) => it.file);
   const i = files.findIndex((f) => f.id === ui.file);
+  if (ui.kbSel && onLineKey(e)) {
+    e.preventDefault();
+    return;
+  }
   if (e.key === 'j' && files.length) {
     selectFile(files[Math.min(i + 1, files.length - 1)].id);
   } else if (e.key === 'k' && files.length) {
@@ -1283,6 +1513,22 @@ function onKey(e) {
     setReviewed(files[i].id, !files[i].reviewed);
   } else if (e.key === 's') {
     toggleView();
+  } else if (e.key === 'n' || e.key === 'p') {
+    gotoHunk(e.key === 'n' ? 1 : -1);
+  } else if (e.key === 'u' && files.length) {
+    // The next file not reviewed yet, after the selected one, wrapping.
+    const next = [...files.slice(i + 1), ...files.slice(0, i + 1)].find((f) => !f.reviewed);
+    if (next) selectFile(next.id);
+    else toast('Every file is reviewed.');
+  } else if (e.key === 'v') {
+    startKbSel();
+  } else if (e.key === 'f') {
+    toggleFull();
+  } else if (e.key === '/') {
+    ui.swallowKey = e.key; // the filter takes the focus: it must not get the /
+    $('filter').focus();
+  } else if (e.key === '?') {
+    $('help').showModal();
   } else if (e.key === 'c' && ui.lastSelection && canComment()) {
     // The comment box takes the focus before the key is done: it must
     // not type the c.
@@ -1292,6 +1538,76 @@ function onKey(e) {
     return;
   }
   e.preventDefault();
+}
+
+// gotoHunk moves to the next (dir 1) or previous (-1) hunk of the diff
+// shown, scrolling it to the top of the pane.
+function gotoHunk(dir) {
+  const hunks = [...$('diff').querySelectorAll('tr.hunk')];
+  if (!hunks.length) return;
+  const i = Math.max(0, Math.min(hunks.length - 1, ui.hunkAt + dir));
+  ui.hunkAt = i;
+  for (const h of hunks) h.classList.toggle('current', h === hunks[i]);
+  const pane = $('diff');
+  pane.scrollTop += hunks[i].getBoundingClientRect().top - pane.getBoundingClientRect().top;
+}
+
+// Lines can be chosen from the keyboard: v starts at the first line of the
+// current hunk, the arrows move, Shift+arrows extend, Escape ends. The
+// range then works as a selection does: c comments, the range buttons
+// apply.
+function kbRows() {
+  return [...$('diff').querySelectorAll('tr.line[data-a]')];
+}
+
+function startKbSel() {
+  const rows = kbRows();
+  if (!rows.length) return;
+  const hunk = $('diff').querySelectorAll('tr.hunk')[Math.max(ui.hunkAt, 0)];
+  let i = hunk ? rows.findIndex((r) => r.dataset.hunk === hunk.dataset.hunk) : 0;
+  if (i < 0) i = 0;
+  ui.kbSel = { anchor: i, head: i };
+  drawKbSel();
+}
+
+function onLineKey(e) {
+  const rows = kbRows();
+  const k = ui.kbSel;
+  if (e.key === 'Escape') {
+    clearKbSel();
+    ui.lastSelection = null;
+    updateRangeOps();
+    return true;
+  }
+  if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return false;
+  k.head = Math.max(0, Math.min(rows.length - 1, k.head + (e.key === 'ArrowDown' ? 1 : -1)));
+  if (!e.shiftKey) k.anchor = k.head;
+  drawKbSel();
+  return true;
+}
+
+function drawKbSel() {
+  const rows = kbRows();
+  const k = ui.kbSel;
+  const lo = Math.min(k.anchor, k.head);
+  const hi = Math.max(k.anchor, k.head);
+  rows.forEach((r, i) => r.classList.toggle('ksel', i >= lo && i <= hi));
+  rows[k.head].scrollIntoView({ block: 'nearest' });
+  const a = rows.slice(lo, hi + 1).map((r) => Number(r.dataset.a));
+  ui.lastSelection = { start: { line: Math.min(...a), character: 0 }, end: { line: Math.max(...a), character: 0 } };
+  $('diff-status').textContent = `${linesLabel(wholeLines(ui.lastSelection.start.line, ui.lastSelection.end.line))} chosen: c comments, Escape ends`;
+  updateRangeOps();
+}
+
+function clearKbSel() {
+  ui.kbSel = null;
+  for (const r of $('diff').querySelectorAll('tr.ksel')) r.classList.remove('ksel');
+  $('diff-status').textContent = '';
+}
+
+function toggleFull() {
+  ui.full = !ui.full;
+  renderDiff(csState());
 }
 
 function toggleView() {
@@ -1472,6 +1788,25 @@ function showLogin(message) {
 
 function main() {
   $('view-toggle').onclick = toggleView;
+  $('full-toggle').onclick = toggleFull;
+  $('filter').addEventListener('input', () => {
+    ui.filter = $('filter').value;
+    $('files').scrollTop = 0;
+    renderFiles(csState());
+    renderDiff(csState());
+  });
+  $('filter').addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      $('filter').value = '';
+      ui.filter = '';
+      renderFiles(csState());
+      $('filter').blur();
+    } else if (e.key === 'Enter') {
+      $('filter').blur();
+    }
+  });
+  $('help-close').onclick = () => $('help').close();
+  $('help-open').onclick = () => $('help').showModal();
   $('compare').onclick = compareTurns;
   $('range-revert').onclick = () => invokeRange('revert');
   $('range-stage').onclick = () => invokeRange('stage');
@@ -1481,7 +1816,12 @@ function main() {
   document.addEventListener('keypress', (e) => { if (e.key === ui.swallowKey) e.preventDefault(); }, true);
   document.addEventListener('keyup', (e) => { if (e.key === ui.swallowKey) ui.swallowKey = null; }, true);
   document.addEventListener('selectionchange', () => {
-    ui.lastSelection = selectedRange($('diff'));
+    const r = selectedRange($('diff'));
+    // A line range chosen with the keyboard stands until a text
+    // selection replaces it.
+    if (!r && ui.kbSel) return;
+    if (r) clearKbSel();
+    ui.lastSelection = r;
     updateRangeOps();
   });
   // Pressing a range button must not move focus or drop the selection.

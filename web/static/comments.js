@@ -195,6 +195,9 @@ export function renderThread(a, { range, note, open, pending, composer, on }) {
     acts.append(button('Reply', 'reply', on.reply), button(a.resolved ? 'Re-open' : 'Resolve', a.resolved ? 'reopen' : 'resolve', () => on.resolve(!a.resolved)));
     d.append(acts);
   }
+  // The toggle event comes a task later: a re-render in between would
+  // build the thread from the old state. The click says it at once.
+  sum.addEventListener('click', () => on.toggle(!d.open));
   d.addEventListener('toggle', () => on.toggle(d.open));
   return d;
 }

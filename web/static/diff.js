@@ -46,6 +46,57 @@ function el(tag, cls, text) {
   return e;
 }
 
+// pairWords marks, in each hunk, the part of a changed line that changed:
+// the i-th deleted line of a run is paired with the i-th added line that
+// follows it, and what lies between their common start and end is the
+// change (l.mark = [from, to) in l.text).
+export function pairWords(hunks) {
+  for (const h of hunks) {
+    const ls = h.lines;
+    for (let i = 0; i < ls.length;) {
+      if (ls[i].kind !== 'del') {
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < ls.length && ls[j].kind === 'del') j++;
+      let k = j;
+      while (k < ls.length && ls[k].kind === 'add') k++;
+      for (let n = 0; n < Math.min(j - i, k - j); n++) mark(ls[i + n], ls[j + n]);
+      i = k;
+    }
+  }
+  return hunks;
+}
+
+function mark(a, b) {
+  const x = a.text;
+  const y = b.text;
+  if (x.length > 1000 || y.length > 1000) return;
+  let p = 0;
+  while (p < x.length && p < y.length && x[p] === y[p]) p++;
+  let q = 0;
+  while (q < x.length - p && q < y.length - p && x[x.length - 1 - q] === y[y.length - 1 - q]) q++;
+  // A line changed all over is not marked word by word.
+  if (p + q === 0) return;
+  a.mark = [p, x.length - q];
+  b.mark = [p, y.length - q];
+}
+
+// code is a line's text cell, its changed part (l.mark) in a <mark>.
+function code(cls, l) {
+  const td = el('td', cls);
+  if (!l) return td;
+  if (!l.mark || l.mark[0] >= l.mark[1]) {
+    td.textContent = l.text;
+    return td;
+  }
+  const [a, b] = l.mark;
+  const m = el('mark', 'wd', l.text.slice(a, b));
+  td.append(...[l.text.slice(0, a), m, l.text.slice(b)].filter((x) => x !== ''));
+  return td;
+}
+
 function num(n) {
   return el('td', 'ln', n === null || n === undefined ? '' : String(n));
 }
@@ -77,7 +128,7 @@ function unifiedRow(l, hi) {
   tr.dataset.hunk = String(hi);
   setPos(tr, l);
   const sign = l.kind === 'add' ? '+' : l.kind === 'del' ? '-' : l.kind === 'ctx' ? ' ' : '';
-  tr.append(num(l.old), num(l.new), el('td', 'sign', sign), el('td', 'code', l.text));
+  tr.append(num(l.old), num(l.new), el('td', 'sign', sign), code('code', l));
   return tr;
 }
 
@@ -167,10 +218,10 @@ export function renderSplit(hunks) {
       tr.dataset.hunk = String(hi);
       setPos(tr, n || o);
       if (o && n && o === n) {
-        tr.append(num(o.old), el('td', 'code ' + o.kind, o.text), num(n.new), el('td', 'code ' + n.kind, n.text));
+        tr.append(num(o.old), code('code ' + o.kind, o), num(n.new), code('code ' + n.kind, n));
       } else {
-        tr.append(num(o ? o.old : null), el('td', 'code ' + (o ? o.kind : 'empty'), o ? o.text : ''),
-          num(n ? n.new : null), el('td', 'code ' + (n ? n.kind : 'empty'), n ? n.text : ''));
+        tr.append(num(o ? o.old : null), code('code ' + (o ? o.kind : 'empty'), o),
+          num(n ? n.new : null), code('code ' + (n ? n.kind : 'empty'), n));
       }
       tb.append(tr);
     }

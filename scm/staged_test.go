@@ -1,0 +1,53 @@
+package scm
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestIndexStates checks each way a change can stand in the index against
+// what git status --porcelain says of it.
+func TestIndexStates(t *testing.T) {
+	dir := newGitRepo(t)
+	for _, n := range []string{"staged", "unstaged", "partial", "removed", "deleted"} {
+		writeFile(t, dir, n+".txt", n+"\n")
+	}
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "init")
+	writeFile(t, dir, "staged.txt", "staged\nmore\n")
+	gitRun(t, dir, "add", "staged.txt")
+	writeFile(t, dir, "unstaged.txt", "unstaged\nmore\n")
+	writeFile(t, dir, "partial.txt", "partial\nmore\n")
+	gitRun(t, dir, "add", "partial.txt")
+	writeFile(t, dir, "partial.txt", "partial\nmore\nand more\n")
+	gitRun(t, dir, "rm", "-q", "removed.txt")
+	must(t, os.Remove(filepath.Join(dir, "deleted.txt")))
+	writeFile(t, dir, "added.txt", "added\n")
+	gitRun(t, dir, "add", "added.txt")
+	writeFile(t, dir, "untracked.txt", "untracked\n")
+
+	r := openRepo(t, dir)
+	st, err := r.Status(context.Background())
+	must(t, err)
+	got, err := r.IndexStates(st.Changes)
+	must(t, err)
+	want := map[string]IndexState{
+		"staged.txt":    {Staged: true},
+		"unstaged.txt":  {Unstaged: true},
+		"partial.txt":   {Staged: true, Unstaged: true},
+		"removed.txt":   {Staged: true},
+		"deleted.txt":   {Unstaged: true},
+		"added.txt":     {Staged: true},
+		"untracked.txt": {Unstaged: true},
+	}
+	for p, w := range want {
+		if g, ok := got[p]; !ok || g != w {
+			t.Errorf("%s: %+v (listed %v), want %+v", p, g, ok, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("states for %d paths, want %d: %+v", len(got), len(want), got)
+	}
+}
