@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	_ "github.com/changesetd/changesetd/agent"
+	_ "github.com/changesetd/changesetd/ahpclient"
 	_ "github.com/changesetd/changesetd/changeset"
 	_ "github.com/changesetd/changesetd/confine"
 	_ "github.com/changesetd/changesetd/metrics"

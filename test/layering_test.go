@@ -119,10 +119,7 @@ func goList(t *testing.T, format string, pkgs ...string) []string {
 // adapts the engine to it. The list may only shrink: a file that no longer
 // needs an entry fails the test until the entry is removed.
 var sessionFileIO = map[string][]string{
-	"drafts.go":     {"os"},            // Lstat of a draft's target
-	"manager.go":    {"os"},            // Stat of a session's directory
-	"nlink_unix.go": {"syscall"},       // the link count of a file
-	"resource.go":   {"os", "syscall"}, // resourceRead under an os.Root
+	"manager.go": {"os"}, // Stat of a session's directory
 }
 
 // TestSessionDoesNoFileIO: session imports neither os nor syscall, but for
@@ -158,13 +155,14 @@ func TestSessionDoesNoFileIO(t *testing.T) {
 
 // cmdImports is what cmd/changesetd may import of this module: the
 // packages it wires into the daemon (store, snapstore, session, source,
-// server, metrics), the client the client commands speak through, and the
-// wire types and URI helpers those commands build requests with. The
-// engine itself (changeset, reducer, scm, fswatch) is reached only through
-// source and session.
+// server, metrics), the client the client commands speak through, what
+// those commands build requests and follow channels with as any client
+// would (the wire types, URI helpers, the pure reducers), and the hooks'
+// logic (agent). The engine itself (changeset, scm, fswatch) is reached
+// only through source and session.
 var cmdImports = []string{
 	"store", "scm/snapstore", "metrics", "session", "source", "server",
-	"ahpclient", "protocol", "uritemplate", "confine",
+	"ahpclient", "protocol", "uritemplate", "confine", "reducer", "agent",
 }
 
 // TestCommandOnlyWires: cmd/changesetd imports no engine internals.
@@ -182,10 +180,7 @@ func TestCommandOnlyWires(t *testing.T) {
 // AHP. The end-to-end tests also import it in their test files, to write
 // frames a client never would (binary, malformed, out of order) and to
 // name close codes.
-var websocketUsers = map[string]bool{
-	"server": true, "ahpclient": true,
-	"cmd/changesetd": true, // until its client commands speak through ahpclient
-}
+var websocketUsers = map[string]bool{"server": true, "ahpclient": true}
 
 const websocketLib = "github.com/gorilla/websocket"
 

@@ -190,45 +190,6 @@ type errRejected struct{ reason string }
 
 func (e errRejected) Error() string { return "the daemon refused: " + e.reason }
 
-// dispatch sends a on channel, to which c is subscribed, and waits for the
-// daemon's echo of it, or its rejection, returned as an errRejected.
-func (c *client) dispatch(ctx context.Context, channel string, a protocol.Action) error {
-	c.next++
-	id := int64(c.next)
-	seq := id // unique on this connection, which is all clientSeq needs
-	if dl, ok := ctx.Deadline(); ok {
-		c.ws.SetReadDeadline(dl)
-		c.ws.SetWriteDeadline(dl)
-	}
-	params := protocol.DispatchActionParams{Channel: channel, ClientSeq: seq, Action: protocol.StateAction{Action: a}}
-	if err := c.ws.WriteJSON(protocol.NewRequest(id, protocol.MethodDispatchAction, params)); err != nil {
-		return err
-	}
-	for {
-		var m protocol.RPCMessage
-		if err := c.ws.ReadJSON(&m); err != nil {
-			return fmt.Errorf("wait for the daemon to apply %s: %w", a.ActionType(), err)
-		}
-		if m.IsResponse() {
-			if protocol.IDEqual(m.ID, protocol.IntID(id)) && m.Error != nil {
-				return m.Error
-			}
-			continue
-		}
-		if m.Method != protocol.NotifyAction {
-			continue
-		}
-		var e protocol.ActionEnvelope
-		if json.Unmarshal(m.Params, &e) != nil || e.Channel != channel || e.Origin == nil || e.Origin.ClientID != c.id || e.Origin.ClientSeq != seq {
-			continue
-		}
-		if e.RejectionReason != "" {
-			return errRejected{e.RejectionReason}
-		}
-		return nil
-	}
-}
-
 // listAnnotations prints the annotations of state raw (decoded: st) in
 // format; open keeps the unresolved ones.
 func listAnnotations(ctx context.Context, c *client, sessionURI string, raw json.RawMessage, st protocol.AnnotationsState, open bool, format string, w io.Writer) error {

@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/changesetd/changesetd/ahpclient"
+	"github.com/changesetd/changesetd/protocol"
 )
 
 // dialConfig says how the client commands (turn, health) reach the daemon:
@@ -199,4 +202,109 @@ func health(ctx context.Context, dc *dialConfig, timeout time.Duration) error {
 		return fmt.Errorf("the daemon at %s answers /healthz with HTTP %s, status %q", addr, resp.Status, body.Status)
 	}
 	return nil
+}
+
+// client is the CLI's connection to the daemon. Its calls are made one at
+// a time; the notifications that come before a call's response go to
+// onNotify when it is set, else nowhere.
+type client struct {
+	c   *ahpclient.Client
+	id  string // the clientId it initialized with
+	seq int64  // the last clientSeq dispatched
+	// onNotify, when set, sees the notifications call skips.
+	onNotify func(protocol.RPCMessage)
+}
+
+// dialDaemon connects to the daemon and initializes.
+func dialDaemon(ctx context.Context, dc *dialConfig) (*client, error) {
+	addr, token, err := dc.resolve(true)
+	if err != nil {
+		return nil, err
+	}
+	ac, resp, err := ahpclient.Dial(ctx, "ws://"+addr+"/ahp", ahpclient.Options{Token: token, HandshakeTimeout: 45 * time.Second, Proxy: http.ProxyFromEnvironment})
+	if err != nil {
+		return nil, handshakeError(addr, resp, err)
+	}
+	host, _ := os.Hostname()
+	c := &client{c: ac, id: fmt.Sprintf("changesetd-cli-%s-%d", host, os.Getpid())}
+	err = c.call(ctx, protocol.MethodInitialize, protocol.InitializeParams{
+		BaseParams:       protocol.BaseParams{Channel: protocol.RootURI},
+		ProtocolVersions: []string{"1.0.0"},
+		ClientID:         c.id,
+		ClientInfo:       &protocol.ClientInfo{Name: "changesetd", Version: version},
+	}, nil)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// handshakeError explains a refused upgrade by its status instead of
+// the WebSocket library's "bad handshake".
+func handshakeError(addr string, resp *http.Response, err error) error {
+	if resp == nil {
+		return fmt.Errorf("connect to the daemon at %s: %w", addr, err)
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		return fmt.Errorf("the daemon at %s refused the token (wrong token): pass the daemon's token with --token, --token-file or CHANGESETD_TOKEN, or --state-dir of the daemon", addr)
+	case http.StatusForbidden:
+		return fmt.Errorf("the daemon at %s refused the connection: %s", addr, strings.TrimSpace(string(body)))
+	}
+	return fmt.Errorf("connect to the daemon at %s: HTTP %s: %s", addr, resp.Status, strings.TrimSpace(string(body)))
+}
+
+func (c *client) close() { c.c.Close() }
+
+// call sends a request and waits for its response, passing notifications
+// to onNotify or skipping them.
+func (c *client) call(ctx context.Context, method string, params, out any) error {
+	var hook func(*ahpclient.Message)
+	if on := c.onNotify; on != nil {
+		hook = func(m *ahpclient.Message) { on(*m) }
+	}
+	return c.c.CallNotes(ctx, method, params, out, hook)
+}
+
+// dispatch sends a on channel, to which c is subscribed, and waits for the
+// daemon's echo of it, or its rejection, returned as an errRejected.
+func (c *client) dispatch(ctx context.Context, channel string, a protocol.Action) error {
+	c.seq++
+	seq := c.seq
+	echo := make(chan error, 1)
+	match := func(m *ahpclient.Message) {
+		var e protocol.ActionEnvelope
+		if m.Method != protocol.NotifyAction || json.Unmarshal(m.Params, &e) != nil || e.Channel != channel || e.Origin == nil || e.Origin.ClientID != c.id || e.Origin.ClientSeq != seq {
+			return
+		}
+		var err error
+		if e.RejectionReason != "" {
+			err = errRejected{e.RejectionReason}
+		}
+		select {
+		case echo <- err:
+		default:
+		}
+	}
+	// The echo may come before the response or after it.
+	c.c.Listen(match)
+	defer c.c.Listen(nil)
+	params := protocol.DispatchActionParams{Channel: channel, ClientSeq: seq, Action: protocol.StateAction{Action: a}}
+	if err := c.c.CallNotes(ctx, protocol.MethodDispatchAction, params, nil, match); err != nil {
+		if _, rpc := errors.AsType[*protocol.Error](err); rpc {
+			return err
+		}
+		return fmt.Errorf("wait for the daemon to apply %s: %w", a.ActionType(), err)
+	}
+	select {
+	case err := <-echo:
+		return err
+	case <-c.c.Done():
+		return fmt.Errorf("wait for the daemon to apply %s: %w", a.ActionType(), c.c.Err())
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the daemon to apply %s: %w", a.ActionType(), ctx.Err())
+	}
 }

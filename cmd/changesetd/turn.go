@@ -3,19 +3,14 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/changesetd/changesetd/agent"
 	"github.com/changesetd/changesetd/protocol"
@@ -282,63 +277,6 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agentKey, message, id s
 	return 0
 }
 
-// client is a minimal synchronous AHP client for the CLI.
-type client struct {
-	ws   *websocket.Conn
-	id   string // the clientId it initialized with
-	next int
-	// onNotify, when set, sees the notifications call skips.
-	onNotify func(protocol.RPCMessage)
-}
-
-// dialDaemon connects to the daemon and initializes.
-func dialDaemon(ctx context.Context, dc *dialConfig) (*client, error) {
-	addr, token, err := dc.resolve(true)
-	if err != nil {
-		return nil, err
-	}
-	h := http.Header{"Authorization": {"Bearer " + token}}
-	ws, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+addr+"/ahp", h)
-	if err != nil {
-		return nil, handshakeError(addr, resp, err)
-	}
-	host, _ := os.Hostname()
-	c := &client{ws: ws, id: fmt.Sprintf("changesetd-cli-%s-%d", host, os.Getpid())}
-	err = c.call(ctx, protocol.MethodInitialize, protocol.InitializeParams{
-		BaseParams:       protocol.BaseParams{Channel: protocol.RootURI},
-		ProtocolVersions: []string{"1.0.0"},
-		ClientID:         c.id,
-		ClientInfo:       &protocol.ClientInfo{Name: "changesetd", Version: version},
-	}, nil)
-	if err != nil {
-		ws.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
-// handshakeError explains a refused upgrade by its status instead of
-// gorilla's "bad handshake".
-func handshakeError(addr string, resp *http.Response, err error) error {
-	if resp == nil {
-		return fmt.Errorf("connect to the daemon at %s: %w", addr, err)
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusUnauthorized:
-		return fmt.Errorf("the daemon at %s refused the token (wrong token): pass the daemon's token with --token, --token-file or CHANGESETD_TOKEN, or --state-dir of the daemon", addr)
-	case http.StatusForbidden:
-		return fmt.Errorf("the daemon at %s refused the connection: %s", addr, strings.TrimSpace(string(body)))
-	}
-	return fmt.Errorf("connect to the daemon at %s: HTTP %s: %s", addr, resp.Status, strings.TrimSpace(string(body)))
-}
-
-func (c *client) close() {
-	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-	c.ws.Close()
-}
-
 // callStarting is call, repeated while the session is still taking its
 // baseline (a session created a moment ago).
 func (c *client) callStarting(ctx context.Context, method string, params, out any) error {
@@ -352,39 +290,6 @@ func (c *client) callStarting(ctx context.Context, method string, params, out an
 		case <-ctx.Done():
 			return err
 		}
-	}
-}
-
-// call sends a request and waits for its response, passing notifications
-// to onNotify or skipping them.
-func (c *client) call(ctx context.Context, method string, params, out any) error {
-	c.next++
-	id := c.next
-	if dl, ok := ctx.Deadline(); ok {
-		c.ws.SetReadDeadline(dl)
-		c.ws.SetWriteDeadline(dl)
-	}
-	if err := c.ws.WriteJSON(protocol.NewRequest(int64(id), method, params)); err != nil {
-		return err
-	}
-	for {
-		var m protocol.RPCMessage
-		if err := c.ws.ReadJSON(&m); err != nil {
-			return fmt.Errorf("%s: %w", method, err)
-		}
-		if !m.IsResponse() || !protocol.IDEqual(m.ID, protocol.IntID(int64(id))) {
-			if m.Method != "" && c.onNotify != nil {
-				c.onNotify(m)
-			}
-			continue
-		}
-		if m.Error != nil {
-			return m.Error
-		}
-		if out != nil {
-			return json.Unmarshal(m.Result, out)
-		}
-		return nil
 	}
 }
 
