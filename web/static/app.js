@@ -6,6 +6,7 @@ import { expand, variables } from './uritemplate.js';
 import { countLines, emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
 import { colour, languageOf, load } from './highlight.js';
 import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
+import { draftBadge, showDraft } from './drafts.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -824,6 +825,9 @@ function fileRow(f, threads) {
     b.setAttribute('aria-label', b.title);
     c.prepend(b);
   }
+  // A file still being written (drafts.js).
+  const draft = draftBadge(f);
+  if (draft) c.prepend(draft);
   // What an edit tool reported about the change (changesetd edits).
   const ed = f._meta?.changesetd?.edits;
   if (ed?.checksumMismatch) {
@@ -896,7 +900,7 @@ function renderDiff(s) {
   $('diff-path').textContent = f ? pathOf(f) : '';
   $('file-comment').hidden = !canComment();
   renderFileOps(s, f);
-  if (key === ui.diffKey) return;
+  if (key === ui.diffKey) return showDraft(pane, f);
   ui.diffKey = key;
   ui.virtualDiff = null;
   ui.lastSelection = null;
@@ -955,6 +959,7 @@ function renderDiff(s) {
     }
   }
   renderThreads();
+  showDraft(pane, f);
 }
 
 const IMAGE = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', bmp: 'image/bmp', ico: 'image/x-icon' };
