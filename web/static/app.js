@@ -7,6 +7,7 @@ import { countLines, emptyTable, flatRows, pairWords, parsePatch, renderRows, re
 import { colour, languageOf, load } from './highlight.js';
 import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
 import { draftBadge, showDraft } from './drafts.js';
+import { createTurnPager } from './turnpages.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -218,6 +219,7 @@ function clearSession() {
   for (const uri of ui.turnCs.values()) release(uri);
   ui.turnCs.clear();
   ui.picks = [];
+  turnPager.reset();
   if (ui.session) release(ui.session);
   for (const uri of ui.chats.keys()) release(uri);
   ui.chats.clear();
@@ -396,6 +398,9 @@ function totalsOf(state) {
 // The turn list is at most this long: each shown turn holds a
 // subscription for its counts.
 const MAX_TURNS = 50;
+// Older turns on request, a page at a time (turnpages.js).
+const turnPager = createTurnPager({ page: MAX_TURNS, chats: () => ui.chats.keys(), state: (uri) => ui.client.state(uri),
+  request: (method, params) => ui.client.request(method, params), rerender: () => renderTurns() });
 
 function renderTurns() {
   const ol = $('turns');
@@ -403,7 +408,7 @@ function renderTurns() {
   const turns = allTurns();
   $('no-turns').hidden = turns.length > 0;
   const tmpl = catalogEntry('turn');
-  const shown = turns.slice(-MAX_TURNS);
+  const shown = turns.slice(-turnPager.limit);
   const keep = new Set();
   for (const t of shown.slice().reverse()) {
     const li = el('li', 'item turn' + (ui.cs?.turn === t.id ? ' selected' : '') + (t.state === 'running' ? ' running' : ''));
@@ -452,6 +457,7 @@ function renderTurns() {
   }
   ui.picks = ui.picks.filter((id) => turns.some((t) => t.id === id));
   $('compare').disabled = ui.picks.length !== 2 || !catalogEntry('compare-turns');
+  turnPager.render(turns.length);
 }
 
 function compareTurns() {
