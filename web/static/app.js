@@ -395,10 +395,10 @@ function totalsOf(state) {
   return { added, removed, files: state?.files?.length || 0 };
 }
 
-// The turn list is at most this long: each shown turn holds a
-// subscription for its counts.
+// The turn list shows this many turns, and a page more each time older
+// ones are asked for (turnpages.js): each shown turn holds a subscription
+// for its counts.
 const MAX_TURNS = 50;
-// Older turns on request, a page at a time (turnpages.js).
 const turnPager = createTurnPager({ page: MAX_TURNS, chats: () => ui.chats.keys(), state: (uri) => ui.client.state(uri),
   request: (method, params) => ui.client.request(method, params), rerender: () => renderTurns() });
 
