@@ -10,6 +10,7 @@
 //	changesetd edits [flags]                      report an edit tool's EditOutput events (NDJSON on stdin)
 //	changesetd sessions [rm ID...] [flags]        list the daemon's sessions; remove some
 //	changesetd rewind [flags] TURN                put every file a turn changed back as it was before it
+//	changesetd draft [flags] PATH < TEXT          show a file being written before it is (its text so far on stdin)
 //	changesetd health [flags]                     exit 0 if the daemon answers /healthz, 1 if not
 //	changesetd service install|uninstall|status   start the daemon at login (systemd or launchd)
 //	changesetd version                            print the version and the commit it was built from
@@ -17,7 +18,8 @@
 // serve is the daemon (main.go); the others are clients of a running
 // daemon, which they find through its state dir or --url (dial.go): turn
 // (turn.go), annotations (annotations.go), diff and edits (diff.go,
-// edits.go), sessions (sessions.go), rewind (rewind.go) and health (dial.go). service
+// edits.go), sessions (sessions.go), rewind (rewind.go), draft (draft.go) and
+// health (dial.go). service
 // (service.go) writes a systemd user unit or a launchd agent and version
 // (version.go) reads the build information.
 //

@@ -64,6 +64,7 @@ Usage:
   changesetd edits [flags]                      report an edit tool's EditOutput events (NDJSON on stdin)
   changesetd sessions [rm ID...] [flags]        list the daemon's sessions; remove some
   changesetd rewind [flags] TURN                put every file a turn changed back as it was before it
+  changesetd draft [flags] PATH < TEXT          show a file being written before it is (its text so far on stdin)
   changesetd health [flags]                     exit 0 if the daemon answers, 1 if not
   changesetd service install|uninstall|status   start the daemon at login (systemd or launchd)
   changesetd version                            print the version and the commit it was built from
@@ -97,6 +98,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serviceCmd(ctx, args[1:], stdout, stderr)
 	case "rewind":
 		return rewindCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "draft":
+		return draftCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, versionLine())
 		return 0

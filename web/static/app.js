@@ -6,6 +6,8 @@ import { expand, variables } from './uritemplate.js';
 import { countLines, emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
 import { colour, languageOf, load } from './highlight.js';
 import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
+import { draftBadge, showDraft } from './drafts.js';
+import { createTurnPager } from './turnpages.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -217,6 +219,7 @@ function clearSession() {
   for (const uri of ui.turnCs.values()) release(uri);
   ui.turnCs.clear();
   ui.picks = [];
+  turnPager.reset();
   if (ui.session) release(ui.session);
   for (const uri of ui.chats.keys()) release(uri);
   ui.chats.clear();
@@ -392,9 +395,12 @@ function totalsOf(state) {
   return { added, removed, files: state?.files?.length || 0 };
 }
 
-// The turn list is at most this long: each shown turn holds a
-// subscription for its counts.
+// The turn list shows this many turns, and a page more each time older
+// ones are asked for (turnpages.js): each shown turn holds a subscription
+// for its counts.
 const MAX_TURNS = 50;
+const turnPager = createTurnPager({ page: MAX_TURNS, chats: () => ui.chats.keys(), state: (uri) => ui.client.state(uri),
+  request: (method, params) => ui.client.request(method, params), rerender: () => renderTurns() });
 
 function renderTurns() {
   const ol = $('turns');
@@ -402,7 +408,7 @@ function renderTurns() {
   const turns = allTurns();
   $('no-turns').hidden = turns.length > 0;
   const tmpl = catalogEntry('turn');
-  const shown = turns.slice(-MAX_TURNS);
+  const shown = turns.slice(-turnPager.limit);
   const keep = new Set();
   for (const t of shown.slice().reverse()) {
     const li = el('li', 'item turn' + (ui.cs?.turn === t.id ? ' selected' : '') + (t.state === 'running' ? ' running' : ''));
@@ -451,6 +457,7 @@ function renderTurns() {
   }
   ui.picks = ui.picks.filter((id) => turns.some((t) => t.id === id));
   $('compare').disabled = ui.picks.length !== 2 || !catalogEntry('compare-turns');
+  turnPager.render(turns.length);
 }
 
 function compareTurns() {
@@ -824,6 +831,9 @@ function fileRow(f, threads) {
     b.setAttribute('aria-label', b.title);
     c.prepend(b);
   }
+  // A file still being written (drafts.js).
+  const draft = draftBadge(f);
+  if (draft) c.prepend(draft);
   // What an edit tool reported about the change (changesetd edits).
   const ed = f._meta?.changesetd?.edits;
   if (ed?.checksumMismatch) {
@@ -896,7 +906,7 @@ function renderDiff(s) {
   $('diff-path').textContent = f ? pathOf(f) : '';
   $('file-comment').hidden = !canComment();
   renderFileOps(s, f);
-  if (key === ui.diffKey) return;
+  if (key === ui.diffKey) return showDraft(pane, f);
   ui.diffKey = key;
   ui.virtualDiff = null;
   ui.lastSelection = null;
@@ -955,6 +965,7 @@ function renderDiff(s) {
     }
   }
   renderThreads();
+  showDraft(pane, f);
 }
 
 const IMAGE = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', bmp: 'image/bmp', ico: 'image/x-icon' };

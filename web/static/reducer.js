@@ -99,8 +99,51 @@ export function applySession(s, a) {
       return [{ ...s, chats: (s.chats || []).filter((c) => c.resource !== a.chat) }, true];
     case 'session/creationFailed':
       return [{ ...s, lifecycle: 'failed', creationError: clone(a.error) }, true];
+    case 'session/workingDirectoryReplaced':
+      return workingDirectoryReplaced(s, a);
+    case 'session/chatsReordered':
+      return chatsReordered(s, a);
   }
   return [s, false];
+}
+
+// workingDirectoryReplaced puts the replacement (a URI, or a record with
+// one) in the target's slot and drops any other entry equal to it, except
+// that a replacement already earlier keeps its place and the target goes:
+// [A B C] with C→A is [A B], B→C is [A C]. Without the target it does
+// nothing.
+function workingDirectoryReplaced(s, a) {
+  const dirs = s.workingDirectories || [];
+  const i = dirs.indexOf(a.directory);
+  const r = a.replacement;
+  const repl = typeof r === 'string' ? r : (r && typeof r.uri === 'string' ? r.uri : '');
+  if (i < 0 || !repl) return [s, false];
+  const out = [];
+  dirs.forEach((d, j) => {
+    if (j === i) {
+      if (!out.includes(repl)) out.push(repl);
+    } else if (d !== repl || j < i) out.push(d);
+  });
+  return [{ ...s, workingDirectories: out }, true];
+}
+
+// chatsReordered orders the chats as the action lists their URIs; a URI
+// the state lacks, or a repeated one, is skipped, and a chat left out
+// keeps its relative place after those named, so none is lost.
+function chatsReordered(s, a) {
+  const chats = s.chats || [];
+  if (chats.length === 0) return [s, false];
+  const placed = new Set();
+  const out = [];
+  for (const uri of a.chats || []) {
+    const c = chats.find((x) => x.resource === uri);
+    if (c && !placed.has(c)) {
+      out.push(c);
+      placed.add(c);
+    }
+  }
+  for (const c of chats) if (!placed.has(c)) out.push(c);
+  return [{ ...s, chats: out }, true];
 }
 
 // applyChat reduces the turn actions of a chat channel.
@@ -116,6 +159,15 @@ export function applyChat(s, a) {
         responseParts: t.responseParts || [], state: a.type === 'chat/turnComplete' ? 'complete' : 'cancelled' };
       const n = { ...s, turns: [...(s.turns || []), turn] };
       delete n.activeTurn;
+      return [n, true];
+    }
+    case 'chat/turnsLoaded': {
+      // Older turns, in front of those held; a turn held already is not
+      // repeated. The cursor is the next older page's, absent at the end.
+      const have = new Set((s.turns || []).map((t) => t.id));
+      const older = (a.turns || []).filter((t) => !have.has(t.id)).map(clone);
+      const n = { ...s, turns: [...older, ...(s.turns || [])] };
+      if (a.turnsNextCursor) n.turnsNextCursor = a.turnsNextCursor; else delete n.turnsNextCursor;
       return [n, true];
     }
     case 'chat/changesetsChanged': {
