@@ -5,7 +5,8 @@ import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
 import { countLines, emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
 import { colour, languageOf, load } from './highlight.js';
-import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, wholeLines } from './comments.js';
+import { lastLine, linesLabel, newId, oldRange, placeThreads, plainText, renderComposer, renderThread, wholeLines } from './comments.js';
+import { renderNotes, workspaceNotes } from './warnings.js';
 import { draftBadge, showDraft } from './drafts.js';
 import { createTurnPager } from './turnpages.js';
 
@@ -111,7 +112,7 @@ function errText(e) {
 function plain(sm) {
   if (sm === undefined || sm === null) return '';
   if (typeof sm === 'string') return sm;
-  if (typeof sm === 'object' && typeof sm.markdown === 'string') return sm.markdown.replace(/[*_`]/g, '');
+  if (typeof sm === 'object' && typeof sm.markdown === 'string') return plainText(sm);
   return String(sm);
 }
 
@@ -567,6 +568,7 @@ function renderChangeset() {
   } else if (s) {
     err.hidden = true;
   }
+  renderNotes($('cs-warnings'), workspaceNotes(ui.session ? ui.client?.state(ui.session) : null));
   const tot = totalsOf(s);
   const reviewed = (s?.files || []).filter((f) => f.reviewed).length;
   const totals = $('totals');
@@ -1663,6 +1665,7 @@ function renderChannel(channel) {
   } else if (channel === ui.session) {
     syncChats();
     renderCatalog();
+    renderNotes($('cs-warnings'), workspaceNotes(ui.client?.state(ui.session)));
     if (!ui.cs) {
       const c = catalogEntry('uncommitted');
       if (c) openChangeset(entryFor(c, {}));

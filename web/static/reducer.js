@@ -67,7 +67,8 @@ export function applyChangeset(s, a) {
 }
 
 // applySession reduces the session actions the page reads: the changeset
-// catalogue, the chats, title and readiness. Others leave the state as it is.
+// catalogue, the chats, title, readiness and _meta (what the daemon could
+// not do exactly). Others leave the state as it is.
 export function applySession(s, a) {
   switch (a.type) {
     case 'session/changesetsChanged': {
@@ -103,6 +104,11 @@ export function applySession(s, a) {
       return workingDirectoryReplaced(s, a);
     case 'session/chatsReordered':
       return chatsReordered(s, a);
+    case 'session/metaChanged': {
+      const n = { ...s };
+      if (a._meta) n._meta = clone(a._meta); else delete n._meta;
+      return [n, true];
+    }
   }
   return [s, false];
 }
