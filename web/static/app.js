@@ -896,8 +896,12 @@ function renderDiff(s) {
   $('diff-path').textContent = f ? pathOf(f) : '';
   $('file-comment').hidden = !canComment();
   renderFileOps(s, f);
-  if (key === ui.diffKey) return;
+  if (key === ui.diffKey) {
+    decorateHunks(s, f);
+    return;
+  }
   ui.diffKey = key;
+  ui.diffHunks = [];
   ui.virtualDiff = null;
   ui.lastSelection = null;
   ui.kbSel = null;
@@ -945,6 +949,7 @@ function renderDiff(s) {
       return;
     }
     const hunks = big ? parsePatch(meta.patch) : pairWords(parsePatch(meta.patch));
+    ui.diffHunks = hunks;
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
     else if (ui.full && f.edit?.after) {
@@ -954,7 +959,137 @@ function renderDiff(s) {
       highlight(pane, fileKey(f), key);
     }
   }
+  decorateHunks(s, f);
   renderThreads();
+}
+
+// ---- per hunk -------------------------------------------------------------
+
+// The daemon lists a file's hunks in _meta.changesetd.hunks, each with an
+// id bound to its content and its reviewed mark. Each hunk header of the
+// diff gets a labelled checkbox for the mark, Keep (stage the hunk, where
+// the changeset can stage lines) and Undo (revert the hunk's lines).
+
+// hunkEntry is the daemon's entry for parsed hunk h (number hi): the one
+// starting at the same lines, else the one at the same position.
+function hunkEntry(f, h, hi) {
+  const list = f?._meta?.changesetd?.hunks;
+  if (!Array.isArray(list) || !h) return null;
+  const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(h.header);
+  if (m) {
+    const found = list.find((e) => e.oldStart === Number(m[1]) && e.newStart === Number(m[2]));
+    if (found) return found;
+  }
+  return list.length === ui.diffHunks.length ? list[hi] : null;
+}
+
+// hunkRange is the range a range operation takes for hunk h: its changed
+// lines only, on the after side (a deleted line stands at the line after
+// it), so neighbouring hunks are not touched.
+function hunkRange(h) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const l of h.lines) {
+    if ((l.kind !== 'add' && l.kind !== 'del') || l.a === null || l.a === undefined) continue;
+    lo = Math.min(lo, l.a);
+    hi = Math.max(hi, l.a);
+  }
+  if (lo === Infinity) return null;
+  lo = Math.max(0, lo);
+  hi = Math.max(lo, hi);
+  return { start: { line: lo, character: 0 }, end: { line: hi, character: 0 } };
+}
+
+function hunkLines(r) {
+  return r.start.line === r.end.line ? `line ${r.start.line + 1}` : `lines ${r.start.line + 1}–${r.end.line + 1}`;
+}
+
+// decorateHunks puts the per-hunk controls on the hunk headers shown and
+// brings them up to date: cheap enough to run on every render.
+function decorateHunks(s, f) {
+  if (!f) return;
+  // The whole-file view is one table of its own, not the diff's hunks.
+  const rows = $('diff').querySelectorAll('table:not(.fullfile) tr.hunk');
+  if (!rows.length) return;
+  const review = !!ui.cs?.review;
+  const stage = rangeOp('stage');
+  const rev = rangeOp('revert');
+  const off = (op) => !op || op.status === 'disabled' || op.status === 'running' || !online();
+  for (const tr of rows) {
+    const hi = Number(tr.dataset.hunk);
+    const h = ui.diffHunks[hi];
+    const entry = review ? hunkEntry(f, h, hi) : null;
+    const r = h && hunkRange(h);
+    const td = tr.firstElementChild;
+    let box = td.querySelector('.hunkops');
+    if (!box) {
+      box = el('span', 'hunkops');
+      const label = el('label', 'hunkreview');
+      const cb = el('input', 'hunk-reviewed');
+      cb.type = 'checkbox';
+      cb.onchange = () => setHunkReviewed(hi, cb.checked);
+      label.append(cb, document.createTextNode(' Reviewed'));
+      const keep = el('button', 'hunk-keep', 'Keep');
+      keep.type = 'button';
+      keep.onclick = () => hunkOp('stage', hi);
+      const undo = el('button', 'hunk-undo danger', 'Undo');
+      undo.type = 'button';
+      undo.onclick = () => hunkOp('revert', hi);
+      box.append(label, keep, undo);
+      td.append(box);
+    }
+    const [label, keep, undo] = box.children;
+    const cb = label.firstChild;
+    label.hidden = !entry;
+    if (entry) {
+      cb.checked = !!entry.reviewed;
+      cb.disabled = !online();
+      cb.setAttribute('aria-label', `Reviewed: hunk ${hi + 1} of ${pathOf(f)}`);
+    }
+    tr.classList.toggle('reviewed', !!entry?.reviewed);
+    keep.hidden = !stage || !r;
+    keep.disabled = off(stage);
+    keep.title = stage?.status === 'disabled' ? `Keep: ${disabledReason()}` : 'Keep this hunk: stage its lines';
+    undo.hidden = !rev || !r;
+    undo.disabled = off(rev);
+    undo.title = rev?.status === 'disabled' ? `Undo: ${disabledReason()}` : 'Undo this hunk: revert its lines';
+  }
+}
+
+// setHunkReviewed marks hunk hi of the file shown, on the daemon; the file
+// comes back with the mark, to every client.
+async function setHunkReviewed(hi, reviewed) {
+  const f = currentFile();
+  const entry = f && hunkEntry(f, ui.diffHunks[hi], hi);
+  if (!entry || !ui.cs) return;
+  try {
+    await ui.client.request('x-changesetd/hunksReviewChanged', { channel: ui.cs.uri, file: f.id, hunks: [entry.id], reviewed });
+  } catch (e) {
+    toast(`The hunk's review mark was not saved: ${errText(e)}`, 'error');
+    decorateHunks(csState(), currentFile());
+  }
+}
+
+function hunkOp(id, hi) {
+  const op = rangeOp(id);
+  const f = currentFile();
+  const h = ui.diffHunks[hi];
+  const r = h && hunkRange(h);
+  if (!op || !f || !r) return;
+  const resource = f.edit?.after?.uri || f.id;
+  const what = id === 'revert' ? `Undo hunk ${hi + 1} of ${pathOf(f)} (${hunkLines(r)}): put back its lines as they were?` : `Stage hunk ${hi + 1} of ${pathOf(f)} (${hunkLines(r)})?`;
+  invoke(op, { kind: 'range', resource, side: 'after', range: r }, what);
+}
+
+// toggleHunk flips the reviewed mark of the current hunk (n/p), or of the
+// first.
+function toggleHunk() {
+  const rows = [...$('diff').querySelectorAll('tr.hunk')];
+  if (!rows.length) return;
+  if (ui.hunkAt < 0) gotoHunk(1);
+  const cb = rows[Math.max(0, ui.hunkAt)]?.querySelector('input.hunk-reviewed');
+  if (!cb || cb.disabled || cb.closest('label').hidden) return;
+  setHunkReviewed(Number(rows[Math.max(0, ui.hunkAt)].dataset.hunk), !cb.checked);
 }
 
 const IMAGE = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', bmp: 'image/bmp', ico: 'image/x-icon' };
@@ -1063,6 +1198,7 @@ function renderVirtualDiff(pane, hunks) {
     if (ui.virtualDiff && ui.virtualDiff.from === from && ui.virtualDiff.to === to) return;
     ui.virtualDiff = { from, to, draw };
     renderRows(tb, rows, from, to, DIFF_ROW_PX);
+    decorateHunks(csState(), currentFile());
   };
   ui.virtualDiff = null;
   draw();
@@ -1513,6 +1649,8 @@ function onKey(e) {
     setReviewed(files[i].id, !files[i].reviewed);
   } else if (e.key === 's') {
     toggleView();
+  } else if (e.key === 'h' && ui.cs?.review) {
+    toggleHunk();
   } else if (e.key === 'n' || e.key === 'p') {
     gotoHunk(e.key === 'n' ? 1 : -1);
   } else if (e.key === 'u' && files.length) {
