@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,4 +123,55 @@ func TestBrowserHunkKeepUndo(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("f.txt after Undo on the last hunk:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// TestBrowserHunkContext shows more lines around hunks: above the first,
+// between two hunks from either side until the gap is gone, and below the
+// last until the end of the file, each with its old and new numbers.
+func TestBrowserHunkContext(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"f.txt": pageLines(60)})
+	// A line more from line 20 on: new numbers are one past the old.
+	edited := strings.Replace(strings.Replace(pageLines(60), "line 20\n", "line twenty\nline 20.5\n", 1), "line 45\n", "line forty-five\n", 1)
+	writeFile(t, repo, "f.txt", edited)
+	d := startDaemon(t, repo)
+
+	rows := func(h int) string {
+		return fmt.Sprintf(`[...document.querySelectorAll('#diff tr.line[data-hunk="%d"]')].map(r => r.cells[0].textContent + '/' + r.cells[1].textContent + ':' + r.cells[3].textContent)`, h)
+	}
+	first := func(h int) string { return rows(h) + `[0]` }
+	last := func(h int) string { return rows(h) + `.at(-1)` }
+	expanders := func(h int) string {
+		return fmt.Sprintf(`document.querySelectorAll('#diff tr.hunk[data-hunk="%d"] button.expand').length`, h)
+	}
+	press := func(label string) {
+		b.click(label, `#diff button.expand[aria-label=`+js(label)+`]`)
+	}
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("two hunks, three lines of context", `document.querySelectorAll('#diff tr.hunk').length === 2 && `+first(0)+` === '17/17:line 17' && `+last(1)+` === '48/49:line 48'`)
+
+	press("Show 10 more lines above hunk 1")
+	b.waitFor("ten more above the first hunk", first(0)+` === '7/7:line 7'`)
+	press("Show 6 more lines above hunk 1")
+	b.waitFor("up to the first line; no more to show above", first(0)+` === '1/1:line 1' && `+expanders(0)+` === 0`)
+
+	press("Show 10 more lines below hunk 1")
+	b.waitFor("ten more below the first hunk, numbered on both sides", last(0)+` === '33/34:line 33'`)
+	press("Show 8 more lines above hunk 2")
+	b.waitFor("the gap between them shown whole", first(1)+` === '34/35:line 34' && `+expanders(1)+` === 0`)
+
+	press("Show 10 more lines below hunk 2")
+	b.waitFor("ten more below the last hunk", last(1)+` === '58/59:line 58'`)
+	press("Show 2 more lines below hunk 2")
+	b.waitFor("down to the end of the file", last(1)+` === '60/61:line 60' && !document.querySelector('#diff tr.hunk-tail')`)
+
+	// The hunks keep their review controls, and the changed lines are
+	// what they were.
+	var changed string
+	b.eval(`[...document.querySelectorAll('#diff tr.line.add, #diff tr.line.del')].map(r => r.cells[3].textContent).join()`, &changed)
+	if changed != "line 20,line twenty,line 20.5,line 45,line forty-five" {
+		t.Errorf("changed lines %q", changed)
+	}
+	b.shot("28-context")
 }

@@ -61,6 +61,8 @@ const ui = {
   filter: '', // the path filter's text
   folded: new Set(), // folders of the file tree the reader folded
   hunkAt: -1, // the hunk n/p went to last
+  diffHunks: [], // the parsed hunks of the diff shown
+  expand: new Map(), // "changeset\nfile" -> the context shown around its hunks: {patch, above, below, lines}
   virtualDiff: null, // the virtual diff shown: {from, to, draw}
   lastSelection: null,
   ann: null, // the session's annotations channel, when the daemon has one
@@ -950,17 +952,163 @@ function renderDiff(s) {
     }
     const hunks = big ? parsePatch(meta.patch) : pairWords(parsePatch(meta.patch));
     ui.diffHunks = hunks;
+    if (!big) withContext(f, hunks);
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
     else if (ui.full && f.edit?.after) {
       renderFullFile(pane, f, hunks, key);
     } else {
       pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
+      addExpanders(pane, f, hunks);
       highlight(pane, fileKey(f), key);
     }
   }
   decorateHunks(s, f);
   renderThreads();
+}
+
+// ---- context around hunks --------------------------------------------------
+
+// Each hunk can show more of the file around it: ↑ more lines above it,
+// ↓ more below the hunk before (on the header between two hunks) or below
+// the last (on a row after it). The lines come from the after side, read
+// once per version of the patch.
+
+const EXPAND_STEP = 10;
+
+function expansionOf(f) {
+  const patch = f._meta?.changesetd?.patch;
+  const k = `${ui.cs?.uri}\n${f.id}`;
+  let e = ui.expand.get(k);
+  if (!e || e.patch !== patch) {
+    e = { patch, above: [], below: [], lines: null };
+    ui.expand.set(k, e);
+  }
+  return e;
+}
+
+// hunkSpan is a hunk's first line and count on each side, a side with no
+// lines starting at the line after it.
+function hunkSpan(h) {
+  const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(h.header);
+  if (!m) return null;
+  const oc = m[2] === undefined ? 1 : Number(m[2]);
+  const nc = m[4] === undefined ? 1 : Number(m[4]);
+  return { os: oc === 0 ? Number(m[1]) + 1 : Number(m[1]), oc, ns: nc === 0 ? Number(m[3]) + 1 : Number(m[3]), nc };
+}
+
+// gaps lists the unchanged lines around the hunks, gap i before hunk i
+// and the last after the last hunk (its size unknown, Infinity, until the
+// file is read): {from, size, down, up}, down the lines shown below the
+// hunk before, up those shown above the hunk after.
+function gapsOf(f, hunks) {
+  const e = expansionOf(f);
+  const sp = hunks.map(hunkSpan);
+  if (sp.some((x) => !x)) return null;
+  const out = [];
+  for (let g = 0; g <= hunks.length; g++) {
+    const from = g === 0 ? 1 : sp[g - 1].ns + sp[g - 1].nc;
+    const to = g < hunks.length ? sp[g].ns - 1 : e.lines ? e.lines.length : Infinity;
+    const size = Math.max(0, to - from + 1);
+    const down = g > 0 ? Math.min(e.below[g - 1] || 0, size) : 0;
+    const up = g < hunks.length ? Math.min(e.above[g] || 0, size - down) : 0;
+    out.push({ from, size, down, up, sp: sp[g] || sp[g - 1] });
+  }
+  return out;
+}
+
+// withContext adds the context lines the reader asked for to the hunks.
+function withContext(f, hunks) {
+  const e = expansionOf(f);
+  if (!e.lines || !hunks.length) return;
+  const gaps = gapsOf(f, hunks);
+  if (!gaps) return;
+  const line = (n, delta) => ({ kind: 'ctx', text: e.lines[n - 1], old: n + delta, new: n, a: n - 1, extra: true });
+  hunks.forEach((h, i) => {
+    const s = hunkSpan(h);
+    const above = [];
+    for (let n = s.ns - gaps[i].up; n < s.ns; n++) above.push(line(n, s.os - s.ns));
+    const end = s.ns + s.nc;
+    const below = [];
+    for (let n = end; n < end + gaps[i + 1].down; n++) below.push(line(n, s.os + s.oc - end));
+    h.lines = [...above, ...h.lines, ...below];
+  });
+}
+
+function expandButton(text, label, fn) {
+  const b = el('button', 'expand', text);
+  b.type = 'button';
+  b.title = label;
+  b.setAttribute('aria-label', label);
+  b.onclick = fn;
+  return b;
+}
+
+// addExpanders puts the ↑/↓ buttons on the hunk headers and a row after
+// the last hunk.
+function addExpanders(pane, f, hunks) {
+  if (!f.edit?.after || !hunks.length) return;
+  const gaps = gapsOf(f, hunks);
+  if (!gaps) return;
+  const left = (g) => g.size - g.down - g.up;
+  const n = (g) => Math.min(EXPAND_STEP, left(g));
+  const tb = pane.querySelector('table.difftable tbody');
+  for (const tr of tb.querySelectorAll('tr.hunk')) {
+    const i = Number(tr.dataset.hunk);
+    const g = gaps[i];
+    if (left(g) <= 0) continue;
+    const box = el('span', 'expanders');
+    if (i > 0) box.append(expandButton(`↓ ${n(g)}`, `Show ${n(g)} more lines below hunk ${i}`, () => expandAt(i - 1, 'below', i)));
+    box.append(expandButton(`↑ ${n(g)}`, `Show ${n(g)} more lines above hunk ${i + 1}`, () => expandAt(i, 'above', i)));
+    tr.firstElementChild.prepend(box);
+  }
+  const last = gaps[hunks.length];
+  if (left(last) > 0) {
+    const tr = el('tr', 'hunk-tail');
+    const td = el('td', 'hunkhead');
+    td.colSpan = 4;
+    const k = Number.isFinite(last.size) ? n(last) : EXPAND_STEP;
+    td.append(expandButton(`↓ ${k}`, `Show ${k} more lines below hunk ${hunks.length}`, () => expandAt(hunks.length - 1, 'below', null)));
+    tr.append(td);
+    tb.append(tr);
+  }
+}
+
+// expandAt shows EXPAND_STEP more lines above or below hunk i, keeping
+// the header of hunk anchor (or the pane's scroll) where it was.
+async function expandAt(i, dir, anchor) {
+  const f = currentFile();
+  if (!f?.edit?.after) return;
+  const e = expansionOf(f);
+  if (!e.lines) {
+    try {
+      const b64 = await readContent(f.edit.after);
+      const text = new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+      const lines = text.split('\n');
+      if (lines[lines.length - 1] === '') lines.pop();
+      e.lines = lines;
+    } catch (err) {
+      toast(`Cannot read the file for more lines: ${errText(err)}`, 'error');
+      return;
+    }
+    if (currentFile()?.id !== f.id || expansionOf(f) !== e) return;
+  }
+  e[dir][i] = (e[dir][i] || 0) + EXPAND_STEP;
+  const pane = $('diff');
+  const rowOf = () => anchor === null ? null : pane.querySelector(`table:not(.fullfile) tr.hunk[data-hunk="${anchor}"]`);
+  const before = rowOf()?.getBoundingClientRect().top;
+  const top = pane.scrollTop;
+  ui.diffKey = '';
+  renderDiff(csState());
+  pane.scrollTop = top;
+  const after = rowOf()?.getBoundingClientRect().top;
+  if (before !== undefined && after !== undefined) pane.scrollTop += after - before;
+  // The button pressed is gone with the old rows: the focus goes to the
+  // one that shows more the same way, if any.
+  const arrow = dir === 'above' ? '↑' : '↓';
+  const scope = rowOf() || pane.querySelector('tr.hunk-tail');
+  const again = scope && [...scope.querySelectorAll('button.expand')].find((b) => b.textContent.startsWith(arrow));
+  if (again && (document.activeElement === document.body || !document.activeElement)) again.focus();
 }
 
 // ---- per hunk -------------------------------------------------------------
