@@ -497,13 +497,20 @@ async function openChangeset(entry, file) {
     }
     return;
   }
-  // The snapshot's state event renders it in the next frame, unless the
-  // channel was held already.
-  if (!dirty.has(entry.uri)) renderChangeset();
+  // The snapshot is rendered now, not in the next animation frame: the
+  // first rows are painted a frame sooner.
+  if (ui.cs !== entry) return;
+  dirty.delete(entry.uri);
+  renderChangeset();
 }
 
+function workingDirs() {
+  return ui.sessions.get(ui.session)?.workingDirectories || ui.client.state(ui.session)?.workingDirectories || NO_DIRS;
+}
+const NO_DIRS = [];
+
 function relPath(uri) {
-  const dirs = ui.sessions.get(ui.session)?.workingDirectories || ui.client.state(ui.session)?.workingDirectories || [];
+  const dirs = workingDirs();
   for (const d of dirs) {
     const base = d.endsWith('/') ? d : d + '/';
     if (uri.startsWith(base)) return decodeURIComponent(uri.slice(base.length));
@@ -629,8 +636,17 @@ function renderOps(s) {
 }
 
 // fileKey is a file's path as the list shows and sorts it.
+// fileKey is the file's path in the working directory; kept per file
+// object (the reducer replaces a file only when it changes) while the
+// session's directories stay the same.
+const keyCache = new WeakMap();
 function fileKey(f) {
-  return relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+  const dirs = workingDirs();
+  const hit = keyCache.get(f);
+  if (hit && hit.dirs === dirs) return hit.key;
+  const key = relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+  keyCache.set(f, { dirs, key });
+  return key;
 }
 
 const sortedCache = new WeakMap();
@@ -725,6 +741,7 @@ function treeItems(files) {
     }
   }
   const folded = (dirs, upto) => {
+    if (!ui.folded.size) return false;
     for (let i = 1; i <= upto; i++) if (ui.folded.has(dirs.slice(0, i).join('/'))) return true;
     return false;
   };
