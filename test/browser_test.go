@@ -959,7 +959,7 @@ func TestBrowserAnnotations(t *testing.T) {
 		if a := commentOn("b.txt", "A hive?"); a.TurnID != "baseline" || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 1}, End: protocol.TextPosition{Line: 1}}) {
 			t.Errorf("b.txt: turn %q range %+v, want the baseline's empty range at line 1", a.TurnID, a.Range)
 		}
-		b.waitFor("b.txt's badge", fileRow("b.txt")+`.querySelector('.cbadge').textContent === '1'`)
+		b.waitFor("b.txt's badge", fileRow("b.txt")+`.querySelector('.cbadge')?.textContent === '1'`)
 	})
 }
 
