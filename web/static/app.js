@@ -681,7 +681,31 @@ function visibleFiles(s) {
   const all = filesOf(s);
   const q = ui.filter.trim().toLowerCase();
   if (!q) return all;
-  return all.filter((f) => fileKey(f).toLowerCase().includes(q));
+  if (filterCache.all !== all || filterCache.q !== q) {
+    filterCache = { all, q, out: all.filter((f) => fileKey(f).toLowerCase().includes(q)) };
+  }
+  return filterCache.out;
+}
+let filterCache = {};
+
+// The tree of the files shown, kept while they and the folded folders
+// stay the same: a key that only moves the selection recomputes nothing.
+let treeCache = {};
+function treeOf(files) {
+  const fold = [...ui.folded].join('\n');
+  if (treeCache.files !== files || treeCache.fold !== fold) treeCache = { files, fold, items: treeItems(files) };
+  return treeCache.items;
+}
+
+// dirRowFor is the folder's row, the same node while it shows the same.
+const dirCache = new Map();
+function dirRowFor(it, i) {
+  const sig = [it.n, it.added, it.removed, it.depth, ui.folded.has(it.dir), i].join();
+  const hit = dirCache.get(it.dir);
+  if (hit && hit.sig === sig) return hit.li;
+  const li = dirRow(it);
+  dirCache.set(it.dir, { sig, li });
+  return li;
 }
 
 function renderFiles(s) {
@@ -696,7 +720,7 @@ function renderFiles(s) {
   else if (files.length) ui.file = files[Math.min(ui.fileAt || 0, files.length - 1)].id;
   else ui.file = null;
   ui.fileList = files;
-  const items = treeItems(files);
+  const items = treeOf(files);
   ui.items = items;
   const virtual = items.length > VIRTUAL_FILES;
   ul.classList.toggle('virtual', virtual);
@@ -714,7 +738,7 @@ function renderFiles(s) {
   }
   const rows = [];
   if (from > 0) rows.push(spacer(from * ROW_PX));
-  for (let i = from; i < to; i++) rows.push(items[i].file ? fileRowFor(items[i].file, i, items[i].depth) : dirRow(items[i]));
+  for (let i = from; i < to; i++) rows.push(items[i].file ? fileRowFor(items[i].file, i, items[i].depth) : dirRowFor(items[i], i));
   if (to < items.length) rows.push(spacer((items.length - to) * ROW_PX));
   // Rows that are the same nodes stay put: no reflow for them, and the
   // focus and hover on a row survive an update of another.
