@@ -502,6 +502,7 @@ async function openChangeset(entry, file) {
   if (ui.cs !== entry) return;
   dirty.delete(entry.uri);
   renderChangeset();
+  performance.mark('changesetd:rendered');
 }
 
 function workingDirs() {
