@@ -64,6 +64,8 @@ const ui = {
   filter: '', // the path filter's text
   folded: new Set(), // folders of the file tree the reader folded
   hunkAt: -1, // the hunk n/p went to last
+  diffHunks: [], // the parsed hunks of the diff shown
+  expand: new Map(), // "changeset\nfile" -> the context shown around its hunks: {patch, above, below, lines}
   virtualDiff: null, // the virtual diff shown: {from, to, draw}
   lastSelection: null,
   ann: null, // the session's annotations channel, when the daemon has one
@@ -503,13 +505,21 @@ async function openChangeset(entry, file) {
     }
     return;
   }
-  // The snapshot's state event renders it in the next frame, unless the
-  // channel was held already.
-  if (!dirty.has(entry.uri)) renderChangeset();
+  // The snapshot is rendered now, not in the next animation frame: the
+  // first rows are painted a frame sooner.
+  if (ui.cs !== entry) return;
+  dirty.delete(entry.uri);
+  renderChangeset();
+  performance.mark('changesetd:rendered');
 }
 
+function workingDirs() {
+  return ui.sessions.get(ui.session)?.workingDirectories || ui.client.state(ui.session)?.workingDirectories || NO_DIRS;
+}
+const NO_DIRS = [];
+
 function relPath(uri) {
-  const dirs = ui.sessions.get(ui.session)?.workingDirectories || ui.client.state(ui.session)?.workingDirectories || [];
+  const dirs = workingDirs();
   for (const d of dirs) {
     const base = d.endsWith('/') ? d : d + '/';
     if (uri.startsWith(base)) return decodeURIComponent(uri.slice(base.length));
@@ -636,8 +646,17 @@ function renderOps(s) {
 }
 
 // fileKey is a file's path as the list shows and sorts it.
+// fileKey is the file's path in the working directory; kept per file
+// object (the reducer replaces a file only when it changes) while the
+// session's directories stay the same.
+const keyCache = new WeakMap();
 function fileKey(f) {
-  return relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+  const dirs = workingDirs();
+  const hit = keyCache.get(f);
+  if (hit && hit.dirs === dirs) return hit.key;
+  const key = relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+  keyCache.set(f, { dirs, key });
+  return key;
 }
 
 const sortedCache = new WeakMap();
@@ -672,7 +691,31 @@ function visibleFiles(s) {
   const all = filesOf(s);
   const q = ui.filter.trim().toLowerCase();
   if (!q) return all;
-  return all.filter((f) => fileKey(f).toLowerCase().includes(q));
+  if (filterCache.all !== all || filterCache.q !== q) {
+    filterCache = { all, q, out: all.filter((f) => fileKey(f).toLowerCase().includes(q)) };
+  }
+  return filterCache.out;
+}
+let filterCache = {};
+
+// The tree of the files shown, kept while they and the folded folders
+// stay the same: a key that only moves the selection recomputes nothing.
+let treeCache = {};
+function treeOf(files) {
+  const fold = [...ui.folded].join('\n');
+  if (treeCache.files !== files || treeCache.fold !== fold) treeCache = { files, fold, items: treeItems(files) };
+  return treeCache.items;
+}
+
+// dirRowFor is the folder's row, the same node while it shows the same.
+const dirCache = new Map();
+function dirRowFor(it, i) {
+  const sig = [it.n, it.added, it.removed, it.depth, ui.folded.has(it.dir), i].join();
+  const hit = dirCache.get(it.dir);
+  if (hit && hit.sig === sig) return hit.li;
+  const li = dirRow(it);
+  dirCache.set(it.dir, { sig, li });
+  return li;
 }
 
 function renderFiles(s) {
@@ -687,7 +730,7 @@ function renderFiles(s) {
   else if (files.length) ui.file = files[Math.min(ui.fileAt || 0, files.length - 1)].id;
   else ui.file = null;
   ui.fileList = files;
-  const items = treeItems(files);
+  const items = treeOf(files);
   ui.items = items;
   const virtual = items.length > VIRTUAL_FILES;
   ul.classList.toggle('virtual', virtual);
@@ -705,7 +748,7 @@ function renderFiles(s) {
   }
   const rows = [];
   if (from > 0) rows.push(spacer(from * ROW_PX));
-  for (let i = from; i < to; i++) rows.push(items[i].file ? fileRowFor(items[i].file, i, items[i].depth) : dirRow(items[i]));
+  for (let i = from; i < to; i++) rows.push(items[i].file ? fileRowFor(items[i].file, i, items[i].depth) : dirRowFor(items[i], i));
   if (to < items.length) rows.push(spacer((items.length - to) * ROW_PX));
   // Rows that are the same nodes stay put: no reflow for them, and the
   // focus and hover on a row survive an update of another.
@@ -732,6 +775,7 @@ function treeItems(files) {
     }
   }
   const folded = (dirs, upto) => {
+    if (!ui.folded.size) return false;
     for (let i = 1; i <= upto; i++) if (ui.folded.has(dirs.slice(0, i).join('/'))) return true;
     return false;
   };
@@ -908,8 +952,12 @@ function renderDiff(s) {
   $('diff-path').textContent = f ? pathOf(f) : '';
   $('file-comment').hidden = !canComment();
   renderFileOps(s, f);
-  if (key === ui.diffKey) return showDraft(pane, f);
+  if (key === ui.diffKey) {
+    decorateHunks(s, f);
+    return showDraft(pane, f);
+  }
   ui.diffKey = key;
+  ui.diffHunks = [];
   ui.virtualDiff = null;
   ui.lastSelection = null;
   ui.kbSel = null;
@@ -957,17 +1005,294 @@ function renderDiff(s) {
       return;
     }
     const hunks = big ? parsePatch(meta.patch) : pairWords(parsePatch(meta.patch));
+    ui.diffHunks = hunks;
+    if (!big) withContext(f, hunks);
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
     else if (ui.full && f.edit?.after) {
       renderFullFile(pane, f, hunks, key);
     } else {
       pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
+      addExpanders(pane, f, hunks);
       highlight(pane, fileKey(f), key);
     }
   }
+  decorateHunks(s, f);
   renderThreads();
   showDraft(pane, f);
+}
+
+// ---- context around hunks --------------------------------------------------
+
+// Each hunk can show more of the file around it: ↑ more lines above it,
+// ↓ more below the hunk before (on the header between two hunks) or below
+// the last (on a row after it). The lines come from the after side, read
+// once per version of the patch.
+
+const EXPAND_STEP = 10;
+
+function expansionOf(f) {
+  const patch = f._meta?.changesetd?.patch;
+  const k = `${ui.cs?.uri}\n${f.id}`;
+  let e = ui.expand.get(k);
+  if (!e || e.patch !== patch) {
+    e = { patch, above: [], below: [], lines: null };
+    ui.expand.set(k, e);
+  }
+  return e;
+}
+
+// hunkSpan is a hunk's first line and count on each side, a side with no
+// lines starting at the line after it.
+function hunkSpan(h) {
+  const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(h.header);
+  if (!m) return null;
+  const oc = m[2] === undefined ? 1 : Number(m[2]);
+  const nc = m[4] === undefined ? 1 : Number(m[4]);
+  return { os: oc === 0 ? Number(m[1]) + 1 : Number(m[1]), oc, ns: nc === 0 ? Number(m[3]) + 1 : Number(m[3]), nc };
+}
+
+// gaps lists the unchanged lines around the hunks, gap i before hunk i
+// and the last after the last hunk (its size unknown, Infinity, until the
+// file is read): {from, size, down, up}, down the lines shown below the
+// hunk before, up those shown above the hunk after.
+function gapsOf(f, hunks) {
+  const e = expansionOf(f);
+  const sp = hunks.map(hunkSpan);
+  if (sp.some((x) => !x)) return null;
+  const out = [];
+  for (let g = 0; g <= hunks.length; g++) {
+    const from = g === 0 ? 1 : sp[g - 1].ns + sp[g - 1].nc;
+    const to = g < hunks.length ? sp[g].ns - 1 : e.lines ? e.lines.length : Infinity;
+    const size = Math.max(0, to - from + 1);
+    const down = g > 0 ? Math.min(e.below[g - 1] || 0, size) : 0;
+    const up = g < hunks.length ? Math.min(e.above[g] || 0, size - down) : 0;
+    out.push({ from, size, down, up, sp: sp[g] || sp[g - 1] });
+  }
+  return out;
+}
+
+// withContext adds the context lines the reader asked for to the hunks.
+function withContext(f, hunks) {
+  const e = expansionOf(f);
+  if (!e.lines || !hunks.length) return;
+  const gaps = gapsOf(f, hunks);
+  if (!gaps) return;
+  const line = (n, delta) => ({ kind: 'ctx', text: e.lines[n - 1], old: n + delta, new: n, a: n - 1, extra: true });
+  hunks.forEach((h, i) => {
+    const s = hunkSpan(h);
+    const above = [];
+    for (let n = s.ns - gaps[i].up; n < s.ns; n++) above.push(line(n, s.os - s.ns));
+    const end = s.ns + s.nc;
+    const below = [];
+    for (let n = end; n < end + gaps[i + 1].down; n++) below.push(line(n, s.os + s.oc - end));
+    h.lines = [...above, ...h.lines, ...below];
+  });
+}
+
+function expandButton(text, label, fn) {
+  const b = el('button', 'expand', text);
+  b.type = 'button';
+  b.title = label;
+  b.setAttribute('aria-label', label);
+  b.onclick = fn;
+  return b;
+}
+
+// addExpanders puts the ↑/↓ buttons on the hunk headers and a row after
+// the last hunk.
+function addExpanders(pane, f, hunks) {
+  if (!f.edit?.after || !hunks.length) return;
+  const gaps = gapsOf(f, hunks);
+  if (!gaps) return;
+  const left = (g) => g.size - g.down - g.up;
+  const n = (g) => Math.min(EXPAND_STEP, left(g));
+  const tb = pane.querySelector('table.difftable tbody');
+  for (const tr of tb.querySelectorAll('tr.hunk')) {
+    const i = Number(tr.dataset.hunk);
+    const g = gaps[i];
+    if (left(g) <= 0) continue;
+    const box = el('span', 'expanders');
+    if (i > 0) box.append(expandButton(`↓ ${n(g)}`, `Show ${n(g)} more lines below hunk ${i}`, () => expandAt(i - 1, 'below', i)));
+    box.append(expandButton(`↑ ${n(g)}`, `Show ${n(g)} more lines above hunk ${i + 1}`, () => expandAt(i, 'above', i)));
+    tr.firstElementChild.prepend(box);
+  }
+  const last = gaps[hunks.length];
+  if (left(last) > 0) {
+    const tr = el('tr', 'hunk-tail');
+    const td = el('td', 'hunkhead');
+    td.colSpan = 4;
+    const k = Number.isFinite(last.size) ? n(last) : EXPAND_STEP;
+    td.append(expandButton(`↓ ${k}`, `Show ${k} more lines below hunk ${hunks.length}`, () => expandAt(hunks.length - 1, 'below', null)));
+    tr.append(td);
+    tb.append(tr);
+  }
+}
+
+// expandAt shows EXPAND_STEP more lines above or below hunk i, keeping
+// the header of hunk anchor (or the pane's scroll) where it was.
+async function expandAt(i, dir, anchor) {
+  const f = currentFile();
+  if (!f?.edit?.after) return;
+  const e = expansionOf(f);
+  if (!e.lines) {
+    try {
+      const b64 = await readContent(f.edit.after);
+      const text = new TextDecoder().decode(Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)));
+      const lines = text.split('\n');
+      if (lines[lines.length - 1] === '') lines.pop();
+      e.lines = lines;
+    } catch (err) {
+      toast(`Cannot read the file for more lines: ${errText(err)}`, 'error');
+      return;
+    }
+    if (currentFile()?.id !== f.id || expansionOf(f) !== e) return;
+  }
+  e[dir][i] = (e[dir][i] || 0) + EXPAND_STEP;
+  const pane = $('diff');
+  const rowOf = () => anchor === null ? null : pane.querySelector(`table:not(.fullfile) tr.hunk[data-hunk="${anchor}"]`);
+  const before = rowOf()?.getBoundingClientRect().top;
+  const top = pane.scrollTop;
+  ui.diffKey = '';
+  renderDiff(csState());
+  pane.scrollTop = top;
+  const after = rowOf()?.getBoundingClientRect().top;
+  if (before !== undefined && after !== undefined) pane.scrollTop += after - before;
+  // The button pressed is gone with the old rows: the focus goes to the
+  // one that shows more the same way, if any.
+  const arrow = dir === 'above' ? '↑' : '↓';
+  const scope = rowOf() || pane.querySelector('tr.hunk-tail');
+  const again = scope && [...scope.querySelectorAll('button.expand')].find((b) => b.textContent.startsWith(arrow));
+  if (again && (document.activeElement === document.body || !document.activeElement)) again.focus();
+}
+
+// ---- per hunk -------------------------------------------------------------
+
+// The daemon lists a file's hunks in _meta.changesetd.hunks, each with an
+// id bound to its content and its reviewed mark. Each hunk header of the
+// diff gets a labelled checkbox for the mark, Keep (stage the hunk, where
+// the changeset can stage lines) and Undo (revert the hunk's lines).
+
+// hunkEntry is the daemon's entry for parsed hunk h (number hi): the one
+// starting at the same lines, else the one at the same position.
+function hunkEntry(f, h, hi) {
+  const list = f?._meta?.changesetd?.hunks;
+  if (!Array.isArray(list) || !h) return null;
+  const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(h.header);
+  if (m) {
+    const found = list.find((e) => e.oldStart === Number(m[1]) && e.newStart === Number(m[2]));
+    if (found) return found;
+  }
+  return list.length === ui.diffHunks.length ? list[hi] : null;
+}
+
+// hunkRange is the range a range operation takes for hunk h: its changed
+// lines only, on the after side (a deleted line stands at the line after
+// it), so neighbouring hunks are not touched.
+function hunkRange(h) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const l of h.lines) {
+    if ((l.kind !== 'add' && l.kind !== 'del') || l.a === null || l.a === undefined) continue;
+    lo = Math.min(lo, l.a);
+    hi = Math.max(hi, l.a);
+  }
+  if (lo === Infinity) return null;
+  lo = Math.max(0, lo);
+  hi = Math.max(lo, hi);
+  return { start: { line: lo, character: 0 }, end: { line: hi, character: 0 } };
+}
+
+function hunkLines(r) {
+  return r.start.line === r.end.line ? `line ${r.start.line + 1}` : `lines ${r.start.line + 1}–${r.end.line + 1}`;
+}
+
+// decorateHunks puts the per-hunk controls on the hunk headers shown and
+// brings them up to date: cheap enough to run on every render.
+function decorateHunks(s, f) {
+  if (!f) return;
+  // The whole-file view is one table of its own, not the diff's hunks.
+  const rows = $('diff').querySelectorAll('table:not(.fullfile) tr.hunk');
+  if (!rows.length) return;
+  const review = !!ui.cs?.review;
+  const stage = rangeOp('stage');
+  const rev = rangeOp('revert');
+  const off = (op) => !op || op.status === 'disabled' || op.status === 'running' || !online();
+  for (const tr of rows) {
+    const hi = Number(tr.dataset.hunk);
+    const h = ui.diffHunks[hi];
+    const entry = review ? hunkEntry(f, h, hi) : null;
+    const r = h && hunkRange(h);
+    const td = tr.firstElementChild;
+    let box = td.querySelector('.hunkops');
+    if (!box) {
+      box = el('span', 'hunkops');
+      const label = el('label', 'hunkreview');
+      const cb = el('input', 'hunk-reviewed');
+      cb.type = 'checkbox';
+      cb.onchange = () => setHunkReviewed(hi, cb.checked);
+      label.append(cb, document.createTextNode(' Reviewed'));
+      const keep = el('button', 'hunk-keep', 'Keep');
+      keep.type = 'button';
+      keep.onclick = () => hunkOp('stage', hi);
+      const undo = el('button', 'hunk-undo danger', 'Undo');
+      undo.type = 'button';
+      undo.onclick = () => hunkOp('revert', hi);
+      box.append(label, keep, undo);
+      td.append(box);
+    }
+    const [label, keep, undo] = box.children;
+    const cb = label.firstChild;
+    label.hidden = !entry;
+    if (entry) {
+      cb.checked = !!entry.reviewed;
+      cb.disabled = !online();
+      cb.setAttribute('aria-label', `Reviewed: hunk ${hi + 1} of ${pathOf(f)}`);
+    }
+    tr.classList.toggle('reviewed', !!entry?.reviewed);
+    keep.hidden = !stage || !r;
+    keep.disabled = off(stage);
+    keep.title = stage?.status === 'disabled' ? `Keep: ${disabledReason()}` : 'Keep this hunk: stage its lines';
+    undo.hidden = !rev || !r;
+    undo.disabled = off(rev);
+    undo.title = rev?.status === 'disabled' ? `Undo: ${disabledReason()}` : 'Undo this hunk: revert its lines';
+  }
+}
+
+// setHunkReviewed marks hunk hi of the file shown, on the daemon; the file
+// comes back with the mark, to every client.
+async function setHunkReviewed(hi, reviewed) {
+  const f = currentFile();
+  const entry = f && hunkEntry(f, ui.diffHunks[hi], hi);
+  if (!entry || !ui.cs) return;
+  try {
+    await ui.client.request('x-changesetd/hunksReviewChanged', { channel: ui.cs.uri, file: f.id, hunks: [entry.id], reviewed });
+  } catch (e) {
+    toast(`The hunk's review mark was not saved: ${errText(e)}`, 'error');
+    decorateHunks(csState(), currentFile());
+  }
+}
+
+function hunkOp(id, hi) {
+  const op = rangeOp(id);
+  const f = currentFile();
+  const h = ui.diffHunks[hi];
+  const r = h && hunkRange(h);
+  if (!op || !f || !r) return;
+  const resource = f.edit?.after?.uri || f.id;
+  const what = id === 'revert' ? `Undo hunk ${hi + 1} of ${pathOf(f)} (${hunkLines(r)}): put back its lines as they were?` : `Stage hunk ${hi + 1} of ${pathOf(f)} (${hunkLines(r)})?`;
+  invoke(op, { kind: 'range', resource, side: 'after', range: r }, what);
+}
+
+// toggleHunk flips the reviewed mark of the current hunk (n/p), or of the
+// first.
+function toggleHunk() {
+  const rows = [...$('diff').querySelectorAll('tr.hunk')];
+  if (!rows.length) return;
+  if (ui.hunkAt < 0) gotoHunk(1);
+  const cb = rows[Math.max(0, ui.hunkAt)]?.querySelector('input.hunk-reviewed');
+  if (!cb || cb.disabled || cb.closest('label').hidden) return;
+  setHunkReviewed(Number(rows[Math.max(0, ui.hunkAt)].dataset.hunk), !cb.checked);
 }
 
 const IMAGE = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', bmp: 'image/bmp', ico: 'image/x-icon' };
@@ -1076,6 +1401,7 @@ function renderVirtualDiff(pane, hunks) {
     if (ui.virtualDiff && ui.virtualDiff.from === from && ui.virtualDiff.to === to) return;
     ui.virtualDiff = { from, to, draw };
     renderRows(tb, rows, from, to, DIFF_ROW_PX);
+    decorateHunks(csState(), currentFile());
   };
   ui.virtualDiff = null;
   draw();
@@ -1526,6 +1852,8 @@ function onKey(e) {
     setReviewed(files[i].id, !files[i].reviewed);
   } else if (e.key === 's') {
     toggleView();
+  } else if (e.key === 'h' && ui.cs?.review) {
+    toggleHunk();
   } else if (e.key === 'n' || e.key === 'p') {
     gotoHunk(e.key === 'n' ? 1 : -1);
   } else if (e.key === 'u' && files.length) {
