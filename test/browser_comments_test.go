@@ -199,3 +199,26 @@ func TestBrowserKeyboardLines(t *testing.T) {
 		t.Errorf("range %+v, want lines 6–8 (0-based, to the start of 9)", a.Range)
 	}
 }
+
+// TestBrowserMarkdownText: a comment written in markdown is shown as text
+// without its markup, and what markdown would not render as markup stays
+// as written: code spans verbatim, underscores and stars inside words.
+func TestBrowserMarkdownText(t *testing.T) {
+	b := newBrowser(t)
+	d := startDaemon(t)
+	openBlank(t, b, d)
+	cases := []struct{ markdown, want string }{
+		{"**Line 38** is `next`.", "Line 38 is next."},
+		{"Rename `__init__.py` and `a*b*c`.", "Rename __init__.py and a*b*c."},
+		{"my__private__name and snake_case_name stay", "my__private__name and snake_case_name stay"},
+		{"*args and **kwargs", "*args and **kwargs"},
+		{"See [the docs](https://example.com/x_y).", "See the docs (https://example.com/x_y)."},
+	}
+	for _, tc := range cases {
+		var got string
+		b.eval(`import('/assets/comments.js').then(c => c.plainText({markdown: `+js(tc.markdown)+`}))`, &got)
+		if got != tc.want {
+			t.Errorf("plainText(%q) = %q, want %q", tc.markdown, got, tc.want)
+		}
+	}
+}

@@ -16,17 +16,26 @@ export function newId(prefix) {
 }
 
 // plainText is an entry's text as plain text: a string as it is, and
-// {markdown} without the markup that says how to render it.
+// {markdown} without the markup that says how to render it. Code spans
+// keep their content as written; strong emphasis is unwrapped only where
+// markdown would render it, so identifiers such as __init__ or a*b*c keep
+// their underscores and stars.
 export function plainText(text) {
   if (typeof text === 'string') return text;
   if (!text || typeof text.markdown !== 'string') return '';
-  return text.markdown
+  const md = text.markdown
     .replace(/^```[^\n]*\n?/gm, '')
     .replace(/^ {0,3}#{1,6}\s+/gm, '')
-    .replace(/^ {0,3}>\s?/gm, '')
+    .replace(/^ {0,3}>\s?/gm, '');
+  // Odd parts are code spans: their content is kept verbatim.
+  return md.split(/`([^`]*)`/).map((part, i) => (i % 2 ? part : prose(part))).join('');
+}
+
+function prose(s) {
+  return s
     .replace(/!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)/g, (_, label, url) => (label && label !== url ? `${label} (${url})` : url))
-    .replace(/(\*\*|__)(?=\S)([^]*?\S)\1/g, '$2')
-    .replace(/`([^`]*)`/g, '$1');
+    .replace(/\*\*(?=\S)([^]*?\S)\*\*/g, '$1')
+    .replace(/(^|[^\w])__(?=\S)([^]*?\S)__(?!\w)/g, '$1$2');
 }
 
 export function isAgent(entry) {
