@@ -1,11 +1,14 @@
 package test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/changesetd/changesetd/protocol"
 )
 
 // TestBrowserFileOrderAndSelection checks that the file list stays sorted
@@ -74,5 +77,28 @@ func TestBrowserDaemonGone(t *testing.T) {
 	b.waitFor("ready with the new token", `document.getElementById('cs-status').textContent === 'ready' && document.getElementById('conn').dataset.state === 'connected'`)
 	if _, err := os.Stat(filepath.Join(repo, "a.txt")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBrowserRemoveSession: the page removes a session after asking, and
+// the daemon no longer lists it.
+func TestBrowserRemoveSession(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	d := startDaemon(t, repo)
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("the session listed", `document.querySelectorAll('#sessions li[data-session]').length === 1`)
+	b.click("the session's Remove", `#sessions li[data-session] button.rm-session`)
+	b.waitFor("the confirmation, saying what is kept", `(() => { const d = document.getElementById('confirm'); return d.open && document.getElementById('confirm-text').textContent.includes('kept for 7 days'); })()`)
+	b.click("Remove", `#confirm-ok`)
+	b.waitFor("no session left on the page", `document.querySelectorAll('#sessions li[data-session]').length === 0`)
+	c := d.client(t, "ide")
+	var res protocol.ListSessionsResult
+	params := protocol.ListSessionsParams{BaseParams: protocol.BaseParams{Channel: protocol.RootURI}}
+	if err := c.Call(context.Background(), protocol.MethodListSessions, params, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Items) != 0 {
+		t.Fatalf("the daemon still lists %d sessions after the page removed one", len(res.Items))
 	}
 }

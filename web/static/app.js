@@ -189,9 +189,33 @@ function renderSessions() {
       li.append(b);
     }
     if (s.workingDirectories?.length) li.append(el('span', 'dir muted', s.workingDirectories.map(dirName).join(', ')));
+    const rm = el('button', 'rm-session', 'Remove');
+    rm.type = 'button';
+    rm.title = `Remove session ${s.title || s.resource}`;
+    rm.setAttribute('aria-label', rm.title);
+    rm.disabled = !online();
+    rm.onclick = (e) => { e.stopPropagation(); removeSession(s); };
+    li.append(rm);
     li.onclick = () => selectSession(s.resource);
-    li.onkeydown = (e) => { if (e.key === 'Enter') selectSession(s.resource); };
+    li.onkeydown = (e) => { if (e.key === 'Enter' && e.target === li) selectSession(s.resource); };
     ul.append(li);
+  }
+}
+
+// removeSession disposes of a session after the user confirms; the
+// daemon keeps its turns, comments and review flags for a while, and the
+// root channel's sessionRemoved takes it off the list.
+async function removeSession(s) {
+  const name = s.title || s.resource;
+  const dirs = (s.workingDirectories || []).map(dirName).join(', ');
+  const text = `Remove the session ${name}${dirs ? ` (${dirs})` : ''}? Its changesets stop being served. ` +
+    'Its turns, comments and review flags are kept for 7 days: serving the same directory again within that time brings them back.';
+  if (!(await confirmDialog(text, 'Remove'))) return;
+  try {
+    await ui.client.request('disposeSession', { channel: s.resource });
+    toast(`Removed the session ${name}`);
+  } catch (e) {
+    toast(`Could not remove the session ${name}: ${errText(e)}`, 'error');
   }
 }
 
