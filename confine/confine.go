@@ -12,6 +12,7 @@ package confine
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -82,4 +83,25 @@ func PathFromFileURI(uri string) (string, error) {
 		return "", err
 	}
 	return filepath.Clean(filepath.FromSlash(p)), nil
+}
+
+// DirFromURI turns a file:// URI into a clean absolute directory path that
+// exists: a session's working directory as a client names it.
+func DirFromURI(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Path == "" {
+		return "", fmt.Errorf("working directory %q is not a file:// URI", uri)
+	}
+	path := filepath.Clean(filepath.FromSlash(u.Path))
+	if !filepath.IsAbs(path) {
+		return "", fmt.Errorf("working directory %q is not absolute", uri)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("working directory %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("working directory %s is not a directory", path)
+	}
+	return path, nil
 }

@@ -72,3 +72,21 @@ func TestPathFromFileURI(t *testing.T) {
 		}
 	}
 }
+
+// TestDirFromURI: a file:// URI of an existing directory gives its clean
+// path; anything else is an error naming the URI or the path.
+func TestDirFromURI(t *testing.T) {
+	dir := t.TempDir()
+	if got, err := DirFromURI("file://" + filepath.ToSlash(dir) + "/./"); err != nil || got != dir {
+		t.Errorf("DirFromURI(dir) = %q, %v; want %q", got, err, dir)
+	}
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, uri := range []string{"file://" + filepath.ToSlash(file), "file://" + filepath.ToSlash(dir) + "/missing", "http://x/y", "file://host/tmp", "file:relative"} {
+		if _, err := DirFromURI(uri); err == nil {
+			t.Errorf("DirFromURI(%q): no error", uri)
+		}
+	}
+}

@@ -48,9 +48,9 @@
 // an annotation's place is mapped onto, are read by Options.ReadFile,
 // which the session hands the confinement to apply (inside some session's
 // working directory once symbolic links are resolved); durable state goes
-// through Store and instruments through Metrics. The one check is
-// DirFromURI's, which stats createSession's directories (and confine's
-// resolution of their symbolic links).
+// through Store and instruments through Metrics. createSession's
+// directories are checked, and their symbolic links resolved, by confine;
+// the package itself imports neither os nor syscall.
 //
 // The package imports protocol, reducer, uritemplate, changeset, confine
 // and store (for its record types); it never imports server, scm, metrics,

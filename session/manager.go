@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -554,25 +553,8 @@ func (m *Manager) Close() {
 }
 
 // DirFromURI turns a file:// URI into a clean absolute directory path that
-// exists.
-func DirFromURI(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Path == "" {
-		return "", fmt.Errorf("working directory %q is not a file:// URI", uri)
-	}
-	path := filepath.Clean(filepath.FromSlash(u.Path))
-	if !filepath.IsAbs(path) {
-		return "", fmt.Errorf("working directory %q is not absolute", uri)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("working directory %s: %w", path, err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("working directory %s is not a directory", path)
-	}
-	return path, nil
-}
+// exists (confine.DirFromURI).
+func DirFromURI(uri string) (string, error) { return confine.DirFromURI(uri) }
 
 // FileURI returns the file:// URI of an absolute path.
 func FileURI(path string) string {
