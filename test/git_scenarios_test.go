@@ -1110,8 +1110,11 @@ func TestIncrementalRenameMatchesFullScan(t *testing.T) {
 				},
 				func(t *testing.T, repo string, m *changesetMirror) {
 					writeFile(t, repo, "new.txt", content)
-					m.Wait("new.txt published", func(st protocol.ChangesetState) bool {
-						return ready(st) && findFile(st, repo, "new.txt") != nil
+					// The creation may be published before the pair is
+					// found (one refresh per event under load); the live
+					// changeset must end as one move.
+					m.Wait("new.txt published as the move of old.txt", func(st protocol.ChangesetState) bool {
+						return ready(st) && findFile(st, repo, "new.txt") != nil && findFile(st, repo, "old.txt") == nil
 					})
 				},
 			},
