@@ -177,28 +177,13 @@ func (s *Session) do(f func()) bool { return s.mb.post(f) }
 // query runs the read-only f on the actor and waits for its result or
 // ctx; f is skipped when ctx ended before the actor got to it.
 func query[T any](ctx context.Context, s *Session, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	if !s.do(func() {
-		if ctx.Err() != nil {
-			return // abandoned: nobody reads the answer
+	return command(ctx, s, func() (T, error) {
+		if err := ctx.Err(); err != nil {
+			var zero T
+			return zero, err // abandoned: nobody reads the answer
 		}
-		v, err := f()
-		ch <- result{v, err}
-	}) {
-		var zero T
-		return zero, ErrClosed
-	}
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
+		return f()
+	})
 }
 
 // command runs f on the actor to completion, whether or not the caller

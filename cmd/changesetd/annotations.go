@@ -112,15 +112,10 @@ func annotationsCmd(ctx context.Context, args []string, stdin io.Reader, stdout,
 		return 1
 	}
 	defer c.close()
-	uri := *sessionURI
-	if uri == "" {
-		if uri, _, err = c.sessionFor(ctx, *dir, false); err != nil {
-			if errors.Is(err, errNoSession) {
-				err = fmt.Errorf("no session of the daemon has %s, so there are no annotations here (pass --dir or --session)", *dir)
-			}
-			fmt.Fprintf(stderr, "%s: %v\n", name, err)
-			return 1
-		}
+	uri, err := c.existingSession(ctx, *sessionURI, *dir, ", so there are no annotations here (pass --dir or --session)")
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
 	}
 	raw, st, err := c.subscribeAnnotations(ctx, uri)
 	if err != nil {

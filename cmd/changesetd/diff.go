@@ -96,17 +96,12 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer c.close()
-	uri := *sessionURI
-	if uri == "" {
-		// Reading makes nothing: a session is made by serve, a turn or
-		// an edit event, never by looking.
-		if uri, _, err = c.sessionFor(ctx, *dir, false); err != nil {
-			if errors.Is(err, errNoSession) {
-				err = fmt.Errorf("no session of the daemon has %s (serve it with \"changesetd serve DIR\", or pass --session; \"changesetd sessions\" lists them)", *dir)
-			}
-			fmt.Fprintf(stderr, "changesetd diff: %v\n", err)
-			return 1
-		}
+	// Reading makes nothing: a session is made by serve, a turn or an
+	// edit event, never by looking.
+	uri, err := c.existingSession(ctx, *sessionURI, *dir, serveHint)
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd diff: %v\n", err)
+		return 1
 	}
 	csURI, err := uritemplate.FormatChangesetURI(strings.TrimPrefix(uri, protocol.SessionScheme+"/"), kind, vars)
 	if err != nil {

@@ -92,19 +92,14 @@ func draftCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 1
 	}
 	defer c.close()
-	uri := *sessionURI
-	if uri == "" {
-		from := *dir
-		if from == "" {
-			from = filepath.Dir(abs)
-		}
-		if uri, _, err = c.sessionFor(ctx, from, false); err != nil {
-			if errors.Is(err, errNoSession) {
-				err = fmt.Errorf("no session of the daemon has %s (serve it with \"changesetd serve DIR\", or pass --session; \"changesetd sessions\" lists them)", from)
-			}
-			fmt.Fprintf(stderr, "changesetd draft: %v\n", err)
-			return 1
-		}
+	from := *dir
+	if from == "" {
+		from = filepath.Dir(abs)
+	}
+	uri, err := c.existingSession(ctx, *sessionURI, from, serveHint)
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd draft: %v\n", err)
+		return 1
 	}
 	var res struct {
 		Published    bool `json:"published"`

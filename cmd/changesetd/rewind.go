@@ -40,26 +40,24 @@ func rewindCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	dc.flags(fs, true)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	fs.Usage = func() { fmt.Fprint(stderr, rewindUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
-	if err := dc.parse(fs, args); err != nil {
+	// Flags may come before or after TURN.
+	rest, err := parseInterspersed(&dc, fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintf(stderr, "changesetd rewind: %v\n", err)
 		return 2
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
+	switch {
+	case len(rest) == 0:
 		fmt.Fprintln(stderr, "changesetd rewind: name the turn to rewind: changesetd rewind TURN")
+		return 2
+	case len(rest) > 1:
+		fmt.Fprintf(stderr, "changesetd rewind: unexpected argument %q\n", rest[1])
 		return 2
 	}
 	turn := rest[0]
-	// Flags may follow TURN.
-	if err := fs.Parse(rest[1:]); err != nil {
-		return 2
-	}
-	if len(fs.Args()) > 0 {
-		fmt.Fprintf(stderr, "changesetd rewind: unexpected argument %q\n", fs.Args()[0])
-		return 2
-	}
 	if *sessionURI != "" && *dir != "." {
 		fmt.Fprintln(stderr, "changesetd rewind: use only one of --dir and --session")
 		return 2
@@ -73,15 +71,10 @@ func rewindCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return 1
 	}
 	defer c.close()
-	uri := *sessionURI
-	if uri == "" {
-		if uri, _, err = c.sessionFor(ctx, *dir, false); err != nil {
-			if errors.Is(err, errNoSession) {
-				err = fmt.Errorf("no session of the daemon has %s (pass --session; \"changesetd sessions\" lists them)", *dir)
-			}
-			fmt.Fprintf(stderr, "changesetd rewind: %v\n", err)
-			return 1
-		}
+	uri, err := c.existingSession(ctx, *sessionURI, *dir, ` (pass --session; "changesetd sessions" lists them)`)
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd rewind: %v\n", err)
+		return 1
 	}
 	csURI, err := uritemplate.FormatChangesetURI(strings.TrimPrefix(uri, protocol.SessionScheme+"/"), protocol.KindTurn, uritemplate.Values{uritemplate.VarTurnID: turn})
 	if err != nil {

@@ -297,6 +297,23 @@ func (c *client) callStarting(ctx context.Context, method string, params, out an
 // and it may not create one.
 var errNoSession = errors.New("no session of the daemon has this directory; nothing to end")
 
+// existingSession is the session a read-only command acts on: given, or
+// else the one whose working directory contains dir. It never makes one;
+// when there is none the error names dir, then hint (how to get one).
+func (c *client) existingSession(ctx context.Context, given, dir, hint string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	uri, _, err := c.sessionFor(ctx, dir, false)
+	if errors.Is(err, errNoSession) {
+		err = fmt.Errorf("no session of the daemon has %s%s", dir, hint)
+	}
+	return uri, err
+}
+
+// serveHint is how to get a session for a directory that has none.
+const serveHint = ` (serve it with "changesetd serve DIR", or pass --session; "changesetd sessions" lists them)`
+
 // sessionFor finds the session whose working directory contains dir, or,
 // with create, creates one for dir (created).
 func (c *client) sessionFor(ctx context.Context, dir string, create bool) (uri string, created bool, err error) {
