@@ -64,6 +64,11 @@ type csChannel struct {
 type fileOrigin struct {
 	ws       int
 	from, to *FileVersion // the file's sides; nil when absent
+	// The file's patch and ACP v2 diff block, read through the URIs of
+	// its published _meta (patch.go), and their version.
+	patch  string
+	acp    protocol.Object
+	patchV string
 }
 
 // path is the file's current path, or its old path when it was deleted.
@@ -645,7 +650,7 @@ func (cs *csChannel) find(id string) *protocol.ChangesetFile {
 
 // sameFile reports whether republishing f would change nothing.
 func sameFile(a, b protocol.ChangesetFile) bool {
-	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed() && sameEdits(a, b) && indexMark(a) == indexMark(b)
+	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed() && sameEdits(a, b) && indexMark(a) == indexMark(b) && patchURIOf(a) == patchURIOf(b)
 }
 
 // indexMark is where an uncommitted file's change stands in git's index
@@ -684,7 +689,7 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 		return &protocol.FileEditSide{URI: uri, Content: content}
 	}
 	f := protocol.ChangesetFile{Edit: protocol.FileEdit{}, Meta: withEdits(fc.Meta, s.editsMeta(cs, ws, fc.Path()))}
-	o := fileOrigin{ws: ws, from: fc.Old, to: fc.New}
+	o := fileOrigin{ws: ws, from: fc.Old, to: fc.New, patch: fc.Patch, acp: fc.ACP}
 	if fc.Old != nil {
 		f.Edit.Before = side(fc.Old)
 		f.ID = f.Edit.Before.URI
@@ -693,6 +698,8 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 		f.Edit.After = side(fc.New)
 		f.ID = f.Edit.After.URI
 	}
+	o.patchV = patchVersion(fc, f.ID)
+	f.Meta = withPatchURIs(f.Meta, cs.uri, f.ID, o.patchV, fc)
 	if !fc.Binary && fc.Precise {
 		f.Edit.Diff = &protocol.FileEditDiffStats{Added: protocol.Ptr(fc.Added), Removed: protocol.Ptr(fc.Removed)}
 	}

@@ -192,10 +192,8 @@ func (s *Session) draftFile(cs *csChannel, key editKey, base *FileVersion, d *dr
 		op = "add"
 	}
 	own := protocol.Object{"operation": op, "fileType": "text", "draft": st}
-	if r.Patch != "" {
-		own["patch"] = r.Patch // what a reader shows as the draft's diff, as for any file
-	}
 	fc.Meta = protocol.Object{"changesetd": own}
+	fc.Patch = r.Patch // what a reader shows as the draft's diff, as for any file
 	f, o := s.fileOf(key.ws, fc, cs)
 	f.Reviewed = nil // a draft is never the reviewed content
 	cs.origin[f.ID] = o

@@ -2,7 +2,11 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -36,8 +40,10 @@ func PatchURI(changesetURI string) string {
 	return protocol.SessionScheme + "/" + id + patchSegment + kind
 }
 
-// changesetOfPatch inverts PatchURI.
+// changesetOfPatch inverts PatchURI; a per-file patch URI's query is
+// left out.
 func changesetOfPatch(uri string) (string, bool) {
+	uri, _, _ = strings.Cut(uri, "?")
 	rest, ok := strings.CutPrefix(uri, protocol.SessionScheme+"/")
 	if !ok {
 		return "", false
@@ -112,12 +118,167 @@ func (m *Manager) ChangesetPatch(ctx context.Context, changesetURI string, limit
 			if omitted, _ := own["patchOmitted"].(bool); omitted {
 				return nil, protocol.Errorf(protocol.CodeInvalidParams, "patch of %s: %s is too large for a patch of at most %d bytes", changesetURI, fc.Path(), limit)
 			}
-			p, _ := own["patch"].(string)
-			sb.WriteString(p)
+			sb.WriteString(fc.Patch)
 			if sb.Len() > limit {
 				return nil, protocol.Errorf(protocol.CodeInvalidParams, "patch of %s: larger than the limit of %d bytes", changesetURI, limit)
 			}
 		}
 	}
 	return []byte(sb.String()), nil
+}
+
+// A file's own patch, and its ACP v2 diff block, are not in the changeset
+// state: a thousand files' patches are megabytes that every subscriber
+// would receive and parse before its first paint, most never looked at.
+// The state names where each is read instead, as
+//
+//	ahp-session:/<session id>/patch/<kind>[/<var>…]?file=<file id>&v=<version>[&format=acp]
+//
+// in _meta.changesetd.patchUri (present when the file has a patch) and
+// _meta.changesetd.acpDiffUri. The version changes whenever the bytes read
+// there do, so a client may cache by URI; a read of a version that is no
+// longer the file's is refused as a conflict, the new state being on its
+// way to the subscriber.
+const (
+	metaPatchURI   = "patchUri"
+	metaPatchBytes = "patchBytes"
+	metaACPURI     = "acpDiffUri"
+)
+
+// FilePatchURI is where the patch of the file with id fileID, at version
+// v, of a changeset is read; acp asks for its ACP v2 diff block instead.
+func FilePatchURI(changesetURI, fileID, v string, acp bool) string {
+	u := PatchURI(changesetURI) + "?file=" + url.QueryEscape(fileID) + "&v=" + v
+	if acp {
+		u += "&format=acp"
+	}
+	return u
+}
+
+// filePatchRef is a parsed per-file patch URI.
+type filePatchRef struct {
+	changeset, file, v string
+	acp                bool
+}
+
+// parseFilePatch parses a per-file patch URI; ok is false for any other
+// URI, including a whole-changeset patch's.
+func parseFilePatch(uri string) (ref filePatchRef, ok bool, err error) {
+	base, query, found := strings.Cut(uri, "?")
+	if !found {
+		return ref, false, nil
+	}
+	cs, isPatch := changesetOfPatch(base)
+	if !isPatch {
+		return ref, false, nil
+	}
+	vals, err := url.ParseQuery(query)
+	if err != nil {
+		return ref, true, fmt.Errorf("the query %q: %v", query, err)
+	}
+	ref = filePatchRef{changeset: cs, file: vals.Get("file"), v: vals.Get("v")}
+	switch f := vals.Get("format"); f {
+	case "":
+	case "acp":
+		ref.acp = true
+	default:
+		return ref, true, fmt.Errorf("format %q: the formats are the git patch (no format) and acp", f)
+	}
+	if ref.file == "" || ref.v == "" {
+		return ref, true, fmt.Errorf("a file's patch URI names its file and version (file=…&v=…), as the changeset state gives it")
+	}
+	return ref, true, nil
+}
+
+// patchVersion identifies the bytes of a file's patch and ACP block: its
+// patch, both sides' content and modes, and its paths.
+func patchVersion(fc FileChange, fileID string) string {
+	h := sha256.New()
+	h.Write([]byte(fc.Patch))
+	for _, v := range []*FileVersion{fc.Old, fc.New} {
+		h.Write([]byte{0})
+		if v != nil {
+			fmt.Fprintf(h, "%s %o %s", v.OID, v.Mode, v.Path)
+		}
+	}
+	h.Write([]byte{0})
+	h.Write([]byte(fileID))
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// withPatchURIs returns meta with the file's patch and ACP URIs; meta's
+// own object is copied, not changed.
+func withPatchURIs(meta protocol.Object, changesetURI, fileID, v string, fc FileChange) protocol.Object {
+	out := make(protocol.Object, len(meta)+1)
+	for k, x := range meta {
+		out[k] = x
+	}
+	own := protocol.Object{}
+	if prev, ok := meta["changesetd"].(protocol.Object); ok {
+		for k, x := range prev {
+			own[k] = x
+		}
+	}
+	if fc.Patch != "" {
+		own[metaPatchURI] = FilePatchURI(changesetURI, fileID, v, false)
+		own[metaPatchBytes] = len(fc.Patch)
+	}
+	if fc.ACP != nil {
+		own[metaACPURI] = FilePatchURI(changesetURI, fileID, v, true)
+	}
+	out["changesetd"] = own
+	return out
+}
+
+// patchURIOf is a published file's patch URI, "" when it has none.
+func patchURIOf(f protocol.ChangesetFile) string {
+	own, _ := f.Meta["changesetd"].(protocol.Object)
+	u, _ := own[metaPatchURI].(string)
+	a, _ := own[metaACPURI].(string)
+	return u + "\x00" + a
+}
+
+// FilePatch reads one file's patch, or its ACP v2 diff block as JSON, from
+// the changeset it was published in. The changeset must be subscribed by
+// someone (the reader itself, usually): that is where the patch is kept.
+func (m *Manager) FilePatch(ctx context.Context, uri string) ([]byte, bool, error) {
+	ref, ok, err := parseFilePatch(uri)
+	if !ok {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: %v", uri, err)
+	}
+	cref, err := uritemplate.ParseChangesetURI(ref.changeset)
+	if err != nil {
+		return nil, true, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %v", uri, err)
+	}
+	s, ok := m.Session(protocol.SessionScheme + "/" + cref.SessionID)
+	if !ok {
+		return nil, true, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: session %s does not exist", uri, cref.SessionID)
+	}
+	b, err := query(ctx, s, func() ([]byte, error) {
+		cs := s.changesets[ref.changeset]
+		if cs == nil || s.disposed {
+			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: nobody is subscribed to %s, which keeps its files' patches; subscribe to it, or read its whole patch at %s", uri, ref.changeset, PatchURI(ref.changeset))
+		}
+		o, ok := cs.origin[ref.file]
+		if !ok || cs.find(ref.file) == nil {
+			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %s has no file %s now", uri, ref.changeset, ref.file)
+		}
+		if o.patchV != ref.v {
+			return nil, protocol.Errorf(protocol.CodeConflict, "resourceRead %s: the file changed since this URI was published (its version is %s now); read the patchUri of its current state", uri, o.patchV).WithReason(protocol.ReasonFileChanged)
+		}
+		if ref.acp {
+			if o.acp == nil {
+				return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: the file has no ACP diff block", uri)
+			}
+			return json.Marshal(o.acp)
+		}
+		if o.patch == "" {
+			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: the file has no patch (see its tooLarge or patchOmitted)", uri)
+		}
+		return []byte(o.patch), nil
+	})
+	return b, true, err
 }

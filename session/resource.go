@@ -13,8 +13,9 @@ import (
 var blobURIPattern = regexp.MustCompile(`^ahp-session:/([A-Za-z0-9._~-]+)/blob/([0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // ReadResource reads the content a ContentRef points at: a stored object
-// of a session, a file inside one of a session's working directories, or
-// the whole patch of a changeset (PatchURI).
+// of a session, a file inside one of a session's working directories,
+// the whole patch of a changeset (PatchURI), or one file's patch or ACP
+// diff block (FilePatchURI).
 // Anything else is NotFound; a file outside every session's directories,
 // including through a symbolic link, is PermissionDenied.
 func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]byte, error) {
@@ -31,6 +32,12 @@ func (m *Manager) ReadResource(ctx context.Context, uri string, limit int64) ([]
 	}
 	if strings.HasPrefix(uri, "file:") {
 		return m.readFile(uri, limit)
+	}
+	if b, ok, err := m.FilePatch(ctx, uri); ok {
+		if err == nil && int64(len(b)) > limit {
+			return nil, tooLarge(uri, limit)
+		}
+		return b, err
 	}
 	if cs, ok := changesetOfPatch(uri); ok {
 		return m.ChangesetPatch(ctx, cs, int(min(limit, MaxChangesetPatchBytes)))

@@ -131,8 +131,16 @@ type FileChange struct {
 	Binary         bool
 	Precise        bool // counts are exact; false for degraded diffs
 	Added, Removed int
-	// Meta is the file's _meta (diff statistics extension, patch).
+	// Meta is the file's _meta (diff statistics extension, operation,
+	// blob ids): what every subscriber receives.
 	Meta protocol.Object
+	// Patch is the file's git patch, "" when it has none (too large,
+	// or a whole-changeset read that only needs the text). ACP is the
+	// file's change as an ACP v2 diff content block, nil when not
+	// computed. Neither is in the published state: a client reads them
+	// on request through the URIs the state names (FilePatchURI).
+	Patch string
+	ACP   protocol.Object
 }
 
 // Path is the file's current path, or its old path when deleted.

@@ -41,7 +41,7 @@ func acpBlocks(t *testing.T, w *gitWorkspace) map[string]protocol.Object {
 	must(t, err)
 	out := map[string]protocol.Object{}
 	for _, f := range list.Files {
-		block := f.Meta["changesetd"].(protocol.Object)["acpDiff"].(protocol.Object)
+		block := f.ACP
 		raw, err := json.Marshal(block)
 		must(t, err)
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))

@@ -34,7 +34,7 @@ func TestSubdirectorySession(t *testing.T) {
 		t.Errorf("changes %v, want [dir/c.txt]", got)
 	}
 	for _, f := range list.Files {
-		acp := f.Meta["changesetd"].(protocol.Object)["acpDiff"].(protocol.Object)
+		acp := f.ACP
 		change := acp["changes"].([]any)[0].(protocol.Object)
 		if want := filepath.ToSlash(filepath.Join(top, "dir", "c.txt")); change["path"] != want {
 			t.Errorf("ACP path %v, want %s", change["path"], want)

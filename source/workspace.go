@@ -511,8 +511,7 @@ func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q ses
 		metrics.FilesDiffed.Inc()
 		fc := fileChange(r)
 		if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
-			own := fc.Meta["changesetd"].(protocol.Object)
-			own["acpDiff"] = acpDiff(r, root, own["fileType"].(string))
+			fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string))
 		}
 		if fc.New != nil {
 			fc.New.Live = live(p[1])
@@ -624,11 +623,12 @@ func fileChange(r changeset.Result) session.FileChange {
 	}
 	fc.Old, fc.New = side(r.Old, false), side(r.New, true)
 	fc.Meta = fileMeta(r, fc)
+	fc.Patch = r.Patch
 	return fc
 }
 
 // fileMeta builds a file's _meta: the AIR statistics where they are exact,
-// and ours: operation, file type, blob ids and the patch.
+// and ours: operation, file type, blob ids and the hunks.
 func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	meta := protocol.Object{}
 	for k, v := range r.AIRMeta() {
@@ -645,9 +645,6 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	}
 	if r.Similarity > 0 && r.ChangeType() == changeset.Renamed {
 		own["similarity"] = r.Similarity
-	}
-	if r.Patch != "" {
-		own["patch"] = r.Patch
 	}
 	if hs := hunkList(r); hs != nil {
 		own[session.MetaHunks] = hs

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,8 +41,8 @@ func TestDraftCLI(t *testing.T) {
 			if dm := draftMeta(f); dm["linesWritten"] != 4.0 || dm["percent"] != 50.0 {
 				t.Errorf("the draft sent by the command: %v", dm)
 			}
-			// Its diff, as for any file, for readers that show _meta's patch.
-			if p := patchMeta(f); !strings.Contains(p, "-two\n+TWO\n") || strings.Contains(p, "-five") {
+			// Its diff, as for any file, read at its patchUri.
+			if p := filePatch(t, c, f); !strings.Contains(p, "-two\n+TWO\n") || strings.Contains(p, "-five") {
 				t.Errorf("the draft's patch %q, want two changed to TWO and the rest kept", p)
 			}
 		}
@@ -75,19 +74,4 @@ func TestDraftCLI(t *testing.T) {
 	if f := fileByPath(st, repo, "b.txt"); f != nil {
 		t.Errorf("b.txt is in the uncommitted changes after a refused draft: %+v", f)
 	}
-}
-
-// patchMeta is the patch the daemon puts in a file's _meta.
-func patchMeta(f *protocol.ChangesetFile) string {
-	if f == nil {
-		return ""
-	}
-	raw, _ := json.Marshal(f.Meta)
-	var m struct {
-		Changesetd struct {
-			Patch string `json:"patch"`
-		} `json:"changesetd"`
-	}
-	json.Unmarshal(raw, &m)
-	return m.Changesetd.Patch
 }

@@ -454,13 +454,13 @@ func waitIDs(m *changesetMirror, ids []string) protocol.ChangesetState {
 func checkScenario(t *testing.T, c *fake.Client, repo string, st protocol.ChangesetState, want []wantFile, unborn bool) {
 	t.Helper()
 	for _, w := range want {
-		checkFile(t, repo, findFile(st, repo, w.path), w)
+		checkFile(t, c, repo, findFile(st, repo, w.path), w)
 	}
 	if len(want) == 0 {
 		return
 	}
 	checkAgainstGitNumstat(t, repo, st, want, unborn)
-	checkPatchesApply(t, repo, st, unborn)
+	checkPatchesApply(t, c, repo, st, unborn)
 	for _, w := range want {
 		if w.read {
 			checkResourceRead(t, c, repo, findFile(st, repo, w.path), w)
@@ -577,7 +577,7 @@ func airLines(s []byte) int {
 	return n
 }
 
-func checkFile(t *testing.T, repo string, f *protocol.ChangesetFile, w wantFile) {
+func checkFile(t *testing.T, c *fake.Client, repo string, f *protocol.ChangesetFile, w wantFile) {
 	t.Helper()
 	if f == nil {
 		t.Errorf("%s: not in the changeset", w.path)
@@ -649,7 +649,7 @@ func checkFile(t *testing.T, repo string, f *protocol.ChangesetFile, w wantFile)
 	}
 
 	// Counts: edit.diff and the AIR statistics are the same numbers.
-	patch := own("patch")
+	patch := filePatch(t, c, f)
 	_, hasAIR := metaPath(f.Meta, "jetbrains", "air", "diffStats")
 	if w.noStats {
 		if f.Edit.Diff != nil {
@@ -877,7 +877,7 @@ func worktree(t *testing.T, root string, skip map[string]bool) map[string]treeEn
 
 // checkPatchesApply restores a copy of repo to HEAD, applies every file's
 // patch with git apply and compares the result with the working tree.
-func checkPatchesApply(t *testing.T, repo string, st protocol.ChangesetState, unborn bool) {
+func checkPatchesApply(t *testing.T, c *fake.Client, repo string, st protocol.ChangesetState, unborn bool) {
 	t.Helper()
 	cp := copyRepo(t, repo)
 	// "git checkout -- ." would restore the index, which holds staged
@@ -891,7 +891,7 @@ func checkPatchesApply(t *testing.T, repo string, st protocol.ChangesetState, un
 
 	var patch strings.Builder
 	for _, f := range st.Files {
-		p := metaString(f.Meta, "changesetd", "patch")
+		p := filePatch(t, c, &f)
 		if p == "" {
 			t.Errorf("%s: no patch", f.ID)
 			continue
@@ -937,6 +937,28 @@ func checkPatchesApply(t *testing.T, repo string, st protocol.ChangesetState, un
 			t.Errorf("after git apply: %s exists but is not in the working tree", p)
 		}
 	}
+}
+
+// filePatch reads a file's patch through the patchUri of its _meta, ""
+// when it names none.
+func filePatch(t *testing.T, c *fake.Client, f *protocol.ChangesetFile) string {
+	t.Helper()
+	if f == nil {
+		return ""
+	}
+	uri := metaString(f.Meta, "changesetd", "patchUri")
+	if uri == "" {
+		return ""
+	}
+	b, err := readResource(t, c, uri)
+	if err != nil {
+		t.Errorf("%s: reading its patch at %s: %v", f.ID, uri, err)
+		return ""
+	}
+	if n, _ := metaPath(f.Meta, "changesetd", "patchBytes"); n != float64(len(b)) {
+		t.Errorf("%s: patchBytes %v, the patch read has %d bytes", f.ID, n, len(b))
+	}
+	return string(b)
 }
 
 func readResource(t *testing.T, c *fake.Client, uri string) ([]byte, error) {
@@ -1156,8 +1178,9 @@ func TestIncrementalRenameMatchesFullScan(t *testing.T) {
 			}
 			live := m.State()
 
-			fresh := waitFileSet(subscribeUncommitted(t, startDaemon(t, repo)), repo, []wantFile{tc.want})
-			checkFile(t, repo, findFile(fresh, repo, tc.want.path), tc.want)
+			fm := subscribeUncommitted(t, startDaemon(t, repo))
+			fresh := waitFileSet(fm, repo, []wantFile{tc.want})
+			checkFile(t, fm.c, repo, findFile(fresh, repo, tc.want.path), tc.want)
 			if got, want := fileSummary(live), fileSummary(fresh); !slices.Equal(got, want) {
 				t.Errorf("live changeset:\n  %s\na fresh scan of the same tree:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 			}

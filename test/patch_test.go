@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/test/fake"
 )
 
 // diffCLI runs "changesetd diff ..." against the daemon and returns the
@@ -199,18 +200,19 @@ func TestWholeChangesetPatch(t *testing.T) {
 			t.Errorf("%s: resourceRead of %s differs from changesetd diff", k.name, pu)
 		}
 		if k.name == "turn A" {
-			checkACPDiffs(t, repo, st)
+			checkACPDiffs(t, c, repo, st)
 		}
 		c.Call(ctx(t), protocol.MethodUnsubscribe, map[string]any{"channel": uri}, nil)
 	}
 }
 
-// checkACPDiffs checks each file's _meta.changesetd.acpDiff against the
+// checkACPDiffs checks each file's ACP diff block, read at its
+// _meta.changesetd.acpDiffUri, against the
 // ACP v2 diff shape: {type: "diff", changes: [{operation, path, oldPath
 // for a move, fileType}], patch: {format: "git_patch", text}} with
 // absolute paths and no a/ b/ prefixes in the patch, valid against ACP's
 // v2 schema.
-func checkACPDiffs(t *testing.T, repo string, st protocol.ChangesetState) {
+func checkACPDiffs(t *testing.T, c *fake.Client, repo string, st protocol.ChangesetState) {
 	t.Helper()
 	want := map[string]string{ // path → operation
 		"text.txt": "modify", "new.txt": "move", "run.sh": "modify",
@@ -221,7 +223,11 @@ func checkACPDiffs(t *testing.T, repo string, st protocol.ChangesetState) {
 	}
 	sch := acpDiffSchema(t)
 	for _, f := range st.Files {
-		raw, _ := json.Marshal(f.Meta["changesetd"].(map[string]any)["acpDiff"])
+		raw, err := readResource(t, c, metaString(f.Meta, "changesetd", "acpDiffUri"))
+		if err != nil {
+			t.Errorf("%s: reading its ACP diff block: %v", f.ID, err)
+			continue
+		}
 		if err := validateJSON(sch, raw); err != nil {
 			t.Errorf("%s: acpDiff %s is not an ACP v2 ToolCallContent: %v", f.ID, raw, err)
 		}

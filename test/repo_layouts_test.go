@@ -507,7 +507,7 @@ func checkSymlinks(t *testing.T, c *fake.Client, dir, top, uri string, st protoc
 	if ct := f.Edit.After.Content.ContentType; ct != "inode/symlink" {
 		t.Errorf("link after side content type %q", ct)
 	}
-	patch := metaString(f.Meta, "changesetd", "patch")
+	patch := filePatch(t, c, f)
 	gitPatch := git(t, top, "diff", "HEAD", "--", "link")
 	for _, l := range []string{"-a.txt", "+other/d.txt", "\\ No newline at end of file"} {
 		if !strings.Contains(patch, l+"\n") || !strings.Contains(gitPatch, l+"\n") {

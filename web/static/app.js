@@ -9,6 +9,7 @@ import { lastLine, linesLabel, newId, oldRange, placeThreads, plainText, renderC
 import { renderNotes, workspaceNotes } from './warnings.js';
 import { draftBadge, showDraft } from './drafts.js';
 import { createTurnPager } from './turnpages.js';
+import { createPatches } from './patches.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -65,7 +66,7 @@ const ui = {
   folded: new Set(), // folders of the file tree the reader folded
   hunkAt: -1, // the hunk n/p went to last
   diffHunks: [], // the parsed hunks of the diff shown
-  expand: new Map(), // "changeset\nfile" -> the context shown around its hunks: {patch, above, below, lines}
+  expand: new Map(), // "changeset\nfile" -> the context shown around its hunks: {patch: its patchUri, above, below, lines}
   virtualDiff: null, // the virtual diff shown: {from, to, draw}
   lastSelection: null,
   ann: null, // the session's annotations channel, when the daemon has one
@@ -75,6 +76,9 @@ const ui = {
   sent: new Map(), // clientSeq -> the comment box a dispatch came from, to reopen it if refused
   swallowKey: null, // a key that opened a comment box, not to be typed into it
 };
+
+// The files' patches, read as they are shown (patches.js).
+const patches = createPatches((uri) => ui.client.request('resourceRead', { channel: ROOT, uri }));
 
 const remembered = () => JSON.parse(sessionStorage.getItem('changesetd.selection') || '{}');
 function remember() {
@@ -968,7 +972,7 @@ function renderDiff(s) {
   // A reviewed file's diff is folded, as a "Viewed" file on a forge, until
   // the reader opens it again.
   const folded = !!(f?.reviewed && ui.cs?.review && !ui.unfolded.has(f.id));
-  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, ui.full, folded, meta.patch, meta.fileType, meta.tooLarge, meta.patchOmitted]);
+  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, ui.full, folded, meta.patchUri, meta.fileType, meta.tooLarge, meta.patchOmitted]);
   $('view-toggle').textContent = ui.view === 'split' ? 'Unified' : 'Side by side';
   $('full-toggle').textContent = ui.full ? 'Changes only' : 'Full file';
   $('full-toggle').setAttribute('aria-pressed', String(!!ui.full));
@@ -1007,12 +1011,23 @@ function renderDiff(s) {
     pane.append(el('p', 'note', 'Binary file: no text diff.'));
   } else if (meta.tooLarge) {
     pane.append(el('p', 'note', 'This file is too large to diff.'));
-  } else if (meta.patchOmitted || meta.patch === undefined) {
+  } else if (meta.patchOmitted || !meta.patchUri) {
     pane.append(el('p', 'note', 'The diff of this file is too large to show.'));
+  } else if (!patches.get(meta.patchUri)) {
+    // Read when first shown; drawn when it arrives, if still shown.
+    pane.append(el('p', 'note loading', 'Loading the diff…'));
+    patches.load(meta.patchUri).then(() => {
+      if (ui.diffKey !== key) return;
+      ui.diffKey = '';
+      renderDiff(csState());
+    });
+  } else if (patches.get(meta.patchUri).error) {
+    pane.append(el('p', 'note error', `The diff could not be read: ${patches.get(meta.patchUri).error}`));
   } else {
+    const patch = patches.get(meta.patchUri).text;
     // Its changed lines, or the patch's lines where the counts are missing.
     const dd = f.edit?.diff;
-    const n = dd?.added !== undefined ? (dd.added || 0) + (dd.removed || 0) : countLines(meta.patch);
+    const n = dd?.added !== undefined ? (dd.added || 0) + (dd.removed || 0) : countLines(patch);
     const big = n > BIG_DIFF;
     if (big && !ui.bigOk.has(key)) {
       // Rendering it would hold the page for seconds: on request only.
@@ -1028,7 +1043,7 @@ function renderDiff(s) {
       pane.append(p);
       return;
     }
-    const hunks = big ? parsePatch(meta.patch) : pairWords(parsePatch(meta.patch));
+    const hunks = big ? parsePatch(patch) : pairWords(parsePatch(patch));
     ui.diffHunks = hunks;
     if (!big) withContext(f, hunks);
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
@@ -1044,6 +1059,19 @@ function renderDiff(s) {
   decorateHunks(s, f);
   renderThreads();
   showDraft(pane, f);
+  prefetchAround(f);
+}
+
+// prefetchAround reads the patches of the files next to f in the list, so
+// that j and k draw the next diff at once.
+function prefetchAround(f) {
+  const files = (ui.items || []).filter((it) => it.file).map((it) => it.file);
+  const i = files.findIndex((x) => x.id === f.id);
+  if (i < 0) return;
+  for (const g of [files[i + 1], files[i - 1], files[i + 2]]) {
+    const uri = g?._meta?.changesetd?.patchUri;
+    if (uri && !patches.get(uri)) patches.load(uri);
+  }
 }
 
 // ---- context around hunks --------------------------------------------------
@@ -1056,7 +1084,7 @@ function renderDiff(s) {
 const EXPAND_STEP = 10;
 
 function expansionOf(f) {
-  const patch = f._meta?.changesetd?.patch;
+  const patch = f._meta?.changesetd?.patchUri;
   const k = `${ui.cs?.uri}\n${f.id}`;
   let e = ui.expand.get(k);
   if (!e || e.patch !== patch) {
@@ -1664,11 +1692,13 @@ async function anchorFor(resource, range) {
   }
   const f = st.files?.find((x) => (x.edit?.after?.uri || x.edit?.before?.uri) === resource);
   if (!f) return { turnId: 'baseline', range }; // the same lines as at the baseline
-  const patch = f._meta?.changesetd?.patch;
-  if (patch === undefined || f._meta?.changesetd?.patchOmitted) {
+  const uri = f._meta?.changesetd?.patchUri;
+  if (!uri || f._meta?.changesetd?.patchOmitted) {
     return { turnId: 'baseline', range: null, note: 'on the whole file: its diff since the baseline is too large to place lines with' };
   }
-  return { turnId: 'baseline', range: oldRange(parsePatch(patch), range.start.line, lastLine(range)) };
+  const patch = await patches.load(uri);
+  if (patch.error) return { turnId: 'baseline', range: null, note: `on the whole file: its diff since the baseline could not be read (${patch.error})` };
+  return { turnId: 'baseline', range: oldRange(parsePatch(patch.text), range.start.line, lastLine(range)) };
 }
 
 // anchorRow is the last diff row on the range's lines, or null when the

@@ -1,4 +1,4 @@
-// Parsing a file's git patch (_meta.changesetd.patch) into hunks and
+// Parsing a file's git patch (read at its _meta.changesetd.patchUri) into hunks and
 // rendering it as a unified or side-by-side table. Every rendered line
 // carries its 0-based position on the after side (data-a), so a text
 // selection maps to a range for a range operation.
