@@ -699,7 +699,7 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 		f.ID = f.Edit.After.URI
 	}
 	o.patchV = patchVersion(fc, f.ID)
-	f.Meta = withPatchURIs(f.Meta, cs.uri, f.ID, o.patchV, fc)
+	f.Meta = withPatchURIs(f.Meta, cs.uri, o.patchV, fc)
 	if !fc.Binary && fc.Precise {
 		f.Edit.Diff = &protocol.FileEditDiffStats{Added: protocol.Ptr(fc.Added), Removed: protocol.Ptr(fc.Removed)}
 	}

@@ -132,23 +132,24 @@ func (m *Manager) ChangesetPatch(ctx context.Context, changesetURI string, limit
 // would receive and parse before its first paint, most never looked at.
 // The state names where each is read instead, as
 //
-//	ahp-session:/<session id>/patch/<kind>[/<var>…]?file=<file id>&v=<version>[&format=acp]
+//	ahp-session:/<session id>/patch/<kind>[/<var>…]?v=<version>[&format=acp]
 //
 // in _meta.changesetd.patchUri (present when the file has a patch) and
-// _meta.changesetd.acpDiffUri. The version changes whenever the bytes read
-// there do, so a client may cache by URI; a read of a version that is no
-// longer the file's is refused as a conflict, the new state being on its
-// way to the subscriber.
+// _meta.changesetd.acpDiffUri. The version names the file and the bytes
+// read there, so a client may cache by URI, and it is short: a thousand
+// files' URIs are part of every snapshot. A read of a version no file of
+// the changeset has now is refused as a conflict: the file changed, and
+// its new state is on its way to the subscriber.
 const (
 	metaPatchURI   = "patchUri"
 	metaPatchBytes = "patchBytes"
 	metaACPURI     = "acpDiffUri"
 )
 
-// FilePatchURI is where the patch of the file with id fileID, at version
-// v, of a changeset is read; acp asks for its ACP v2 diff block instead.
-func FilePatchURI(changesetURI, fileID, v string, acp bool) string {
-	u := PatchURI(changesetURI) + "?file=" + url.QueryEscape(fileID) + "&v=" + v
+// FilePatchURI is where the patch of a changeset's file at version v is
+// read; acp asks for its ACP v2 diff block instead.
+func FilePatchURI(changesetURI, v string, acp bool) string {
+	u := PatchURI(changesetURI) + "?v=" + v
 	if acp {
 		u += "&format=acp"
 	}
@@ -157,8 +158,8 @@ func FilePatchURI(changesetURI, fileID, v string, acp bool) string {
 
 // filePatchRef is a parsed per-file patch URI.
 type filePatchRef struct {
-	changeset, file, v string
-	acp                bool
+	changeset, v string
+	acp          bool
 }
 
 // parseFilePatch parses a per-file patch URI; ok is false for any other
@@ -176,7 +177,7 @@ func parseFilePatch(uri string) (ref filePatchRef, ok bool, err error) {
 	if err != nil {
 		return ref, true, fmt.Errorf("the query %q: %v", query, err)
 	}
-	ref = filePatchRef{changeset: cs, file: vals.Get("file"), v: vals.Get("v")}
+	ref = filePatchRef{changeset: cs, v: vals.Get("v")}
 	switch f := vals.Get("format"); f {
 	case "":
 	case "acp":
@@ -184,14 +185,14 @@ func parseFilePatch(uri string) (ref filePatchRef, ok bool, err error) {
 	default:
 		return ref, true, fmt.Errorf("format %q: the formats are the git patch (no format) and acp", f)
 	}
-	if ref.file == "" || ref.v == "" {
-		return ref, true, fmt.Errorf("a file's patch URI names its file and version (file=…&v=…), as the changeset state gives it")
+	if ref.v == "" {
+		return ref, true, fmt.Errorf("a file's patch URI names the file's version (v=…), as the changeset state gives it")
 	}
 	return ref, true, nil
 }
 
-// patchVersion identifies the bytes of a file's patch and ACP block: its
-// patch, both sides' content and modes, and its paths.
+// patchVersion identifies a file and the bytes of its patch and ACP
+// block: its id, its patch, and both sides' content, modes and paths.
 func patchVersion(fc FileChange, fileID string) string {
 	h := sha256.New()
 	h.Write([]byte(fc.Patch))
@@ -208,7 +209,7 @@ func patchVersion(fc FileChange, fileID string) string {
 
 // withPatchURIs returns meta with the file's patch and ACP URIs; meta's
 // own object is copied, not changed.
-func withPatchURIs(meta protocol.Object, changesetURI, fileID, v string, fc FileChange) protocol.Object {
+func withPatchURIs(meta protocol.Object, changesetURI, v string, fc FileChange) protocol.Object {
 	out := make(protocol.Object, len(meta)+1)
 	for k, x := range meta {
 		out[k] = x
@@ -220,11 +221,11 @@ func withPatchURIs(meta protocol.Object, changesetURI, fileID, v string, fc File
 		}
 	}
 	if fc.Patch != "" {
-		own[metaPatchURI] = FilePatchURI(changesetURI, fileID, v, false)
+		own[metaPatchURI] = FilePatchURI(changesetURI, v, false)
 		own[metaPatchBytes] = len(fc.Patch)
 	}
 	if fc.ACP != nil {
-		own[metaACPURI] = FilePatchURI(changesetURI, fileID, v, true)
+		own[metaACPURI] = FilePatchURI(changesetURI, v, true)
 	}
 	out["changesetd"] = own
 	return out
@@ -262,12 +263,9 @@ func (m *Manager) FilePatch(ctx context.Context, uri string) ([]byte, bool, erro
 		if cs == nil || s.disposed {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: nobody is subscribed to %s, which keeps its files' patches; subscribe to it, or read its whole patch at %s", uri, ref.changeset, PatchURI(ref.changeset))
 		}
-		o, ok := cs.origin[ref.file]
-		if !ok || cs.find(ref.file) == nil {
-			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: %s has no file %s now", uri, ref.changeset, ref.file)
-		}
-		if o.patchV != ref.v {
-			return nil, protocol.Errorf(protocol.CodeConflict, "resourceRead %s: the file changed since this URI was published (its version is %s now); read the patchUri of its current state", uri, o.patchV).WithReason(protocol.ReasonFileChanged)
+		o, ok := cs.byPatchVersion(ref.v)
+		if !ok {
+			return nil, protocol.Errorf(protocol.CodeConflict, "resourceRead %s: no file of %s has this version now: it changed or left the changeset since the URI was published; read the patchUri of its current state", uri, ref.changeset).WithReason(protocol.ReasonFileChanged)
 		}
 		if ref.acp {
 			if o.acp == nil {
@@ -281,4 +279,16 @@ func (m *Manager) FilePatch(ctx context.Context, uri string) ([]byte, bool, erro
 		return []byte(o.patch), nil
 	})
 	return b, true, err
+}
+
+// byPatchVersion finds the published file whose patch version is v. A
+// read of one file's patch is a reader's action, not a refresh's: a scan
+// of the files is cheaper than an index kept up to date on every change.
+func (cs *csChannel) byPatchVersion(v string) (fileOrigin, bool) {
+	for id, o := range cs.origin {
+		if o.patchV == v && cs.find(id) != nil {
+			return o, true
+		}
+	}
+	return fileOrigin{}, false
 }

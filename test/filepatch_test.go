@@ -134,7 +134,7 @@ func TestFilePatchVersions(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != protocol.CodeConflict || !strings.Contains(fmt.Sprint(re.Data), protocol.ReasonFileChanged) {
 		t.Errorf("reading the first version after the change: %v, want -32011 fileChanged", err)
 	}
-	if _, err := readResource(t, m.c, first[:strings.Index(first, "&v=")]); err == nil || !strings.Contains(err.Error(), "file=…&v=…") {
+	if _, err := readResource(t, m.c, strings.Replace(first, "?v=", "?w=", 1)); err == nil || !strings.Contains(err.Error(), "(v=…)") {
 		t.Errorf("a patch URI without its version: %v", err)
 	}
 
