@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -87,15 +88,25 @@ func runPage(c config, pc pageConfig) error {
 	review := strings.Replace(strings.Replace(d.url, "ws://", "http://", 1), "/ahp?token=", "/#token=", 1)
 
 	// Navigation → the count and the first rows, from the navigation's
-	// start (performance.now() is measured from it).
-	listed := fmt.Sprintf(`new Promise((resolve) => {
+	// start (performance.now() is measured from it). The watch starts
+	// with the document, before any of the page's scripts, and notes the
+	// first animation frame at which the rows are there: it is painted
+	// right after. Asking only after the reload has returned would add
+	// the devtools round trip to the page's time, or miss the moment.
+	watch := fmt.Sprintf(`window.__listed = new Promise((resolve) => {
 		const check = () => {
 			const t = document.getElementById('totals');
 			if (t && t.textContent.includes('%d files') && document.querySelectorAll('#files li.file').length >= 10) resolve(performance.now());
 			else requestAnimationFrame(check);
 		};
-		check();
-	})`, files)
+		requestAnimationFrame(check);
+	});
+	window.__long = [];
+	new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push([Math.round(e.startTime), Math.round(e.duration)]); }).observe({ type: 'longtask', buffered: true });`, files)
+	if _, err := chromedp.Call(b, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watch}); err != nil {
+		return fmt.Errorf("installing the watch: %w", err)
+	}
+	listed := `window.__listed`
 	// The first navigation starts the page's renderer process; the timed
 	// ones reload the page in it, as a reader does.
 	if err := do(b, chromedp.Navigate(review)); err != nil {
@@ -117,7 +128,7 @@ func runPage(c config, pc pageConfig) error {
 		nav = append(nav, msDur(ms))
 	}
 	if os.Getenv("BENCH_PAGE_MARKS") != "" {
-		marks, err := chromedp.Run(b, chromedp.Evaluate[string](`JSON.stringify([...performance.getEntriesByType('navigation').map(e => ({dcl: e.domContentLoadedEventEnd, load: e.loadEventEnd})), ...performance.getEntriesByType('mark').map(m => [m.name, m.startTime]), ...performance.getEntriesByType('resource').map(r => [r.name.split('/').pop(), r.startTime, r.responseEnd])])`))
+		marks, err := chromedp.Run(b, chromedp.Evaluate[string](`JSON.stringify([...performance.getEntriesByType('navigation').map(e => e.toJSON()), ...performance.getEntriesByType('mark').map(m => [m.name, m.startTime]), ...performance.getEntriesByType('resource').map(r => [r.name.split('/').pop(), r.startTime, r.responseEnd]), ['long', window.__long]])`))
 		fmt.Println("marks:", marks, err)
 	}
 	// The same path as the page's, by a raw client in the same browser:
@@ -228,11 +239,19 @@ func runPage(c config, pc pageConfig) error {
 			if (!btn) { requestAnimationFrame(wait); return; }
 			const t0 = performance.now();
 			btn.click();
-			requestAnimationFrame(() => {
+			// Its patch is read on the click: the rows come with it. They
+			// are painted in the frame after the one that finds them.
+			const painted = () => {
+				if (!document.querySelector('#diff table.virtual tr.line')) {
+					if (performance.now() - t0 > 60000) reject(new Error('no diff rows'));
+					else requestAnimationFrame(painted);
+					return;
+				}
 				const ch = new MessageChannel();
-				ch.port1.onmessage = () => document.querySelector('#diff table.virtual tr.line') ? resolve(performance.now() - t0) : reject(new Error('no diff rows'));
+				ch.port1.onmessage = () => resolve(performance.now() - t0);
 				ch.port2.postMessage(0);
-			});
+			};
+			requestAnimationFrame(painted);
 		};
 		wait();
 	})`)

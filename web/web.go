@@ -1,10 +1,13 @@
 package web
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -12,17 +15,69 @@ import (
 var static embed.FS
 
 // Handler serves the page: "/" is index.html and "/assets/<name>" the
-// other embedded files. Anything else is 404.
+// other embedded files, also as "/assets/<version>/<name>", which the
+// page names and the browser keeps. Anything else is 404.
 func Handler() http.Handler {
 	sub, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
-	return &handler{files: sub}
+	h := &handler{files: sub, etags: etags(sub)}
+	h.version = version(h.etags)
+	index, err := fs.ReadFile(sub, "index.html")
+	if err != nil {
+		panic(err)
+	}
+	// The page names its files under the version: a reload asks for the
+	// page alone, and the modules come from the browser's cache.
+	h.index = []byte(strings.ReplaceAll(string(index), `"/assets/`, `"/assets/`+h.version+`/`))
+	h.indexTag = `"` + h.version + `"`
+	return h
 }
 
 type handler struct {
 	files fs.FS
+	etags map[string]string // file name -> its ETag, a hash of its bytes
+	// version names this set of files: /assets/<version>/<name> never
+	// changes, and is cached for good. index is index.html naming its
+	// files so, and indexTag its ETag.
+	version  string
+	index    []byte
+	indexTag string
+}
+
+// version is a hash of every file's hash, in name order.
+func version(etags map[string]string) string {
+	names := make([]string, 0, len(etags))
+	for n := range etags {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n + " " + etags[n] + "\n"))
+	}
+	return "v" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// etags hashes every embedded file once: a reload then costs the browser
+// a 304 per file instead of the bytes, and it keeps the modules it has
+// already compiled.
+func etags(files fs.FS) map[string]string {
+	out := map[string]string{}
+	fs.WalkDir(files, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(files, name)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		out[name] = `"` + hex.EncodeToString(sum[:12]) + `"`
+		return nil
+	})
+	return out
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -31,19 +86,29 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	name := "index.html"
+	name, b, tag := "index.html", h.index, h.indexTag
+	forGood := false
 	if r.URL.Path != "/" {
 		rest, ok := strings.CutPrefix(r.URL.Path, "/assets/")
+		if v, file, versioned := strings.Cut(rest, "/"); ok && versioned {
+			if v != h.version {
+				// Another build's file: this daemon does not have it.
+				http.NotFound(w, r)
+				return
+			}
+			rest, forGood = file, true
+		}
 		if !ok || rest == "" || rest != path.Clean(rest) || strings.Contains(rest, "/") || rest == "index.html" {
 			http.NotFound(w, r)
 			return
 		}
 		name = rest
-	}
-	b, err := fs.ReadFile(h.files, name)
-	if err != nil {
-		http.NotFound(w, r)
-		return
+		var err error
+		if b, err = fs.ReadFile(h.files, name); err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		tag = h.etags[name]
 	}
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", csp(r.Host))
@@ -54,9 +119,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
-	// The assets are part of the binary: a new daemon may ship new ones
-	// under the same names, so the browser revalidates every time.
-	hd.Set("Cache-Control", "no-cache")
+	// The files are part of the binary: a new daemon may ship new ones
+	// under the same names, so the browser revalidates the page and the
+	// unversioned names every time, by the hash of the bytes. A
+	// versioned name is the same bytes for as long as it exists.
+	if forGood {
+		hd.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		hd.Set("Cache-Control", "no-cache")
+	}
+	hd.Set("ETag", tag)
+	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	hd.Set("Content-Type", contentType(name))
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodGet {

@@ -44,12 +44,77 @@ export class Client extends EventTarget {
     this.attempt = 0;
     this.closedByUs = false;
     this.status = 'connecting';
+    this.early = new Map(); // channel -> the subscription boot.js made for it
   }
 
   // start connects and initializes; later drops reconnect by themselves.
-  start() {
+  // boot, when given, is the socket boot.js opened for the same URL.
+  start(boot) {
     this.closedByUs = false;
+    if (boot && boot.url === this.url && boot.ws.readyState <= WebSocket.OPEN) {
+      this.adopt(boot);
+      return;
+    }
+    boot?.ws.close();
     this.open();
+  }
+
+  // adopt takes over boot.js's socket: its initialize and subscribe
+  // requests become this client's, and the frames received so far are
+  // read as if they had just arrived.
+  adopt(boot) {
+    const ws = boot.ws;
+    this.ws = ws;
+    this.setStatus('connecting');
+    const expect = (id) => new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const init = expect(boot.init);
+    const list = expect(boot.list);
+    list.catch(() => {});
+    this.earlyList = list;
+    for (const [id, channel] of boot.subscribed) {
+      this.channels.set(channel, { optimistic: [] });
+      const sub = expect(id).then(
+        (res) => {
+          if (res && res.snapshot) this.installSnapshot(res.snapshot);
+          return this.state(channel);
+        },
+        (e) => {
+          this.channels.delete(channel);
+          throw e;
+        },
+      );
+      sub.catch(() => {}); // claimed or dropped later: not unhandled
+      this.early.set(channel, sub);
+    }
+    const opened = () => {
+      ws.opened = true;
+      this.handshake(ws, init);
+    };
+    ws.onmessage = (ev) => this.receive(ev.data);
+    ws.onclose = (ev) => this.dropped(ws, ev);
+    if (boot.opened) opened();
+    else boot.then = opened; // after boot.js has sent its requests
+    for (const f of boot.frames) this.receive(f);
+    if (boot.closed) this.dropped(ws, boot.closed);
+  }
+
+  // listSessions lists the sessions, one page after cursor; the first
+  // page may be the one boot.js asked for.
+  listSessions(cursor) {
+    const early = this.earlyList;
+    this.earlyList = null;
+    if (early && !cursor) return early;
+    return this.request('listSessions', cursor ? { channel: ROOT, cursor } : { channel: ROOT });
+  }
+
+  // dropEarly unsubscribes from what boot.js subscribed to and the page
+  // did not take: a session or changeset that is gone or not shown.
+  dropEarly() {
+    this.earlyList = null;
+    for (const [channel, sub] of this.early) {
+      this.early.delete(channel);
+      sub.then(() => this.unsubscribe(channel), () => {});
+    }
   }
 
   close() {
@@ -81,10 +146,10 @@ export class Client extends EventTarget {
     ws.onclose = (ev) => this.dropped(ws, ev);
   }
 
-  async handshake(ws) {
+  async handshake(ws, sent) {
     try {
       if (!this.initialized) {
-        await this.initialize();
+        await this.initialize(sent);
       } else {
         await this.resume();
       }
@@ -104,14 +169,16 @@ export class Client extends EventTarget {
     }
   }
 
-  async initialize() {
-    const res = await this.request('initialize', {
+  // initialize initializes the connection; sent, when given, is the
+  // reply to an initialize boot.js already sent.
+  async initialize(sent) {
+    const res = await (sent || this.request('initialize', {
       channel: ROOT,
       protocolVersions: PROTOCOL_VERSIONS,
       clientId: this.clientId,
       clientInfo: { name: 'changesetd-review-page' },
       initialSubscriptions: [ROOT],
-    });
+    }));
     this.protocolVersion = res.protocolVersion;
     this.serverInfo = res.serverInfo;
     this.seen(res.serverSeq);
@@ -307,6 +374,11 @@ export class Client extends EventTarget {
   }
 
   async subscribe(channel) {
+    const early = this.early.get(channel);
+    if (early) {
+      this.early.delete(channel);
+      return early;
+    }
     if (this.channels.has(channel) && this.channels.get(channel).confirmed !== undefined) return this.state(channel);
     this.channels.set(channel, { optimistic: [] });
     let res;

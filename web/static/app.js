@@ -3,7 +3,7 @@
 
 import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
-import { countLines, emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
+import { emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
 import { colour, languageOf, load } from './highlight.js';
 import { lastLine, linesLabel, newId, oldRange, placeThreads, plainText, renderComposer, renderThread, wholeLines } from './comments.js';
 import { renderNotes, workspaceNotes } from './warnings.js';
@@ -150,7 +150,7 @@ async function loadSessions() {
   const items = [];
   let cursor;
   do {
-    const res = await ui.client.request('listSessions', cursor ? { channel: ROOT, cursor } : { channel: ROOT });
+    const res = await ui.client.listSessions(cursor);
     items.push(...(res.items || []));
     cursor = res.nextCursor;
   } while (cursor);
@@ -160,6 +160,7 @@ async function loadSessions() {
   const want = remembered().session;
   const first = ui.sessions.has(want) ? want : items[0]?.resource;
   if (first) selectSession(first, remembered());
+  else ui.client.dropEarly();
 }
 
 function counts(c) {
@@ -269,6 +270,7 @@ async function selectSession(uri, want = {}) {
     await hold(uri);
   } catch (e) {
     toast(`Cannot open the session: ${errText(e)}`, 'error');
+    ui.client.dropEarly();
     return;
   }
   renderCatalog();
@@ -289,6 +291,8 @@ async function selectSession(uri, want = {}) {
     const first = cat.find((c) => c.changeKind === 'uncommitted') || cat.find((c) => variables(c.uriTemplate).length === 0);
     if (first) openChangeset(entryFor(first, {}));
   }
+  // What was subscribed to before the page loaded and is not shown now.
+  ui.client.dropEarly();
 }
 
 // ---- chats ---------------------------------------------------------------
@@ -1013,6 +1017,20 @@ function renderDiff(s) {
     pane.append(el('p', 'note', 'This file is too large to diff.'));
   } else if (meta.patchOmitted || !meta.patchUri) {
     pane.append(el('p', 'note', 'The diff of this file is too large to show.'));
+  } else if (bigDiff(f) && !ui.bigOk.has(key)) {
+    // Rendering it would hold the page for seconds: on request only,
+    // and its patch is read then.
+    const p = el('p', 'note big', `This diff has ${bigDiff(f).toLocaleString()} lines. `);
+    const b = el('button', 'load-anyway', 'Load anyway');
+    b.type = 'button';
+    b.onclick = () => {
+      ui.bigOk.add(key);
+      ui.diffKey = '';
+      renderDiff(csState());
+    };
+    p.append(b);
+    pane.append(p);
+    return;
   } else if (!patches.get(meta.patchUri)) {
     // Read when first shown; drawn when it arrives, if still shown.
     pane.append(el('p', 'note loading', 'Loading the diff…'));
@@ -1025,24 +1043,7 @@ function renderDiff(s) {
     pane.append(el('p', 'note error', `The diff could not be read: ${patches.get(meta.patchUri).error}`));
   } else {
     const patch = patches.get(meta.patchUri).text;
-    // Its changed lines, or the patch's lines where the counts are missing.
-    const dd = f.edit?.diff;
-    const n = dd?.added !== undefined ? (dd.added || 0) + (dd.removed || 0) : countLines(patch);
-    const big = n > BIG_DIFF;
-    if (big && !ui.bigOk.has(key)) {
-      // Rendering it would hold the page for seconds: on request only.
-      const p = el('p', 'note big', `This diff has ${n.toLocaleString()} lines. `);
-      const b = el('button', 'load-anyway', 'Load anyway');
-      b.type = 'button';
-      b.onclick = () => {
-        ui.bigOk.add(key);
-        ui.diffKey = '';
-        renderDiff(csState());
-      };
-      p.append(b);
-      pane.append(p);
-      return;
-    }
+    const big = bigDiff(f) > 0;
     const hunks = big ? parsePatch(patch) : pairWords(parsePatch(patch));
     ui.diffHunks = hunks;
     if (!big) withContext(f, hunks);
@@ -1062,6 +1063,15 @@ function renderDiff(s) {
   prefetchAround(f);
 }
 
+// bigDiff is the number of a file's changed lines when they are too many
+// to render at once, else 0. Without counts (a file git would call
+// binary, say), the patch's size tells: about 40 bytes a line.
+function bigDiff(f) {
+  const dd = f.edit?.diff;
+  const n = dd?.added !== undefined ? (dd.added || 0) + (dd.removed || 0) : Math.round((f._meta?.changesetd?.patchBytes || 0) / 40);
+  return n > BIG_DIFF ? n : 0;
+}
+
 // prefetchAround reads the patches of the files next to f in the list, so
 // that j and k draw the next diff at once.
 function prefetchAround(f) {
@@ -1070,7 +1080,7 @@ function prefetchAround(f) {
   if (i < 0) return;
   for (const g of [files[i + 1], files[i - 1], files[i + 2]]) {
     const uri = g?._meta?.changesetd?.patchUri;
-    if (uri && !patches.get(uri)) patches.load(uri);
+    if (uri && !bigDiff(g) && !patches.get(uri)) patches.load(uri);
   }
 }
 
@@ -2120,7 +2130,10 @@ function start(token) {
     else if (ui.cs && ch === ui.cs.uri) closeChangeset();
     else if (ch === ui.ann) onAnnotations();
   });
-  c.start();
+  // The socket boot.js opened while the page loaded, if it is for this
+  // token; a later start (another token) connects afresh.
+  c.start(window.changesetdBoot);
+  window.changesetdBoot = null;
 }
 
 // checkToken tells a refused token from a stopped daemon: a browser sees

@@ -174,13 +174,6 @@ export function renderRows(tb, rows, from, to, rowPx) {
   tb.replaceChildren(...out);
 }
 
-// countLines counts the lines of a patch without splitting it.
-export function countLines(text) {
-  let n = 0;
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
-  return n;
-}
-
 // emptyTable is the table a virtual diff renders into.
 export function emptyTable(view) {
   return diffTable(view);

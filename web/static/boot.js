@@ -1,0 +1,44 @@
+// boot.js runs while the page is still loading, before its modules: it
+// opens the socket, initializes, lists the sessions and subscribes to the
+// session and the
+// changeset the tab showed last, so that their snapshots are on their
+// way while the modules load. The page's client (ahp.js) takes the
+// socket over with what it has received. Without a token or a client
+// id in this tab yet, it does nothing and the client connects itself.
+(() => {
+  try {
+    const frag = new URLSearchParams(location.hash.slice(1));
+    const query = new URLSearchParams(location.search);
+    const token = frag.get('token') || query.get('token') || sessionStorage.getItem('changesetd.token');
+    const clientId = sessionStorage.getItem('changesetd.clientId');
+    if (!token || !clientId) return;
+    const sel = JSON.parse(sessionStorage.getItem('changesetd.selection') || '{}');
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const url = `${proto}//${location.host}/ahp?token=${encodeURIComponent(token)}`;
+    const ws = new WebSocket(url);
+    const boot = { url, ws, frames: [], opened: false, closed: null, init: 'boot-initialize', list: 'boot-listSessions', subscribed: [] };
+    const channels = [sel.session, sel.cs?.uri].filter((c) => typeof c === 'string' && c !== '');
+    channels.forEach((channel, i) => boot.subscribed.push([`boot-subscribe-${i}`, channel]));
+    ws.onmessage = (e) => boot.frames.push(e.data);
+    ws.onclose = (e) => { boot.closed = e; };
+    ws.onopen = () => {
+      const send = (id, method, params) => ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      send(boot.init, 'initialize', {
+        channel: 'ahp-root://',
+        protocolVersions: ['1.0.0'],
+        clientId,
+        clientInfo: { name: 'changesetd-review-page' },
+        initialSubscriptions: ['ahp-root://'],
+      });
+      // The list first: its reply comes before the snapshots, which may
+      // be large, and the page needs it to show the session.
+      send(boot.list, 'listSessions', { channel: 'ahp-root://' });
+      for (const [id, channel] of boot.subscribed) send(id, 'subscribe', { channel });
+      boot.opened = true;
+      if (boot.then) boot.then(); // the client took the socket over meanwhile
+    };
+    window.changesetdBoot = boot;
+  } catch {
+    // Nothing is lost: the client connects by itself.
+  }
+})();
