@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -54,6 +55,10 @@ type Options struct {
 	// Proxy picks the HTTP proxy to dial through (as http.Transport's
 	// does); nil dials the daemon directly.
 	Proxy func(*http.Request) (*url.URL, error)
+	// NetDialContext, when set, makes the connection the upgrade runs
+	// over, instead of a TCP connection to the URL's host: an in-memory
+	// pipe, say, which runs where a socket cannot (a synctest bubble).
+	NetDialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Record keeps every frame received and sent, the notifications and
 	// the responses no call waited for, for Frames, Sent, Notes and Stray.
 	// It is meant for tests: a long-lived client would grow without end.
@@ -118,7 +123,7 @@ func Dial(ctx context.Context, url string, opts Options) (*Client, *http.Respons
 	if opts.Origin != "" {
 		h.Set("Origin", opts.Origin)
 	}
-	d := websocket.Dialer{HandshakeTimeout: opts.HandshakeTimeout, Proxy: opts.Proxy}
+	d := websocket.Dialer{HandshakeTimeout: opts.HandshakeTimeout, Proxy: opts.Proxy, NetDialContext: opts.NetDialContext}
 	if d.HandshakeTimeout == 0 {
 		d.HandshakeTimeout = 10 * time.Second
 	}

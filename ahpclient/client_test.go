@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
@@ -286,5 +287,25 @@ func TestDialAsksProxy(t *testing.T) {
 	c.Close()
 	if !asked {
 		t.Error("the dialer did not consult Proxy for /ahp")
+	}
+}
+
+func TestDialThroughNetDialContext(t *testing.T) {
+	url := daemon(t)
+	var dialled string
+	c, _, err := Dial(ctx(t), url, Options{Token: "t", NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dialled = addr
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx(t), "piped", nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/ahp"); dialled != want {
+		t.Errorf("NetDialContext dialled %q, want %q", dialled, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 
@@ -211,119 +212,98 @@ func TestResourceReadOverTheLimitIsRefused(t *testing.T) {
 
 // TestClientIDsAreBoundedAndForgotten: an oversized clientId is refused
 // naming the limit, and a client gone for longer than the grace period is
-// no longer kept.
+// no longer kept. It runs on a fake clock, which the server's own clock
+// (time.Now) follows.
 func TestClientIDsAreBoundedAndForgotten(t *testing.T) {
-	s := startServer(t)
-	defer s.stop(t)
-	var mu sync.Mutex
-	now := time.Unix(1_000_000, 0)
-	s.srv.mu.Lock()
-	s.srv.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	s.srv.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
+	synctest.Test(t, func(t *testing.T) {
+		s := startPipeServer(Config{})
+		defer s.stop(t)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
 
-	c, _, err := dial(ctx, s.ws+"?token=t", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, method := range []string{protocol.MethodInitialize, protocol.MethodReconnect} {
-		err = c.call(ctx, method, map[string]any{"channel": protocol.RootURI, "protocolVersions": []string{"1.0.0"}, "clientId": strings.Repeat("x", 1<<20), "lastSeenServerSeq": 0, "subscriptions": []string{}}, nil)
-		if err == nil || !strings.Contains(err.Error(), fmt.Sprint(MaxClientIDBytes)) {
-			t.Errorf("%s with a 1 MiB clientId: %v, want a refusal naming %d", method, err, MaxClientIDBytes)
+		c := s.dial(t, nil)
+		for _, method := range []string{protocol.MethodInitialize, protocol.MethodReconnect} {
+			err := c.call(ctx, method, map[string]any{"channel": protocol.RootURI, "protocolVersions": []string{"1.0.0"}, "clientId": strings.Repeat("x", 1<<20), "lastSeenServerSeq": 0, "subscriptions": []string{}}, nil)
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprint(MaxClientIDBytes)) {
+				t.Errorf("%s with a 1 MiB clientId: %v, want a refusal naming %d", method, err, MaxClientIDBytes)
+			}
 		}
-	}
-	if err := initialize(ctx, c, "gone"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.closeNormally(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kept := func(id string) bool {
-		s.srv.mu.Lock()
-		defer s.srv.mu.Unlock()
-		_, ok := s.srv.versions[id]
-		return ok
-	}
-	// The entry is dropped when the connection's goroutine ends; wait for
-	// it through the server's connection count.
-	for deadline := time.Now().Add(waitLimit); ; {
-		s.srv.mu.Lock()
-		n := len(s.srv.conns)
-		s.srv.mu.Unlock()
-		if n == 0 {
-			break
+		if err := initialize(ctx, c, "gone"); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("connection never ended")
+		if err := c.closeNormally(ctx); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	if !kept("gone") {
-		t.Fatal("a client that just left is not kept for its reconnect")
-	}
-	mu.Lock()
-	now = now.Add(clientGrace + 2*time.Minute)
-	mu.Unlock()
-	c2, _, err := dial(ctx, s.ws+"?token=t", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.closeNormally(ctx)
-	if err := initialize(ctx, c2, "later"); err != nil {
-		t.Fatal(err)
-	}
-	if kept("gone") {
-		t.Error("a client gone for longer than the grace period is still kept")
-	}
+		kept := func(id string) bool {
+			s.srv.mu.Lock()
+			defer s.srv.mu.Unlock()
+			_, ok := s.srv.versions[id]
+			return ok
+		}
+		// The entry is dropped when the connection's goroutine ends.
+		synctest.Wait()
+		if n := s.conns(); n != 0 {
+			t.Fatalf("%d connections after the client closed", n)
+		}
+		if !kept("gone") {
+			t.Fatal("a client that just left is not kept for its reconnect")
+		}
+		time.Sleep(clientGrace + 2*time.Minute)
+		ctx, cancel = context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		c2 := s.dial(t, nil)
+		defer c2.closeNormally(ctx)
+		if err := initialize(ctx, c2, "later"); err != nil {
+			t.Fatal(err)
+		}
+		if kept("gone") {
+			t.Error("a client gone for longer than the grace period is still kept")
+		}
+	})
 }
 
 // TestShutdownFlushesRepliesInFlight: a read still running when Shutdown
 // begins is answered, and its reply reaches the client before the close
 // frame; a request that arrives while Shutdown waits is answered too.
 func TestShutdownFlushesRepliesInFlight(t *testing.T) {
-	s := startServer(t)
-	g := newGatedReads()
-	s.srv.readResource = g.read
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	c, _, err := dial(ctx, s.ws+"?token=t", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := initialize(ctx, c, "reader"); err != nil {
-		t.Fatal(err)
-	}
-	wait := pipelineReads(t, c, 1)
-	<-g.arrived
-	shut := make(chan error, 1)
-	go func() { shut <- s.srv.Shutdown(ctx) }()
-	for {
+	synctest.Test(t, func(t *testing.T) {
+		s := startPipeServer(Config{})
+		defer s.m.Close()
+		g := newGatedReads()
+		s.srv.readResource = g.read
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		c := s.dial(t, nil)
+		if err := initialize(ctx, c, "reader"); err != nil {
+			t.Fatal(err)
+		}
+		wait := pipelineReads(t, c, 1)
+		<-g.arrived
+		shut := make(chan error, 1)
+		go func() { shut <- s.srv.Shutdown(ctx) }()
+		synctest.Wait() // Shutdown has begun and waits for what it can
 		s.srv.mu.Lock()
 		closed := s.srv.closed
 		s.srv.mu.Unlock()
-		if closed {
-			break
+		if !closed {
+			t.Error("Shutdown has not begun")
 		}
-		time.Sleep(time.Millisecond) // polling for Shutdown to begin
-	}
-	select {
-	case err := <-shut:
-		t.Fatalf("Shutdown returned with a read in flight: %v", err)
-	default:
-	}
-	close(g.release)
-	if err := wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-shut; err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	if err := c.ended(ctx); !websocket.IsCloseError(err, websocket.CloseGoingAway) {
-		t.Fatalf("connection ended with %v, want 1001 after the reply", err)
-	}
-	s.m.Close()
-	s.ts.Close()
+		select {
+		case err := <-shut:
+			t.Errorf("Shutdown returned with a read in flight: %v", err)
+		default:
+		}
+		close(g.release)
+		if err := wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-shut; err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+		if err := c.ended(ctx); !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+			t.Fatalf("connection ended with %v, want 1001 after the reply", err)
+		}
+	})
 }
 
 // TestTrackerStartsRaceWithNothing: work may start while idle is being

@@ -123,7 +123,6 @@ type Server struct {
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
 	versions map[string]*clientEntry // by clientId, for reconnect; see forget
-	now      func() time.Time        // time.Now; tests move it
 	pruned   time.Time               // when versions was last pruned
 	closed   bool
 	drained  chan struct{} // closed when shutting down and the last connection ends
@@ -135,7 +134,7 @@ func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, m: m, log: log.With("component", "server"), conns: map[*conn]struct{}{}, versions: map[string]*clientEntry{}, now: time.Now, page: web.Handler()}
+	s := &Server{cfg: cfg, m: m, log: log.With("component", "server"), conns: map[*conn]struct{}{}, versions: map[string]*clientEntry{}, page: web.Handler()}
 	s.reads = make(chan struct{}, DefaultReadsTotal)
 	s.readResource = m.ReadResource
 	s.up = websocket.Upgrader{
@@ -522,7 +521,7 @@ func (s *Server) forget(clientID string) {
 	if e := s.versions[clientID]; e != nil {
 		e.conns--
 		if e.conns <= 0 {
-			e.conns, e.goneAt = 0, s.now()
+			e.conns, e.goneAt = 0, time.Now()
 		}
 	}
 	s.pruneLocked()
@@ -531,7 +530,7 @@ func (s *Server) forget(clientID string) {
 // pruneLocked drops the clients gone for longer than clientGrace, at most
 // once a minute. s.mu must be held.
 func (s *Server) pruneLocked() {
-	now := s.now()
+	now := time.Now()
 	if now.Sub(s.pruned) < time.Minute {
 		return
 	}

@@ -71,3 +71,71 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("file outside: %v, want PermissionDenied", err)
 	}
 }
+
+// TestReadFileConfinedAgainstSymlinkSwap: a directory above the file
+// swapped for a symbolic link to outside the session directory, after the
+// directories were resolved and checked but before the file is opened,
+// does not lead the read outside: every step from the session directory
+// down is taken inside it (os.Root), where an open by name would follow
+// the new link to the secret.
+func TestReadFileConfinedAgainstSymlinkSwap(t *testing.T) {
+	resolved := func(d string) string {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return r
+		}
+		return d
+	}
+	dir, outside := resolved(t.TempDir()), resolved(t.TempDir())
+	writeFile(t, dir, "sub/f.txt", "inside\n")
+	writeFile(t, outside, "f.txt", "secret\n")
+	inside := func(path string) (string, string, bool) {
+		if rel, ok := strings.CutPrefix(path, dir+"/"); ok && rel != "" {
+			return dir, rel, true
+		}
+		return "", "", false
+	}
+
+	t.Run("swapped between check and open", func(t *testing.T) {
+		// dirOf is the check: ReadFile calls it once it has resolved the
+		// directories above the file, and opens the file after it
+		// returns. The swap happens in between.
+		swapped := false
+		swap := func(path string) (string, string, bool) {
+			d, rel, ok := inside(path)
+			if ok && !swapped {
+				must(t, os.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub.old")))
+				must(t, os.Symlink(outside, filepath.Join(dir, "sub")))
+				swapped = true
+			}
+			return d, rel, ok
+		}
+		p := filepath.Join(dir, "sub", "f.txt")
+		b, err := ReadFile("file://"+p, p, 100, swap)
+		if !swapped {
+			t.Fatalf("the path was never checked: %q, %v", b, err)
+		}
+		if strings.Contains(string(b), "secret") {
+			t.Fatalf("read %q from outside the session directory through the swapped-in link", b)
+		}
+		if err == nil && string(b) != "inside\n" {
+			t.Errorf("read %q, want the file inside or a refusal", b)
+		}
+		if err != nil && protocol.CodeOf(err) != protocol.CodePermissionDenied {
+			t.Errorf("refused with %v, want PermissionDenied", err)
+		}
+	})
+
+	t.Run("link in place before the read", func(t *testing.T) {
+		// A directory that is a link to outside already: the path names
+		// a file inside lexically, which lies outside.
+		must(t, os.Symlink(outside, filepath.Join(dir, "out")))
+		p := filepath.Join(dir, "out", "f.txt")
+		b, err := ReadFile("file://"+p, p, 100, inside)
+		if strings.Contains(string(b), "secret") {
+			t.Fatalf("read %q from outside the session directory through a linked directory", b)
+		}
+		if protocol.CodeOf(err) != protocol.CodePermissionDenied {
+			t.Errorf("read through a linked directory: %q, %v; want PermissionDenied", b, err)
+		}
+	})
+}

@@ -380,30 +380,38 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Error("server stopped", "err", err)
 	}
 	log.Info("shutting down")
-	// Stop accepting connections (hs.Shutdown closes the listener and
-	// does not wait for WebSockets); then operations and turn boundaries
-	// in progress finish and answer while new ones are refused; then
-	// every connection gets a close frame once its replies in flight are
-	// queued; then the sessions stop, and only then (deferred) the stores
-	// close under them. Each step has a budget of its own: a drain that
-	// takes all of its time must not leave none for the replies it let
-	// finish to reach their clients.
-	step := func(f func(context.Context) error) error {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return f(sctx)
-	}
-	_ = step(hs.Shutdown)
-	if err := step(m.Drain); err != nil {
-		log.Warn("operations still running at shutdown", "err", err)
-	}
-	if err := step(srv.Shutdown); err != nil {
-		log.Warn("connections did not close in time", "err", err)
-	}
+	stopGracefully(log, shutdownStepBudget, hs.Shutdown, m.Drain, srv.Shutdown)
+	// Then the sessions stop, and only then (deferred) the stores close
+	// under them.
 	m.Close()
 	_ = os.Remove(filepath.Join(a.stateDir, "daemon.json"))
 	log.Info("stopped")
 	return 0
+}
+
+// shutdownStepBudget is how long each step of a graceful stop may take.
+const shutdownStepBudget = 10 * time.Second
+
+// stopGracefully stops accepting connections (stopAccepting: hs.Shutdown
+// closes the listener and does not wait for WebSockets); then operations
+// and turn boundaries in progress finish and answer while new ones are
+// refused (drain); then every connection gets a close frame once its
+// replies in flight are queued (closeConns). Each step has a budget of
+// its own: a drain that takes all of its time must not leave none for
+// the replies it let finish to reach their clients.
+func stopGracefully(log *slog.Logger, budget time.Duration, stopAccepting, drain, closeConns func(context.Context) error) {
+	step := func(f func(context.Context) error) error {
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		return f(ctx)
+	}
+	_ = step(stopAccepting)
+	if err := step(drain); err != nil {
+		log.Warn("operations still running at shutdown", "err", err)
+	}
+	if err := step(closeConns); err != nil {
+		log.Warn("connections did not close in time", "err", err)
+	}
 }
 
 // connectAddr is the address a local client dials to reach a listener on

@@ -122,6 +122,8 @@ type Options struct {
 
 	// maxQueued overrides defaultMaxQueued (tests).
 	maxQueued int
+	// newNotifier replaces fsnotify.NewWatcher (tests).
+	newNotifier func() (notifier, <-chan fsnotify.Event, <-chan error, error)
 }
 
 // Batch is one coalesced set of possible changes.
@@ -172,7 +174,7 @@ type Watcher struct {
 	// starts it).
 	rootInfo  os.FileInfo // identity of Root, to notice it being replaced
 	lost      bool        // Root is missing; retrying every PollInterval
-	fw        *fsnotify.Watcher
+	fw        notifier
 	gen       uint64              // generation of fw, to drop stale queue entries
 	watched   map[string]struct{} // absolute directories with a watch
 	pruned    map[string]struct{} // absolute ignored directories seen by walks

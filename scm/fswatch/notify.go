@@ -78,10 +78,28 @@ func (q *queue) take() (events []rawEvent, dropped, kernelOver bool, err error) 
 	return
 }
 
-// drain moves events from one fsnotify watcher into the queue until the
-// watcher is closed. It must never call fw.Add or fw.Remove.
-func drain(fw *fsnotify.Watcher, gen uint64, q *queue) {
-	events, errs := fw.Events, fw.Errors
+// notifier is what the run goroutine uses of an fsnotify watcher; its
+// events and errors reach the queue through drain. Tests stand in for it
+// (Options.newNotifier) to drive the run goroutine with events of their
+// own under a fake clock.
+type notifier interface {
+	Add(name string) error
+	Remove(name string) error
+	Close() error
+}
+
+// newFsnotify creates an fsnotify watcher and returns its channels.
+func newFsnotify() (notifier, <-chan fsnotify.Event, <-chan error, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return fw, fw.Events, fw.Errors, nil
+}
+
+// drain moves events from one fsnotify watcher's channels into the queue
+// until the watcher is closed. It must never call fw.Add or fw.Remove.
+func drain(events <-chan fsnotify.Event, errs <-chan error, gen uint64, q *queue) {
 	for events != nil || errs != nil {
 		select {
 		case ev, ok := <-events:
@@ -122,7 +140,11 @@ func limitReason(err error) string {
 // paths, and starts the drain goroutine. It returns a reason to poll instead,
 // or "" on success.
 func (w *Watcher) startNotify() string {
-	fw, err := fsnotify.NewWatcher()
+	newNotifier := w.opts.newNotifier
+	if newNotifier == nil {
+		newNotifier = newFsnotify
+	}
+	fw, events, errs, err := newNotifier()
 	if err != nil {
 		if r := limitReason(err); r != "" {
 			return r
@@ -150,7 +172,7 @@ func (w *Watcher) startNotify() string {
 		}
 	}
 	gen := w.gen
-	w.wg.Go(func() { drain(fw, gen, w.q) })
+	w.wg.Go(func() { drain(events, errs, gen, w.q) })
 	w.setStatus(ModeFsnotify, "")
 	return ""
 }
