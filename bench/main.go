@@ -6,6 +6,7 @@
 //	go run ./bench                     # 100,000 files, 1,000 modified
 //	go run ./bench -files 5000 -dirs 50 -modified 50 -runs 1 -saves 5
 //	go run ./bench -page               # the review page in Chromium (page.go)
+//	go run ./bench -scale -runs 1      # 20k, 100k, 300k and 1M files, one table (scale.go)
 //
 // It is run by hand, not by go test. It needs git and Linux (/proc).
 package main
@@ -53,7 +54,24 @@ func main() {
 	flag.IntVar(&pc.lines, "page-lines", 30000, "with -page: lines of the long diff")
 	flag.IntVar(&pc.runs, "page-runs", 5, "with -page: navigations timed")
 	flag.StringVar(&pc.chromium, "chromium", "", "with -page: the Chromium binary (default: chromium on PATH)")
+	scale := flag.Bool("scale", false, "measure at several tree sizes instead, one table (see scale.go)")
+	sizes := flag.String("scale-sizes", "20k,100k,300k,1M", "with -scale: the tree sizes")
+	var sc scaleConfig
+	flag.IntVar(&sc.burstFiles, "burst-files", 10000, "with -scale: files changed at once in the burst")
+	flag.IntVar(&sc.burstSubs, "burst-subs", 100, "with -scale: subscribers during the burst (0: skip it)")
+	flag.IntVar(&sc.burstMaxRow, "burst-max", 300000, "with -scale: the largest tree the burst runs on")
 	flag.Parse()
+	if *scale {
+		var err error
+		if sc.sizes, err = parseSizes(*sizes); err == nil {
+			err = runScale(c, sc)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: FAILED:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *page {
 		if err := runPage(c, pc); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: FAILED:", err)

@@ -166,7 +166,10 @@ func (d *daemon) kill() {
 		d.client.Close()
 	}
 	_ = d.cmd.Process.Kill()
-	<-d.exited
+	select {
+	case <-d.exited:
+	case <-time.After(10 * time.Second):
+	}
 }
 
 // stop closes the client, sends SIGTERM and expects a clean exit.

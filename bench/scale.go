@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/changesetd/changesetd/ahpclient"
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// scaleConfig is what bench -scale measures.
+type scaleConfig struct {
+	sizes       []int // tracked files of each tree
+	burstFiles  int   // files changed at once in the burst
+	burstSubs   int   // subscribers during the burst
+	burstMaxRow int   // the largest tree the burst runs on
+}
+
+// scaleResult is one tree size's row of figures, each with git's.
+type scaleResult struct {
+	files, modified  int
+	gitPair, gitStat time.Duration
+	gitRSS           int64
+	start, subscribe time.Duration // process start → ready; subscribe → ready
+	second, later    time.Duration
+	restart          time.Duration
+	rss              int64
+	saveP50, saveP99 time.Duration
+	burst            *burstResult
+}
+
+type burstResult struct {
+	files, subs  int
+	all, slowest time.Duration // the last fast subscriber converged; the slow one
+	gitStatus    time.Duration // git status --porcelain on the tree after the burst
+	disconnected int
+}
+
+// runScale measures the first view, later subscribers, a restart, memory,
+// saves and a burst at each tree size, side by side with git on the same
+// tree, and prints one table.
+func runScale(c config, sc scaleConfig) error {
+	work, err := os.MkdirTemp("", "changesetd-bench-scale-")
+	if err != nil {
+		return err
+	}
+	if c.keep {
+		fmt.Println("work dir (kept):", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	load0 := loadavg()
+	bin := c.daemon
+	if bin == "" {
+		if bin, err = buildDaemon(work); err != nil {
+			return err
+		}
+	}
+	var rows []scaleResult
+	for _, n := range sc.sizes {
+		fmt.Printf("== %d files\n", n)
+		dir := filepath.Join(work, strconv.Itoa(n))
+		res, err := measureScale(c, sc, bin, dir, n)
+		if err != nil {
+			return fmt.Errorf("%d files: %w", n, err)
+		}
+		rows = append(rows, *res)
+		if !c.keep {
+			os.RemoveAll(dir)
+		}
+	}
+	reportScale(c, sc, rows, load0)
+	return nil
+}
+
+func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResult, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	r, err := makeRepo(dir, n, max(n/100, 1), c.modified)
+	if err != nil {
+		return nil, err
+	}
+	g, err := measureGit(r, c.runs)
+	if err != nil {
+		return nil, err
+	}
+	res := &scaleResult{files: n, modified: len(r.modified), gitPair: median(g.diffPlusOthers), gitStat: median(g.status), gitRSS: medianInt(g.diffRSS)}
+
+	var cold []coldResult
+	var d *daemon
+	var m *mirror
+	defer func() {
+		if d != nil {
+			d.kill()
+		}
+	}()
+	for i := range c.runs {
+		fmt.Printf("cold run %d/%d …\n", i+1, c.runs)
+		if d, err = startDaemon(bin, r.dir, dir, c.logLevel, i); err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		mm, cr, err := coldRun(ctx, d, r)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("cold run: %w; daemon stderr:\n%s", err, tail(d.stderr))
+		}
+		cold = append(cold, cr)
+		m = mm
+		if i < c.runs-1 {
+			if err := d.stop(); err != nil {
+				return nil, err
+			}
+			d = nil
+		}
+	}
+	pick := func(f func(coldResult) time.Duration) time.Duration {
+		var out []time.Duration
+		for _, x := range cold {
+			out = append(out, f(x))
+		}
+		return median(out)
+	}
+	res.start = pick(func(x coldResult) time.Duration { return x.startToReady })
+	res.subscribe = pick(func(x coldResult) time.Duration { return x.subscribeToReady })
+	res.second = pick(func(x coldResult) time.Duration { return x.second })
+	res.later = pick(func(x coldResult) time.Duration { return x.later })
+	var rss []int64
+	for _, x := range cold {
+		rss = append(rss, x.rss)
+	}
+	res.rss = medianInt(rss)
+
+	fmt.Printf("saves (%d) …\n", c.saves)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	saves, err := measureSaves(ctx, m, r, c.saves)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("saves: %w", err)
+	}
+	res.saveP50, res.saveP99 = median(saves), percentile(saves, 99)
+
+	fmt.Println("restart on the unchanged tree …")
+	if err := d.stop(); err != nil {
+		return nil, err
+	}
+	d = nil
+	var restarts []time.Duration
+	var uri string
+	for i := range c.runs {
+		if d, err = startDaemonOn(bin, r.dir, dir, c.logLevel, c.runs-1, fmt.Sprintf("restart%d.stderr", i)); err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		mm, cr, err := coldRun(ctx, d, r)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("restart: %w; daemon stderr:\n%s", err, tail(d.stderr))
+		}
+		uri = mm.uri
+		restarts = append(restarts, cr.startToReady)
+		if i < c.runs-1 {
+			if err := d.stop(); err != nil {
+				return nil, err
+			}
+			d = nil
+		}
+	}
+	res.restart = median(restarts)
+
+	if sc.burstSubs > 0 && n <= sc.burstMaxRow && sc.burstFiles < n-len(r.modified) {
+		fmt.Printf("burst: %d files at once, %d subscribers …\n", sc.burstFiles, sc.burstSubs)
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		res.burst, err = measureBurst(ctx, d, r, uri, sc.burstFiles, sc.burstSubs)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("burst: %w; daemon stderr:\n%s", err, tail(d.stderr))
+		}
+	}
+	return res, d.stop()
+}
+
+// measureBurst subscribes subs clients to the uncommitted changeset, one
+// of them reading each frame 2 ms late (far slower than the daemon writes
+// a burst), then changes files tracked files that were unchanged, all at
+// once, and times until every subscriber's view has git's count of
+// changed files and is ready.
+func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, subs int) (*burstResult, error) {
+	mirrors := make([]*mirror, subs)
+	for i := range subs {
+		c, err := dial(ctx, d.url)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		if _, err := c.Initialize(ctx, fmt.Sprintf("bench-burst-%d", i), nil); err != nil {
+			return nil, err
+		}
+		raw, from, err := subscribe(ctx, c, uri)
+		if err != nil {
+			return nil, err
+		}
+		m := &mirror{c: c, uri: uri, last: from}
+		if err := json.Unmarshal(raw, &m.st); err != nil {
+			return nil, err
+		}
+		mirrors[i] = m
+	}
+	slow := mirrors[subs-1]
+	slow.c.SetReadDelay(2 * time.Millisecond)
+
+	// The files to change: tracked, not modified already.
+	modified := map[string]bool{}
+	for _, p := range r.modified {
+		modified[p] = true
+	}
+	var paths []string
+	for i := 0; len(paths) < files && i < r.tracked; i++ {
+		if p := filePath(i, max(r.tracked/100, 1)); !modified[p] && p != r.saveFile {
+			paths = append(paths, p)
+		}
+	}
+	// Every view holds the tree's changes so far (the saves' file too):
+	// the burst adds paths to them.
+	want := len(mirrors[0].st.Files) + len(paths)
+	for i, m := range mirrors {
+		if m.st.Status != protocol.StatusReady || len(m.st.Files) != len(mirrors[0].st.Files) {
+			return nil, fmt.Errorf("subscriber %d starts from %d files (%s), the first from %d", i, len(m.st.Files), m.st.Status, len(mirrors[0].st.Files))
+		}
+	}
+	start := time.Now()
+	for _, p := range paths {
+		f, err := os.OpenFile(filepath.Join(r.dir, filepath.FromSlash(p)), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		_, err = f.WriteString("// burst\n")
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	took := make([]time.Duration, subs)
+	errs := make([]error, subs)
+	var wg sync.WaitGroup
+	for i, m := range mirrors {
+		wg.Go(func() {
+			errs[i] = m.wait(ctx, "the burst", func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
+				return st.Status == protocol.StatusReady && len(st.Files) == want
+			})
+			took[i] = time.Since(start)
+		})
+	}
+	wg.Wait()
+	res := &burstResult{files: len(paths), subs: subs, slowest: took[subs-1]}
+	for i, m := range mirrors {
+		if closed, code, reason := m.c.Closed(); closed {
+			res.disconnected++
+			fmt.Printf("subscriber %d was closed: %d %s\n", i, code, reason)
+		}
+		if errs[i] != nil && res.disconnected == 0 {
+			return nil, fmt.Errorf("subscriber %d: %w", i, errs[i])
+		}
+	}
+	res.all = slices.Max(took[:subs-1])
+	gs, _, _, err := timeGit(r.dir, false, "status", "--porcelain")
+	if err != nil {
+		return nil, err
+	}
+	res.gitStatus = gs
+	return res, nil
+}
+
+func reportScale(c config, sc scaleConfig, rows []scaleResult, load0 string) {
+	fmt.Println()
+	head := "| Measure |"
+	rule := "|---|"
+	for _, r := range rows {
+		head += fmt.Sprintf(" %s files |", humanCount(r.files))
+		rule += "---:|"
+	}
+	fmt.Println(head + " target |")
+	fmt.Println(rule + "---|")
+	line := func(name, target string, cell func(r scaleResult) string) {
+		s := "| " + name + " |"
+		for _, r := range rows {
+			s += " " + cell(r) + " |"
+		}
+		fmt.Println(s + " " + target + " |")
+	}
+	vs := func(ours, git time.Duration) string {
+		return fmt.Sprintf("%s / %s = **%.2f×**", fmtDur(ours), fmtDur(git), ratio(ours, git))
+	}
+	line("process start → `uncommitted` ready, vs `git diff HEAD --numstat` + `git ls-files --others --exclude-standard`", "≤ 1.5×", func(r scaleResult) string { return vs(r.start, r.gitPair) })
+	line("subscribe → ready, running daemon, changeset not computed, vs the same git pair", "≤ 1.0×", func(r scaleResult) string { return vs(r.subscribe, r.gitPair) })
+	line("second subscriber → ready, vs the same git pair", "≤ 0.05×", func(r scaleResult) string { return vs(r.second, r.gitPair) })
+	line("third to fifth subscriber → ready (median), vs the same git pair", "≤ 0.05×", func(r scaleResult) string { return vs(r.later, r.gitPair) })
+	line("restart on the unchanged tree → ready, vs the same git pair", "≤ 0.5×", func(r scaleResult) string { return vs(r.restart, r.gitPair) })
+	line("peak RSS (VmHWM) vs `git diff HEAD --numstat` (maxrss)", "≤ 2×", func(r scaleResult) string {
+		return fmt.Sprintf("%s / %s = **%.2f×**", fmtKiB(r.rss), fmtKiB(r.gitRSS), float64(r.rss)/float64(r.gitRSS))
+	})
+	line(fmt.Sprintf("save → `fileSet` p99 (of %d), vs `git status --porcelain`", c.saves), "≤ 0.1×, flat", func(r scaleResult) string { return vs(r.saveP99, r.gitStat) })
+	line("… p50", "", func(r scaleResult) string { return fmtDur(r.saveP50) })
+	line(fmt.Sprintf("burst: %d files at once, %d subscribers: the last to converge, vs `git status` after it", sc.burstFiles, sc.burstSubs), "≤ 2×", func(r scaleResult) string {
+		if r.burst == nil {
+			return "—"
+		}
+		return vs(r.burst.all, r.burst.gitStatus)
+	})
+	line("… the subscriber reading each frame 2 ms late", "converges", func(r scaleResult) string {
+		if r.burst == nil {
+			return "—"
+		}
+		return fmtDur(r.burst.slowest)
+	})
+	line("… subscribers disconnected", "0", func(r scaleResult) string {
+		if r.burst == nil {
+			return "—"
+		}
+		return strconv.Itoa(r.burst.disconnected)
+	})
+	fmt.Println()
+	fmt.Printf("Trees of the sizes above in directories of 100 files, %d modified (4 lines each) and 5 untracked; medians of %d runs.\n", c.modified, c.runs)
+	fmt.Printf("Machine: %d CPUs (runtime.NumCPU), %s, %s, %s, load average %s at start, %s at end.\n",
+		runtime.NumCPU(), uname(), strings.TrimSpace(gitVersion()), runtime.Version(), load0, loadavg())
+	fmt.Printf("Command: `go run ./bench%s`\n", quoteArgs(os.Args[1:]))
+}
+
+func humanCount(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}
+
+// parseSizes reads a comma-separated list of tree sizes: 20000,100k,1M.
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(strings.ToLower(f))
+		mul := 1
+		switch {
+		case strings.HasSuffix(f, "k"):
+			mul, f = 1000, strings.TrimSuffix(f, "k")
+		case strings.HasSuffix(f, "m"):
+			mul, f = 1_000_000, strings.TrimSuffix(f, "m")
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("tree size %q: want a count such as 20000, 100k or 1M", f)
+		}
+		out = append(out, n*mul)
+	}
+	return out, nil
+}
