@@ -89,24 +89,33 @@ func main() {
 	}
 }
 
+// setUp makes the bench's work dir, which done removes unless -keep,
+// and the daemon binary it runs: -daemon, or ./cmd/changesetd built.
+func setUp(c config, prefix string) (work, bin string, done func(), err error) {
+	if work, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", nil, err
+	}
+	done = func() { os.RemoveAll(work) }
+	if c.keep {
+		fmt.Println("work dir (kept):", work)
+		done = func() {}
+	}
+	if bin = c.daemon; bin == "" {
+		if bin, err = buildDaemon(work); err != nil {
+			done()
+			return "", "", nil, err
+		}
+	}
+	return work, bin, done, nil
+}
+
 func run(c config) error {
-	work, err := os.MkdirTemp("", "changesetd-bench-")
+	load0 := loadavg()
+	work, bin, done, err := setUp(c, "changesetd-bench-")
 	if err != nil {
 		return err
 	}
-	if c.keep {
-		fmt.Println("work dir (kept):", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	load0 := loadavg()
-
-	bin := c.daemon
-	if bin == "" {
-		if bin, err = buildDaemon(work); err != nil {
-			return err
-		}
-	}
+	defer done()
 	r, err := makeRepo(work, c.files, c.dirs, c.modified)
 	if err != nil {
 		return fmt.Errorf("setup: %w", err)

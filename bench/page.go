@@ -32,21 +32,11 @@ type pageConfig struct {
 // fileSets applied by the page, against their receipt by a raw client;
 // and a long diff's first paint after Load anyway.
 func runPage(c config, pc pageConfig) error {
-	work, err := os.MkdirTemp("", "changesetd-bench-page-")
+	work, bin, done, err := setUp(c, "changesetd-bench-page-")
 	if err != nil {
 		return err
 	}
-	if c.keep {
-		fmt.Println("work dir (kept):", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	bin := c.daemon
-	if bin == "" {
-		if bin, err = buildDaemon(work); err != nil {
-			return err
-		}
-	}
+	defer done()
 	r, err := makeRepo(work, pc.changed*2, max(pc.changed/50, 1), pc.changed-5)
 	if err != nil {
 		return fmt.Errorf("setup: %w", err)

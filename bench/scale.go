@@ -15,6 +15,7 @@ import (
 
 	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
 )
 
 // scaleConfig is what bench -scale measures.
@@ -49,22 +50,12 @@ type burstResult struct {
 // saves and a burst at each tree size, side by side with git on the same
 // tree, and prints one table.
 func runScale(c config, sc scaleConfig) error {
-	work, err := os.MkdirTemp("", "changesetd-bench-scale-")
+	load0 := loadavg()
+	work, bin, done, err := setUp(c, "changesetd-bench-scale-")
 	if err != nil {
 		return err
 	}
-	if c.keep {
-		fmt.Println("work dir (kept):", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
-	load0 := loadavg()
-	bin := c.daemon
-	if bin == "" {
-		if bin, err = buildDaemon(work); err != nil {
-			return err
-		}
-	}
+	defer done()
 	var rows []scaleResult
 	for _, n := range sc.sizes {
 		fmt.Printf("== %d files\n", n)
@@ -190,15 +181,54 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 	return res, d.stop()
 }
 
+// burstMirror is a subscriber's view during the burst, kept by the
+// client's reading goroutine as each action arrives: a hundred clients
+// polling recorded notifications would measure the bench, not the daemon.
+type burstMirror struct {
+	c    *ahpclient.Client
+	mu   sync.Mutex
+	st   protocol.ChangesetState
+	last int64
+	want int           // files once converged; 0 until the burst starts
+	done chan struct{} // closed once converged
+	at   time.Time
+}
+
+func (m *burstMirror) apply(uri string, n *ahpclient.Message) {
+	if n.Method != protocol.NotifyAction {
+		return
+	}
+	var e ahpclient.Envelope
+	if json.Unmarshal(n.Params, &e) != nil || e.Channel != uri || e.RejectionReason != "" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e.ServerSeq <= m.last {
+		return
+	}
+	m.last = e.ServerSeq
+	m.st, _ = reducer.ApplyChangeset(m.st, e.Action.Action, reducer.Env{})
+	m.check()
+}
+
+// check notes the moment the view has every file and is ready. m.mu held.
+func (m *burstMirror) check() {
+	if m.want > 0 && m.at.IsZero() && m.st.Status == protocol.StatusReady && len(m.st.Files) == m.want {
+		m.at = time.Now()
+		close(m.done)
+	}
+}
+
 // measureBurst subscribes subs clients to the uncommitted changeset, one
 // of them reading each frame 2 ms late (far slower than the daemon writes
 // a burst), then changes files tracked files that were unchanged, all at
 // once, and times until every subscriber's view has git's count of
 // changed files and is ready.
 func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, subs int) (*burstResult, error) {
-	mirrors := make([]*mirror, subs)
+	mirrors := make([]*burstMirror, subs)
 	for i := range subs {
-		c, err := dial(ctx, d.url)
+		c, _, err := ahpclient.Dial(ctx, d.url, ahpclient.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -206,18 +236,22 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 		if _, err := c.Initialize(ctx, fmt.Sprintf("bench-burst-%d", i), nil); err != nil {
 			return nil, err
 		}
-		raw, from, err := subscribe(ctx, c, uri)
+		m := &burstMirror{c: c, done: make(chan struct{})}
+		snap, err := c.Subscribe(ctx, uri, nil)
 		if err != nil {
 			return nil, err
 		}
-		m := &mirror{c: c, uri: uri, last: from}
-		if err := json.Unmarshal(raw, &m.st); err != nil {
+		m.mu.Lock()
+		m.last = snap.FromSeq
+		err = json.Unmarshal(snap.State, &m.st)
+		m.mu.Unlock()
+		if err != nil {
 			return nil, err
 		}
+		c.Listen(func(n *ahpclient.Message) { m.apply(uri, n) })
 		mirrors[i] = m
 	}
-	slow := mirrors[subs-1]
-	slow.c.SetReadDelay(2 * time.Millisecond)
+	mirrors[subs-1].c.SetReadDelay(2 * time.Millisecond)
 
 	// The files to change: tracked, not modified already.
 	modified := map[string]bool{}
@@ -232,11 +266,22 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 	}
 	// Every view holds the tree's changes so far (the saves' file too):
 	// the burst adds paths to them.
-	want := len(mirrors[0].st.Files) + len(paths)
+	base := -1
 	for i, m := range mirrors {
-		if m.st.Status != protocol.StatusReady || len(m.st.Files) != len(mirrors[0].st.Files) {
-			return nil, fmt.Errorf("subscriber %d starts from %d files (%s), the first from %d", i, len(m.st.Files), m.st.Status, len(mirrors[0].st.Files))
+		m.mu.Lock()
+		n, st := len(m.st.Files), m.st.Status
+		m.mu.Unlock()
+		if base < 0 {
+			base = n
 		}
+		if st != protocol.StatusReady || n != base {
+			return nil, fmt.Errorf("subscriber %d starts from %d files (%s), the first from %d", i, n, st, base)
+		}
+	}
+	for _, m := range mirrors {
+		m.mu.Lock()
+		m.want = base + len(paths)
+		m.mu.Unlock()
 	}
 	start := time.Now()
 	for _, p := range paths {
@@ -250,28 +295,24 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 			return nil, err
 		}
 	}
+	res := &burstResult{files: len(paths), subs: subs}
 	took := make([]time.Duration, subs)
-	errs := make([]error, subs)
-	var wg sync.WaitGroup
 	for i, m := range mirrors {
-		wg.Go(func() {
-			errs[i] = m.wait(ctx, "the burst", func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
-				return st.Status == protocol.StatusReady && len(st.Files) == want
-			})
-			took[i] = time.Since(start)
-		})
-	}
-	wg.Wait()
-	res := &burstResult{files: len(paths), subs: subs, slowest: took[subs-1]}
-	for i, m := range mirrors {
-		if closed, code, reason := m.c.Closed(); closed {
+		select {
+		case <-m.done:
+			took[i] = m.at.Sub(start)
+		case <-m.c.Done():
 			res.disconnected++
+			_, code, reason := m.c.Closed()
 			fmt.Printf("subscriber %d was closed: %d %s\n", i, code, reason)
-		}
-		if errs[i] != nil && res.disconnected == 0 {
-			return nil, fmt.Errorf("subscriber %d: %w", i, errs[i])
+		case <-ctx.Done():
+			m.mu.Lock()
+			n, st := len(m.st.Files), m.st.Status
+			m.mu.Unlock()
+			return nil, fmt.Errorf("subscriber %d: %d of %d files, %s: %w", i, n, base+len(paths), st, ctx.Err())
 		}
 	}
+	res.slowest = took[subs-1]
 	res.all = slices.Max(took[:subs-1])
 	gs, _, _, err := timeGit(r.dir, false, "status", "--porcelain")
 	if err != nil {

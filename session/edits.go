@@ -381,6 +381,12 @@ func withEdits(meta protocol.Object, edits protocol.Object) protocol.Object {
 	if edits == nil {
 		return meta
 	}
+	return withOwn(meta, func(own protocol.Object) { own["edits"] = edits })
+}
+
+// withOwn returns a copy of meta whose _meta.changesetd is a copy that
+// set has added to: a published file's meta is never changed in place.
+func withOwn(meta protocol.Object, set func(own protocol.Object)) protocol.Object {
 	out := make(protocol.Object, len(meta)+1)
 	for k, v := range meta {
 		out[k] = v
@@ -391,7 +397,7 @@ func withEdits(meta protocol.Object, edits protocol.Object) protocol.Object {
 			own[k] = v
 		}
 	}
-	own["edits"] = edits
+	set(own)
 	out["changesetd"] = own
 	return out
 }

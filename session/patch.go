@@ -207,28 +207,17 @@ func patchVersion(fc FileChange, fileID string) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// withPatchURIs returns meta with the file's patch and ACP URIs; meta's
-// own object is copied, not changed.
+// withPatchURIs returns meta with the file's patch and ACP URIs.
 func withPatchURIs(meta protocol.Object, changesetURI, v string, fc FileChange) protocol.Object {
-	out := make(protocol.Object, len(meta)+1)
-	for k, x := range meta {
-		out[k] = x
-	}
-	own := protocol.Object{}
-	if prev, ok := meta["changesetd"].(protocol.Object); ok {
-		for k, x := range prev {
-			own[k] = x
+	return withOwn(meta, func(own protocol.Object) {
+		if fc.Patch != "" {
+			own[metaPatchURI] = FilePatchURI(changesetURI, v, false)
+			own[metaPatchBytes] = len(fc.Patch)
 		}
-	}
-	if fc.Patch != "" {
-		own[metaPatchURI] = FilePatchURI(changesetURI, v, false)
-		own[metaPatchBytes] = len(fc.Patch)
-	}
-	if fc.ACP != nil {
-		own[metaACPURI] = FilePatchURI(changesetURI, v, true)
-	}
-	out["changesetd"] = own
-	return out
+		if fc.ACP != nil {
+			own[metaACPURI] = FilePatchURI(changesetURI, v, true)
+		}
+	})
 }
 
 // patchURIOf is a published file's patch URI, "" when it has none.
