@@ -33,6 +33,10 @@ type config struct {
 }
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == childRSSFlag {
+		childRSS(os.Args[2], os.Args[3:])
+		return
+	}
 	var c config
 	flag.IntVar(&c.files, "files", 100000, "tracked files in the synthetic repository")
 	flag.IntVar(&c.dirs, "dirs", 1000, "directories they are spread over")

@@ -42,6 +42,36 @@ func timeGit(dir string, ok1 bool, args ...string) (time.Duration, int64, string
 	return d, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, out.String(), nil
 }
 
+// childPeakRSS is git's peak RSS (KiB) for args, run from a small
+// process of its own: a child started from this one counts the bench's
+// own peak in its maxrss until it execs (the two share an address space
+// until then), which a burst of a hundred views makes gigabytes.
+func childPeakRSS(dir string, args ...string) (int64, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(self, append([]string{childRSSFlag, dir}, args...)...)
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("git %s, for its peak RSS: %v", strings.Join(args, " "), err)
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+}
+
+// childRSSFlag makes the bench run git in dir with the rest of its
+// arguments and print only git's peak RSS (KiB).
+const childRSSFlag = "-child-rss"
+
+func childRSS(dir string, args []string) {
+	_, rss, _, err := timeGit(dir, false, args...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(rss)
+}
+
 type gitTimes struct {
 	status, diffPlusOthers []time.Duration
 	diffRSS                []int64
@@ -71,6 +101,9 @@ func measureGit(r *repo, runs int) (*gitTimes, error) {
 			return nil, err
 		}
 		g.diffPlusOthers = append(g.diffPlusOthers, d1+d2)
+		if rss, err = childPeakRSS(r.dir, "diff", "HEAD", "--numstat"); err != nil {
+			return nil, err
+		}
 		g.diffRSS = append(g.diffRSS, rss)
 		g.numstat = parseNumstat(numstat)
 		g.others = len(strings.Fields(others))
