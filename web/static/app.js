@@ -60,6 +60,7 @@ const ui = {
   turnCs: new Map(), // turn id -> changeset uri (for counts)
   picks: [], // turn ids ticked for comparison
   diffKey: '',
+  diffFile: null, // "changeset\nfile" whose diff the pane shows
   bigOk: new Set(), // diffs too long to open by themselves that the reader opened
   unfolded: new Set(), // reviewed files whose diff the reader opened again
   filter: '', // the path filter's text
@@ -988,6 +989,19 @@ function renderDiff(s) {
     decorateHunks(s, f);
     return showDraft(pane, f);
   }
+  if (f && ui.diffFile === `${ui.cs?.uri}\n${f.id}` && meta.patchUri && !patches.get(meta.patchUri) && !(bigDiff(f) && !ui.bigOk.has(key)) && !folded) {
+    // A new version of the file shown: its diff stays, not a blank
+    // pane, until the new patch is in.
+    const uri = meta.patchUri;
+    patches.load(uri).then(() => {
+      if (ui.file === f.id && csState()?.files?.find((x) => x.id === f.id)?._meta?.changesetd?.patchUri === uri) {
+        ui.diffKey = '';
+        renderDiff(csState());
+      }
+    });
+    return;
+  }
+  ui.diffFile = f ? `${ui.cs?.uri}\n${f.id}` : null;
   ui.diffKey = key;
   ui.diffHunks = [];
   ui.virtualDiff = null;

@@ -10,6 +10,7 @@ const KEEP = 256;
 export function createPatches(read) {
   const done = new Map(); // uri -> {text} or {error}, oldest first
   const pending = new Map(); // uri -> Promise of the entry
+  const failed = new Map(); // uri -> {error}, until it is read again
 
   function keep(uri, entry) {
     done.delete(uri);
@@ -20,11 +21,11 @@ export function createPatches(read) {
 
   return {
     // get returns what was read for uri, {text} or {error}, or undefined
-    // when it has not been read yet.
+    // when it has not been read (or is being read).
     get(uri) {
       const e = done.get(uri);
       if (e) keep(uri, e);
-      return e;
+      return e || failed.get(uri);
     },
     // load reads uri once, however many ask for it at a time, and
     // resolves to its entry.
@@ -33,14 +34,18 @@ export function createPatches(read) {
       if (e) return Promise.resolve(e);
       let p = pending.get(uri);
       if (!p) {
+        failed.delete(uri);
         p = read(uri)
           .then((res) => ({ text: decode(res) }), (err) => ({ error: err?.message || String(err) }))
           .then((entry) => {
             pending.delete(uri);
             // A conflict means the file changed since the state named
-            // this URI: the new state brings another one. Nothing is
-            // kept for it, so a later read is made afresh.
-            return entry.error ? entry : keep(uri, entry);
+            // this URI: the new state brings another one. A failure is
+            // kept apart, until the next load of the URI tries again.
+            if (!entry.error) return keep(uri, entry);
+            failed.set(uri, entry);
+            while (failed.size > KEEP) failed.delete(failed.keys().next().value);
+            return entry;
           });
         pending.set(uri, p);
       }
