@@ -92,7 +92,7 @@ func measureGit(r *repo, runs int) (*gitTimes, error) {
 			return nil, err
 		}
 		g.status = append(g.status, d)
-		d1, rss, numstat, err := timeGit(r.dir, false, "diff", "HEAD", "--numstat")
+		d1, _, numstat, err := timeGit(r.dir, false, "diff", "HEAD", "--numstat")
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +101,8 @@ func measureGit(r *repo, runs int) (*gitTimes, error) {
 			return nil, err
 		}
 		g.diffPlusOthers = append(g.diffPlusOthers, d1+d2)
-		if rss, err = childPeakRSS(r.dir, "diff", "HEAD", "--numstat"); err != nil {
+		rss, err := childPeakRSS(r.dir, "diff", "HEAD", "--numstat")
+		if err != nil {
 			return nil, err
 		}
 		g.diffRSS = append(g.diffRSS, rss)
