@@ -30,10 +30,13 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// work counts the goroutines the connection owns: requests answered
-	// off the read loop (async) and catch-ups of lagging channels.
-	// Shutdown lets them finish before closing, and run waits for them.
+	// work counts the goroutines the connection owns: the one serving
+	// its queue of requests while it has any (drain), requests answered
+	// off it (async) and catch-ups of lagging channels. Shutdown lets
+	// them finish before closing, and run waits for them.
 	work tracker
+	// in is the queue of requests and what is in flight (order.go).
+	in inbox
 
 	mu          sync.Mutex
 	initialized bool
@@ -62,8 +65,8 @@ func newConn(srv *Server, ws *websocket.Conn, remote string) *conn {
 }
 
 // run serves the connection until it closes, then drops its
-// subscriptions. Requests are handled in the order they arrive; handlers
-// that wait on a session answer from elsewhere.
+// subscriptions. Requests take effect in the order they arrive (admit);
+// the read loop itself never waits on a session.
 func (c *conn) run() {
 	c.logger().Info("connected")
 	for {
@@ -71,7 +74,7 @@ func (c *conn) run() {
 		if err != nil {
 			break
 		}
-		c.handle(req)
+		c.admit(req)
 	}
 	c.stream.closeWith(websocket.CloseNormalClosure, "")
 	<-c.stream.done
@@ -86,12 +89,16 @@ func (c *conn) run() {
 
 // async answers req on a goroutine of its own, which the connection owns:
 // its run waits for it, and a server shutting down lets it answer first.
+// The request stays in flight, and the next one waits, until f returns.
 func (c *conn) async(req *jsonrpc2.Request, f func()) {
+	j := c.hold(req)
 	if !c.work.goFunc(func() {
+		defer c.release(j)
 		defer c.recoverRequest(req)
 		f()
 	}) {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInternalError, "%s: the connection is closing", req.Method))
+		c.release(j)
 	}
 }
 
@@ -271,6 +278,7 @@ func (c *conn) reply(req *jsonrpc2.Request, result any, err error) {
 		return
 	}
 	if err != nil {
+		c.answeredID(req)
 		_ = c.stream.WriteObject(protocol.Response{ID: rawID(req.ID), Error: c.toRPCError(req.Method, err)})
 		return
 	}
@@ -280,6 +288,7 @@ func (c *conn) reply(req *jsonrpc2.Request, result any, err error) {
 // encodeReply builds the bytes of a success response, adapted to the
 // connection's version, for replies released through stream.release.
 func (c *conn) encodeReply(req *jsonrpc2.Request, result any) []byte {
+	c.answeredID(req)
 	// MarshalJSON directly: json.Marshal would scan its output once more.
 	b, err := protocol.Response{ID: rawID(req.ID), Result: c.adapt(result)}.MarshalJSON()
 	if err != nil {

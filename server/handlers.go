@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -18,11 +19,12 @@ import (
 	"github.com/changesetd/changesetd/session"
 )
 
-// handle runs on the read loop: it routes by the method table, and
-// anything that waits on a session runs elsewhere.
+// handle routes a request by the method table, on the goroutine serving
+// the connection's queue (or on the read loop for a preempted method);
+// anything that waits on a session runs elsewhere (order.go).
 func (c *conn) handle(req *jsonrpc2.Request) {
 	defer c.recoverRequest(req)
-	r, ok := routes[req.Method]
+	r, ok := c.srv.routes[req.Method]
 	if !(ok && r.beforeInit) && !c.isInitialized() {
 		c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidRequest, "%s before initialize: send initialize (or reconnect) first", req.Method))
 		return
@@ -47,8 +49,10 @@ type route struct {
 }
 
 // routes is the method table: each row decodes its params into their
-// type and hands them to the method, which replies inline (onLoop) or
-// runs off the read loop and returns its result (offLoop).
+// type and hands them to the method, which replies inline (onLoop), runs
+// off the connection's queue and returns its result (offLoop), or does
+// so having let the queue go on once it took its place (lateReply).
+// Each Server serves a copy (Server.routes).
 var routes map[string]route
 
 func init() {
@@ -63,7 +67,7 @@ func init() {
 		protocol.MethodCreateSession:            {serve: onLoop((*conn).createSession)},
 		protocol.MethodDisposeSession:           {serve: offLoop((*conn).disposeSession)},
 		protocol.MethodResourceRead:             {serve: onLoop((*conn).resourceRead)},
-		protocol.MethodInvokeChangesetOperation: {serve: offLoop((*conn).invokeOperation)},
+		protocol.MethodInvokeChangesetOperation: {serve: lateReply((*conn).invokeOperation)},
 		protocol.MethodFetchTurns:               {serve: offLoop((*conn).fetchTurns)},
 		protocol.MethodSetBranchBase:            {serve: offLoop((*conn).setBranchBase)},
 		protocol.MethodDraft:                    {serve: offLoop((*conn).draft)},
@@ -487,8 +491,8 @@ func appendJSONStringBody(b, s []byte) []byte {
 	return append(b, s[start:]...)
 }
 
-func (c *conn) invokeOperation(p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
-	res, err := c.srv.m.Invoke(c.ctx, p)
+func (c *conn) invokeOperation(ctx context.Context, p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
+	res, err := c.srv.m.Invoke(ctx, p)
 	if err == nil && res == nil {
 		// The result is an object whose members are all optional: {}
 		// when there is nothing to say, never null.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -41,6 +42,12 @@ type Config struct {
 	Metrics Metrics
 	// MetricsHandler serves /metrics (behind the Host check); nil: 404.
 	MetricsHandler http.Handler
+
+	// Requests in flight per connection (admitted, not yet answered),
+	// and the bytes of their params; past either, requests are refused
+	// as overloaded (order.go).
+	MaxInFlight      int
+	MaxInFlightBytes int64
 }
 
 // Metrics is what the server counts. The daemon passes metrics.Server.
@@ -91,6 +98,12 @@ func (c *Config) setDefaults() {
 	if c.MaxSubs <= 0 {
 		c.MaxSubs = DefaultMaxSubs
 	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.MaxInFlightBytes <= 0 {
+		c.MaxInFlightBytes = DefaultMaxInFlightBytes
+	}
 	if c.ReadTimeout <= 0 {
 		c.ReadTimeout = DefaultReadTimeout
 	}
@@ -115,6 +128,9 @@ type Server struct {
 
 	// reads holds a place per resourceRead in flight on any connection.
 	reads chan struct{}
+	// routes is the method table this server serves (a copy of the
+	// package's, which tests add to).
+	routes map[string]route
 	// readResource is m.ReadResource; tests put a gate in its place.
 	readResource func(ctx context.Context, uri string, limit int64) ([]byte, error)
 
@@ -137,6 +153,7 @@ func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
 	s := &Server{cfg: cfg, m: m, log: log.With("component", "server"), conns: map[*conn]struct{}{}, versions: map[string]*clientEntry{}, page: web.Handler()}
 	s.reads = make(chan struct{}, DefaultReadsTotal)
 	s.readResource = m.ReadResource
+	s.routes = maps.Clone(routes)
 	s.up = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		CheckOrigin:      s.checkOrigin,

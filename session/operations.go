@@ -359,6 +359,9 @@ func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperatio
 		}
 		return f, err
 	})
+	// Joined or started on the actor, in the order invocations reached
+	// it: a later request of the same client may go ahead.
+	accepted(ctx)
 	if errors.Is(err, ErrClosed) {
 		m.inflight.Done() // never reached the actor
 		return nil, protocol.Errorf(protocol.CodeNotFound, "invokeChangesetOperation %s: session %s was disposed", p.Channel, ref.SessionID)

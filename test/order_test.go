@@ -71,7 +71,9 @@ func TestSubscribeReplyPrecedesItsActions(t *testing.T) {
 		time.Sleep(15 * time.Millisecond)
 		send(id+1, protocol.MethodUnsubscribe, map[string]any{"channel": uri})
 	}
-	send(999, protocol.MethodPing, map[string]any{"channel": protocol.RootURI})
+	// The end: a subscribe the channel's owner answers after every
+	// earlier one (a ping, preempted, may overtake their answers).
+	send(999, protocol.MethodSubscribe, map[string]any{"channel": uri})
 	defer func() { close(stop); <-writerDone }()
 
 	// Walk the frames in wire order. After a subscribe reply with fromSeq
@@ -90,7 +92,7 @@ func TestSubscribeReplyPrecedesItsActions(t *testing.T) {
 			}
 			data = d
 		case <-deadline:
-			t.Fatal("no answer to the final ping")
+			t.Fatal("no answer to the final subscribe")
 		}
 		var m protocol.RPCMessage
 		if err := json.Unmarshal(data, &m); err != nil {
