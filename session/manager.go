@@ -86,7 +86,9 @@ type Manager struct {
 	// delete the new session's record or announce its removal after the
 	// new one was announced.
 	disposing map[string]chan struct{}
-	treeLocks map[string]*sync.Mutex // serialise operations per working tree
+	// repoLocks serialise the operations that write a working tree or
+	// an index, one FIFO lock per repository (repolock.go).
+	repoLocks repoLocks
 
 	// inflight counts operations and turn boundaries in progress, which a
 	// graceful shutdown lets finish. Add happens under mu and only while

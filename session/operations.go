@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
@@ -544,8 +543,11 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 	}
 	kind := cs.ref.Kind
 	uri := cs.uri
-	// Invocations on one working tree queue on its lock; only identical
-	// ones (joined in Invoke) are not run twice.
+	// Invocations on one repository, from any session, queue on its lock
+	// in the order they reach their actors; only identical ones (joined
+	// in Invoke) are not run twice. The place is taken here, before
+	// anything is published, and the work always runs to release it.
+	turn := s.m.repoLocks.enqueue(repoKey(s.workspaces[ws]))
 	if cs.opRunning == nil {
 		cs.opRunning = map[string]int{}
 	}
@@ -553,15 +555,17 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 		cs.setOpStatus(s, op.ID, protocol.OpRunning, nil)
 	}
 	cs.opRunning[op.ID]++
-	lock := s.m.treeLock(s.workspaces[ws].dir)
 	ctx := s.ctx
 	return func() (*protocol.InvokeChangesetOperationResult, error) {
-		lock.Lock()
-		res, newUndo, err := runOp(ctx, ed, kind, t, undo, s, uri, ws)
-		if err == nil && (t.op == OpUndo || t.op == OpDismissUndo) {
-			s.forgetUndos([]string{undo.id})
-		}
-		lock.Unlock()
+		res, newUndo, err := func() (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
+			turn.wait()
+			defer turn.release()
+			res, newUndo, err := runOp(ctx, ed, kind, t, undo, s, uri, ws)
+			if err == nil && (t.op == OpUndo || t.op == OpDismissUndo) {
+				s.forgetUndos([]string{undo.id})
+			}
+			return res, newUndo, err
+		}()
 		done := make(chan struct{})
 		if !s.do(func() {
 			defer close(done)
@@ -768,23 +772,8 @@ func (s *Session) targetFiles(cs *csChannel, resource string) ([]fileOrigin, err
 	return files, nil
 }
 
-// treeLock returns the lock that serialises operations on a working tree.
-func (m *Manager) treeLock(dir string) *sync.Mutex {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.treeLocks == nil {
-		m.treeLocks = map[string]*sync.Mutex{}
-	}
-	l := m.treeLocks[dir]
-	if l == nil {
-		l = &sync.Mutex{}
-		m.treeLocks[dir] = l
-	}
-	return l
-}
-
 // runOp has the Editor do an operation's work. It runs off the actor,
-// holding the working tree's lock. A revert returns its undo record, also
+// holding the repository's lock. A revert returns its undo record, also
 // with an error when it failed part-way.
 func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRecord, s *Session, uri string, ws int) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
 	e := Edit{Range: t.rng, Side: t.side}
