@@ -4,15 +4,20 @@
 // frame as JSON-RPC 2.0 itself, sourcegraph/jsonrpc2 supplying only the
 // request type; the method switch (handlers.go); and graceful shutdown.
 //
-// The read loop (conn.run) handles one request at a time and never waits
-// on a session: it decodes params and hands the work to package session,
-// whose actors answer later, or to a goroutine the connection owns and
-// waits for (conn.async). Replies, notifications and action envelopes
-// share the stream's one queue, drained by one writer goroutine, so a
-// reply carrying a snapshot always precedes the live actions after it;
-// initialize and reconnect reserve their reply's place in the queue
-// before they gather snapshots (stream.reserve), so actions committed
-// meanwhile follow the reply while earlier frames go out.
+// The read loop (conn.run) never waits on a session: it admits each
+// request into the connection's queue (order.go), refusing one whose id is
+// in flight or that would pass the bound on requests in flight, and
+// answers ping, resourceRead and listSessions at once. One goroutine of
+// the connection, while it has requests, handles them in order, each once
+// the one before took effect: returned, with the work it handed to a
+// goroutine the connection owns (conn.async) done, or, for an operation,
+// accepted by its session actor (session.WithAccepted), so requests of a
+// connection reach the actors in the order sent. Replies, notifications
+// and action envelopes share the stream's one queue, drained by one writer
+// goroutine, so a reply carrying a snapshot always precedes the live
+// actions after it; initialize and reconnect reserve their reply's place
+// in the queue before they gather snapshots (stream.reserve), so actions
+// committed meanwhile follow the reply while earlier frames go out.
 //
 // A client that reads more slowly than a burst is produced is caught up,
 // not dropped: past --send-queue messages (or 64 MiB) queued, the

@@ -332,8 +332,8 @@ type flight struct {
 // Invoke runs a changeset operation: it validates the invocation against
 // the changeset's current operations, reports running → idle or error
 // through operationStatusChanged, and runs the work off the actor,
-// serialised per working tree. An identical invocation already running is
-// joined rather than run twice.
+// serialised per repository (repolock.go). An identical invocation
+// already running is joined rather than run twice.
 func (m *Manager) Invoke(ctx context.Context, p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
 	ref, err := uritemplate.ParseChangesetURI(p.Channel)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 )
 
 // The changeset operations' work on the tree. The session has validated
-// the invocation and holds the working tree's lock while these run.
+// the invocation and holds the repository's lock while these run.
 
 // tree is what the operations read and write: the file-level calls of a
 // git workspace (editor.go), which confine every path to the working

@@ -176,7 +176,7 @@ func TestProtocolDocErrors(t *testing.T) {
 	known := map[int]bool{}
 	for _, c := range []int{protocol.CodeParseError, protocol.CodeInvalidRequest, protocol.CodeMethodNotFound, protocol.CodeInvalidParams, protocol.CodeInternalError,
 		protocol.CodeSessionNotFound, protocol.CodeProviderNotFound, protocol.CodeSessionAlreadyExists, protocol.CodeUnsupportedProtocolVersion,
-		protocol.CodeNotFound, protocol.CodePermissionDenied, protocol.CodeConflict} {
+		protocol.CodeNotFound, protocol.CodePermissionDenied, protocol.CodeConflict, protocol.CodeOverloaded} {
 		known[c] = true
 	}
 	rows := regexp.MustCompile("(?m)^\\| `(-32\\d{3})` \\| ([^|]+) \\|").FindAllStringSubmatch(doc, -1)
