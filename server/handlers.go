@@ -399,6 +399,7 @@ func (c *conn) resourceRead(req *jsonrpc2.Request, p protocol.ResourceReadParams
 		}
 		frame := encodeResourceReply(rawID(req.ID), data, p.Encoding != "base64" && utf8.Valid(data))
 		data = nil
+		c.answeredID(req)
 		_ = c.stream.write(frame)
 	})
 }

@@ -47,10 +47,13 @@ type job struct {
 	id   string // the request id as sent; "" for a notification
 	size int64  // bytes of its params
 
-	// held counts what keeps the job in flight: its handler until it
-	// returns, and each piece of work it handed off (async). Guarded by
-	// inbox.mu.
-	held int
+	// held counts what keeps the next request waiting: the handler until
+	// it returns, and each piece of work it handed off (async). A
+	// request is in flight until held is zero and it is answered
+	// (awaiting false), which a callback may do after its handler
+	// returned (subscribe). Guarded by inbox.mu.
+	held     int
+	awaiting bool
 	// accepted is closed once the next request may start: held dropped
 	// to zero, or the handler's method took its place early.
 	accepted chan struct{}
@@ -83,7 +86,7 @@ func opens(req *jsonrpc2.Request) bool {
 func (c *conn) admit(req *jsonrpc2.Request) {
 	j := &job{req: req, held: 1, accepted: make(chan struct{})}
 	if !req.Notif {
-		j.id = string(rawID(req.ID))
+		j.id, j.awaiting = string(rawID(req.ID)), true
 	}
 	if req.Params != nil {
 		j.size = int64(len(*req.Params))
@@ -164,22 +167,22 @@ func (c *conn) drain() {
 	}
 }
 
-// hold keeps req's job in flight for a piece of work handed off; it
-// returns nil when req is no longer tracked (answered from a callback
-// after its handler returned).
+// hold keeps req's job (and the next request) waiting for a piece of
+// work handed off; it returns nil when req is no longer tracked.
 func (c *conn) hold(req *jsonrpc2.Request) *job {
 	in := &c.in
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	j := in.jobs[req]
-	if j != nil {
-		j.held++
+	if j == nil || j.held == 0 {
+		return nil // its handler returned: nothing waits for it any more
 	}
+	j.held++
 	return j
 }
 
-// release ends one hold of j; the last one accepts it and takes it out
-// of flight.
+// release ends one hold of j; the last one accepts it, and takes it out
+// of flight if it is answered.
 func (c *conn) release(j *job) {
 	if j == nil {
 		return
@@ -188,16 +191,8 @@ func (c *conn) release(j *job) {
 	in.mu.Lock()
 	j.held--
 	done := j.held == 0
-	if done {
-		delete(in.jobs, j.req)
-		if j.id != "" && in.ids[j.id] == j {
-			delete(in.ids, j.id)
-		}
-		in.n--
-		in.bytes -= j.size
-		if opens(j.req) {
-			in.opening--
-		}
+	if done && !j.awaiting {
+		in.forget(j)
 	}
 	in.mu.Unlock()
 	if done {
@@ -205,19 +200,36 @@ func (c *conn) release(j *job) {
 	}
 }
 
-// answeredID frees req's id as soon as its response is built, before the
-// work that built it has returned: the client may use the id again once
-// it has the answer.
+// answeredID records that req's response is built: its id is free at
+// once (the client may use it again once it has the answer), and the
+// request leaves flight when nothing holds it.
 func (c *conn) answeredID(req *jsonrpc2.Request) {
-	if req.Notif {
-		return
-	}
 	in := &c.in
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	id := string(rawID(req.ID))
-	if j := in.ids[id]; j != nil && j.req == req {
-		delete(in.ids, id)
+	j := in.jobs[req]
+	if j == nil || !j.awaiting {
+		return // a refused request, never admitted, or answered already
+	}
+	j.awaiting = false
+	if in.ids[j.id] == j {
+		delete(in.ids, j.id)
+	}
+	if j.held == 0 {
+		in.forget(j)
+	}
+}
+
+// forget takes j out of flight. in.mu is held.
+func (in *inbox) forget(j *job) {
+	delete(in.jobs, j.req)
+	if j.id != "" && in.ids[j.id] == j {
+		delete(in.ids, j.id)
+	}
+	in.n--
+	in.bytes -= j.size
+	if opens(j.req) {
+		in.opening--
 	}
 }
 
