@@ -100,9 +100,9 @@ func (c *conn) admit(req *jsonrpc2.Request) {
 		return
 	}
 	if in.n > 0 && (in.n >= c.srv.cfg.MaxInFlight || in.bytes+j.size > c.srv.cfg.MaxInFlightBytes) {
-		n := in.n
+		n, size := in.n, in.bytes
 		in.mu.Unlock()
-		c.reply(req, nil, protocol.Errorf(protocol.CodeOverloaded, "%s: this connection has %d requests in flight, the most it may have; send it again once some are answered", req.Method, n).WithReason(protocol.ReasonOverloaded))
+		c.reply(req, nil, protocol.Errorf(protocol.CodeOverloaded, "%s: this connection has %d requests (%d bytes of params) in flight, the most it may have; nothing was done: send it again once some are answered", req.Method, n, size).WithReason(protocol.ReasonOverloaded))
 		return
 	}
 	if in.jobs == nil {
@@ -128,8 +128,8 @@ func (c *conn) admit(req *jsonrpc2.Request) {
 	in.running = true
 	in.mu.Unlock()
 	if start && !c.work.goFunc(c.drain) {
-		// Only once run stopped reading, which is where admit is called:
-		// kept for safety.
+		// goFunc refuses only once run has stopped reading, and admit
+		// runs on its read loop: never, but answer rather than hang.
 		in.mu.Lock()
 		queued := in.queue
 		in.queue, in.running = nil, false
