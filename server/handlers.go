@@ -79,8 +79,9 @@ func init() {
 	}
 }
 
-// onLoop decodes P and runs h on the read loop; h replies, now or from
-// wherever it hands the work to.
+// onLoop decodes P and runs h where the request is handled (the
+// connection's queue); h replies, now or from wherever it hands the work
+// to.
 func onLoop[P any](h func(c *conn, req *jsonrpc2.Request, p P)) func(*conn, *jsonrpc2.Request) {
 	return func(c *conn, req *jsonrpc2.Request) {
 		var p P
@@ -93,7 +94,8 @@ func onLoop[P any](h func(c *conn, req *jsonrpc2.Request, p P)) func(*conn, *jso
 }
 
 // offLoop decodes P and runs h on a goroutine of the connection, replying
-// with what h returns.
+// with what h returns; the connection's next request starts once h has
+// returned.
 func offLoop[P, R any](h func(c *conn, p P) (R, error)) func(*conn, *jsonrpc2.Request) {
 	return onLoop(func(c *conn, req *jsonrpc2.Request, p P) {
 		c.async(req, func() {
