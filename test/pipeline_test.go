@@ -277,7 +277,7 @@ func TestPipelinedStageThenCommitLandInOrder(t *testing.T) {
 // while the others stay in flight. A request whose id is that of one in
 // flight is refused (-32600, reason duplicateRequestId) and the first
 // still answers. A revert held by the daemon's test gate keeps the
-// requests in flight.
+// requests in flight, and holds up no request sent after it.
 func TestInFlightBoundAndDuplicateIDs(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "edited\n")
@@ -298,6 +298,13 @@ func TestInFlightBoundAndDuplicateIDs(t *testing.T) {
 	dup := p.await("r0")["r0"]
 	if dup.Error == nil || dup.Error.Code != protocol.CodeInvalidRequest || protocol.ReasonOf(dup.Error) != protocol.ReasonDuplicateRequestID {
 		t.Fatalf("a duplicate in-flight id: %+v, want -32600 %s", dup.Error, protocol.ReasonDuplicateRequestID)
+	}
+
+	// The held revert holds up no later request: one queued behind it
+	// is answered.
+	p.send("later", protocol.MethodSubscribe, map[string]any{"channel": e.sess})
+	if err := rpcErr(p.await("later")["later"]); err != nil {
+		t.Fatalf("a subscribe sent after the held revert: %v", err)
 	}
 
 	// Joined to the held revert, each further identical invocation stays
