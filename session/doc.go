@@ -32,6 +32,12 @@
 // Listing sessions waits for no actor: each keeps its catalogue entry as
 // of its last batch of work.
 //
+// Operations that write a working tree or an index run one at a time per
+// repository, across sessions, in the order their actors accepted them
+// (repolock.go). A caller serving requests in order (a connection) learns
+// through WithAccepted when an operation has taken its place, and need
+// not wait for its work (accept.go).
+//
 // # Durable state
 //
 // A session's record, turns, review flags and annotations (one record per
