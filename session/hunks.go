@@ -159,6 +159,9 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 		if f == nil {
 			return struct{}{}, protocol.Errorf(protocol.CodeInvalidParams, "%s: %q is not a file id of %s", method, p.File, p.Channel)
 		}
+		if reason := cs.staleReview(p.Meta, p.Reviewed, []string{p.File}); reason != "" {
+			return struct{}{}, protocol.Errorf(protocol.CodeConflict, "%s: %s", method, reason).WithReason(protocol.ReasonFileChanged)
+		}
 		var ids []string
 		for _, h := range hunksOf(f.Meta) {
 			ids = append(ids, h.ID)

@@ -84,6 +84,18 @@ type Edit struct {
 	// Keep, for a revert, makes the pending Undo durable before the
 	// first write (see Editor.Revert).
 	Keep func(*Undo) error
+	// Expected is, for every path the operation may write, the content
+	// the client was shown there: path -> blob id, "" = absent. It is
+	// taken from the invocation's _meta.versions, else from the versions
+	// the changeset last published when the invocation was validated;
+	// never from the disk at the time of the write. (Each EditFile's
+	// versions say the same, side by side.)
+	Expected map[string]string
+	// View is the state of HEAD and the index the client was shown
+	// (FileVersion.View): its _meta.view, else the view the changeset
+	// last published; "" for changesets that do not depend on them.
+	// When the client named one, every version of Files carries it too.
+	View string
 }
 
 // EditFile is one file of an Edit with its sides as the changeset last
@@ -321,6 +333,12 @@ type opTarget struct {
 	rng   *protocol.TextRange
 	side  string
 	meta  protocol.Object
+	// view is the state of HEAD and the index the client was shown (its
+	// _meta.view), else what the changeset last published; expected the
+	// content shown at each path the operation may write (Edit).
+	view      string
+	clientView bool
+	expected  map[string]string
 }
 
 // flight is an invocation in progress; identical ones wait for it.
@@ -496,6 +514,13 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 		}
 		t.rng = r
 	}
+	sh, err := parseShown(p.Meta)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: %v", err)
+	}
+	if _, ok := p.Meta[MetaExpectedNonce]; t.scope == protocol.ScopeRange && sh == nil && !ok {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: a range operation must name the version its lines were picked on: _meta.%s (file id -> the content nonces shown) or _meta.%s; nothing was changed", MetaVersions, MetaExpectedNonce)
+	}
 	if t.scope != protocol.ScopeChangeset {
 		if _, ok := p.Meta[MetaExpectedNonce]; ok && len(t.files) != 1 {
 			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: _meta.expectedNonce names one file's content, and %s is a directory of %s", p.Target.Resource, files(len(t.files)))
@@ -538,6 +563,9 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 				t.files = append(t.files, o)
 			}
 		}
+	}
+	if err := cs.bindShown(s, &t, sh, ws); err != nil {
+		return nil, err
 	}
 	kind := cs.ref.Kind
 	uri := cs.uri
@@ -784,9 +812,13 @@ func (m *Manager) treeLock(dir string) *sync.Mutex {
 // holding the working tree's lock. A revert returns its undo record, also
 // with an error when it failed part-way.
 func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRecord, s *Session, uri string, ws int) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
-	e := Edit{Range: t.rng, Side: t.side}
+	e := Edit{Range: t.rng, Side: t.side, Expected: t.expected, View: t.view}
 	for _, f := range t.files {
-		e.Files = append(e.Files, EditFile{Old: f.from, New: f.to})
+		ef := EditFile{Old: f.from, New: f.to}
+		if t.clientView {
+			ef.Old, ef.New = withView(ef.Old, t.view), withView(ef.New, t.view)
+		}
+		e.Files = append(e.Files, ef)
 	}
 	switch t.op {
 	case OpRevert:
