@@ -336,9 +336,9 @@ type opTarget struct {
 	// view is the state of HEAD and the index the client was shown (its
 	// _meta.view), else what the changeset last published; expected the
 	// content shown at each path the operation may write (Edit).
-	view      string
+	view       string
 	clientView bool
-	expected  map[string]string
+	expected   map[string]string
 }
 
 // flight is an invocation in progress; identical ones wait for it.
