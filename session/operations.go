@@ -84,22 +84,15 @@ type Edit struct {
 	// Keep, for a revert, makes the pending Undo durable before the
 	// first write (see Editor.Revert).
 	Keep func(*Undo) error
-	// Expected is, for every path the operation may write, the content
-	// the client was shown there: path -> blob id, "" = absent. It is
-	// taken from the invocation's _meta.versions, else from the versions
-	// the changeset last published when the invocation was validated;
-	// never from the disk at the time of the write. (Each EditFile's
-	// versions say the same, side by side.)
-	Expected map[string]string
-	// View is the state of HEAD and the index the client was shown
-	// (FileVersion.View): its _meta.view, else the view the changeset
-	// last published; "" for changesets that do not depend on them.
-	// When the client named one, every version of Files carries it too.
-	View string
 }
 
-// EditFile is one file of an Edit with its sides as the changeset last
-// published them; nil when absent on that side.
+// EditFile is one file of an Edit with its sides as the client was shown
+// them; nil when absent on that side. The session binds an invocation to
+// what its client showed (versions.go): the content nonces in its
+// _meta.versions must be those the changeset published, and the view
+// stamp in its _meta.view is put in each version's View. Without them the
+// sides are those the changeset last published, never what is on disk at
+// the time of the write.
 type EditFile struct {
 	Old, New *FileVersion
 }
@@ -334,11 +327,8 @@ type opTarget struct {
 	side  string
 	meta  protocol.Object
 	// view is the state of HEAD and the index the client was shown (its
-	// _meta.view), else what the changeset last published; expected the
-	// content shown at each path the operation may write (Edit).
-	view       string
-	clientView bool
-	expected   map[string]string
+	// _meta.view), when it named one.
+	view string
 }
 
 // flight is an invocation in progress; identical ones wait for it.
@@ -812,10 +802,10 @@ func (m *Manager) treeLock(dir string) *sync.Mutex {
 // holding the working tree's lock. A revert returns its undo record, also
 // with an error when it failed part-way.
 func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRecord, s *Session, uri string, ws int) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
-	e := Edit{Range: t.rng, Side: t.side, Expected: t.expected, View: t.view}
+	e := Edit{Range: t.rng, Side: t.side}
 	for _, f := range t.files {
 		ef := EditFile{Old: f.from, New: f.to}
-		if t.clientView {
+		if t.view != "" {
 			ef.Old, ef.New = withView(ef.Old, t.view), withView(ef.New, t.view)
 		}
 		e.Files = append(e.Files, ef)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/reducer"
 )
 
 // The version contract: every intent of a client (an operation, a review
@@ -176,12 +175,6 @@ func viewOfToken(token string, ws, n int) (string, bool) {
 	return parts[ws], true
 }
 
-// publishedView is the view the state last published, "" when none.
-func (cs *csChannel) publishedView() string {
-	v, _ := reducer.ViewOf(cs.state.Meta)
-	return v
-}
-
 // viewMeta is the _meta of the changeset/statusChanged that publishes
 // token.
 func viewMeta(token string) protocol.Object {
@@ -194,15 +187,11 @@ func viewMeta(token string) protocol.Object {
 // bindShown binds an invocation to the versions its client was shown:
 // the files it names must still have them (else it is refused naming
 // them), each target file must be among them, and its view stamp is the
-// one the write is checked against. Without them it is bound to what the
-// changeset last published. Undo and dismissUndo act on a kept revert,
+// one the write is checked against (t.view). Without them it is bound to
+// what the changeset last published: the versions of its files as
+// validated here, which the Editor checks against the disk. Undo and dismissUndo act on a kept revert,
 // whose own check (Editor.UndoCurrent) applies. On the actor.
 func (cs *csChannel) bindShown(s *Session, t *opTarget, sh *shown, ws int) error {
-	t.expected = expectedOf(t.files)
-	t.view = ""
-	if pub, ok := viewOfToken(cs.publishedView(), ws, len(s.workspaces)); ok {
-		t.view = pub
-	}
 	if sh == nil || t.op == OpUndo || t.op == OpDismissUndo {
 		return nil
 	}
@@ -216,7 +205,7 @@ func (cs *csChannel) bindShown(s *Session, t *opTarget, sh *shown, ws int) error
 	if !ok {
 		return protocol.Errorf(protocol.CodeConflict, "invokeChangesetOperation: _meta.%s is not a view this changeset published; nothing was changed: look at the current version and try again", MetaView).WithReason(protocol.ReasonViewChanged)
 	}
-	t.view, t.clientView = v, true
+	t.view = v
 	return nil
 }
 
@@ -230,20 +219,6 @@ func (cs *csChannel) idsOf(fs []fileOrigin) []string {
 	}
 	slices.Sort(ids)
 	return ids
-}
-
-// expectedOf is, for every path fs may write, the content published
-// there: path -> blob id, "" = absent (a deleted file, a rename's old
-// path).
-func expectedOf(fs []fileOrigin) map[string]string {
-	m := make(map[string]string, len(fs))
-	for _, o := range fs {
-		m[o.path()] = nonceOf(o.to)
-		if old := o.old(); old != "" {
-			m[old] = ""
-		}
-	}
-	return m
 }
 
 // withView is v with its view stamp replaced; v itself is shared and is
