@@ -53,3 +53,46 @@ func TestBrowserUndoActsOnShownVersion(t *testing.T) {
 		t.Errorf("HEAD's f.txt changed")
 	}
 }
+
+// Every operation and review flag the page sends goes through one
+// function, intent, which adds the versions shown: no other code of the
+// page names the methods or the action that carry them.
+func TestPageIntentsGoThroughOneFunction(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "web", "static", "*.js"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no page scripts: %v", err)
+	}
+	sent := []string{"'invokeChangesetOperation'", "'changeset/filesReviewChanged'", "'x-changesetd/hunksReviewChanged'"}
+	for _, name := range files {
+		if filepath.Base(name) == "reducer.js" {
+			continue // reduces the echo; sends nothing
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		from, to := -1, -1
+		if i := strings.Index(src, "\nfunction intent("); i >= 0 {
+			from = i
+			to = i + strings.Index(src[i:], "\n}\n")
+		}
+		for _, s := range sent {
+			for off := 0; ; {
+				i := strings.Index(src[off:], s)
+				if i < 0 {
+					break
+				}
+				at := off + i
+				if at < from || at > to {
+					line := strings.Count(src[:at], "\n") + 1
+					t.Errorf("%s:%d sends %s outside intent(): it would not carry the versions shown", filepath.Base(name), line, s)
+				}
+				off = at + len(s)
+			}
+		}
+		if filepath.Base(name) == "app.js" && from < 0 {
+			t.Errorf("app.js has no function intent")
+		}
+	}
+}
