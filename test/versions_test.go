@@ -99,7 +99,8 @@ func TestOperationsActOnShownVersions(t *testing.T) {
 // A review flag binds to the content it was shown at: a toggle naming a
 // version the file no longer has is rejected (to its sender, with the
 // reason), so the new content is not marked reviewed — also after a
-// restart; the same toggle on the current version marks it.
+// restart; a hunk mark made on the old version is refused; the same
+// toggle on the current version marks the file.
 func TestReviewFlagBindsToShownVersion(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "a shown\n")
@@ -120,6 +121,15 @@ func TestReviewFlagBindsToShownVersion(t *testing.T) {
 	}
 	if f := findFile(e.m.State(), repo, "a.txt"); f.IsReviewed() {
 		t.Errorf("the new version is shown reviewed")
+	}
+	// A hunk mark made on the old version is refused the same way.
+	hs := hunksOfFile(findFile(e.m.State(), repo, "a.txt"))
+	if len(hs) == 0 {
+		t.Fatal("a.txt has no hunks")
+	}
+	err := e.c.Call(ctx(t), protocol.MethodHunksReviewChanged, map[string]any{"channel": e.uri, "file": id, "hunks": []string{hs[0].ID}, "reviewed": true, "_meta": map[string]any{"versions": shown}}, nil)
+	if rpcCode(err) != protocol.CodeConflict || protocol.ReasonOf(err) != protocol.ReasonFileChanged {
+		t.Errorf("a hunk marked on the old version: %v; want -32011 fileChanged", err)
 	}
 
 	if err := e.d.stop(); err != nil {
