@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/reducer"
 )
 
 // The version contract: every intent of a client (an operation, a review
@@ -202,6 +203,12 @@ func (cs *csChannel) bindShown(s *Session, t *opTarget, sh *shown, ws int) error
 		return nil
 	}
 	v, ok := viewOfToken(sh.view, ws, len(s.workspaces))
+	if pub, _ := reducer.ViewOf(cs.state.Meta); t.op == OpCommit && ok && sh.view != pub {
+		// A commit records the index as it is: one the client has not
+		// been shown, even if only the daemon's own operations made it
+		// from the shown one, would commit what nobody confirmed.
+		return protocol.Errorf(protocol.CodeConflict, "invokeChangesetOperation: the index changed since the changeset was shown (another client staged or unstaged); nothing was committed: look at what is staged now and commit again").WithReason(protocol.ReasonViewChanged)
+	}
 	if !ok {
 		return protocol.Errorf(protocol.CodeConflict, "invokeChangesetOperation: _meta.%s is not a view this changeset published; nothing was changed: look at the current version and try again", MetaView).WithReason(protocol.ReasonViewChanged)
 	}

@@ -94,6 +94,18 @@ func TestOperationsActOnShownVersions(t *testing.T) {
 	if got := e.git("show", ":a.txt"); got != "a rewritten, never shown\n" {
 		t.Errorf("index a.txt after the stage: %q", got)
 	}
+
+	// A commit confirmed on the view before that stage (b.txt alone
+	// staged) is refused, though the daemon itself staged a.txt: it
+	// would record a.txt, which the commit's confirmation never listed.
+	all := []string{e.id("a.txt"), e.id("b.txt"), e.id("secret.env")}
+	_, err = e.invoke("commit", nil, map[string]any{"versions": versionsOf(st, all...), "view": viewOf(st), "message": "b only"})
+	if rpcCode(err) != protocol.CodeConflict || protocol.ReasonOf(err) != protocol.ReasonViewChanged {
+		t.Errorf("commit on the view before a stage: %v; want -32011 viewChanged", err)
+	}
+	if got := e.git("rev-parse", "HEAD"); got != head {
+		t.Errorf("a commit was made: %s", e.git("show", "--stat", "HEAD"))
+	}
 }
 
 // A review flag binds to the content it was shown at: a toggle naming a
