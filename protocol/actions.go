@@ -143,6 +143,10 @@ func (e *ActionEnvelope) UnmarshalJSON(data []byte) error {
 type ChangesetStatusChanged struct {
 	Status string     `json:"status"`
 	Error  *ErrorInfo `json:"error,omitempty"`
+	// Meta, when it carries changesetd.view, publishes the view stamp the
+	// changeset's files were computed on; the reducer keeps it in the
+	// state's _meta.changesetd.view.
+	Meta Object `json:"_meta,omitzero"`
 }
 
 type ChangesetFileSet struct {
@@ -156,6 +160,9 @@ type ChangesetFileRemoved struct {
 type ChangesetFilesReviewChanged struct {
 	Files    []string `json:"files"`
 	Reviewed bool     `json:"reviewed"`
+	// Meta carries, from a client, the versions of the files it showed
+	// (versions: file id -> {before, after} content nonces).
+	Meta Object `json:"_meta,omitzero"`
 }
 
 // MarshalJSON writes files as [] rather than null: a rejected toggle

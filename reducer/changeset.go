@@ -43,7 +43,36 @@ func changesetStatusChanged(s protocol.ChangesetState, a protocol.ChangesetStatu
 	if a.Status == protocol.StatusError {
 		s.Error = cloneError(a.Error)
 	}
+	if v, ok := ViewOf(a.Meta); ok {
+		s.Meta = withView(s.Meta, v)
+	}
 	return s
+}
+
+// ViewOf reads _meta.changesetd.view, the view stamp a changeset's files
+// were computed on, as a status action or a state carries it.
+func ViewOf(meta protocol.Object) (string, bool) {
+	own, _ := meta["changesetd"].(protocol.Object)
+	v, ok := own["view"].(string)
+	return v, ok
+}
+
+// withView is meta with _meta.changesetd.view set, copied: a published
+// _meta is never modified.
+func withView(meta protocol.Object, view string) protocol.Object {
+	out := make(protocol.Object, len(meta)+1)
+	for k, v := range meta {
+		out[k] = v
+	}
+	own := protocol.Object{}
+	if prev, ok := meta["changesetd"].(protocol.Object); ok {
+		for k, v := range prev {
+			own[k] = v
+		}
+	}
+	own["view"] = view
+	out["changesetd"] = own
+	return out
 }
 
 // changesetFileSet replaces the file with the same id in place, or appends.

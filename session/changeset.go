@@ -51,6 +51,10 @@ type csChannel struct {
 	opRunning map[string]int
 	undos     []*undoRecord // reverts that can be undone, oldest first (undo.go)
 	drift     driftState    // files changed since a turn (rewind.go)
+	// views is the state of HEAD and the index each workspace's files were
+	// last computed on (ChangeList.View), published as the changeset's
+	// view stamp (versions.go).
+	views map[int]string
 	// encoded is the state as JSON, handed out as the snapshot of every
 	// subscriber that attaches until the state next changes; nil when
 	// stale. See snapshot. A snapshot of a changeset with a thousand files
@@ -555,6 +559,12 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 			failure = &protocol.ErrorInfo{ErrorType: "ComputeFailed", Message: fmt.Sprintf("%s: %v", s.workspaces[r.ws].dir, r.err)}
 			continue
 		}
+		if r.list.View != "" {
+			if cs.views == nil {
+				cs.views = map[int]string{}
+			}
+			cs.views[r.ws] = r.list.View
+		}
 		if r.all {
 			warnings := r.list.Warnings
 			s.setWorkspaceInfo(r.ws, func(wi *workingDirInfo) { wi.Warnings = warnings })
@@ -611,7 +621,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 	if failure != nil {
 		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusError, Error: failure}, nil)
 	} else {
-		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusReady}, nil)
+		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusReady, Meta: viewMeta(cs.viewToken(len(s.workspaces)))}, nil)
 	}
 	if cs.ref.Kind == protocol.KindUncommitted {
 		s.m.notifyRoot(protocol.NotifySessionSummaryChanged, protocol.SessionSummaryChangedParams{
@@ -765,6 +775,10 @@ func (s *Session) dispatchChangeset(sub Subscriber, uri string, a protocol.Actio
 			s.m.reject(sub, uri, a, origin, "files contains an empty file id")
 			return
 		}
+	}
+	if reason := cs.staleReview(rv.Meta, rv.Reviewed, rv.Files); reason != "" {
+		s.m.reject(sub, uri, a, origin, reason)
+		return
 	}
 	next := make(map[string]string, len(cs.reviews)+len(rv.Files))
 	for k, v := range cs.reviews {

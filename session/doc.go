@@ -38,6 +38,16 @@
 // through WithAccepted when an operation has taken its place, and need
 // not wait for its work (accept.go).
 //
+// # Versions
+//
+// Every intent of a client (an operation, a review flag, a hunk mark) is
+// bound to the versions it was made on (versions.go): the content nonces
+// of the files and the view stamp of HEAD and the index it names in its
+// _meta, checked equal to what the changeset published, else what the
+// changeset last published. The Editor receives those versions in the
+// Edit and checks them against the disk; it never acts on whatever is on
+// disk at the moment of the write.
+//
 // # Durable state
 //
 // A session's record, turns, review flags and annotations (one record per

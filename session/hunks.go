@@ -12,9 +12,13 @@ import (
 )
 
 // Review per hunk. A Workspace lists each file's hunks in
-// _meta.changesetd.hunks, each with an id derived from its content (the
-// file's path and its removed and added lines), so an id stays while the
-// hunk is unchanged, wherever it moves, and an edited hunk has a new one.
+// _meta.changesetd.hunks, each with an id derived from its content and
+// its place (the file's path, the hunk's first line in the before side and
+// its removed and added lines), so an id stays while the hunk is
+// unchanged, also when lines are added or removed elsewhere, an edited
+// hunk has a new one, and two identical hunks never share one: a mark
+// belongs to the one hunk it was given to, and a hunk that appears later
+// never inherits it.
 // Reviewers mark hunks with x-changesetd/hunksReviewChanged; the marks are
 // kept per changeset and file, durably, and shown as hunks[i].reviewed. A
 // file whose hunks are all marked is shown reviewed.
@@ -154,6 +158,9 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 		f := cs.find(p.File)
 		if f == nil {
 			return struct{}{}, protocol.Errorf(protocol.CodeInvalidParams, "%s: %q is not a file id of %s", method, p.File, p.Channel)
+		}
+		if reason := cs.staleReview(p.Meta, p.Reviewed, []string{p.File}); reason != "" {
+			return struct{}{}, protocol.Errorf(protocol.CodeConflict, "%s: %s", method, reason).WithReason(protocol.ReasonFileChanged)
 		}
 		var ids []string
 		for _, h := range hunksOf(f.Meta) {

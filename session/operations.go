@@ -85,8 +85,13 @@ type Edit struct {
 	Keep func(*Undo) error
 }
 
-// EditFile is one file of an Edit with its sides as the changeset last
-// published them; nil when absent on that side.
+// EditFile is one file of an Edit with its sides as the client was shown
+// them; nil when absent on that side. The session binds an invocation to
+// what its client showed (versions.go): the content nonces in its
+// _meta.versions must be those the changeset published, and the view
+// stamp in its _meta.view is put in each version's View. Without them the
+// sides are those the changeset last published, never what is on disk at
+// the time of the write.
 type EditFile struct {
 	Old, New *FileVersion
 }
@@ -320,6 +325,9 @@ type opTarget struct {
 	rng   *protocol.TextRange
 	side  string
 	meta  protocol.Object
+	// view is the state of HEAD and the index the client was shown (its
+	// _meta.view), when it named one.
+	view string
 }
 
 // flight is an invocation in progress; identical ones wait for it.
@@ -498,6 +506,13 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 		}
 		t.rng = r
 	}
+	sh, err := parseShown(p.Meta)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: %v", err)
+	}
+	if _, ok := p.Meta[MetaExpectedNonce]; t.scope == protocol.ScopeRange && sh == nil && !ok {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: a range operation must name the version its lines were picked on: _meta.%s (file id -> the content nonces shown) or _meta.%s; nothing was changed", MetaVersions, MetaExpectedNonce)
+	}
 	if t.scope != protocol.ScopeChangeset {
 		if _, ok := p.Meta[MetaExpectedNonce]; ok && len(t.files) != 1 {
 			return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: _meta.expectedNonce names one file's content, and %s is a directory of %s", p.Target.Resource, files(len(t.files)))
@@ -540,6 +555,9 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 				t.files = append(t.files, o)
 			}
 		}
+	}
+	if err := cs.bindShown(s, &t, sh, ws); err != nil {
+		return nil, err
 	}
 	kind := cs.ref.Kind
 	uri := cs.uri
@@ -778,7 +796,11 @@ func (s *Session) targetFiles(cs *csChannel, resource string) ([]fileOrigin, err
 func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRecord, s *Session, uri string, ws int) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
 	e := Edit{Range: t.rng, Side: t.side}
 	for _, f := range t.files {
-		e.Files = append(e.Files, EditFile{Old: f.from, New: f.to})
+		ef := EditFile{Old: f.from, New: f.to}
+		if t.view != "" {
+			ef.Old, ef.New = withView(ef.Old, t.view), withView(ef.New, t.view)
+		}
+		e.Files = append(e.Files, ef)
 	}
 	switch t.op {
 	case OpRevert:

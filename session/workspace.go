@@ -104,6 +104,10 @@ type ChangeList struct {
 	// Warnings name what the engine could not apply exactly (a filter
 	// it cannot run, say); they are published on the session's _meta.
 	Warnings []string
+	// View is the state of HEAD and the index the list was computed
+	// against (FileVersion.View), also when it has no files; "" when the
+	// query does not depend on them.
+	View string
 }
 
 // FileVersion is one side of a file change as a workspace names it: its

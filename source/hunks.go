@@ -10,11 +10,16 @@ import (
 )
 
 // hunkList lists a diff's hunks for _meta.changesetd.hunks, each with an
-// id made of the file's path and the hunk's removed and added lines (not
-// its context or position): it stays while the hunk is unchanged, also
-// when lines are added or removed elsewhere in the file, and changes with
-// any edit of the hunk. Hunks identical in all of that are told apart by
-// their order.
+// id made of the file's path, the hunk's place in the before side (its
+// first line there) and its removed and added lines: it stays while the
+// hunk is unchanged, also when lines are added or removed elsewhere in
+// the working tree (the before side does not move), and changes with any
+// edit of the hunk. Two hunks of one diff never share a place in the
+// before side, so identical hunks never share an id, and a hunk that
+// appears later (the same edit made again elsewhere) has an id no mark
+// was ever given to. Only a change of the before side itself (a commit,
+// for the uncommitted changeset) renews every id of the file: its marks
+// are then dropped, never carried to other lines.
 func hunkList(r changeset.Result) []session.Hunk {
 	if len(r.Hunks) == 0 {
 		return nil
@@ -31,6 +36,8 @@ func hunkList(r changeset.Result) []session.Hunk {
 		sum := sha256.New()
 		sum.Write([]byte(path))
 		sum.Write([]byte{0})
+		sum.Write([]byte(strconv.Itoa(h.OldStart)))
+		sum.Write([]byte{0})
 		for _, l := range h.Lines {
 			if l.Op == ' ' {
 				continue
@@ -43,7 +50,7 @@ func hunkList(r changeset.Result) []session.Hunk {
 			sum.Write([]byte{'\n'})
 		}
 		id := "h" + hex.EncodeToString(sum.Sum(nil))[:20]
-		if n := seen[id]; n > 0 {
+		if n := seen[id]; n > 0 { // not expected: hunks never share a place
 			seen[id] = n + 1
 			id += "-" + strconv.Itoa(n+1)
 		} else {

@@ -97,9 +97,10 @@ func TestPendingUndoHalfWritten(t *testing.T) {
 	}
 }
 
-// A hunk's id is its file's path and its removed and added lines: kept
-// when lines change elsewhere, new when the hunk changes, and told apart
-// from an identical hunk by order.
+// A hunk's id is its file's path, its place in the before side and its
+// removed and added lines: kept when lines change elsewhere, new when the
+// hunk changes, and never shared with an identical hunk, also one that
+// appears later above it.
 func TestHunkIDs(t *testing.T) {
 	ids := func(path, from, to string) []string {
 		r := changeset.Compare(&changeset.Side{Path: path, Content: []byte(from)}, &changeset.Side{Path: path, Content: []byte(to)}, changeset.Options{})
@@ -127,6 +128,12 @@ func TestHunkIDs(t *testing.T) {
 	same := ids("f.txt", dup, numbered(40, map[int]string{3: "x", 35: "x"}))
 	if same[0] == same[1] {
 		t.Errorf("identical hunks share an id: %v", same)
+	}
+	dup3 := numbered(40, map[int]string{3: "dup", 20: "dup", 35: "dup"})
+	two = ids("f.txt", dup3, numbered(40, map[int]string{3: "dup", 20: "x", 35: "x"}))
+	three := ids("f.txt", dup3, numbered(40, map[int]string{3: "x", 20: "x", 35: "x"}))
+	if len(three) != 3 || slices.Contains(two, three[0]) || three[1] != two[0] || three[2] != two[1] {
+		t.Errorf("the same edit made again above two identical hunks: %v then %v; want the new hunk's id new and the others kept", two, three)
 	}
 }
 

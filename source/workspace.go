@@ -313,6 +313,9 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 	stamp := w.viewStamp()
 	list, err := w.changes(ctx, q)
 	w.stampView(list, q, stamp)
+	if list != nil && (q.View == protocol.KindUncommitted || q.View == protocol.KindBranch) {
+		list.View = stamp
+	}
 	return list, err
 }
 

@@ -185,3 +185,53 @@ func TestHunkKeepAndUndo(t *testing.T) {
 		t.Errorf("f.txt after undoing the second hunk:\n%s", got)
 	}
 }
+
+// Two identical hunks (the same lines removed and added) each keep a mark
+// of their own, and a hunk that was never shown never inherits one: when
+// the agent repeats the edit above two marked identical hunks and then
+// undoes one of them, the new hunk is unmarked and the file is not shown
+// reviewed.
+func TestIdenticalHunksKeepTheirOwnMarks(t *testing.T) {
+	x := map[int]string{10: "x", 20: "x", 30: "x"}
+	repo := gitRepo(t, map[string]string{"f.txt": numberedWith(40, x)})
+	writeFile(t, repo, "f.txt", numberedWith(40, map[int]string{10: "x", 20: "y", 30: "y"}))
+	e := startOps(t, repo)
+	id := e.id("f.txt")
+	hunksAre := func(n int) func(protocol.ChangesetState) bool {
+		return func(st protocol.ChangesetState) bool {
+			return ready(st) && len(hunksOfFile(findFile(st, repo, "f.txt"))) == n
+		}
+	}
+	hs := hunksOfFile(findFile(e.m.Wait("two identical hunks", hunksAre(2)), repo, "f.txt"))
+	if hs[0].ID == hs[1].ID {
+		t.Fatalf("identical hunks share an id: %+v", hs)
+	}
+	if err := markHunks(t, e.c, e.uri, id, true, hs[0].ID, hs[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	e.m.Wait("the file reviewed through its hunks", func(st protocol.ChangesetState) bool {
+		f := findFile(st, repo, "f.txt")
+		return ready(st) && f != nil && f.IsReviewed()
+	})
+
+	// The agent repeats the edit above them: a third identical hunk, never
+	// shown to anyone, comes first.
+	writeFile(t, repo, "f.txt", numberedWith(40, map[int]string{10: "y", 20: "y", 30: "y"}))
+	st := e.m.Wait("three hunks", hunksAre(3))
+	hs = hunksOfFile(findFile(st, repo, "f.txt"))
+	if hs[0].Reviewed || !hs[1].Reviewed || !hs[2].Reviewed || findFile(st, repo, "f.txt").IsReviewed() {
+		t.Errorf("after the edit was repeated above: %+v, file reviewed %v; want the new first hunk alone unmarked", hs, findFile(st, repo, "f.txt").IsReviewed())
+	}
+
+	// It undoes the last one: the new hunk is still unmarked.
+	writeFile(t, repo, "f.txt", numberedWith(40, map[int]string{10: "y", 20: "y", 30: "x"}))
+	st = e.m.Wait("two hunks again", hunksAre(2))
+	f := findFile(st, repo, "f.txt")
+	hs = hunksOfFile(f)
+	if hs[0].Reviewed || !hs[1].Reviewed {
+		t.Errorf("after one was undone: %+v; want the never-shown first hunk unmarked, the second marked", hs)
+	}
+	if f.IsReviewed() {
+		t.Errorf("the file is shown reviewed, yet its first hunk was never shown")
+	}
+}

@@ -74,7 +74,42 @@ func invokeOn(t *testing.T, c *fake.Client, uri, op string, target, meta map[str
 
 func (e *opEnv) invoke(op string, target, meta map[string]any) (protocol.InvokeChangesetOperationResult, error) {
 	e.t.Helper()
-	return invokeOn(e.t, e.c, e.uri, op, target, meta)
+	return invokeOn(e.t, e.c, e.uri, op, target, e.shown(target, meta))
+}
+
+// shown gives a range invocation that names no version the versions a
+// client shows, as the review page does: those of the target file in the
+// state the test's client holds now. (The daemon refuses a range
+// operation that names none.)
+func (e *opEnv) shown(target, meta map[string]any) map[string]any {
+	if target == nil || target["kind"] != protocol.ScopeRange || meta["versions"] != nil || meta["expectedNonce"] != nil {
+		return meta
+	}
+	out := map[string]any{}
+	for k, v := range meta {
+		out[k] = v
+	}
+	out["versions"] = versionsOf(e.m.State(), target["resource"].(string))
+	return out
+}
+
+// versionsOf is _meta.versions for the files ids of st, as shown there.
+func versionsOf(st protocol.ChangesetState, ids ...string) map[string]any {
+	out := map[string]any{}
+	for _, f := range st.Files {
+		if !slices.Contains(ids, f.ID) {
+			continue
+		}
+		v := map[string]any{"before": "", "after": ""}
+		if f.Edit.Before != nil {
+			v["before"] = f.Edit.Before.Content.Nonce
+		}
+		if f.Edit.After != nil {
+			v["after"] = f.Edit.After.Content.Nonce
+		}
+		out[f.ID] = v
+	}
+	return out
 }
 
 // mustInvoke invokes and fails the test on an error.

@@ -655,9 +655,10 @@ func TestShutdownDrainsThenCloses(t *testing.T) {
 	}
 }
 
-// Without _meta.expectedNonce a range revert is still bound to the
-// version published when it was invoked: queued behind another operation
-// while the file changes on disk, it is refused and writes nothing.
+// A range revert is bound to the version it names (the one published
+// when it was invoked, as a client shows it): queued behind another
+// operation while the file changes on disk, it is refused and writes
+// nothing.
 func TestRangeRevertQueuedWhileFileChangesRefused(t *testing.T) {
 	const size = 24 << 20 // long enough a revert for the file to change behind it
 	orig := numbered(60)

@@ -1342,7 +1342,7 @@ async function setHunkReviewed(hi, reviewed) {
   const entry = f && hunkEntry(f, ui.diffHunks[hi], hi);
   if (!entry || !ui.cs) return;
   try {
-    await ui.client.request('x-changesetd/hunksReviewChanged', { channel: ui.cs.uri, file: f.id, hunks: [entry.id], reviewed });
+    await intent(shownVersions([f.id]), { hunks: { file: f.id, ids: [entry.id], reviewed } });
   } catch (e) {
     toast(`The hunk's review mark was not saved: ${errText(e)}`, 'error');
     decorateHunks(csState(), currentFile());
@@ -1562,6 +1562,7 @@ function commitText(plan) {
 
 function openCommit(op) {
   const s = csState();
+  const shown = shownVersions();
   const plan = commitPlan(s);
   const d = $('commit-dialog');
   const n = plan.files.length;
@@ -1593,7 +1594,7 @@ function openCommit(op) {
     }
     done();
     try {
-      const res = await ui.client.request('invokeChangesetOperation', { channel: ui.cs.uri, operationId: op.id, _meta: { message } });
+      const res = await intent(shown, { op: op.id, meta: { message } });
       toast(res?.message ? plain(res.message) : `Committed ${n} file${n === 1 ? '' : 's'}`);
     } catch (err) {
       toast(`${op.label} failed: ${errText(err)}`, 'error');
@@ -1603,17 +1604,64 @@ function openCommit(op) {
   $('commit-message').focus();
 }
 
+// ---- intents: what the person asks for, on the versions shown ---------
+
+// shownVersions is what the page shows now of the changeset's files ids
+// (every file when ids is omitted): the changeset's view stamp and each
+// file's content nonces. An intent takes it when the person acts, before
+// any confirmation, so the daemon checks what was on the screen.
+function shownVersions(ids) {
+  const s = csState();
+  const versions = {};
+  for (const f of s?.files || []) {
+    if (ids && !ids.includes(f.id)) continue;
+    versions[f.id] = { before: f.edit?.before?.content?.nonce || '', after: f.edit?.after?.content?.nonce || '' };
+  }
+  const shown = { versions };
+  const view = s?._meta?.changesetd?.view;
+  if (typeof view === 'string') shown.view = view;
+  return shown;
+}
+
+// targetFiles is the ids of the files a target resource names: the file,
+// or the files of a directory.
+function targetFiles(resource) {
+  const files = csState()?.files || [];
+  const one = files.filter((f) => f.id === resource || f.edit?.after?.uri === resource || f.edit?.before?.uri === resource);
+  if (one.length) return one.map((f) => f.id);
+  const dir = resource.replace(/\/$/, '') + '/';
+  return files.filter((f) => f.id.startsWith(dir)).map((f) => f.id);
+}
+
+// intent sends one thing the person asked for with the versions shown when
+// they asked (shownVersions): an operation ({op, target, meta}), a review
+// flag ({review: {files, reviewed}}) or a hunk's mark ({hunks: {file, ids,
+// reviewed}}). Every operation and review flag of the page goes through
+// here, so the daemon acts on exactly what was on the screen or refuses,
+// naming the files that changed.
+function intent(shown, what) {
+  if (what.review) {
+    return ui.client.dispatch(ui.cs.uri, { type: 'changeset/filesReviewChanged', files: what.review.files, reviewed: what.review.reviewed, _meta: shown });
+  }
+  if (what.hunks) {
+    const h = what.hunks;
+    return ui.client.request('x-changesetd/hunksReviewChanged', { channel: ui.cs.uri, file: h.file, hunks: h.ids, reviewed: h.reviewed, _meta: shown });
+  }
+  const params = { channel: ui.cs.uri, operationId: what.op, _meta: { ...what.meta, ...shown } };
+  if (what.target) params.target = what.target;
+  return ui.client.request('invokeChangesetOperation', params);
+}
+
 // invoke runs an operation, asking first when it carries a confirmation.
 // Its running/error status arrives in the changeset state.
 async function invoke(op, target, what) {
+  const shown = shownVersions(target ? targetFiles(target.resource) : undefined);
   if (op.confirmation !== undefined && op.confirmation !== null) {
     const text = [what, plain(op.confirmation)].filter(Boolean).join('\n\n');
     if (!(await confirmDialog(text, op.label))) return;
   }
-  const params = { channel: ui.cs.uri, operationId: op.id };
-  if (target) params.target = target;
   try {
-    const res = await ui.client.request('invokeChangesetOperation', params);
+    const res = await intent(shown, { op: op.id, target });
     if (res?.message) toast(plain(res.message));
   } catch (e) {
     toast(`${op.label} failed: ${errText(e)}`, 'error');
@@ -1624,7 +1672,7 @@ function setReviewed(id, reviewed) {
   if (!ui.cs) return;
   ui.unfolded.delete(id);
   try {
-    ui.client.dispatch(ui.cs.uri, { type: 'changeset/filesReviewChanged', files: [id], reviewed });
+    intent(shownVersions([id]), { review: { files: [id], reviewed } });
   } catch (e) {
     toast(`Not connected: the review flag was not saved (${errText(e)})`, 'error');
     renderChangeset();

@@ -12,6 +12,8 @@ export function applyChangeset(s, a) {
       const n = { ...s, status: a.status };
       delete n.error;
       if (a.status === 'error' && a.error) n.error = clone(a.error);
+      const view = a._meta?.changesetd?.view;
+      if (typeof view === 'string') n._meta = { ...s._meta, changesetd: { ...s._meta?.changesetd, view } };
       return [n, true];
     }
     case 'changeset/fileSet': {
