@@ -11,7 +11,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -124,10 +123,10 @@ func (c *conn) initialize(req *jsonrpc2.Request, p protocol.InitializeParams) {
 	}
 	version, err := protocol.Negotiate(p.ProtocolVersions)
 	if err != nil {
+		// The socket stays open after an UnsupportedProtocolVersion: the
+		// client closes it. VS Code shows the host as incompatible only
+		// while its transport is still up, and retries a closed one.
 		c.reply(req, nil, err)
-		if protocol.CodeOf(err) == protocol.CodeUnsupportedProtocolVersion {
-			c.stream.closeWith(websocket.CloseNormalClosure, "unsupported protocol version")
-		}
 		return
 	}
 	c.mu.Lock()
@@ -269,8 +268,13 @@ func (c *conn) reconnect(req *jsonrpc2.Request, p protocol.ReconnectParams) {
 	c.mu.Lock()
 	if !c.initialized {
 		version, ok := c.srv.versionOf(p.ClientID)
-		if !ok {
-			version = "1.0.0"
+		if !ok || version == "" {
+			// Not a client of this run (the daemon restarted, or the
+			// client was gone too long): its version is unknown, so it
+			// must initialize again rather than be served a guessed one.
+			c.mu.Unlock()
+			c.reply(req, nil, protocol.Errorf(protocol.CodeNotFound, "reconnect: client %q is not known to this server (it restarted, or the client was gone longer than %s); send initialize", p.ClientID, clientGrace))
+			return
 		}
 		c.initialized, c.clientID, c.version = true, p.ClientID, version
 		c.legacy.Store(protocol.IsLegacy(version))
