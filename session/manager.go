@@ -269,10 +269,13 @@ func (m *Manager) Attach(sub Subscriber, uri string, lastSeen int64, done func(A
 		}
 		s.attachAnnotations(sub, lastSeen, done)
 	case protocol.ChannelChat:
-		sessionURI, key := splitChatURI(uri)
-		s, ok := m.Session(sessionURI)
+		sessionURI, key, ok := splitChatURI(uri)
+		var s *Session
+		if ok {
+			s, ok = m.Session(sessionURI)
+		}
 		if !ok {
-			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; a session's chats are ahp-chat:/<session id> and, per agent, ahp-chat:/<session id>/<agent>", uri))
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; a session lists its chats in SessionState.chats (ahp-chat://<chat id>/<base64url(session URI)>)", uri))
 			return
 		}
 		s.attachChat(sub, uri, key, lastSeen, done)
@@ -307,9 +310,10 @@ func (m *Manager) Detach(sub Subscriber, uri string) {
 			s.do(func() { s.detachAnnotations(sub) })
 		}
 	case protocol.ChannelChat:
-		sessionURI, key := splitChatURI(uri)
-		if s, ok := m.Session(sessionURI); ok {
-			s.do(func() { s.detachChat(sub, key) })
+		if sessionURI, key, ok := splitChatURI(uri); ok {
+			if s, ok := m.Session(sessionURI); ok {
+				s.do(func() { s.detachChat(sub, uri, key) })
+			}
 		}
 	case protocol.ChannelChangeset:
 		if ref, err := uritemplate.ParseChangesetURI(uri); err == nil {
@@ -343,6 +347,12 @@ func (m *Manager) Dispatch(sub Subscriber, channelURI string, clientSeq int64, a
 			s.do(func() { s.dispatchChangeset(sub, channelURI, a, origin) })
 		}
 	case protocol.ChannelRoot:
+		if a.ActionType() == protocol.ActionRootConfigChanged {
+			// A client's settings (VS Code forwards its own after every
+			// connect); this server has none to change, so there is
+			// nothing to apply and nothing to refuse.
+			return
+		}
 		m.reject(sub, channelURI, a, origin, fmt.Sprintf("%s cannot be dispatched on the root channel of this server", a.ActionType()))
 	}
 }
