@@ -62,6 +62,8 @@ func init() {
 		protocol.MethodCreateSession:            {serve: onLoop((*conn).createSession)},
 		protocol.MethodDisposeSession:           {serve: offLoop((*conn).disposeSession)},
 		protocol.MethodResourceRead:             {serve: onLoop((*conn).resourceRead)},
+		protocol.MethodResourceResolve:          {serve: onLoop((*conn).resourceResolve)},
+		protocol.MethodResourceList:             {serve: onLoop((*conn).resourceList)},
 		protocol.MethodInvokeChangesetOperation: {serve: offLoop((*conn).invokeOperation)},
 		protocol.MethodFetchTurns:               {serve: offLoop((*conn).fetchTurns)},
 		protocol.MethodSetBranchBase:            {serve: offLoop((*conn).setBranchBase)},

@@ -47,6 +47,12 @@ type Options struct {
 	// symbolic link reads as its target. The daemon passes
 	// source.ReadFile; nil reads no file.
 	ReadFile func(uri, path string, limit int64, dirOf func(path string) (dir, rel string, ok bool)) ([]byte, error)
+	// ResolveFile stats, and ListDir lists, the file or directory at path
+	// for resourceResolve and resourceList, under ReadFile's confinement;
+	// dirOf also names a session directory itself (rel "."). The daemon
+	// passes source.ResolveFile and source.ListDir; nil serves neither.
+	ResolveFile func(uri, path string, follow bool, dirOf func(path string) (dir, rel string, ok bool)) (protocol.ResourceResolveResult, error)
+	ListDir     func(uri, path string, dirOf func(path string) (dir, rel string, ok bool)) ([]protocol.DirectoryEntry, error)
 	// AfterDispose, if set, runs on its own goroutine after a session was
 	// disposed and its record deleted (the daemon collects its snapshots).
 	AfterDispose func()

@@ -303,6 +303,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: source.Opener(log, snaps),
 		ReadFile:      source.ReadFile,
+		ResolveFile:   source.ResolveFile,
+		ListDir:       source.ListDir,
 		Version:       version,
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 		DefaultBase:   a.base,
