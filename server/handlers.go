@@ -494,6 +494,7 @@ func appendJSONStringBody(b, s []byte) []byte {
 }
 
 func (c *conn) invokeOperation(p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
+	p.Target = session.LocalTarget(p.Target) // VS Code holds files under its own wrapped URIs
 	res, err := c.srv.m.Invoke(c.ctx, p)
 	if err == nil && res == nil {
 		// The result is an object whose members are all optional: {}

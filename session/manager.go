@@ -335,6 +335,7 @@ func (m *Manager) Detach(sub Subscriber, uri string) {
 // are rejected to the sender.
 func (m *Manager) Dispatch(sub Subscriber, channelURI string, clientSeq int64, a protocol.Action) {
 	origin := &protocol.ActionOrigin{ClientID: sub.ClientID(), ClientSeq: clientSeq}
+	a = localizeAction(a)
 	switch protocol.ChannelOf(channelURI) {
 	case protocol.ChannelSession:
 		if s, ok := m.Session(channelURI); ok {
