@@ -159,8 +159,11 @@ func NewManager(opts Options) *Manager {
 	m.rootState = protocol.RootState{
 		Agents: []protocol.AgentInfo{{
 			Provider:    Provider,
-			DisplayName: "Changes",
-			Description: "Live changesets of the session's working directories",
+			// The name a client lists the agent under (VS Code also offers
+			// it in its new-session picker): it says what this host is,
+			// one that reviews agents' changes and runs no prompts.
+			DisplayName: "changesetd: review changes (read-only)",
+			Description: "Live changesets of the session's working directories, for review; it records AI coding agents' turns and runs no prompts",
 			Models:      []protocol.Object{},
 		}},
 		ActiveSessions: protocol.Ptr(0),

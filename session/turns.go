@@ -137,7 +137,9 @@ func newChat(sessionID, key string, replay int, now time.Time) *chat {
 	}
 	return &chat{
 		key:   key,
-		state: protocol.ChatState{Resource: uri, Title: title, Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Turns: []protocol.Turn{}},
+		// Read-only: turns are recorded here as agents mark them; no
+		// client sends messages to this server's chats.
+		state: protocol.ChatState{Resource: uri, Title: title, Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Interactivity: protocol.ChatReadOnly, Turns: []protocol.Turn{}},
 		ch:    newChannel(uri, replay),
 	}
 }
@@ -447,7 +449,7 @@ func (s *Session) commitChat(c *chat, a protocol.Action) {
 
 // summary is the session's entry for the chat.
 func (c *chat) summary() protocol.ChatSummary {
-	return protocol.ChatSummary{Resource: c.state.Resource, Title: c.state.Title, Status: c.state.Status, ModifiedAt: c.state.ModifiedAt}
+	return protocol.ChatSummary{Resource: c.state.Resource, Title: c.state.Title, Status: c.state.Status, ModifiedAt: c.state.ModifiedAt, Interactivity: c.state.Interactivity}
 }
 
 func (s *Session) chatSummaryChanged(c *chat) {
