@@ -158,7 +158,7 @@ func NewManager(opts Options) *Manager {
 	}
 	m.rootState = protocol.RootState{
 		Agents: []protocol.AgentInfo{{
-			Provider:    Provider,
+			Provider: Provider,
 			// The name a client lists the agent under (VS Code also offers
 			// it in its new-session picker): it says what this host is,
 			// one that reviews agents' changes and runs no prompts.

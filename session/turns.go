@@ -136,7 +136,7 @@ func newChat(sessionID, key string, replay int, now time.Time) *chat {
 		}
 	}
 	return &chat{
-		key:   key,
+		key: key,
 		// Read-only: turns are recorded here as agents mark them; no
 		// client sends messages to this server's chats.
 		state: protocol.ChatState{Resource: uri, Title: title, Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Interactivity: protocol.ChatReadOnly, Turns: []protocol.Turn{}},
