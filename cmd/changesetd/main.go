@@ -375,6 +375,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\nreview: %s\n", version, url, review)
 	}
+	fmt.Fprint(stdout, vscodeLines(local, token))
 
 	select {
 	case <-ctx.Done():
