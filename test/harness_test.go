@@ -52,19 +52,19 @@ func TestMain(m *testing.M) {
 
 // daemon is a running changesetd process.
 type daemon struct {
-	t        *testing.T
-	cmd      *exec.Cmd
-	URL      string // ws://host:port/ahp?token=...
-	Review   string // http://host:port/#token=..., the review page
+	t      *testing.T
+	cmd    *exec.Cmd
+	URL    string // ws://host:port/ahp?token=...
+	Review string // http://host:port/#token=..., the review page
 	// VSCode and VSCodeSetting are the lines for VS Code's Agents window:
 	// the address to add (ws://host:port/ahp?tkn=...) and a
 	// chat.remoteAgentHosts setting with it.
 	VSCode, VSCodeSetting string
-	Addr     string
-	Token    string
-	StateDir string
-	stderr   *lockedWriter
-	exited   chan error
+	Addr                  string
+	Token                 string
+	StateDir              string
+	stderr                *lockedWriter
+	exited                chan error
 }
 
 // startDaemon runs "changesetd serve" on a free loopback port with a fresh
