@@ -298,6 +298,20 @@ function format(message, ...args) {
   return message.replace(/\{(\d+)\}/g, (m, i) => (args[i] !== undefined ? args[i] : m));
 }
 
+// Codicon ids (codiconsLibrary) among those an operation could use.
+const CODICONS = new Set(['add', 'remove', 'check', 'check-all', 'close', 'discard', 'history', 'git-commit', 'redo', 'trash', 'debug-restart', 'sync', 'x']);
+
+// toSessionChangesetOperation: unknown scope or status values throw
+// (toSessionChangesetOperationScope / …Status); icon goes through
+// ThemeIcon.fromId, so it must be a codicon id.
+function checkOperations(ops) {
+  for (const op of ops || []) {
+    check(`operation ${op.id}: known scopes`, (op.scopes || []).every((s) => ['changeset', 'resource', 'range'].includes(s)), JSON.stringify(op.scopes));
+    check(`operation ${op.id}: known status`, ['idle', 'running', 'error', 'disabled'].includes(op.status), op.status);
+    check(`operation ${op.id}: a codicon id`, !op.icon || CODICONS.has(op.icon), op.icon);
+  }
+}
+
 async function main() {
   // The negotiation cases first, each on a socket of its own.
   {
@@ -397,13 +411,7 @@ async function main() {
   // diffToChange: original = edit.before.content.uri, modified =
   // edit.after.uri, counts from edit.diff.
   check('a.txt: both sides and its counts', file && file.edit.before?.content?.uri && file.edit.after?.uri && Number.isInteger(file.edit.diff?.added) && Number.isInteger(file.edit.diff?.removed), JSON.stringify(file));
-  for (const op of cs.operations || []) {
-    // toSessionChangesetOperationScope / …Status throw on unknown values;
-    // icon goes through ThemeIcon.fromId (a codicon id).
-    check(`operation ${op.id}: known scopes`, (op.scopes || []).every((s) => ['changeset', 'resource', 'range'].includes(s)), JSON.stringify(op.scopes));
-    check(`operation ${op.id}: known status`, ['idle', 'running', 'error', 'disabled'].includes(op.status), op.status);
-    check(`operation ${op.id}: a codicon id`, !op.icon || /^[a-z0-9-]+$/.test(op.icon), op.icon);
-  }
+  checkOperations(cs.operations);
 
   // AHPFileSystemProvider.stat → resourceResolve, then readFile →
   // resourceRead, for each side of the diff.
@@ -434,6 +442,12 @@ async function main() {
   const authority = agentHostAuthority(entryAddress);
   await c.request('invokeChangesetOperation', { channel: csUri, operationId: 'revert', target: { kind: 'resource', resource: toAgentHostUri(file.id, authority) } });
   await c.until('a.txt gone from the changeset', (cc) => cc.envelopes(csUri).some((e) => e.action.type === 'changeset/fileRemoved' && e.action.fileId === file.id));
+  // The revert can be undone: the operations it brings are buttons too.
+  const undoOps = await c.until('Undo Revert offered', (cc) => {
+    const e = cc.envelopes(csUri).reverse().find((x) => x.action.operations?.some((o) => o.id === 'undo'));
+    return e && e.action.operations;
+  });
+  checkOperations(undoOps);
 
   // Agent feedback: the annotations channel buildAnnotationsUri names,
   // with _meta["vscode.agentFeedback"] (readFeedbackAnnotationMeta).
