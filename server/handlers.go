@@ -147,6 +147,7 @@ func (c *conn) initialize(req *jsonrpc2.Request, p protocol.InitializeParams) {
 			ServerSeq:       c.srv.m.Seq(),
 			Snapshots:       []protocol.Snapshot{},
 			ServerInfo:      &protocol.ServerInfo{Name: "changesetd", Version: c.srv.cfg.Version},
+			Meta:            protocol.Object{protocol.MetaSessionURIs: true},
 		}
 		for _, a := range snaps {
 			if a.err == nil {

@@ -195,6 +195,11 @@ async function initialize(c, clientId, initialSubscriptions) {
   const root = (res.snapshots || []).find((s) => s.resource === ROOT);
   check('initialize: the root snapshot', root && Array.isArray(root.state.agents), JSON.stringify(res.snapshots).slice(0, 300));
   lastSeenServerSeq = Math.max(lastSeenServerSeq, ...(res.snapshots || []).map((s) => s.fromSeq), 0);
+  // supportsAgentHostSessionUris: ahp-session: URIs with the agent in
+  // SessionSummary.provider; isNativeAgentHost must stay false, or VS Code
+  // would address sessions as <provider>:/<id>.
+  check('initialize: vscode.ahpSessionUris', res._meta?.['vscode.ahpSessionUris'] === true, JSON.stringify(res._meta));
+  check('initialize: not a native VS Code host', res._meta?.['vscode.agentHost'] !== true && !root?.state?._meta?.hostBuild, JSON.stringify(res._meta));
   return res;
 }
 
