@@ -59,6 +59,7 @@ func TestVSCodeAgentsWindow(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	runs := []*daemon{d}
 	var out strings.Builder
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
@@ -72,6 +73,7 @@ func TestVSCodeAgentsWindow(t *testing.T) {
 			t.Errorf("stopping the daemon: %v", err)
 		}
 		d = startDaemonIn(t, d.StateDir, "--listen", d.Addr, repo)
+		runs = append(runs, d)
 		io.WriteString(stdin, "RESTARTED\n")
 	}
 	err = cmd.Wait()
@@ -81,4 +83,11 @@ func TestVSCodeAgentsWindow(t *testing.T) {
 		t.Fatalf("node vscode.mjs: %v\n%s%s", err, out.String(), stderr.String())
 	}
 	t.Log(summary)
+	// The token came as ?tkn= on every connection; no log line has it
+	// (the daemons log at debug level here).
+	for i, r := range runs {
+		if r.stderr.contains(r.Token) {
+			t.Errorf("run %d of the daemon logged the token", i+1)
+		}
+	}
 }
