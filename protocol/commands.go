@@ -71,7 +71,13 @@ type InitializeResult struct {
 	Snapshots        []Snapshot  `json:"snapshots"`
 	ServerInfo       *ServerInfo `json:"serverInfo,omitempty"`
 	DefaultDirectory string      `json:"defaultDirectory,omitempty"`
+	Meta             Object      `json:"_meta,omitzero"`
 }
+
+// MetaSessionURIs, true in an initialize result's _meta, declares that
+// sessions are ahp-session: URIs whose agent is SessionSummary.provider,
+// not the URI's scheme (VS Code's supportsAgentHostSessionUris).
+const MetaSessionURIs = "vscode.ahpSessionUris"
 
 // Snapshot is a channel's state at FromSeq. State is one of RootState,
 // SessionState, ChatState or ChangesetState.

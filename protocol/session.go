@@ -73,8 +73,17 @@ type ChatSummary struct {
 	ModifiedAt string          `json:"modifiedAt"`
 	Origin     Object          `json:"origin,omitzero"`
 	Changes    *ChangesSummary `json:"changes,omitempty"`
-	Meta       Object          `json:"_meta,omitzero"`
+	// Interactivity is "full" (the default when absent), "read-only"
+	// (watched, no messages sent) or "hidden".
+	Interactivity string `json:"interactivity,omitempty"`
+	Meta          Object `json:"_meta,omitzero"`
 }
+
+// ChatInteractivity values.
+const (
+	ChatFull     = "full"
+	ChatReadOnly = "read-only"
+)
 
 // ChangesSummary aggregates line and file counts.
 type ChangesSummary struct {

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -67,6 +66,8 @@ func init() {
 		protocol.MethodCreateSession:            {serve: onLoop((*conn).createSession)},
 		protocol.MethodDisposeSession:           {serve: offLoop((*conn).disposeSession)},
 		protocol.MethodResourceRead:             {serve: onLoop((*conn).resourceRead)},
+		protocol.MethodResourceResolve:          {serve: onLoop((*conn).resourceResolve)},
+		protocol.MethodResourceList:             {serve: onLoop((*conn).resourceList)},
 		protocol.MethodInvokeChangesetOperation: {serve: lateReply((*conn).invokeOperation)},
 		protocol.MethodFetchTurns:               {serve: offLoop((*conn).fetchTurns)},
 		protocol.MethodSetBranchBase:            {serve: offLoop((*conn).setBranchBase)},
@@ -130,10 +131,10 @@ func (c *conn) initialize(req *jsonrpc2.Request, p protocol.InitializeParams) {
 	}
 	version, err := protocol.Negotiate(p.ProtocolVersions)
 	if err != nil {
+		// The socket stays open after an UnsupportedProtocolVersion: the
+		// client closes it. VS Code shows the host as incompatible only
+		// while its transport is still up, and retries a closed one.
 		c.reply(req, nil, err)
-		if protocol.CodeOf(err) == protocol.CodeUnsupportedProtocolVersion {
-			c.stream.closeWith(websocket.CloseNormalClosure, "unsupported protocol version")
-		}
 		return
 	}
 	c.mu.Lock()
@@ -152,6 +153,7 @@ func (c *conn) initialize(req *jsonrpc2.Request, p protocol.InitializeParams) {
 			ServerSeq:       c.srv.m.Seq(),
 			Snapshots:       []protocol.Snapshot{},
 			ServerInfo:      &protocol.ServerInfo{Name: "changesetd", Version: c.srv.cfg.Version},
+			Meta:            protocol.Object{protocol.MetaSessionURIs: true},
 		}
 		for _, a := range snaps {
 			if a.err == nil {
@@ -275,8 +277,13 @@ func (c *conn) reconnect(req *jsonrpc2.Request, p protocol.ReconnectParams) {
 	c.mu.Lock()
 	if !c.initialized {
 		version, ok := c.srv.versionOf(p.ClientID)
-		if !ok {
-			version = "1.0.0"
+		if !ok || version == "" {
+			// Not a client of this run (the daemon restarted, or the
+			// client was gone too long): its version is unknown, so it
+			// must initialize again rather than be served a guessed one.
+			c.mu.Unlock()
+			c.reply(req, nil, protocol.Errorf(protocol.CodeNotFound, "reconnect: client %q is not known to this server (it restarted, or the client was gone longer than %s); send initialize", p.ClientID, clientGrace))
+			return
 		}
 		c.initialized, c.clientID, c.version = true, p.ClientID, version
 		c.legacy.Store(protocol.IsLegacy(version))
@@ -495,6 +502,7 @@ func appendJSONStringBody(b, s []byte) []byte {
 }
 
 func (c *conn) invokeOperation(ctx context.Context, p protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {
+	p.Target = session.LocalTarget(p.Target) // VS Code holds files under its own wrapped URIs
 	res, err := c.srv.m.Invoke(ctx, p)
 	if err == nil && res == nil {
 		// The result is an object whose members are all optional: {}

@@ -27,9 +27,11 @@ import (
 // is in flight, they queue like the others (ping excepted), so that they
 // run with the handshake in effect and answer after it.
 var preempted = map[string]bool{
-	protocol.MethodPing:         true,
-	protocol.MethodResourceRead: true,
-	protocol.MethodListSessions: true,
+	protocol.MethodPing:            true,
+	protocol.MethodResourceRead:    true,
+	protocol.MethodResourceResolve: true,
+	protocol.MethodResourceList:    true,
+	protocol.MethodListSessions:    true,
 }
 
 // Requests in flight on one connection: admitted and not yet answered (a

@@ -190,6 +190,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.cfg.MetricsHandler.ServeHTTP(w, r)
 	case "/ahp":
 		s.serveAHP(w, r)
+	case "/":
+		// An address typed without a path (VS Code's "Add Remote Agent
+		// Host…" with host:port) dials the root: an upgrade there is
+		// the same endpoint as /ahp.
+		if websocket.IsWebSocketUpgrade(r) {
+			s.serveAHP(w, r)
+			return
+		}
+		s.page.ServeHTTP(w, r)
 	default:
 		// The page holds no data, but a rebound name must not get a
 		// page that then talks to us as its own origin.
@@ -214,7 +223,7 @@ func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
 	if !s.checkToken(r) {
 		s.log.Warn("refused upgrade: missing or wrong token", "remote", r.RemoteAddr)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="changesetd"`)
-		http.Error(w, "unauthorized: pass the token as Authorization: Bearer <token> or ?token=<token>", http.StatusUnauthorized)
+		http.Error(w, "unauthorized: pass the token as Authorization: Bearer <token>, ?token=<token> or ?tkn=<token>", http.StatusUnauthorized)
 		return
 	}
 	s.mu.Lock()
@@ -321,13 +330,30 @@ func (h *httpConns) track(c net.Conn, st http.ConnState) {
 	}
 }
 
+// TokenQueryNames are the query parameters that carry the token: token,
+// and tkn, the only one VS Code's remote agent host connection sends (its
+// renderer WebSocket cannot set headers).
+var TokenQueryNames = []string{"token", "tkn"}
+
+// VSCodeOrigin is the Origin of VS Code desktop's windows. It is allowed
+// with a valid token: no web page can send it, and the token is what
+// admits a connection anyway (docs/safety.md).
+const VSCodeOrigin = "vscode-file://vscode-app"
+
 // checkToken accepts the token as a bearer header or a query parameter,
-// compared in constant time.
+// compared in constant time. Neither is ever logged.
 func (s *Server) checkToken(r *http.Request) bool {
 	if s.cfg.Token == "" {
 		return false
 	}
-	got := r.URL.Query().Get("token")
+	var got string
+	q := r.URL.Query()
+	for _, name := range TokenQueryNames {
+		if v := q.Get(name); v != "" {
+			got = v
+			break
+		}
+	}
 	if h := r.Header.Get("Authorization"); h != "" {
 		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
 			got = t
@@ -337,12 +363,15 @@ func (s *Server) checkToken(r *http.Request) bool {
 }
 
 // checkOrigin admits non-browser clients (no Origin), loopback pages, the
-// review page this server serves itself (same origin) and configured
-// origins; other browser pages are refused (cross-site WebSocket
-// hijacking).
+// review page this server serves itself (same origin), VS Code's windows
+// when they bring the token, and configured origins; other browser pages
+// are refused (cross-site WebSocket hijacking).
 func (s *Server) checkOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
+		return true
+	}
+	if origin == VSCodeOrigin && s.checkToken(r) {
 		return true
 	}
 	if slices.Contains(s.cfg.AllowOrigins, origin) || slices.Contains(s.cfg.AllowOrigins, "*") {

@@ -94,15 +94,26 @@ func (s *Session) syncFeedback(id string) {
 	}
 }
 
-// stampFeedbackAuthor names the agent as the author of the entries it
-// writes, in VS Code's terms too, unless the entry says otherwise.
+// stampFeedbackAuthor names the author of an entry in VS Code's terms
+// (_meta["vscode.agentFeedback"].author, read by
+// readFeedbackAnnotationEntryAuthor): "agent" for the entries the agent
+// writes (changesetd annotations reply), "user" for every other entry
+// this server is handed, unless the entry already names one.
 func stampFeedbackAuthor(meta protocol.Object) {
-	if meta[protocol.MetaAuthor] != "agent" {
-		return
+	fb := map[string]any{}
+	if old, ok := meta[protocol.MetaFeedback].(map[string]any); ok {
+		if a, ok := old["author"].(string); ok && a != "" {
+			return
+		}
+		for k, v := range old {
+			fb[k] = v
+		}
 	}
-	if _, ok := meta[protocol.MetaFeedback]; !ok {
-		meta[protocol.MetaFeedback] = map[string]any{"author": "agent"}
+	fb["author"] = protocol.FeedbackUser
+	if meta[protocol.MetaAuthor] == "agent" {
+		fb["author"] = "agent"
 	}
+	meta[protocol.MetaFeedback] = fb
 }
 
 // withFeedbackAll gives each stored annotation the Feedback its records

@@ -47,6 +47,12 @@ type Options struct {
 	// symbolic link reads as its target. The daemon passes
 	// source.ReadFile; nil reads no file.
 	ReadFile func(uri, path string, limit int64, dirOf func(path string) (dir, rel string, ok bool)) ([]byte, error)
+	// ResolveFile stats, and ListDir lists, the file or directory at path
+	// for resourceResolve and resourceList, under ReadFile's confinement;
+	// dirOf also names a session directory itself (rel "."). The daemon
+	// passes source.ResolveFile and source.ListDir; nil serves neither.
+	ResolveFile func(uri, path string, follow bool, dirOf func(path string) (dir, rel string, ok bool)) (protocol.ResourceResolveResult, error)
+	ListDir     func(uri, path string, dirOf func(path string) (dir, rel string, ok bool)) ([]protocol.DirectoryEntry, error)
 	// AfterDispose, if set, runs on its own goroutine after a session was
 	// disposed and its record deleted (the daemon collects its snapshots).
 	AfterDispose func()
@@ -154,9 +160,12 @@ func NewManager(opts Options) *Manager {
 	}
 	m.rootState = protocol.RootState{
 		Agents: []protocol.AgentInfo{{
-			Provider:    Provider,
-			DisplayName: "Changes",
-			Description: "Live changesets of the session's working directories",
+			Provider: Provider,
+			// The name a client lists the agent under (VS Code also offers
+			// it in its new-session picker): it says what this host is,
+			// one that reviews agents' changes and runs no prompts.
+			DisplayName: "changesetd: review changes (read-only)",
+			Description: "Live changesets of the session's working directories, for review; it records AI coding agents' turns and runs no prompts",
 			Models:      []protocol.Object{},
 		}},
 		ActiveSessions: protocol.Ptr(0),
@@ -271,10 +280,13 @@ func (m *Manager) Attach(sub Subscriber, uri string, lastSeen int64, done func(A
 		}
 		s.attachAnnotations(sub, lastSeen, done)
 	case protocol.ChannelChat:
-		sessionURI, key := splitChatURI(uri)
-		s, ok := m.Session(sessionURI)
+		sessionURI, key, ok := splitChatURI(uri)
+		var s *Session
+		if ok {
+			s, ok = m.Session(sessionURI)
+		}
 		if !ok {
-			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; a session's chats are ahp-chat:/<session id> and, per agent, ahp-chat:/<session id>/<agent>", uri))
+			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; a session lists its chats in SessionState.chats (ahp-chat://<chat id>/<base64url(session URI)>)", uri))
 			return
 		}
 		s.attachChat(sub, uri, key, lastSeen, done)
@@ -309,9 +321,10 @@ func (m *Manager) Detach(sub Subscriber, uri string) {
 			s.do(func() { s.detachAnnotations(sub) })
 		}
 	case protocol.ChannelChat:
-		sessionURI, key := splitChatURI(uri)
-		if s, ok := m.Session(sessionURI); ok {
-			s.do(func() { s.detachChat(sub, key) })
+		if sessionURI, key, ok := splitChatURI(uri); ok {
+			if s, ok := m.Session(sessionURI); ok {
+				s.do(func() { s.detachChat(sub, uri, key) })
+			}
 		}
 	case protocol.ChannelChangeset:
 		if ref, err := uritemplate.ParseChangesetURI(uri); err == nil {
@@ -327,6 +340,7 @@ func (m *Manager) Detach(sub Subscriber, uri string) {
 // are rejected to the sender.
 func (m *Manager) Dispatch(sub Subscriber, channelURI string, clientSeq int64, a protocol.Action) {
 	origin := &protocol.ActionOrigin{ClientID: sub.ClientID(), ClientSeq: clientSeq}
+	a = localizeAction(a)
 	switch protocol.ChannelOf(channelURI) {
 	case protocol.ChannelSession:
 		if s, ok := m.Session(channelURI); ok {
@@ -345,6 +359,12 @@ func (m *Manager) Dispatch(sub Subscriber, channelURI string, clientSeq int64, a
 			s.do(func() { s.dispatchChangeset(sub, channelURI, a, origin) })
 		}
 	case protocol.ChannelRoot:
+		if a.ActionType() == protocol.ActionRootConfigChanged {
+			// A client's settings (VS Code forwards its own after every
+			// connect); this server has none to change, so there is
+			// nothing to apply and nothing to refuse.
+			return
+		}
 		m.reject(sub, channelURI, a, origin, fmt.Sprintf("%s cannot be dispatched on the root channel of this server", a.ActionType()))
 	}
 }

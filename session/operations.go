@@ -168,7 +168,7 @@ func (cs *csChannel) operations(s *Session) []protocol.ChangesetOperation {
 		if n := cs.undoable(); n > 1 {
 			desc += fmt.Sprintf("; %d reverts can be undone, newest first", n)
 		}
-		ops = append(ops, protocol.ChangesetOperation{ID: OpUndo, Label: "Undo Revert", Icon: "undo", Group: "file", Description: desc, Scopes: []string{protocol.ScopeChangeset}})
+		ops = append(ops, protocol.ChangesetOperation{ID: OpUndo, Label: "Undo Revert", Icon: "history", Group: "file", Description: desc, Scopes: []string{protocol.ScopeChangeset}})
 	}
 	if len(cs.undos) > 0 {
 		ops = append(ops, protocol.ChangesetOperation{ID: OpDismissUndo, Label: "Forget Undo", Icon: "close", Group: "file", Description: "Forget the newest revert kept for undo, and the bytes it replaced", Scopes: []string{protocol.ScopeChangeset},

@@ -143,6 +143,7 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		WorkingDirectories: wd,
 		Chats:              []protocol.ChatSummary{s.chats[0].summary()},
 		DefaultChat:        s.chatURI(),
+		Project:            projectOf(dirs),
 	}
 	s.state.Annotations = s.annotationsSummary()
 	return s
@@ -359,6 +360,7 @@ func (s *Session) opened(entries []*workingDir) {
 	if len(entries) > 0 {
 		s.setWorkspaceInfo(0, func(*workingDirInfo) {})
 	}
+	s.refreshGitMeta()
 	// Ready for clients: what needs the baseline waits for it
 	// (awaitStarted, canActivate).
 	s.commitSession(protocol.SessionReady{}, nil)
@@ -524,6 +526,7 @@ func cloneSessionState(st protocol.SessionState) protocol.SessionState {
 
 func (s *Session) attachSession(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
 	if !s.do(func() {
+		s.refreshGitMeta()
 		s.m.attach(s.ch, sub, lastSeen, func() any { return cloneSessionState(s.state) }, done)
 	}) {
 		done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.uri))
@@ -593,6 +596,7 @@ func (s *Session) summary() protocol.SessionSummary {
 		Title:              s.state.Title,
 		Status:             s.state.Status,
 		WorkingDirectories: slices.Clone(s.state.WorkingDirectories),
+		Project:            s.state.Project,
 		CreatedAt:          formatTime(s.createdAt),
 		ModifiedAt:         formatTime(s.modifiedAt),
 	}
@@ -681,4 +685,14 @@ func (s *Session) publishMeta() {
 	}
 	meta["changesetd"] = protocol.Object{"workspaces": list}
 	s.commitSession(protocol.SessionMetaChanged{Meta: meta}, nil)
+}
+
+// projectOf is a session's project, {uri, displayName}: its first working
+// directory, named by its base name. Clients group their session lists
+// by it. nil without directories.
+func projectOf(dirs []string) protocol.Object {
+	if len(dirs) == 0 {
+		return nil
+	}
+	return protocol.Object{"uri": FileURI(dirs[0]), "displayName": filepath.Base(dirs[0])}
 }

@@ -111,13 +111,15 @@ func (s *Session) knownTurns() string {
 }
 
 // chat is one agent's conversation as far as this server knows it: the
-// turns it marked. Every session has a default chat, ahp-chat:/<session
-// id>, for turns marked without naming an agent; each agent session that
-// names itself (a Claude Code session_id, say) gets its own chat,
-// ahp-chat:/<session id>/<key>, so that several agents working in one
-// directory each see their own turns, and one agent's turn end does not
-// end another's turn. Turn ids stay unique across the session's chats, so
-// the turn and compare-turns changesets name turns alone.
+// turns it marked. Every session has a default chat,
+// ahp-chat://default/<base64url(session URI)>, for turns marked without
+// naming an agent; each agent session that names itself (a Claude Code
+// session_id, say) gets its own chat, ahp-chat://<key>/<base64url(session
+// URI)>, so that several agents working in one directory each see their
+// own turns, and one agent's turn end does not end another's turn. The
+// earlier shapes, ahp-chat:/<session id> and ahp-chat:/<session id>/<key>,
+// are still accepted on input. Turn ids stay unique across the session's
+// chats, so the turn and compare-turns changesets name turns alone.
 type chat struct {
 	key   string
 	state protocol.ChatState
@@ -134,24 +136,40 @@ func newChat(sessionID, key string, replay int, now time.Time) *chat {
 		}
 	}
 	return &chat{
-		key:   key,
-		state: protocol.ChatState{Resource: uri, Title: title, Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Turns: []protocol.Turn{}},
+		key: key,
+		// Read-only: turns are recorded here as agents mark them; no
+		// client sends messages to this server's chats.
+		state: protocol.ChatState{Resource: uri, Title: title, Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Interactivity: protocol.ChatReadOnly, Turns: []protocol.Turn{}},
 		ch:    newChannel(uri, replay),
 	}
 }
 
+// chatURIOf is the URI of the chat with key ("" for the default chat).
 func chatURIOf(sessionID, key string) string {
-	if key == "" {
-		return protocol.ChatScheme + "/" + sessionID
-	}
-	return protocol.ChatScheme + "/" + sessionID + "/" + key
+	return protocol.ChatURI(protocol.SessionScheme+"/"+sessionID, chatIDOf(key))
 }
 
-// splitChatURI returns the session URI and chat key of a chat URI.
-func splitChatURI(uri string) (sessionURI, key string) {
-	rest := strings.TrimPrefix(uri, protocol.ChatScheme+"/")
-	id, key, _ := strings.Cut(rest, "/")
-	return protocol.SessionScheme + "/" + id, key
+// chatIDOf is the chat id in the URI of the chat with key, and keyOfChat
+// its inverse: the default chat has key "" and id "default".
+func chatIDOf(key string) string {
+	if key == "" {
+		return protocol.DefaultChatID
+	}
+	return key
+}
+
+func keyOfChat(id string) string {
+	if id == protocol.DefaultChatID {
+		return ""
+	}
+	return id
+}
+
+// splitChatURI returns the session URI and chat key of a chat URI in
+// either shape; ok is false when it is neither.
+func splitChatURI(uri string) (sessionURI, key string, ok bool) {
+	sessionURI, id, ok := protocol.ParseChatURI(uri)
+	return sessionURI, keyOfChat(id), ok
 }
 
 // chatURI is the session's default chat.
@@ -170,6 +188,7 @@ func (s *Session) chatByKey(key string) *chat {
 // chatFor returns the chat with key, adding it when it is new. On the actor
 // (or before the session starts).
 func (s *Session) chatFor(key string, publish bool) *chat {
+	key = keyOfChat(key) // a chat recorded as "default" is the default chat
 	if c := s.chatByKey(key); c != nil {
 		return c
 	}
@@ -188,7 +207,10 @@ func (s *Session) chatFor(key string, publish bool) *chat {
 func (m *Manager) turnTarget(method, channel string) (*Session, string, error) {
 	sessionURI, key := channel, ""
 	if strings.HasPrefix(channel, protocol.ChatScheme) {
-		sessionURI, key = splitChatURI(channel)
+		var ok bool
+		if sessionURI, key, ok = splitChatURI(channel); !ok {
+			return nil, "", protocol.Errorf(protocol.CodeInvalidParams, "%s: %s is not a chat URI; a session lists its chats in SessionState.chats", method, channel)
+		}
 		if key != "" && !turnIDPattern.MatchString(key) {
 			return nil, "", protocol.Errorf(protocol.CodeInvalidParams, "%s: chat %s: the agent key after the session id must be 1-128 letters, digits or ._~-", method, channel)
 		}
@@ -427,7 +449,7 @@ func (s *Session) commitChat(c *chat, a protocol.Action) {
 
 // summary is the session's entry for the chat.
 func (c *chat) summary() protocol.ChatSummary {
-	return protocol.ChatSummary{Resource: c.state.Resource, Title: c.state.Title, Status: c.state.Status, ModifiedAt: c.state.ModifiedAt}
+	return protocol.ChatSummary{Resource: c.state.Resource, Title: c.state.Title, Status: c.state.Status, ModifiedAt: c.state.ModifiedAt, Interactivity: c.state.Interactivity}
 }
 
 func (s *Session) chatSummaryChanged(c *chat) {
@@ -447,17 +469,53 @@ func (s *Session) attachChat(sub Subscriber, uri, key string, lastSeen int64, do
 			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; session %s lists its chats in SessionState.chats", uri, s.uri))
 			return
 		}
-		s.m.attach(c.ch, sub, lastSeen, func() any { return cloneChat(c.state) }, done)
+		if uri == c.ch.uri {
+			s.m.attach(c.ch, sub, lastSeen, func() any { return cloneChat(c.state) }, done)
+			return
+		}
+		// Subscribed under the earlier shape of its URI: the client
+		// hears the chat under the name it asked for.
+		alias := aliasSub{sub, uri}
+		s.m.attach(c.ch, alias, lastSeen, func() any {
+			st := cloneChat(c.state)
+			st.Resource = uri
+			return st
+		}, func(at Attachment, err error) {
+			at.Snapshot.Resource = uri
+			for i := range at.Replay {
+				at.Replay[i].Channel = uri
+			}
+			done(at, err)
+		})
 	}) {
 		done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", uri))
 	}
 }
 
-// detachChat unsubscribes sub from the chat with key. On the actor.
-func (s *Session) detachChat(sub Subscriber, key string) {
+// detachChat unsubscribes sub from the chat with key, subscribed as uri.
+// On the actor.
+func (s *Session) detachChat(sub Subscriber, uri, key string) {
 	if c := s.chatByKey(key); c != nil {
-		s.m.detachChannel(c.ch, sub)
+		if uri == c.ch.uri {
+			s.m.detachChannel(c.ch, sub)
+		} else {
+			s.m.detachChannel(c.ch, aliasSub{sub, uri})
+		}
 	}
+}
+
+// aliasSub is a subscriber of a chat under another name of its URI: what
+// it receives is renamed to the channel it subscribed to. It is
+// comparable, so detaching with the same name finds it.
+type aliasSub struct {
+	Subscriber
+	name string
+}
+
+func (a aliasSub) Send(env *Envelope) {
+	e := env.ActionEnvelope
+	e.Channel = a.name
+	a.Subscriber.Send(NewEnvelope(e))
 }
 
 func cloneChat(c protocol.ChatState) protocol.ChatState {

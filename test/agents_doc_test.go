@@ -103,9 +103,8 @@ func TestAgentRecipesFromTheDocs(t *testing.T) {
 
 	// The hook's turn is in the chat of its agent session (session_id
 	// cc-1), the generic one in the session's default chat.
-	id := strings.TrimPrefix(sum.Resource, protocol.SessionScheme+"/")
 	chats := chatsOf(t, c, sum.Resource)
-	hookChat, defaultChat := chats[protocol.ChatScheme+"/"+id+"/cc-1"], chats[protocol.ChatScheme+"/"+id]
+	hookChat, defaultChat := chats[protocol.ChatURI(sum.Resource, "cc-1")], chats[protocol.ChatURI(sum.Resource, protocol.DefaultChatID)]
 	if len(chats) != 2 || len(hookChat) != 1 || len(defaultChat) != 1 || !strings.HasPrefix(defaultChat[0], printed[0]+":") {
 		t.Fatalf("chats = %v; want the hook's turn in the cc-1 chat and %s ended in the default chat", chats, printed[0])
 	}
@@ -211,12 +210,11 @@ func TestMoreAgentRecipesFromTheDocs(t *testing.T) {
 	// its own chat with its own turn.
 	chats := chatsOf(t, c, sum.Resource)
 	cat := catalogue(t, c, sum.Resource)
-	chatPrefix := protocol.ChatScheme + "/" + strings.TrimPrefix(sum.Resource, protocol.SessionScheme+"/") + "/"
 	for agent, want := range map[string][2]string{
 		"gm-1": {"Add a gemini file", "add gemini.txt +1 -0"},
 		"cp-1": {"Add a copilot file", "add pkg/copilot.txt +1 -0"},
 	} {
-		turns := chats[chatPrefix+agent]
+		turns := chats[protocol.ChatURI(sum.Resource, agent)]
 		if len(turns) != 1 || strings.HasPrefix(turns[0], "*") || !strings.HasSuffix(turns[0], ":"+want[0]) {
 			t.Fatalf("chat of %s: turns %v, want one ended turn %q (chats: %v)", agent, turns, want[0], chats)
 		}

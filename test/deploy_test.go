@@ -396,12 +396,11 @@ func TestTwoAgentsInOneDirectoryKeepTheirOwnTurns(t *testing.T) {
 	hook("end", agentA, "") // A's Stop must not end B's turn
 	c := d.client(t, "agents")
 	sess := onlySession(t, c).Resource
-	id := strings.TrimPrefix(sess, protocol.SessionScheme+"/")
-	chatA, chatB := protocol.ChatScheme+"/"+id+"/"+agentA, protocol.ChatScheme+"/"+id+"/"+agentB
+	chatA, chatB := protocol.ChatURI(sess, agentA), protocol.ChatURI(sess, agentB)
 	want := map[string][]string{
-		protocol.ChatScheme + "/" + id: {},
-		chatA:                          {"turn-1:A: edit a"},
-		chatB:                          {"*turn-2:B: edit b"},
+		protocol.ChatURI(sess, protocol.DefaultChatID): {},
+		chatA: {"turn-1:A: edit a"},
+		chatB: {"*turn-2:B: edit b"},
 	}
 	if got := chatsOf(t, c, sess); !reflect.DeepEqual(got, want) {
 		t.Fatalf("chats after A's Stop:\n got %v\nwant %v", got, want)

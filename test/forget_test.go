@@ -59,11 +59,12 @@ func TestIdleTurnChannelsAreForgotten(t *testing.T) {
 		t.Errorf("compare baseline..turn 1 after being forgotten = %v, want a.txt and n0.txt", got)
 	}
 
-	// A client whose cursor is from the forgotten channel gets a snapshot.
+	// A client whose cursor is from the forgotten channel gets a snapshot
+	// (the client this daemon knows: an unknown one is told to initialize).
 	back := d.dial(t)
 	var res reconnectResult
 	if err := back.Call(ctx(t), protocol.MethodReconnect, map[string]any{
-		"channel": protocol.RootURI, "clientId": "roamer", "lastSeenServerSeq": lastSeq, "subscriptions": []string{uris[1]},
+		"channel": protocol.RootURI, "clientId": "ide", "lastSeenServerSeq": lastSeq, "subscriptions": []string{uris[1]},
 	}, &res); err != nil {
 		t.Fatal(err)
 	}

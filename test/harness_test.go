@@ -52,15 +52,19 @@ func TestMain(m *testing.M) {
 
 // daemon is a running changesetd process.
 type daemon struct {
-	t        *testing.T
-	cmd      *exec.Cmd
-	URL      string // ws://host:port/ahp?token=...
-	Review   string // http://host:port/#token=..., the review page
-	Addr     string
-	Token    string
-	StateDir string
-	stderr   *lockedWriter
-	exited   chan error
+	t      *testing.T
+	cmd    *exec.Cmd
+	URL    string // ws://host:port/ahp?token=...
+	Review string // http://host:port/#token=..., the review page
+	// VSCode and VSCodeSetting are the lines for VS Code's Agents window:
+	// the address to add (ws://host:port/ahp?tkn=...) and a
+	// chat.remoteAgentHosts setting with it.
+	VSCode, VSCodeSetting string
+	Addr                  string
+	Token                 string
+	StateDir              string
+	stderr                *lockedWriter
+	exited                chan error
 }
 
 // startDaemon runs "changesetd serve" on a free loopback port with a fresh
@@ -108,7 +112,7 @@ func launchCmd(t *testing.T, stateDir string, prepare func(*exec.Cmd), args ...s
 	go func() { d.exited <- d.cmd.Wait() }()
 	var banner strings.Builder
 	timeout := time.After(30 * time.Second)
-	for d.URL == "" || d.Review == "" {
+	for d.URL == "" || d.Review == "" || d.VSCodeSetting == "" {
 		select {
 		case l, ok := <-lines:
 			if !ok {
@@ -120,6 +124,12 @@ func launchCmd(t *testing.T, stateDir string, prepare func(*exec.Cmd), args ...s
 			}
 			if u, ok := strings.CutPrefix(l, "review: "); ok {
 				d.Review = u
+			}
+			if u, ok := strings.CutPrefix(l, "vscode: "); ok {
+				d.VSCode = u
+			}
+			if u, ok := strings.CutPrefix(l, "vscode setting: "); ok {
+				d.VSCodeSetting = u
 			}
 		case <-timeout:
 			t.Fatalf("daemon not ready in 30s; stderr:\n%s", d.stderr)

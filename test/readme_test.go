@@ -216,7 +216,7 @@ func TestREADMEQuickStart(t *testing.T) {
 	}
 	writeFile(t, project, "notes.txt", "notes\nmore\n")
 	hook("Stop", map[string]any{"session_id": "cc-1", "cwd": project, "hook_event_name": "Stop"})
-	chat := protocol.ChatScheme + "/" + strings.TrimPrefix(sum.Resource, protocol.SessionScheme+"/") + "/cc-1"
+	chat := protocol.ChatURI(sum.Resource, "cc-1")
 	turns := chatsOf(t, c, sum.Resource)[chat]
 	if len(turns) != 1 || !strings.HasSuffix(turns[0], ":Add a line to notes") {
 		t.Fatalf("the agent's chat has turns %v, want the prompt's", turns)

@@ -8,9 +8,11 @@ import (
 )
 
 // TestReconnectAcrossRestart: serverSeq is not reused by the next run of
-// the daemon, and a reconnect with a cursor from the previous run gets a
-// snapshot of the current state, not a replay of this run's buffer that
-// would leave the client's mirror wrong.
+// the daemon, and a client of the previous run is not resumed with a
+// replay of this run's buffer that would leave its mirror wrong: its
+// reconnect is NotFound (the new run does not know it), and the
+// initialize it sends instead brings snapshots numbered above its old
+// cursor.
 func TestReconnectAcrossRestart(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "b\n")
@@ -38,20 +40,25 @@ func TestReconnectAcrossRestart(t *testing.T) {
 	writeFile(t, repo, "b.txt", "new\n")
 	d2 := startDaemonIn(t, d.StateDir, repo)
 	back := d2.dial(t)
-	var res reconnectResult
-	if err := back.Call(ctx(t), protocol.MethodReconnect, map[string]any{
+	err := back.Call(ctx(t), protocol.MethodReconnect, map[string]any{
 		"channel": protocol.RootURI, "clientId": "restarter", "lastSeenServerSeq": seen, "subscriptions": []string{uri},
-	}, &res); err != nil {
+	}, nil)
+	if rpcCode(err) != protocol.CodeNotFound {
+		t.Fatalf("reconnect after a restart: %v, want NotFound", err)
+	}
+	res, err := back.Initialize(ctx(t), "restarter", []string{uri})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Type != "snapshot" || len(res.Snapshots) != 1 {
-		t.Fatalf("reconnect after a restart = %s with %d snapshots, want one snapshot", res.Type, len(res.Snapshots))
+	if len(res.Snapshots) != 1 {
+		t.Fatalf("initialize after a restart: %d snapshots, want one", len(res.Snapshots))
 	}
 	if res.Snapshots[0].FromSeq <= seen {
 		t.Errorf("the new run's serverSeq %d is not above the old run's %d", res.Snapshots[0].FromSeq, seen)
 	}
 	var snap protocol.ChangesetState
-	json.Unmarshal(res.Snapshots[0].State, &snap)
+	raw, _ := json.Marshal(res.Snapshots[0].State)
+	json.Unmarshal(raw, &snap)
 	if snap.Status == protocol.StatusReady && len(snap.Files) != 2 {
 		t.Errorf("snapshot files = %d, want a.txt and b.txt", len(snap.Files))
 	}

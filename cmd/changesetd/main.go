@@ -303,6 +303,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ReplayBuffer:  a.replayBuffer,
 		OpenWorkspace: source.Opener(log, snaps),
 		ReadFile:      source.ReadFile,
+		ResolveFile:   source.ResolveFile,
+		ListDir:       source.ListDir,
 		Version:       version,
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 		DefaultBase:   a.base,
@@ -373,6 +375,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "changesetd %s ready\nconnect: %s\nreview: %s\n", version, url, review)
 	}
+	fmt.Fprint(stdout, vscodeLines(local, token))
 
 	select {
 	case <-ctx.Done():

@@ -160,7 +160,6 @@ func (c *client) runningTurns(ctx context.Context, sessionURI string) ([]running
 		return nil, fmt.Errorf("subscribe to %s: %w", sessionURI, err)
 	}
 	defer c.unsubscribe(ctx, sessionURI)
-	prefix := protocol.ChatScheme + "/" + strings.TrimPrefix(sessionURI, protocol.SessionScheme+"/")
 	var out []runningTurn
 	for _, cs := range sess.Snapshot.State.Chats {
 		var res struct {
@@ -176,8 +175,8 @@ func (c *client) runningTurns(ctx context.Context, sessionURI string) ([]running
 		if t == nil {
 			continue
 		}
-		agent := strings.TrimPrefix(strings.TrimPrefix(cs.Resource, prefix), "/")
-		if cs.Resource == sess.Snapshot.State.DefaultChat {
+		_, agent, _ := protocol.ParseChatURI(cs.Resource)
+		if cs.Resource == sess.Snapshot.State.DefaultChat || agent == protocol.DefaultChatID {
 			agent = ""
 		}
 		out = append(out, runningTurn{session: sessionURI, chat: cs.Resource, agent: agent, id: t.ID, since: t.StartedAt, message: t.Message.Text})

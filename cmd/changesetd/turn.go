@@ -234,8 +234,8 @@ func runTurn(ctx context.Context, edge, dir, sessionURI, agentKey, message, id s
 	}
 	channel := uri
 	if agentKey != "" {
-		// The agent's own chat in the session: ahp-chat:/<session id>/<agent>.
-		channel = protocol.ChatScheme + "/" + strings.TrimPrefix(uri, protocol.SessionScheme+"/") + "/" + agentKey
+		// The agent's own chat in the session.
+		channel = protocol.ChatURI(uri, agentKey)
 	}
 	var info session.TurnInfo
 	if edge == "start" {

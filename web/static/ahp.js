@@ -195,9 +195,10 @@ export class Client extends EventTarget {
     try {
       res = await this.request('reconnect', { channel: ROOT, clientId: this.clientId, lastSeenServerSeq: this.lastSeen, subscriptions: subs });
     } catch (e) {
-      if (e.code !== -32602 && e.code !== -32600) throw e;
-      // The daemon does not know how to resume us: start over, and
-      // subscribe afresh to every channel the page mirrors.
+      if (e.code !== -32602 && e.code !== -32600 && e.code !== -32008) throw e;
+      // The daemon does not know how to resume us (-32008: it restarted,
+      // or forgot us): start over, and subscribe afresh to every channel
+      // the page mirrors.
       this.initialized = false;
       await this.initialize();
       for (const ch of subs) {

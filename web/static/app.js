@@ -298,18 +298,25 @@ async function selectSession(uri, want = {}) {
 
 // ---- chats ---------------------------------------------------------------
 
-// Turns live on chats: the session's default chat (ahp-chat:/<session id>)
-// for turns marked without an agent, and one chat per agent that names
-// itself (--agent, or a hook's session_id: ahp-chat:/<session id>/<agent>).
+// Turns live on chats: the session's default chat
+// (ahp-chat://default/<base64url(session URI)>) for turns marked without
+// an agent, and one chat per agent that names itself (--agent, or a hook's
+// session_id: ahp-chat://<agent>/<base64url(session URI)>).
 // The page holds every chat the session lists, and the default one even
 // before the session lists it.
 
 function defaultChat(session) {
-  return 'ahp-chat:/' + session.slice(session.indexOf(':/') + 2);
+  const b64 = btoa(session).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return 'ahp-chat://default/' + b64;
 }
 
 // chatKey is the agent a chat belongs to, '' for the default chat.
 function chatKey(uri) {
+  if (uri.startsWith('ahp-chat://')) {
+    const id = uri.slice('ahp-chat://'.length).split('/')[0];
+    return id === 'default' ? '' : id;
+  }
+  // The earlier shape: ahp-chat:/<session id>[/<agent>].
   const rest = uri.slice(uri.indexOf(':/') + 2);
   const i = rest.indexOf('/');
   if (i < 0) return '';
