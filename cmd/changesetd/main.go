@@ -610,6 +610,23 @@ func collectSnapshots(ctx context.Context, db *store.DB, snaps *snapstore.Store,
 			keep = append(keep, t.Start...)
 			keep = append(keep, t.End...)
 		}
+		slots, err := db.AnnotationSlots(rec.ID)
+		if err != nil {
+			log.Warn("snapshot garbage collection skipped", "err", err)
+			return
+		}
+		for _, sl := range slots {
+			// Comments on the working tree keep the snapshot their lines
+			// are on.
+			var a struct {
+				Meta map[string]any `json:"_meta"`
+			}
+			if json.Unmarshal(sl.Value, &a) == nil {
+				if t, ok := a.Meta[protocol.MetaSnapshot].(string); ok {
+					keep = append(keep, t)
+				}
+			}
+		}
 	}
 	n, err := snaps.GC(ctx, slices.DeleteFunc(keep, func(t string) bool { return t == "" }))
 	if err != nil && ctx.Err() == nil {

@@ -5,7 +5,7 @@ import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
 import { emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
 import { colour, languageOf, load } from './highlight.js';
-import { lastLine, linesLabel, newId, oldRange, placeThreads, plainText, renderComposer, renderThread, wholeLines } from './comments.js';
+import { lastLine, linesLabel, newId, oldRange, placeThreads, plainText, renderComposer, renderThread, touchesAdded, wholeLines } from './comments.js';
 import { renderNotes, workspaceNotes } from './warnings.js';
 import { draftBadge, showDraft } from './drafts.js';
 import { createTurnPager } from './turnpages.js';
@@ -1693,19 +1693,22 @@ function settled(uri) {
 // version of the file, or the baseline's, and lines of that version. A
 // turn's view shows its version, so the lines are the shown ones. A view
 // of the working tree is the version of the turn running now, when one
-// is; else the comment goes on the baseline, its lines mapped there
-// through the session changeset (baseline → working tree). It resolves
-// to {turnId, range, note}.
+// is. Else lines the baseline has go on the baseline, mapped there
+// through the session changeset (baseline → working tree); lines added
+// since (which the baseline cannot name) stay the shown ones, and the
+// daemon keeps a snapshot of the working tree they are on (onWorkingTree).
+// It resolves to {turnId, range, onWorkingTree, note}.
 async function anchorFor(resource, range) {
   const v = viewOf();
   if (v.turn) return { turnId: v.turn, range };
   const run = runningTurns();
   if (run.length) return { turnId: run[run.length - 1].id, range };
   if (!range) return { turnId: 'baseline', range };
+  const shown = { turnId: 'baseline', range, onWorkingTree: true };
   let st = ui.cs?.kind === 'session' ? csState() : null;
   if (!st) {
     const c = catalogEntry('session');
-    if (!c) return { turnId: 'baseline', range: null, note: 'on the whole file: this daemon has no session changeset to place lines with' };
+    if (!c) return shown;
     const uri = entryFor(c, {}).uri;
     if (ui.sessionCs !== uri) {
       if (ui.sessionCs) release(ui.sessionCs);
@@ -1717,12 +1720,12 @@ async function anchorFor(resource, range) {
   const f = st.files?.find((x) => (x.edit?.after?.uri || x.edit?.before?.uri) === resource);
   if (!f) return { turnId: 'baseline', range }; // the same lines as at the baseline
   const uri = f._meta?.changesetd?.patchUri;
-  if (!uri || f._meta?.changesetd?.patchOmitted) {
-    return { turnId: 'baseline', range: null, note: 'on the whole file: its diff since the baseline is too large to place lines with' };
-  }
+  if (!uri || f._meta?.changesetd?.patchOmitted || !f.edit?.before) return shown;
   const patch = await patches.load(uri);
-  if (patch.error) return { turnId: 'baseline', range: null, note: `on the whole file: its diff since the baseline could not be read (${patch.error})` };
-  return { turnId: 'baseline', range: oldRange(parsePatch(patch.text), range.start.line, lastLine(range)) };
+  if (patch.error) return shown;
+  const hunks = parsePatch(patch.text);
+  if (touchesAdded(hunks, range.start.line, lastLine(range))) return shown;
+  return { turnId: 'baseline', range: oldRange(hunks, range.start.line, lastLine(range)) };
 }
 
 // anchorRow is the last diff row on the range's lines, or null when the
@@ -1849,13 +1852,14 @@ async function startComment(range) {
     return;
   }
   if (ui.cs?.uri !== csUri || currentFile()?.id !== f.id) return;
-  openComposer({ key: 'new', resource, range, turnId: anchor.turnId, anchorRange: anchor.range, note: anchor.note });
+  openComposer({ key: 'new', resource, range, turnId: anchor.turnId, anchorRange: anchor.range, onWorkingTree: !!anchor.onWorkingTree, note: anchor.note });
 }
 
 function submitComposer(c, text) {
   if (c.key === 'new') {
     const a = { id: newId('a'), turnId: c.turnId, resource: c.resource, resolved: false, entries: [{ id: newId('e'), text }] };
     if (c.anchorRange) a.range = c.anchorRange;
+    if (c.onWorkingTree) a._meta = { 'changesetd/onWorkingTree': true };
     sendAnnotation({ type: 'annotations/set', annotation: a }, { ...c, text, error: '' });
   } else {
     sendAnnotation({ type: 'annotations/entrySet', annotationId: c.key, entry: { id: newId('e'), text } }, { ...c, text, error: '' });
