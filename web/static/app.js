@@ -10,6 +10,7 @@ import { renderNotes, workspaceNotes } from './warnings.js';
 import { draftBadge, showDraft } from './drafts.js';
 import { createTurnPager } from './turnpages.js';
 import { createPatches } from './patches.js';
+import { doneText, revertFileText, revertHunksText, rewindText } from './confirm.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -1357,7 +1358,59 @@ function hunkOp(id, hi) {
   if (!op || !f || !r) return;
   const resource = f.edit?.after?.uri || f.id;
   const what = id === 'revert' ? `Undo hunk ${hi + 1} of ${pathOf(f)} (${hunkLines(r)}): put back its lines as they were?` : `Stage hunk ${hi + 1} of ${pathOf(f)} (${hunkLines(r)})?`;
-  invoke(op, { kind: 'range', resource, side: 'after', range: r }, what);
+  const target = { kind: 'range', resource, side: 'after', range: r };
+  describe(target, id === 'revert' ? revertHunksText(ui.cs?.kind, pathOf(f), [hunkFacts(h, hi)], null) : null, `hunk ${hi + 1} of ${pathOf(f)}`);
+  invoke(op, target, what);
+}
+
+// hunkFacts is what a confirmation says of hunk h (index hi): its number,
+// its changed lines (one-based, of the version shown) and counts.
+function hunkFacts(h, hi) {
+  const r = hunkRange(h);
+  return {
+    n: hi + 1,
+    first: r.start.line + 1,
+    last: r.end.line + 1,
+    added: h.lines.filter((l) => l.kind === 'add').length,
+    removed: h.lines.filter((l) => l.kind === 'del').length,
+  };
+}
+
+// Texts for an invocation on a file or lines, said in its own terms
+// rather than the daemon's one text for the whole changeset (see
+// confirm.js): the target object carries them to confirmText and
+// doneNote.
+const described = new WeakMap();
+
+function describe(target, confirm, done) {
+  described.set(target, { confirm, done });
+}
+
+// confirmText is what the confirmation of op on target says.
+function confirmText(op, target, what) {
+  const d = target && described.get(target);
+  if (d?.confirm) return d.confirm;
+  const s = csState();
+  if (op.id === 'revert' && target?.kind === 'resource') {
+    const f = s?.files?.find((x) => x.edit?.after?.uri === target.resource || x.edit?.before?.uri === target.resource || x.id === target.resource);
+    if (f) {
+      return revertFileText(ui.cs?.kind, {
+        path: pathOf(f), created: !f.edit?.before, deleted: !f.edit?.after,
+        added: f.edit?.diff?.added ?? 0, removed: f.edit?.diff?.removed ?? 0,
+      });
+    }
+  }
+  if (op.id === 'revert' && !target && (ui.cs?.turn || ui.cs?.after)) {
+    const files = (s?.files || []).map((f) => ({ path: pathOf(f), created: !f.edit?.before }));
+    const label = ui.cs.turn ? turnName(ui.cs.turn) : `the comparison up to ${turnName(ui.cs.after)}`;
+    return rewindText(label, files, plain(op.confirmation));
+  }
+  return [what, plain(op.confirmation)].filter(Boolean).join('\n\n');
+}
+
+// doneNote is the note after op on target succeeded.
+function doneNote(op, target, message) {
+  return doneText(op, target, message, target && described.get(target)?.done);
 }
 
 // toggleHunk flips the reviewed mark of the current hunk (n/p), or of the
@@ -1531,7 +1584,13 @@ function invokeRange(id) {
   const resource = f.edit?.after?.uri || f.id;
   const r = ui.lastSelection;
   const lines = r.start.line === r.end.line ? `line ${r.start.line + 1}` : `lines ${r.start.line + 1}–${r.end.line + 1}`;
-  invoke(op, { kind: 'range', resource, side: 'after', range: r }, `${op.label} the hunks at ${lines} of ${pathOf(f)}?`);
+  const target = { kind: 'range', resource, side: 'after', range: r };
+  // The daemon takes every hunk the lines touch.
+  const touched = ui.diffHunks.map((h, hi) => (hunkRange(h) ? hunkFacts(h, hi) : null))
+    .filter((h) => h && h.last >= r.start.line + 1 && h.first <= r.end.line + 1);
+  const confirm = id === 'revert' ? revertHunksText(ui.cs?.kind, pathOf(f), touched, { first: r.start.line + 1, last: r.end.line + 1 }) : null;
+  describe(target, confirm, `${lines} of ${pathOf(f)}`);
+  invoke(op, target, `${op.label} the hunks at ${lines} of ${pathOf(f)}?`);
 }
 
 // ---- commit -------------------------------------------------------------
@@ -1607,14 +1666,14 @@ function openCommit(op) {
 // Its running/error status arrives in the changeset state.
 async function invoke(op, target, what) {
   if (op.confirmation !== undefined && op.confirmation !== null) {
-    const text = [what, plain(op.confirmation)].filter(Boolean).join('\n\n');
+    const text = confirmText(op, target, what);
     if (!(await confirmDialog(text, op.label))) return;
   }
   const params = { channel: ui.cs.uri, operationId: op.id };
   if (target) params.target = target;
   try {
     const res = await ui.client.request('invokeChangesetOperation', params);
-    if (res?.message) toast(plain(res.message));
+    if (res?.message) toast(doneNote(op, target, plain(res.message)));
   } catch (e) {
     toast(`${op.label} failed: ${errText(e)}`, 'error');
   }
