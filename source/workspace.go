@@ -402,13 +402,20 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 
 // markIndex records in each uncommitted file's _meta.changesetd.index
 // whether its change is "staged", "unstaged" or "partial" (some of each),
-// for a review panel to show them as git's own tools do. A file whose
-// index cannot be read gets no mark: the changeset does not fail for it.
+// for a review panel to show them as git's own tools do; a partly staged
+// file also gets the line counts of its staged part (HEAD → index) in
+// _meta.changesetd.staged, {added, removed}, which a commit records. A
+// file whose index cannot be read gets no mark: the changeset does not
+// fail for it.
 func (w *gitWorkspace) markIndex(list *session.ChangeList, changes []scm.Change) {
 	states, err := w.repo.IndexStates(changes)
 	if err != nil {
 		w.log.Debug("cannot read the index states", "err", err)
 		return
+	}
+	heads := make(map[string]*scm.FileState, len(changes))
+	for _, c := range changes {
+		heads[c.Path] = c.Head
 	}
 	for _, fc := range list.Files {
 		var st scm.IndexState
@@ -423,12 +430,51 @@ func (w *gitWorkspace) markIndex(list *session.ChangeList, changes []scm.Change)
 		case own == nil:
 		case st.Staged && st.Unstaged:
 			own["index"] = "partial"
+			if fc.New != nil && (fc.Old == nil || fc.Old.Path == fc.New.Path) {
+				if a, d, ok := w.stagedCounts(heads[fc.New.Path], states[fc.New.Path]); ok {
+					own["staged"] = protocol.Object{"added": a, "removed": d}
+				}
+			}
 		case st.Staged:
 			own["index"] = "staged"
 		default:
 			own["index"] = "unstaged"
 		}
 	}
+}
+
+// stagedCounts counts the lines of a file's staged change: HEAD's version
+// against the index's. False when a side cannot be read, is too large to
+// load, or is binary.
+func (w *gitWorkspace) stagedCounts(head *scm.FileState, st scm.IndexState) (added, removed int, ok bool) {
+	side := func(oid string, mode uint32) *changeset.Side {
+		if oid == "" {
+			return nil
+		}
+		s := &changeset.Side{Mode: mode, OID: oid}
+		if mode != changeset.ModeGitlink {
+			if n, ok := w.BlobSize(oid); ok && n > maxLoadedFile {
+				return nil
+			}
+			b, err := w.repo.ReadBlob(oid)
+			if err != nil {
+				return nil
+			}
+			s.Content = b
+		}
+		return s
+	}
+	var h *changeset.Side
+	if head != nil {
+		if h = side(head.OID, head.Mode); h == nil {
+			return 0, 0, false
+		}
+	}
+	ix := side(st.IndexOID, st.IndexMode)
+	if st.IndexOID != "" && ix == nil {
+		return 0, 0, false
+	}
+	return changeset.Compare(h, ix, changeset.Options{}).Counts()
 }
 
 // parallel calls f(i) for every i below n, spread over the cores, until

@@ -1604,19 +1604,26 @@ function commitPlan(s) {
 }
 
 // commitText is the message the dialog starts with: a subject with the
-// counts and one line per file, like the daemon's own.
+// counts and one line per file, like the daemon's own. They count what
+// the commit records: of a partly staged file, its staged part (the
+// daemon's _meta.changesetd.staged); when that is unknown, the subject
+// gives no counts rather than wrong ones.
 function commitText(plan) {
   let add = 0;
   let del = 0;
+  let known = true;
   const lines = plan.files.map((f) => {
-    const a = f.edit?.diff?.added ?? 0;
-    const d = f.edit?.diff?.removed ?? 0;
-    add += a;
-    del += d;
-    const counts = indexState(f) === 'partial' ? 'partly staged' : `+${a} -${d}`;
-    return `- ${operationOf(f)} ${pathOf(f)} (${counts})`;
+    let c = { added: f.edit?.diff?.added ?? 0, removed: f.edit?.diff?.removed ?? 0 };
+    if (plan.staged && indexState(f) === 'partial') c = f._meta?.changesetd?.staged || null;
+    if (!c) {
+      known = false;
+      return `- ${operationOf(f)} ${pathOf(f)} (partly staged)`;
+    }
+    add += c.added;
+    del += c.removed;
+    return `- ${operationOf(f)} ${pathOf(f)} (+${c.added} -${c.removed})`;
   });
-  return `Update ${plan.files.length} file(s) (+${add} -${del})\n\n${lines.join('\n')}\n`;
+  return `Update ${plan.files.length} file(s)${known ? ` (+${add} -${del})` : ''}\n\n${lines.join('\n')}\n`;
 }
 
 function openCommit(op) {

@@ -1,0 +1,44 @@
+package test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserCommitCountsPartlyStaged opens the commit dialog with a
+// partly staged file and checks that the message it starts with counts
+// what the commit records, as git diff --cached counts it, not the whole
+// file's change.
+func TestBrowserCommitCountsPartlyStaged(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"a.txt": pageLines(60), "b.txt": "b\n"})
+	// Staged: line 3 changed and a line after it (+2 -1); b.txt (+1 -0).
+	staged := strings.Replace(pageLines(60), "line 3\n", "line three\nline 3.5\n", 1)
+	writeFile(t, repo, "a.txt", staged)
+	writeFile(t, repo, "b.txt", "b\nB\n")
+	git(t, repo, "add", "a.txt", "b.txt")
+	// Not staged: lines 40–49 of a.txt deleted.
+	var cut strings.Builder
+	for i := 40; i <= 49; i++ {
+		cut.WriteString("line " + strconv.Itoa(i) + "\n")
+	}
+	writeFile(t, repo, "a.txt", strings.Replace(staged, cut.String(), "", 1))
+	if got := git(t, repo, "diff", "--cached", "--numstat"); got != "2\t1\ta.txt\n1\t0\tb.txt\n" {
+		t.Fatalf("git diff --cached --numstat: %q", got)
+	}
+	d := startDaemon(t, repo)
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("a.txt partly staged", fileRow("a.txt")+` && `+fileRow("a.txt")+`.dataset.index === 'partial'`)
+	b.click("Commit", `#cs-ops button[data-op="commit"]:not(:disabled)`)
+	b.waitFor("the commit dialog", `document.getElementById('commit-dialog').open`)
+	var msg string
+	b.eval(`document.getElementById('commit-message').value`, &msg)
+	want := "Update 2 file(s) (+3 -1)\n\n- modify a.txt (+2 -1)\n- modify b.txt (+1 -0)\n"
+	if msg != want {
+		t.Errorf("the commit message starts as\n%s\nwant\n%s", msg, want)
+	}
+}
