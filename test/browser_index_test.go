@@ -1,6 +1,8 @@
 package test
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,4 +43,25 @@ func TestBrowserCommitCountsPartlyStaged(t *testing.T) {
 	if msg != want {
 		t.Errorf("the commit message starts as\n%s\nwant\n%s", msg, want)
 	}
+}
+
+// TestBrowserModeChange makes an executable file not executable and
+// checks that the page says so, as git does: the file's row and its diff
+// name the modes, not only "+0 −0".
+func TestBrowserModeChange(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"run.sh": "#!/bin/sh\necho hi\n"})
+	if err := os.Chmod(filepath.Join(repo, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "commit", "-qam", "executable")
+	if err := os.Chmod(filepath.Join(repo, "run.sh"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, repo)
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("run.sh's diff", `document.getElementById('diff-path').textContent === 'run.sh'`)
+	b.waitFor("the mode change, in the row and the diff", fileRow("run.sh")+`.querySelector('.mbadge')?.getAttribute('aria-label') === 'mode 100755 → 100644' &&
+		document.querySelector('#diff .modechange')?.textContent === 'mode 100755 → 100644'`)
 }

@@ -880,6 +880,13 @@ function fileRowFor(f, i, depth) {
   return li;
 }
 
+// modeChange is "mode 100755 → 100644" when the change sets another
+// file mode (git's; a chmod, a file made a symbolic link), else "".
+function modeChange(f) {
+  const m = f._meta?.changesetd;
+  return m?.oldMode && m?.newMode && m.oldMode !== m.newMode ? `mode ${m.oldMode} → ${m.newMode}` : '';
+}
+
 function fileRow(f, threads) {
   const li = el('li', 'file' + (f.id === ui.file ? ' selected' : '') + (f.reviewed ? ' is-reviewed' : ''));
   li.dataset.id = f.id;
@@ -924,6 +931,13 @@ function fileRow(f, threads) {
   if (ed?.fuzzy) {
     const m = el('span', 'ebadge fuzzy', 'fuzzy');
     m.title = 'The edit tool placed this change by a fuzzy match of the text it was to replace: check where it landed';
+    c.prepend(m);
+  }
+  const mode = modeChange(f);
+  if (mode) {
+    const m = el('span', 'mbadge', 'mode');
+    m.title = mode;
+    m.setAttribute('aria-label', mode);
     c.prepend(m);
   }
   if (INDEX_LABEL[ix]) {
@@ -1012,6 +1026,8 @@ function renderDiff(s) {
   pane.replaceChildren();
   if (!f) return;
   ui.hunkAt = -1;
+  const mode = modeChange(f);
+  if (mode) pane.append(el('p', 'note modechange', mode));
   if (folded) {
     const p = el('p', 'note folded', 'Reviewed: the diff is folded. ');
     const b = el('button', 'unfold', 'Show the diff');
@@ -1062,7 +1078,7 @@ function renderDiff(s) {
     const hunks = big ? parsePatch(patch) : pairWords(parsePatch(patch));
     ui.diffHunks = hunks;
     if (!big) withContext(f, hunks);
-    if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
+    if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? mode ? 'No content change.' : 'No content change (name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
     else if (ui.full && f.edit?.after) {
       renderFullFile(pane, f, hunks, key);
