@@ -403,8 +403,8 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 // markIndex records in each uncommitted file's _meta.changesetd.index
 // whether its change is "staged", "unstaged" or "partial" (some of each),
 // for a review panel to show them as git's own tools do; a partly staged
-// file also gets the line counts of its staged part (HEAD → index) in
-// _meta.changesetd.staged, {added, removed}, which a commit records. A
+// file also gets its staged part (HEAD → index) in _meta.changesetd.staged
+// (see stagedPart): what a commit records, and which hunks are in. A
 // file whose index cannot be read gets no mark: the changeset does not
 // fail for it.
 func (w *gitWorkspace) markIndex(list *session.ChangeList, changes []scm.Change) {
@@ -431,8 +431,8 @@ func (w *gitWorkspace) markIndex(list *session.ChangeList, changes []scm.Change)
 		case st.Staged && st.Unstaged:
 			own["index"] = "partial"
 			if fc.New != nil && (fc.Old == nil || fc.Old.Path == fc.New.Path) {
-				if a, d, ok := w.stagedCounts(heads[fc.New.Path], states[fc.New.Path]); ok {
-					own["staged"] = protocol.Object{"added": a, "removed": d}
+				if part, ok := w.stagedPart(fc.New.Path, heads[fc.New.Path], states[fc.New.Path]); ok {
+					own["staged"] = part
 				}
 			}
 		case st.Staged:
@@ -443,15 +443,19 @@ func (w *gitWorkspace) markIndex(list *session.ChangeList, changes []scm.Change)
 	}
 }
 
-// stagedCounts counts the lines of a file's staged change: HEAD's version
-// against the index's. False when a side cannot be read, is too large to
-// load, or is binary.
-func (w *gitWorkspace) stagedCounts(head *scm.FileState, st scm.IndexState) (added, removed int, ok bool) {
+// stagedPart describes a partly staged file's staged change, HEAD's
+// version against the index's: {added, removed, hunks}, its line counts
+// and its hunks, each {id, first, last}: the id names the hunk's path and
+// changed lines (a hunk of the uncommitted diff with that id is in the
+// index as it is), first..last the 0-based lines of the index's version
+// it changes (the range an unstage of it names). False when a side cannot be read, is too large to load, or
+// is binary.
+func (w *gitWorkspace) stagedPart(path string, head *scm.FileState, st scm.IndexState) (protocol.Object, bool) {
 	side := func(oid string, mode uint32) *changeset.Side {
 		if oid == "" {
 			return nil
 		}
-		s := &changeset.Side{Mode: mode, OID: oid}
+		s := &changeset.Side{Path: path, Mode: mode, OID: oid}
 		if mode != changeset.ModeGitlink {
 			if n, ok := w.BlobSize(oid); ok && n > maxLoadedFile {
 				return nil
@@ -467,14 +471,47 @@ func (w *gitWorkspace) stagedCounts(head *scm.FileState, st scm.IndexState) (add
 	var h *changeset.Side
 	if head != nil {
 		if h = side(head.OID, head.Mode); h == nil {
-			return 0, 0, false
+			return nil, false
 		}
 	}
 	ix := side(st.IndexOID, st.IndexMode)
 	if st.IndexOID != "" && ix == nil {
-		return 0, 0, false
+		return nil, false
 	}
-	return changeset.Compare(h, ix, changeset.Options{}).Counts()
+	r := changeset.Compare(h, ix, changeset.Options{})
+	a, d, ok := r.Counts()
+	if !ok {
+		return nil, false
+	}
+	hunks := []protocol.Object{}
+	for i, hk := range hunkList(r) {
+		first, last := changedLines(r.Hunks[i])
+		hunks = append(hunks, protocol.Object{"id": hk.ID, "first": first, "last": last})
+	}
+	return protocol.Object{"added": a, "removed": d, "hunks": hunks}, true
+}
+
+// changedLines is the span of the lines h changes on its new side,
+// 0-based: its added lines, and where its removed lines stood (the line
+// after them), which is what an unstage's range names.
+func changedLines(h changeset.Hunk) (first, last int) {
+	first, last = -1, -1
+	n := h.NewStart - 1
+	if h.NewLines == 0 {
+		n = h.NewStart // git gives the line before an empty side
+	}
+	for _, l := range h.Lines {
+		if l.Op != ' ' {
+			if first < 0 {
+				first = n
+			}
+			last = n
+		}
+		if l.Op != '-' {
+			n++
+		}
+	}
+	return max(first, 0), max(last, 0)
 }
 
 // parallel calls f(i) for every i below n, spread over the cores, until

@@ -65,3 +65,38 @@ func TestBrowserModeChange(t *testing.T) {
 	b.waitFor("the mode change, in the row and the diff", fileRow("run.sh")+`.querySelector('.mbadge')?.getAttribute('aria-label') === 'mode 100755 → 100644' &&
 		document.querySelector('#diff .modechange')?.textContent === 'mode 100755 → 100644'`)
 }
+
+// TestBrowserStagedHunks keeps (stages) one hunk of a file whose other
+// hunk, above it, adds lines, and checks that the page shows the kept hunk
+// as staged with its Keep done and an Unstage, the other as before; then
+// unstages it from the page, which takes it out of the index (its lines
+// in the index are not those of the working tree).
+func TestBrowserStagedHunks(t *testing.T) {
+	b := newBrowser(t)
+	repo := gitRepo(t, map[string]string{"f.txt": pageLines(40)})
+	writeFile(t, repo, "f.txt", strings.Replace(strings.Replace(pageLines(40), "line 3\n", "line three\nline 3.5\n", 1), "line 35\n", "line thirty-five\n", 1))
+	d := startDaemon(t, repo)
+	hunk := func(i int) string {
+		return `document.querySelector('#diff tr.hunk[data-hunk="` + strconv.Itoa(i) + `"]')`
+	}
+	staged := func(i int) string {
+		return `(` + hunk(i) + `.classList.contains('staged') && !` + hunk(i) + `.querySelector('.hstaged').hidden && ` + hunk(i) + `.querySelector('button.hunk-keep').disabled && !` + hunk(i) + `.querySelector('button.hunk-unstage').hidden)`
+	}
+	unstaged := func(i int) string {
+		return `(!` + hunk(i) + `.classList.contains('staged') && ` + hunk(i) + `.querySelector('.hstaged').hidden && !` + hunk(i) + `.querySelector('button.hunk-keep').disabled && ` + hunk(i) + `.querySelector('button.hunk-unstage').hidden)`
+	}
+
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("two hunks, neither staged", `document.querySelectorAll('#diff tr.hunk').length === 2 && !!`+hunk(1)+`?.querySelector('button.hunk-keep:not(:disabled)') && `+unstaged(0)+` && `+unstaged(1))
+	// Stage and unstage ask for no confirmation.
+	b.click("Keep on the second hunk", `#diff tr.hunk[data-hunk="1"] button.hunk-keep:not(:disabled)`)
+	b.waitFor("the second hunk staged, the first not", `!!`+hunk(1)+` && `+staged(1)+` && `+unstaged(0))
+	if got := git(t, repo, "diff", "--cached"); !strings.Contains(got, "+line thirty-five") || strings.Contains(got, "three") {
+		t.Fatalf("the index after Keep on the second hunk:\n%s", got)
+	}
+	b.click("Unstage on the second hunk", `#diff tr.hunk[data-hunk="1"] button.hunk-unstage:not(:disabled)`)
+	b.waitFor("neither staged", `!!`+hunk(1)+` && `+unstaged(0)+` && `+unstaged(1))
+	if got := git(t, repo, "diff", "--cached"); got != "" {
+		t.Errorf("the index after Unstage:\n%s", got)
+	}
+}

@@ -1331,10 +1331,21 @@ function decorateHunks(s, f) {
       const undo = el('button', 'hunk-undo danger', 'Undo');
       undo.type = 'button';
       undo.onclick = () => hunkOp('revert', hi);
-      box.append(label, keep, undo);
+      const badge = el('span', 'hstaged', 'Staged');
+      const unstage = el('button', 'hunk-unstage', 'Unstage');
+      unstage.type = 'button';
+      unstage.onclick = () => unstageHunk(hi);
+      box.append(badge, label, keep, unstage, undo);
       td.append(box);
     }
-    const [label, keep, undo] = box.children;
+    const [badge, label, keep, unstage, undo] = box.children;
+    const inIndex = stagedRange(f, h, hi);
+    const unst = rangeOp('unstage');
+    tr.classList.toggle('staged', !!inIndex);
+    badge.hidden = !inIndex;
+    unstage.hidden = !inIndex || !unst;
+    unstage.disabled = off(unst);
+    unstage.title = unst?.status === 'disabled' ? `Unstage: ${disabledReason()}` : 'Unstage this hunk: take its lines out of the index';
     const cb = label.firstChild;
     label.hidden = !entry;
     if (entry) {
@@ -1344,8 +1355,8 @@ function decorateHunks(s, f) {
     }
     tr.classList.toggle('reviewed', !!entry?.reviewed);
     keep.hidden = !stage || !r;
-    keep.disabled = off(stage);
-    keep.title = stage?.status === 'disabled' ? `Keep: ${disabledReason()}` : 'Keep this hunk: stage its lines';
+    keep.disabled = off(stage) || !!inIndex;
+    keep.title = inIndex ? 'Kept: this hunk is staged already' : stage?.status === 'disabled' ? `Keep: ${disabledReason()}` : 'Keep this hunk: stage its lines';
     undo.hidden = !rev || !r;
     undo.disabled = off(rev);
     undo.title = rev?.status === 'disabled' ? `Undo: ${disabledReason()}` : 'Undo this hunk: revert its lines';
@@ -1377,6 +1388,30 @@ function hunkOp(id, hi) {
   const target = { kind: 'range', resource, side: 'after', range: r };
   describe(target, id === 'revert' ? revertHunksText(ui.cs?.kind, pathOf(f), [hunkFacts(h, hi)], null) : null, `hunk ${hi + 1} of ${pathOf(f)}`);
   invoke(op, target, what);
+}
+
+// stagedRange is the range an unstage of parsed hunk h (number hi) names
+// (lines of the index's version) when the hunk is in the index as shown,
+// else null: every hunk of a file staged whole; of a partly staged file,
+// those the daemon lists in _meta.changesetd.staged.hunks by id.
+function stagedRange(f, h, hi) {
+  const ix = indexState(f);
+  if (!h || (ix !== 'staged' && ix !== 'partial')) return null;
+  if (ix === 'staged') return hunkRange(h);
+  const entry = hunkEntry(f, h, hi);
+  const part = entry && f._meta?.changesetd?.staged?.hunks?.find((x) => x.id === entry.id);
+  return part ? { start: { line: part.first, character: 0 }, end: { line: part.last, character: 0 } } : null;
+}
+
+function unstageHunk(hi) {
+  const op = rangeOp('unstage');
+  const f = currentFile();
+  const h = ui.diffHunks[hi];
+  const r = f && stagedRange(f, h, hi);
+  if (!op || !r) return;
+  const target = { kind: 'range', resource: f.edit?.after?.uri || f.id, side: 'after', range: r };
+  describe(target, null, `hunk ${hi + 1} of ${pathOf(f)}`);
+  invoke(op, target, `Unstage hunk ${hi + 1} of ${pathOf(f)}?`);
 }
 
 // hunkFacts is what a confirmation says of hunk h (index hi): its number,
