@@ -29,6 +29,11 @@ function takeToken() {
   const frag = new URLSearchParams(location.hash.slice(1));
   const query = new URLSearchParams(location.search);
   const t = frag.get('token') || query.get('token');
+  // The session the printed URL names (the one serve was given) is the
+  // one the page opens on, not the newest, which may be one an agent's
+  // hook made since.
+  const open = frag.get('session');
+  if (open && remembered().session !== open) sessionStorage.setItem('changesetd.selection', JSON.stringify({ session: open }));
   if (t) {
     sessionStorage.setItem('changesetd.token', t);
     history.replaceState(null, '', location.pathname);
@@ -362,8 +367,12 @@ function runningTurns() {
   return allTurns().filter((t) => t.state === 'running');
 }
 
+// agentLabel names an agent for a person: an agent's session id (a
+// UUID, as hooks give it) by its first eight digits, like a short commit
+// id; agentTitle is the whole id.
 function agentLabel(agent) {
-  return agent ? `agent ${agent}` : 'no agent';
+  if (!agent) return 'no agent';
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(agent) ? `agent ${agent.slice(0, 8)}` : `agent ${agent}`;
 }
 
 function fmtTime(iso) {
@@ -464,6 +473,7 @@ function renderTurns() {
     const body = el('span', 'turnbody');
     body.append(el('span', 'name', t.message?.text || '(no message)'));
     const meta = el('span', 'muted');
+    if (t.agent) meta.title = `agent ${t.agent}`;
     const parts = [agentLabel(t.agent), t.state === 'running' ? `running since ${fmtTime(t.startedAt)}` : fmtDuration(t.duration)];
     if (tmpl) {
       const uri = expand(tmpl.uriTemplate, { turnId: t.id });
@@ -1022,6 +1032,7 @@ function renderDiff(s) {
   ui.virtualDiff = null;
   ui.lastSelection = null;
   ui.kbSel = null;
+  $('diff-status').textContent = ''; // lines chosen in the diff that was shown
   updateRangeOps();
   pane.replaceChildren();
   if (!f) return;
@@ -1156,7 +1167,9 @@ function gapsOf(f, hunks) {
   const out = [];
   for (let g = 0; g <= hunks.length; g++) {
     const from = g === 0 ? 1 : sp[g - 1].ns + sp[g - 1].nc;
-    const to = g < hunks.length ? sp[g].ns - 1 : e.lines ? e.lines.length : Infinity;
+    // A file created whole is all in its one hunk: nothing below it.
+    const end = e.lines ? e.lines.length : f.edit?.before ? Infinity : from - 1;
+    const to = g < hunks.length ? sp[g].ns - 1 : end;
     const size = Math.max(0, to - from + 1);
     const down = g > 0 ? Math.min(e.below[g - 1] || 0, size) : 0;
     const up = g < hunks.length ? Math.min(e.above[g] || 0, size - down) : 0;
@@ -1541,7 +1554,8 @@ function renderFullFile(pane, f, hunks, key) {
     }
     ctx(lines.length + 1);
     note.remove();
-    const t = renderUnified([{ header: `${pathOf(f)}: the whole file, ${lines.length} lines`, lines: all }]);
+    const whole = [{ header: `${pathOf(f)}: the whole file, ${lines.length} lines`, lines: all }];
+    const t = ui.view === 'split' ? renderSplit(whole) : renderUnified(whole);
     t.classList.add('fullfile');
     pane.prepend(t);
     highlight(pane, fileKey(f), key);
@@ -2232,6 +2246,7 @@ function start(token) {
   ui.client = c;
   c.addEventListener('status', (e) => {
     const { status, detail } = e.detail;
+    if (c.refused) return; // the token form says why
     if (status === 'disconnected' && c.neverOpened) checkToken(c);
     $('conn').dataset.state = status;
     $('conn').textContent = CONN_TEXT[status] + (detail ? ` — ${detail}` : '');
@@ -2298,9 +2313,12 @@ async function tokenRefused(c) {
   // up: one more, now that it is.
   if (await socketOpens(c.url)) return;
   if (c.status === 'connected') return;
+  c.refused = true;
   c.close();
   sessionStorage.removeItem('changesetd.token');
   $('app').hidden = true;
+  $('conn').dataset.state = 'error';
+  $('conn').textContent = 'not connected: token refused';
   showLogin('The daemon refused this token. Open the review: URL it printed, or paste the token.');
 }
 
