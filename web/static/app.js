@@ -914,12 +914,20 @@ function fileRow(f, threads) {
     li.append(cb);
   }
   const op = operationOf(f);
-  li.append(el('span', 'opkind ' + op, OP_LABEL[op] || op), el('span', 'path', pathOf(f)));
+  const name = el('span', 'path', pathOf(f));
+  name.title = pathOf(f); // the whole path, where the row cuts it short
+  const kind = el('span', 'opkind ' + op, OP_LABEL[op] || op);
+  kind.dataset.short = (OP_LABEL[op] || op).charAt(0).toUpperCase(); // git status's letter, where the row is narrow
+  li.append(kind, name);
   const ix = indexState(f);
   li.dataset.index = ix || '';
   const d = f.edit?.diff;
   const c = el('span', 'counts');
-  if (d) c.append(el('span', 'added', `+${d.added ?? 0}`), el('span', 'removed', `−${d.removed ?? 0}`));
+  if (d) {
+    const nums = el('span', 'nums');
+    nums.append(el('span', 'added', `+${d.added ?? 0}`), ' ', el('span', 'removed', `−${d.removed ?? 0}`));
+    c.append(nums);
+  }
   else c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
   if (threads.length) {
     const open = threads.filter((a) => !a.resolved).length;
