@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // TestBrowserLayoutWidths lays the page out at 1024 and 1400 px with
@@ -53,6 +54,22 @@ func TestBrowserLayoutWidths(t *testing.T) {
 				t.Errorf("at %d px the name %q is broken into a column", w, got.Narrow)
 			}
 			b.shot(fmt.Sprintf("layout-%d", w))
+
+			// The go file's diff with a comment under its change and lines
+			// chosen, then a revert's confirmation.
+			b.click("the go file", `#files li.file[data-path$="operations.go"]`)
+			b.waitFor("its diff", `document.getElementById('diff-path').textContent.endsWith('operations.go') && !!document.querySelector('#diff tr.hunk')`)
+			if w == 1024 {
+				b.do(chromedp.KeyEvent("v"), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown))
+				comment(b, "Wrap this error with the operation's name.")
+			}
+			b.do(chromedp.KeyEvent("v"), chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierShift)))
+			b.waitFor("the selected-lines buttons", `!document.getElementById('range-ops').hidden`)
+			b.shot(fmt.Sprintf("layout-%d-comment", w))
+			b.do(chromedp.KeyEvent(kb.Escape))
+			confirmation(b, "the file's Revert", `#file-ops button[data-op="revert"]:not(:disabled)`)
+			b.shot(fmt.Sprintf("layout-%d-confirm", w))
+			cancelConfirmation(b)
 		})
 	}
 }
