@@ -369,7 +369,7 @@ function runningTurns() {
 
 // agentLabel names an agent for a person: an agent's session id (a
 // UUID, as hooks give it) by its first eight digits, like a short commit
-// id; agentTitle is the whole id.
+// id (the turn's title has the whole id).
 function agentLabel(agent) {
   if (!agent) return 'no agent';
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(agent) ? `agent ${agent.slice(0, 8)}` : `agent ${agent}`;
@@ -514,7 +514,7 @@ function compareTurns() {
   const c = catalogEntry('compare-turns');
   if (!c) return;
   const msg = (id) => turns.find((t) => t.id === id)?.message?.text || id;
-  openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”`, after: b });
+  openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”`, after: b, before: a });
 }
 
 // ---- the changeset ----------------------------------------------------
@@ -927,8 +927,9 @@ function fileRow(f, threads) {
     const nums = el('span', 'nums');
     nums.append(el('span', 'added', `+${d.added ?? 0}`), ' ', el('span', 'removed', `−${d.removed ?? 0}`));
     c.append(nums);
+  } else {
+    c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
   }
-  else c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
   if (threads.length) {
     const open = threads.filter((a) => !a.resolved).length;
     const b = el('span', 'cbadge' + (open ? '' : ' done'), String(threads.length));
@@ -1474,7 +1475,7 @@ function confirmText(op, target, what) {
   }
   if (op.id === 'revert' && !target && (ui.cs?.turn || ui.cs?.after)) {
     const files = (s?.files || []).map((f) => ({ path: pathOf(f), created: !f.edit?.before }));
-    const label = ui.cs.turn ? turnName(ui.cs.turn) : `the comparison up to ${turnName(ui.cs.after)}`;
+    const label = ui.cs.turn ? turnName(ui.cs.turn) : `the turns after ${turnName(ui.cs.before || 'baseline')} up to ${turnName(ui.cs.after)}`;
     return rewindText(label, files, plain(op.confirmation));
   }
   return [what, plain(op.confirmation)].filter(Boolean).join('\n\n');

@@ -18,6 +18,19 @@ export function before(kind) {
   }
 }
 
+// when names the version a revert goes back to as a time, for what did
+// not exist then.
+function when(kind) {
+  switch (kind) {
+    case 'uncommitted': return 'in the last commit (HEAD)';
+    case 'branch': return 'at the branch point';
+    case 'session': return 'when the session started';
+    case 'turn': return 'before this turn';
+    case 'compare-turns': return 'when the first turn compared ended';
+    default: return "at this changeset's start";
+  }
+}
+
 function n(count, one, many) {
   return `${count} ${count === 1 ? one : many}`;
 }
@@ -36,7 +49,7 @@ function counts(added, removed) {
 export function revertFileText(kind, f) {
   let text;
   if (f.created) {
-    text = `Delete ${f.path}? It did not exist ${before(kind).replace(/^as /, '')}, so reverting it removes the file.`;
+    text = `Delete ${f.path}? It did not exist ${when(kind)}, so reverting it removes the file.`;
   } else if (f.deleted) {
     text = `Restore ${f.path}? It comes back ${before(kind)}.`;
   } else {
@@ -76,7 +89,7 @@ export function revertHunksText(kind, path, hunks, selected) {
 export function rewindText(turnLabel, files, daemonText) {
   if (!files.length) return `Rewind ${turnLabel}? It changed no file: there is nothing to rewind.`;
   const names = (list) => (list.length > 10 ? `${list.slice(0, 10).join(', ')} and ${list.length - 10} more` : list.join(', '));
-  let text = `Rewind ${turnLabel}? Every file it changed goes back to its version before it, ${n(files.length, 'file', 'files')}: ${names(files.map((f) => f.path))}.`;
+  let text = `Rewind ${turnLabel}? Every file changed goes back to its version before, ${n(files.length, 'file', 'files')}: ${names(files.map((f) => f.path))}.`;
   const created = files.filter((f) => f.created).map((f) => f.path);
   if (created.length) text += ` ${created.length === 1 ? 'This one' : 'These'} did not exist before and ${created.length === 1 ? 'is' : 'are'} deleted: ${names(created)}.`;
   const drifted = /Changed again since[^.]*\./.exec(daemonText || '');
