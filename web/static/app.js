@@ -145,7 +145,10 @@ function confirmDialog(text, label) {
     };
     $('confirm-ok').onclick = () => done(true);
     $('confirm-cancel').onclick = () => done(false);
-    d.onclose = () => done(false);
+    // The close event of a dialog closed just before comes a task later,
+    // maybe after this one opened: only a close that left it closed is
+    // a cancel.
+    d.onclose = () => { if (!d.open) done(false); };
     d.showModal();
     $('confirm-ok').focus();
   });
