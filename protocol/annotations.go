@@ -12,8 +12,8 @@ import (
 // annotations/* actions below.
 
 // Keys this server writes in the _meta of annotations and their entries.
-// The server owns MetaCurrent and MetaDelivered: a client's values for
-// them are replaced by the server's.
+// The server owns MetaCurrent, MetaDelivered and MetaSnapshot: a client's
+// values for them are replaced by the server's.
 const (
 	// MetaCurrent on an Annotation says where its lines are in the
 	// working tree now: an AnnotationPlace.
@@ -21,6 +21,17 @@ const (
 	// MetaDelivered on an Annotation records when it was handed to the
 	// agent: an AnnotationDelivery.
 	MetaDelivered = "changesetd/delivered"
+	// MetaOnWorkingTree set to true on an annotation a client sets says
+	// that its range is on the working tree as it is now, not on the
+	// version its turn left: a comment written on the working tree
+	// between turns, on lines the baseline does not have. The server takes
+	// a snapshot of the working tree and records it in MetaSnapshot in
+	// its place.
+	MetaOnWorkingTree = "changesetd/onWorkingTree"
+	// MetaSnapshot on an Annotation is the id of the snapshot of the
+	// working tree its range is on (see MetaOnWorkingTree); its current
+	// place is mapped from that version rather than from its turn's.
+	MetaSnapshot = "changesetd/snapshot"
 	// MetaAuthor on an AnnotationEntry is "agent" for entries written
 	// from the agent's side.
 	MetaAuthor = "changesetd/author"

@@ -5,6 +5,10 @@ package scm
 type IndexState struct {
 	Staged   bool // the index differs from HEAD at the path
 	Unstaged bool // the working tree differs from the index at the path
+	// IndexOID and IndexMode are the index entry's blob and mode; ""
+	// when the index has no entry (or only an intent to add).
+	IndexOID  string
+	IndexMode uint32
 }
 
 // IndexStates reports the index state of each change of an uncommitted
@@ -25,6 +29,9 @@ func (r *Repo) IndexStates(changes []Change) (map[string]IndexState, error) {
 		}
 		in := ie != nil && !ie.e.IntentToAdd
 		var st IndexState
+		if in {
+			st.IndexOID, st.IndexMode = ie.e.Hash.String(), uint32(ie.e.Mode)
+		}
 		if c.Head == nil {
 			st.Staged = in
 		} else {

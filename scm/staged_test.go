@@ -43,8 +43,14 @@ func TestIndexStates(t *testing.T) {
 		"untracked.txt": {Unstaged: true},
 	}
 	for p, w := range want {
-		if g, ok := got[p]; !ok || g != w {
+		if g, ok := got[p]; !ok || g.Staged != w.Staged || g.Unstaged != w.Unstaged {
 			t.Errorf("%s: %+v (listed %v), want %+v", p, g, ok, w)
+		}
+	}
+	// The index entry is named where there is one.
+	for p, in := range map[string]bool{"partial.txt": true, "added.txt": true, "deleted.txt": true, "removed.txt": false, "untracked.txt": false} {
+		if g := got[p]; (g.IndexOID != "") != in || (in && g.IndexMode != 0o100644) {
+			t.Errorf("%s: index entry %q mode %o, want one: %v", p, g.IndexOID, g.IndexMode, in)
 		}
 	}
 	if len(got) != len(want) {

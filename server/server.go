@@ -161,12 +161,12 @@ func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
 	return s
 }
 
-// ServeHTTP routes /ahp, /healthz, /metrics and the review page (/ and
-// /assets/). Every route is behind the Host check (DNS rebinding): a
+// ServeHTTP routes /ahp, /healthz, /metrics and the review page (/,
+// /assets/ and its /favicon.ico). Every route is behind the Host check (DNS rebinding): a
 // loopback name or an address always passes, so the container's health
 // check on loopback does too.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	known := r.URL.Path == "/healthz" || r.URL.Path == "/metrics" || r.URL.Path == "/ahp" || r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/assets/")
+	known := r.URL.Path == "/healthz" || r.URL.Path == "/metrics" || r.URL.Path == "/ahp" || r.URL.Path == "/" || r.URL.Path == "/favicon.ico" || strings.HasPrefix(r.URL.Path, "/assets/")
 	if !known {
 		http.NotFound(w, r)
 		return

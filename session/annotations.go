@@ -232,11 +232,70 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	if s.disposed {
 		return
 	}
+	if set, ok := a.(protocol.AnnotationsSet); ok && onWorkingTree(set.Annotation) {
+		s.setOnWorkingTree(sub, set, origin)
+		return
+	}
 	a, reason := s.checkAnnotationAction(a)
 	if reason != "" {
 		s.m.reject(sub, s.annotationsURI(), a, origin, reason)
 		return
 	}
+	s.commitChecked(sub, a, origin)
+}
+
+// onWorkingTree says whether a client asks for an annotation's range to
+// be taken on the working tree as it is now (protocol.MetaOnWorkingTree).
+func onWorkingTree(a protocol.Annotation) bool {
+	v, _ := a.Meta[protocol.MetaOnWorkingTree].(bool)
+	return v && a.Range != nil
+}
+
+// setOnWorkingTree applies an annotations/set whose range is on the
+// working tree now: the working directory is snapshotted off the actor,
+// and the annotation is stored with that snapshot as the version its
+// lines are on (protocol.MetaSnapshot), so lines added since the turn it
+// names (or the baseline) are placed as they were selected. The action is
+// checked before the snapshot and again after it, against the state then.
+func (s *Session) setOnWorkingTree(sub Subscriber, set protocol.AnnotationsSet, origin *protocol.ActionOrigin) {
+	if _, reason := s.checkAnnotationAction(set); reason != "" {
+		s.m.reject(sub, s.annotationsURI(), set, origin, reason)
+		return
+	}
+	i, _, _ := s.locate(set.Annotation.Resource)
+	if i >= len(s.workspaces) || s.workspaces[i].ws == nil {
+		s.m.reject(sub, s.annotationsURI(), set, origin, "annotation._meta: the working directory of "+set.Annotation.Resource+" cannot be snapshotted, so lines of its working tree cannot be kept; name lines of a turn or of the baseline")
+		return
+	}
+	ws, ctx := s.workspaces[i].ws, s.ctx
+	s.m.spawn("snapshot for an annotation", func() {
+		tree, err := ws.Snapshot(ctx, false)
+		s.do(func() {
+			if s.disposed {
+				return
+			}
+			if err != nil {
+				s.m.reject(sub, s.annotationsURI(), set, origin, "the working tree could not be snapshotted to keep the annotation's lines: "+err.Error())
+				return
+			}
+			a, reason := s.checkAnnotationAction(set)
+			if reason != "" {
+				s.m.reject(sub, s.annotationsURI(), a, origin, reason)
+				return
+			}
+			checked := a.(protocol.AnnotationsSet)
+			n := cloneAnnotationMeta(checked.Annotation)
+			delete(n.Meta, protocol.MetaOnWorkingTree)
+			n.Meta[protocol.MetaSnapshot] = tree
+			checked.Annotation = n
+			s.commitChecked(sub, checked, origin)
+		})
+	})
+}
+
+// commitChecked stores and publishes an action checkAnnotationAction
+// let through, then places the annotation it anchors.
+func (s *Session) commitChecked(sub Subscriber, a protocol.Action, origin *protocol.ActionOrigin) {
 	if err := s.commitAnnotations(a, origin); err != nil {
 		s.log.Error("cannot save annotations", "err", err)
 		s.m.reject(sub, s.annotationsURI(), a, origin, "the annotation could not be saved: "+err.Error())
@@ -247,6 +306,9 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	}
 	if u, ok := a.(protocol.AnnotationsUpdated); ok && u.TurnID == nil && u.Resource == nil && u.Range == nil {
 		return // resolved or re-opened: the anchor is unchanged
+	}
+	if u, ok := a.(protocol.AnnotationsUpdated); ok {
+		s.dropSnapshot(u.AnnotationID)
 	}
 	switch a := a.(type) {
 	case protocol.AnnotationsSet:
@@ -366,6 +428,10 @@ func (s *Session) checkAnnotationAction(a protocol.Action) (protocol.Action, str
 			*e = stampEntry(*e, old, now)
 		}
 		n.Meta = withServerMeta(n.Meta, prev)
+		if prev != nil && !sameAnchor(*prev, n) {
+			// The snapshot was of the lines the annotation had.
+			delete(n.Meta, protocol.MetaSnapshot)
+		}
 		n = adoptFeedback(n, s.uri, now)
 		if b, _ := json.Marshal(n); len(b) > maxAnnotationBytes {
 			return a, fmt.Sprintf("the annotation is %d bytes encoded; at most %d are kept", len(b), maxAnnotationBytes)
@@ -487,17 +553,48 @@ func stampEntry(e protocol.AnnotationEntry, old *protocol.AnnotationEntry, now s
 	return e
 }
 
+// sameAnchor says whether two versions of an annotation name the same
+// lines of the same version of the same file.
+func sameAnchor(a, b protocol.Annotation) bool {
+	return a.TurnID == b.TurnID && a.Resource == b.Resource && sameRange(a.Range, b.Range)
+}
+
+// dropSnapshot forgets the working tree snapshot annotation id's lines
+// were on, after annotations/updated moved them to other lines, which name
+// lines of its turn's version.
+func (s *Session) dropSnapshot(id string) {
+	cur := s.annotation(id)
+	if cur == nil {
+		return
+	}
+	if _, ok := cur.Meta[protocol.MetaSnapshot]; !ok {
+		return
+	}
+	n := cloneAnnotationMeta(*cur)
+	delete(n.Meta, protocol.MetaSnapshot)
+	if err := s.commitAnnotations(protocol.AnnotationsSet{Annotation: n}, nil); err != nil {
+		s.log.Error("cannot save an annotation moved off its snapshot", "annotation", id, "err", err)
+	}
+}
+
+// snapshotOf is the working tree snapshot a's range is on, or "".
+func snapshotOf(a protocol.Annotation) string {
+	t, _ := a.Meta[protocol.MetaSnapshot].(string)
+	return t
+}
+
 // withServerMeta returns a client's _meta for an annotation with the keys
 // the server owns taken from prev (or dropped).
 func withServerMeta(meta protocol.Object, prev *protocol.Annotation) protocol.Object {
+	owned := []string{protocol.MetaCurrent, protocol.MetaDelivered, protocol.MetaSnapshot}
 	out := protocol.Object{}
 	for k, v := range meta {
-		if k != protocol.MetaCurrent && k != protocol.MetaDelivered {
+		if !slices.Contains(owned, k) {
 			out[k] = v
 		}
 	}
 	if prev != nil {
-		for _, k := range []string{protocol.MetaCurrent, protocol.MetaDelivered} {
+		for _, k := range owned {
 			if v, ok := prev.Meta[k]; ok {
 				out[k] = v
 			}
@@ -634,7 +731,9 @@ func (s *Session) placeAnnotations(ids ...string) {
 			continue
 		}
 		an := anchor{id: a.ID, ws: s.workspaces[i].ws, rel: rel, abs: filepath.Join(s.workspaces[i].root(), filepath.FromSlash(rel)), rng: a.Range, turnID: a.TurnID, resource: a.Resource}
-		if a.TurnID == BaselineTurnID {
+		if snap := snapshotOf(a); snap != "" {
+			an.tree = snap
+		} else if a.TurnID == BaselineTurnID {
 			an.tree = s.baselineOf(i)
 		} else if t := s.turnByID(a.TurnID); t != nil {
 			an.tree = t.endOf(i)

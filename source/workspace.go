@@ -405,13 +405,20 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 
 // markIndex records in each uncommitted file's _meta.changesetd.index
 // whether its change is "staged", "unstaged" or "partial" (some of each),
-// for a review panel to show them as git's own tools do. A file whose
-// index cannot be read gets no mark: the changeset does not fail for it.
+// for a review panel to show them as git's own tools do; a partly staged
+// file also gets its staged part (HEAD → index) in _meta.changesetd.staged
+// (see stagedPart): what a commit records, and which hunks are in. A
+// file whose index cannot be read gets no mark: the changeset does not
+// fail for it.
 func (w *gitWorkspace) markIndex(list *session.ChangeList, changes []scm.Change) {
 	states, err := w.repo.IndexStates(changes)
 	if err != nil {
 		w.log.Debug("cannot read the index states", "err", err)
 		return
+	}
+	heads := make(map[string]*scm.FileState, len(changes))
+	for _, c := range changes {
+		heads[c.Path] = c.Head
 	}
 	for _, fc := range list.Files {
 		var st scm.IndexState
@@ -426,12 +433,88 @@ func (w *gitWorkspace) markIndex(list *session.ChangeList, changes []scm.Change)
 		case own == nil:
 		case st.Staged && st.Unstaged:
 			own["index"] = "partial"
+			if fc.New != nil && (fc.Old == nil || fc.Old.Path == fc.New.Path) {
+				if part, ok := w.stagedPart(fc.New.Path, heads[fc.New.Path], states[fc.New.Path]); ok {
+					own["staged"] = part
+				}
+			}
 		case st.Staged:
 			own["index"] = "staged"
 		default:
 			own["index"] = "unstaged"
 		}
 	}
+}
+
+// stagedPart describes a partly staged file's staged change, HEAD's
+// version against the index's: {added, removed, hunks}, its line counts
+// and its hunks, each {id, first, last}: the id names the hunk's path and
+// changed lines (a hunk of the uncommitted diff with that id is in the
+// index as it is), first..last the 0-based lines of the index's version
+// it changes (the range an unstage of it names). False when a side cannot be read, is too large to load, or
+// is binary.
+func (w *gitWorkspace) stagedPart(path string, head *scm.FileState, st scm.IndexState) (protocol.Object, bool) {
+	side := func(oid string, mode uint32) *changeset.Side {
+		if oid == "" {
+			return nil
+		}
+		s := &changeset.Side{Path: path, Mode: mode, OID: oid}
+		if mode != changeset.ModeGitlink {
+			if n, ok := w.BlobSize(oid); ok && n > maxLoadedFile {
+				return nil
+			}
+			b, err := w.repo.ReadBlob(oid)
+			if err != nil {
+				return nil
+			}
+			s.Content = b
+		}
+		return s
+	}
+	var h *changeset.Side
+	if head != nil {
+		if h = side(head.OID, head.Mode); h == nil {
+			return nil, false
+		}
+	}
+	ix := side(st.IndexOID, st.IndexMode)
+	if st.IndexOID != "" && ix == nil {
+		return nil, false
+	}
+	r := changeset.Compare(h, ix, changeset.Options{})
+	a, d, ok := r.Counts()
+	if !ok {
+		return nil, false
+	}
+	hunks := []protocol.Object{}
+	for i, hk := range hunkList(r) {
+		first, last := changedLines(r.Hunks[i])
+		hunks = append(hunks, protocol.Object{"id": hk.ID, "first": first, "last": last})
+	}
+	return protocol.Object{"added": a, "removed": d, "hunks": hunks}, true
+}
+
+// changedLines is the span of the lines h changes on its new side,
+// 0-based: its added lines, and where its removed lines stood (the line
+// after them), which is what an unstage's range names.
+func changedLines(h changeset.Hunk) (first, last int) {
+	first, last = -1, -1
+	n := h.NewStart - 1
+	if h.NewLines == 0 {
+		n = h.NewStart // git gives the line before an empty side
+	}
+	for _, l := range h.Lines {
+		if l.Op != ' ' {
+			if first < 0 {
+				first = n
+			}
+			last = n
+		}
+		if l.Op != '-' {
+			n++
+		}
+	}
+	return max(first, 0), max(last, 0)
 }
 
 // parallel calls f(i) for every i below n, spread over the cores, until

@@ -16,7 +16,8 @@ var static embed.FS
 
 // Handler serves the page: "/" is index.html and "/assets/<name>" the
 // other embedded files, also as "/assets/<version>/<name>", which the
-// page names and the browser keeps. Anything else is 404.
+// page names and the browser keeps; "/favicon.ico" is the page's icon.
+// Anything else is 404.
 func Handler() http.Handler {
 	sub, err := fs.Sub(static, "static")
 	if err != nil {
@@ -88,8 +89,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name, b, tag := "index.html", h.index, h.indexTag
 	forGood := false
-	if r.URL.Path != "/" {
-		rest, ok := strings.CutPrefix(r.URL.Path, "/assets/")
+	p := r.URL.Path
+	if p == "/favicon.ico" {
+		// Asked for by browsers whatever the page names.
+		p = "/assets/favicon.svg"
+	}
+	if p != "/" {
+		rest, ok := strings.CutPrefix(p, "/assets/")
 		if v, file, versioned := strings.Cut(rest, "/"); ok && versioned {
 			if v != h.version {
 				// Another build's file: this daemon does not have it.

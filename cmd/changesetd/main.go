@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	neturl "net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -332,6 +334,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	g.Go("snapshot garbage collection", func() error { collectSnapshots(ctx, db, snaps, log); return nil })
+	first := "" // the session of the first directory, which the page opens on
 	for _, d := range a.dirs {
 		abs, err := filepath.Abs(d)
 		if err != nil {
@@ -341,10 +344,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
 		}
-		if restored[abs] {
+		if uri, ok := restored[abs]; ok {
+			first = cmp.Or(first, uri)
 			continue // the session made for it, with its baseline and turns
 		}
 		uri := protocol.SessionScheme + "/" + source.SessionID(abs, source.RootCommit(abs))
+		first = cmp.Or(first, uri)
 		_, err = m.Create(session.CreateParams{URI: uri, WorkingDirectories: []string{session.FileURI(abs)}})
 		if err != nil {
 			fmt.Fprintf(stderr, "changesetd: %s: %v\n", d, err)
@@ -363,6 +368,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The review page takes the token in the fragment, which the browser
 	// never sends to the server, so it stays out of logs and Referers.
 	review := fmt.Sprintf("http://%s/#token=%s", local, token)
+	if first != "" {
+		// The page opens on it, not on a session an agent's hook made
+		// later in another directory.
+		review += "&session=" + neturl.QueryEscape(first)
+	}
 	if everywhere {
 		// A wildcard address cannot be dialled from elsewhere: print the
 		// loopback URL and say that other names reach it too.
@@ -529,13 +539,14 @@ func writeDaemonInfo(stateDir, addr string) error {
 // session whose directory now holds another repository (a different
 // project mounted at the same path) is not restored: its records stay, in
 // case that project comes back, and the directory gets a new session.
-// restored holds the directories whose command-line session was restored.
-func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, log *slog.Logger) (restored map[string]bool, err error) {
+// restored maps the directories whose command-line session was restored
+// to that session.
+func restoreSessions(db *store.DB, m *session.Manager, snaps *snapstore.Store, log *slog.Logger) (restored map[string]string, err error) {
 	recs, err := db.Sessions()
 	if err != nil {
 		return nil, err
 	}
-	restored = map[string]bool{}
+	restored = map[string]string{}
 	n := 0
 	m.PurgeDisposed()
 recs:
@@ -581,7 +592,7 @@ recs:
 			// sessions were named by repository.
 			w := rec.Workspaces[0]
 			if rec.URI == protocol.SessionScheme+"/"+source.SessionID(w.Dir, w.Repo) || rec.URI == protocol.SessionScheme+"/"+source.StableID(w.Dir) {
-				restored[w.Dir] = true
+				restored[w.Dir] = rec.URI
 			}
 		}
 	}
@@ -612,6 +623,23 @@ func collectSnapshots(ctx context.Context, db *store.DB, snaps *snapstore.Store,
 		for _, t := range turns {
 			keep = append(keep, t.Start...)
 			keep = append(keep, t.End...)
+		}
+		slots, err := db.AnnotationSlots(rec.ID)
+		if err != nil {
+			log.Warn("snapshot garbage collection skipped", "err", err)
+			return
+		}
+		for _, sl := range slots {
+			// Comments on the working tree keep the snapshot their lines
+			// are on.
+			var a struct {
+				Meta map[string]any `json:"_meta"`
+			}
+			if json.Unmarshal(sl.Value, &a) == nil {
+				if t, ok := a.Meta[protocol.MetaSnapshot].(string); ok {
+					keep = append(keep, t)
+				}
+			}
 		}
 	}
 	n, err := snaps.GC(ctx, slices.DeleteFunc(keep, func(t string) bool { return t == "" }))

@@ -5,11 +5,12 @@ import { Client, ROOT } from './ahp.js';
 import { expand, variables } from './uritemplate.js';
 import { emptyTable, flatRows, pairWords, parsePatch, renderRows, renderUnified, renderSplit, selectedRange } from './diff.js';
 import { colour, languageOf, load } from './highlight.js';
-import { lastLine, linesLabel, newId, oldRange, placeThreads, plainText, renderComposer, renderThread, wholeLines } from './comments.js';
+import { lastLine, linesLabel, newId, oldRange, placeThreads, plainText, renderComposer, renderThread, touchesAdded, wholeLines } from './comments.js';
 import { renderNotes, workspaceNotes } from './warnings.js';
 import { draftBadge, showDraft } from './drafts.js';
 import { createTurnPager } from './turnpages.js';
 import { createPatches } from './patches.js';
+import { doneText, revertFileText, revertHunksText, rewindText } from './confirm.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -28,6 +29,11 @@ function takeToken() {
   const frag = new URLSearchParams(location.hash.slice(1));
   const query = new URLSearchParams(location.search);
   const t = frag.get('token') || query.get('token');
+  // The session the printed URL names (the one serve was given) is the
+  // one the page opens on, not the newest, which may be one an agent's
+  // hook made since.
+  const open = frag.get('session');
+  if (open && remembered().session !== open) sessionStorage.setItem('changesetd.selection', JSON.stringify({ session: open }));
   if (t) {
     sessionStorage.setItem('changesetd.token', t);
     history.replaceState(null, '', location.pathname);
@@ -139,7 +145,10 @@ function confirmDialog(text, label) {
     };
     $('confirm-ok').onclick = () => done(true);
     $('confirm-cancel').onclick = () => done(false);
-    d.onclose = () => done(false);
+    // The close event of a dialog closed just before comes a task later,
+    // maybe after this one opened: only a close that left it closed is
+    // a cancel.
+    d.onclose = () => { if (!d.open) done(false); };
     d.showModal();
     $('confirm-ok').focus();
   });
@@ -368,8 +377,12 @@ function runningTurns() {
   return allTurns().filter((t) => t.state === 'running');
 }
 
+// agentLabel names an agent for a person: an agent's session id (a
+// UUID, as hooks give it) by its first eight digits, like a short commit
+// id (the turn's title has the whole id).
 function agentLabel(agent) {
-  return agent ? `agent ${agent}` : 'no agent';
+  if (!agent) return 'no agent';
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(agent) ? `agent ${agent.slice(0, 8)}` : `agent ${agent}`;
 }
 
 function fmtTime(iso) {
@@ -470,6 +483,7 @@ function renderTurns() {
     const body = el('span', 'turnbody');
     body.append(el('span', 'name', t.message?.text || '(no message)'));
     const meta = el('span', 'muted');
+    if (t.agent) meta.title = `agent ${t.agent}`;
     const parts = [agentLabel(t.agent), t.state === 'running' ? `running since ${fmtTime(t.startedAt)}` : fmtDuration(t.duration)];
     if (tmpl) {
       const uri = expand(tmpl.uriTemplate, { turnId: t.id });
@@ -510,7 +524,7 @@ function compareTurns() {
   const c = catalogEntry('compare-turns');
   if (!c) return;
   const msg = (id) => turns.find((t) => t.id === id)?.message?.text || id;
-  openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”`, after: b });
+  openChangeset({ ...entryFor(c, { originalTurnId: a, modifiedTurnId: b }), label: `Compare turns: “${msg(a)}” → “${msg(b)}”`, after: b, before: a });
 }
 
 // ---- the changeset ----------------------------------------------------
@@ -886,6 +900,13 @@ function fileRowFor(f, i, depth) {
   return li;
 }
 
+// modeChange is "mode 100755 → 100644" when the change sets another
+// file mode (git's; a chmod, a file made a symbolic link), else "".
+function modeChange(f) {
+  const m = f._meta?.changesetd;
+  return m?.oldMode && m?.newMode && m.oldMode !== m.newMode ? `mode ${m.oldMode} → ${m.newMode}` : '';
+}
+
 function fileRow(f, threads) {
   const li = el('li', 'file' + (f.id === ui.file ? ' selected' : '') + (f.reviewed ? ' is-reviewed' : ''));
   li.dataset.id = f.id;
@@ -903,13 +924,22 @@ function fileRow(f, threads) {
     li.append(cb);
   }
   const op = operationOf(f);
-  li.append(el('span', 'opkind ' + op, OP_LABEL[op] || op), el('span', 'path', pathOf(f)));
+  const name = el('span', 'path', pathOf(f));
+  name.title = pathOf(f); // the whole path, where the row cuts it short
+  const kind = el('span', 'opkind ' + op, OP_LABEL[op] || op);
+  kind.dataset.short = (OP_LABEL[op] || op).charAt(0).toUpperCase(); // git status's letter, where the row is narrow
+  li.append(kind, name);
   const ix = indexState(f);
   li.dataset.index = ix || '';
   const d = f.edit?.diff;
   const c = el('span', 'counts');
-  if (d) c.append(el('span', 'added', `+${d.added ?? 0}`), el('span', 'removed', `−${d.removed ?? 0}`));
-  else c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
+  if (d) {
+    const nums = el('span', 'nums');
+    nums.append(el('span', 'added', `+${d.added ?? 0}`), ' ', el('span', 'removed', `−${d.removed ?? 0}`));
+    c.append(nums);
+  } else {
+    c.append(el('span', 'muted', f._meta?.changesetd?.fileType || ''));
+  }
   if (threads.length) {
     const open = threads.filter((a) => !a.resolved).length;
     const b = el('span', 'cbadge' + (open ? '' : ' done'), String(threads.length));
@@ -930,6 +960,13 @@ function fileRow(f, threads) {
   if (ed?.fuzzy) {
     const m = el('span', 'ebadge fuzzy', 'fuzzy');
     m.title = 'The edit tool placed this change by a fuzzy match of the text it was to replace: check where it landed';
+    c.prepend(m);
+  }
+  const mode = modeChange(f);
+  if (mode) {
+    const m = el('span', 'mbadge', 'mode');
+    m.title = mode;
+    m.setAttribute('aria-label', mode);
     c.prepend(m);
   }
   if (INDEX_LABEL[ix]) {
@@ -1014,10 +1051,13 @@ function renderDiff(s) {
   ui.virtualDiff = null;
   ui.lastSelection = null;
   ui.kbSel = null;
+  $('diff-status').textContent = ''; // lines chosen in the diff that was shown
   updateRangeOps();
   pane.replaceChildren();
   if (!f) return;
   ui.hunkAt = -1;
+  const mode = modeChange(f);
+  if (mode) pane.append(el('p', 'note modechange', mode));
   if (folded) {
     const p = el('p', 'note folded', 'Reviewed: the diff is folded. ');
     const b = el('button', 'unfold', 'Show the diff');
@@ -1068,7 +1108,7 @@ function renderDiff(s) {
     const hunks = big ? parsePatch(patch) : pairWords(parsePatch(patch));
     ui.diffHunks = hunks;
     if (!big) withContext(f, hunks);
-    if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? 'No content change (mode or name only).' : `No text diff (${meta.fileType}).`));
+    if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? mode ? 'No content change.' : 'No content change (name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
     else if (ui.full && f.edit?.after) {
       renderFullFile(pane, f, hunks, key);
@@ -1146,7 +1186,9 @@ function gapsOf(f, hunks) {
   const out = [];
   for (let g = 0; g <= hunks.length; g++) {
     const from = g === 0 ? 1 : sp[g - 1].ns + sp[g - 1].nc;
-    const to = g < hunks.length ? sp[g].ns - 1 : e.lines ? e.lines.length : Infinity;
+    // A file created whole is all in its one hunk: nothing below it.
+    const end = e.lines ? e.lines.length : f.edit?.before ? Infinity : from - 1;
+    const to = g < hunks.length ? sp[g].ns - 1 : end;
     const size = Math.max(0, to - from + 1);
     const down = g > 0 ? Math.min(e.below[g - 1] || 0, size) : 0;
     const up = g < hunks.length ? Math.min(e.above[g] || 0, size - down) : 0;
@@ -1321,10 +1363,21 @@ function decorateHunks(s, f) {
       const undo = el('button', 'hunk-undo danger', 'Undo');
       undo.type = 'button';
       undo.onclick = () => hunkOp('revert', hi);
-      box.append(label, keep, undo);
+      const badge = el('span', 'hstaged', 'Staged');
+      const unstage = el('button', 'hunk-unstage', 'Unstage');
+      unstage.type = 'button';
+      unstage.onclick = () => unstageHunk(hi);
+      box.append(badge, label, keep, unstage, undo);
       td.append(box);
     }
-    const [label, keep, undo] = box.children;
+    const [badge, label, keep, unstage, undo] = box.children;
+    const inIndex = stagedRange(f, h, hi);
+    const unst = rangeOp('unstage');
+    tr.classList.toggle('staged', !!inIndex);
+    badge.hidden = !inIndex;
+    unstage.hidden = !inIndex || !unst;
+    unstage.disabled = off(unst);
+    unstage.title = unst?.status === 'disabled' ? `Unstage: ${disabledReason()}` : 'Unstage this hunk: take its lines out of the index';
     const cb = label.firstChild;
     label.hidden = !entry;
     if (entry) {
@@ -1334,8 +1387,8 @@ function decorateHunks(s, f) {
     }
     tr.classList.toggle('reviewed', !!entry?.reviewed);
     keep.hidden = !stage || !r;
-    keep.disabled = off(stage);
-    keep.title = stage?.status === 'disabled' ? `Keep: ${disabledReason()}` : 'Keep this hunk: stage its lines';
+    keep.disabled = off(stage) || !!inIndex;
+    keep.title = inIndex ? 'Kept: this hunk is staged already' : stage?.status === 'disabled' ? `Keep: ${disabledReason()}` : 'Keep this hunk: stage its lines';
     undo.hidden = !rev || !r;
     undo.disabled = off(rev);
     undo.title = rev?.status === 'disabled' ? `Undo: ${disabledReason()}` : 'Undo this hunk: revert its lines';
@@ -1364,7 +1417,83 @@ function hunkOp(id, hi) {
   if (!op || !f || !r) return;
   const resource = f.edit?.after?.uri || f.id;
   const what = id === 'revert' ? `Undo hunk ${hi + 1} of ${pathOf(f)} (${hunkLines(r)}): put back its lines as they were?` : `Stage hunk ${hi + 1} of ${pathOf(f)} (${hunkLines(r)})?`;
-  invoke(op, { kind: 'range', resource, side: 'after', range: r }, what);
+  const target = { kind: 'range', resource, side: 'after', range: r };
+  describe(target, id === 'revert' ? revertHunksText(ui.cs?.kind, pathOf(f), [hunkFacts(h, hi)], null) : null, `hunk ${hi + 1} of ${pathOf(f)}`);
+  invoke(op, target, what);
+}
+
+// stagedRange is the range an unstage of parsed hunk h (number hi) names
+// (lines of the index's version) when the hunk is in the index as shown,
+// else null: every hunk of a file staged whole; of a partly staged file,
+// those the daemon lists in _meta.changesetd.staged.hunks by id.
+function stagedRange(f, h, hi) {
+  const ix = indexState(f);
+  if (!h || (ix !== 'staged' && ix !== 'partial')) return null;
+  if (ix === 'staged') return hunkRange(h);
+  const entry = hunkEntry(f, h, hi);
+  const part = entry && f._meta?.changesetd?.staged?.hunks?.find((x) => x.id === entry.id);
+  return part ? { start: { line: part.first, character: 0 }, end: { line: part.last, character: 0 } } : null;
+}
+
+function unstageHunk(hi) {
+  const op = rangeOp('unstage');
+  const f = currentFile();
+  const h = ui.diffHunks[hi];
+  const r = f && stagedRange(f, h, hi);
+  if (!op || !r) return;
+  const target = { kind: 'range', resource: f.edit?.after?.uri || f.id, side: 'after', range: r };
+  describe(target, null, `hunk ${hi + 1} of ${pathOf(f)}`);
+  invoke(op, target, `Unstage hunk ${hi + 1} of ${pathOf(f)}?`);
+}
+
+// hunkFacts is what a confirmation says of hunk h (index hi): its number,
+// its changed lines (one-based, of the version shown) and counts.
+function hunkFacts(h, hi) {
+  const r = hunkRange(h);
+  return {
+    n: hi + 1,
+    first: r.start.line + 1,
+    last: r.end.line + 1,
+    added: h.lines.filter((l) => l.kind === 'add').length,
+    removed: h.lines.filter((l) => l.kind === 'del').length,
+  };
+}
+
+// Texts for an invocation on a file or lines, said in its own terms
+// rather than the daemon's one text for the whole changeset (see
+// confirm.js): the target object carries them to confirmText and
+// doneNote.
+const described = new WeakMap();
+
+function describe(target, confirm, done) {
+  described.set(target, { confirm, done });
+}
+
+// confirmText is what the confirmation of op on target says.
+function confirmText(op, target, what) {
+  const d = target && described.get(target);
+  if (d?.confirm) return d.confirm;
+  const s = csState();
+  if (op.id === 'revert' && target?.kind === 'resource') {
+    const f = s?.files?.find((x) => x.edit?.after?.uri === target.resource || x.edit?.before?.uri === target.resource || x.id === target.resource);
+    if (f) {
+      return revertFileText(ui.cs?.kind, {
+        path: pathOf(f), created: !f.edit?.before, deleted: !f.edit?.after,
+        added: f.edit?.diff?.added ?? 0, removed: f.edit?.diff?.removed ?? 0,
+      });
+    }
+  }
+  if (op.id === 'revert' && !target && (ui.cs?.turn || ui.cs?.after)) {
+    const files = (s?.files || []).map((f) => ({ path: pathOf(f), created: !f.edit?.before }));
+    const label = ui.cs.turn ? turnName(ui.cs.turn) : `the turns after ${turnName(ui.cs.before || 'baseline')} up to ${turnName(ui.cs.after)}`;
+    return rewindText(label, files, plain(op.confirmation));
+  }
+  return [what, plain(op.confirmation)].filter(Boolean).join('\n\n');
+}
+
+// doneNote is the note after op on target succeeded.
+function doneNote(op, target, message) {
+  return doneText(op, target, message, target && described.get(target)?.done);
 }
 
 // toggleHunk flips the reviewed mark of the current hunk (n/p), or of the
@@ -1444,7 +1573,8 @@ function renderFullFile(pane, f, hunks, key) {
     }
     ctx(lines.length + 1);
     note.remove();
-    const t = renderUnified([{ header: `${pathOf(f)}: the whole file, ${lines.length} lines`, lines: all }]);
+    const whole = [{ header: `${pathOf(f)}: the whole file, ${lines.length} lines`, lines: all }];
+    const t = ui.view === 'split' ? renderSplit(whole) : renderUnified(whole);
     t.classList.add('fullfile');
     pane.prepend(t);
     highlight(pane, fileKey(f), key);
@@ -1538,7 +1668,13 @@ function invokeRange(id) {
   const resource = f.edit?.after?.uri || f.id;
   const r = ui.lastSelection;
   const lines = r.start.line === r.end.line ? `line ${r.start.line + 1}` : `lines ${r.start.line + 1}–${r.end.line + 1}`;
-  invoke(op, { kind: 'range', resource, side: 'after', range: r }, `${op.label} the hunks at ${lines} of ${pathOf(f)}?`);
+  const target = { kind: 'range', resource, side: 'after', range: r };
+  // The daemon takes every hunk the lines touch.
+  const touched = ui.diffHunks.map((h, hi) => (hunkRange(h) ? hunkFacts(h, hi) : null))
+    .filter((h) => h && h.last >= r.start.line + 1 && h.first <= r.end.line + 1);
+  const confirm = id === 'revert' ? revertHunksText(ui.cs?.kind, pathOf(f), touched, { first: r.start.line + 1, last: r.end.line + 1 }) : null;
+  describe(target, confirm, `${lines} of ${pathOf(f)}`);
+  invoke(op, target, `${op.label} the hunks at ${lines} of ${pathOf(f)}?`);
 }
 
 // ---- commit -------------------------------------------------------------
@@ -1552,19 +1688,26 @@ function commitPlan(s) {
 }
 
 // commitText is the message the dialog starts with: a subject with the
-// counts and one line per file, like the daemon's own.
+// counts and one line per file, like the daemon's own. They count what
+// the commit records: of a partly staged file, its staged part (the
+// daemon's _meta.changesetd.staged); when that is unknown, the subject
+// gives no counts rather than wrong ones.
 function commitText(plan) {
   let add = 0;
   let del = 0;
+  let known = true;
   const lines = plan.files.map((f) => {
-    const a = f.edit?.diff?.added ?? 0;
-    const d = f.edit?.diff?.removed ?? 0;
-    add += a;
-    del += d;
-    const counts = indexState(f) === 'partial' ? 'partly staged' : `+${a} -${d}`;
-    return `- ${operationOf(f)} ${pathOf(f)} (${counts})`;
+    let c = { added: f.edit?.diff?.added ?? 0, removed: f.edit?.diff?.removed ?? 0 };
+    if (plan.staged && indexState(f) === 'partial') c = f._meta?.changesetd?.staged || null;
+    if (!c) {
+      known = false;
+      return `- ${operationOf(f)} ${pathOf(f)} (partly staged)`;
+    }
+    add += c.added;
+    del += c.removed;
+    return `- ${operationOf(f)} ${pathOf(f)} (+${c.added} -${c.removed})`;
   });
-  return `Update ${plan.files.length} file(s) (+${add} -${del})\n\n${lines.join('\n')}\n`;
+  return `Update ${plan.files.length} file(s)${known ? ` (+${add} -${del})` : ''}\n\n${lines.join('\n')}\n`;
 }
 
 function openCommit(op) {
@@ -1664,12 +1807,12 @@ function intent(shown, what) {
 async function invoke(op, target, what) {
   const shown = shownVersions(target ? targetFiles(target.resource) : undefined);
   if (op.confirmation !== undefined && op.confirmation !== null) {
-    const text = [what, plain(op.confirmation)].filter(Boolean).join('\n\n');
+    const text = confirmText(op, target, what);
     if (!(await confirmDialog(text, op.label))) return;
   }
   try {
     const res = await intent(shown, { op: op.id, target });
-    if (res?.message) toast(plain(res.message));
+    if (res?.message) toast(doneNote(op, target, plain(res.message)));
   } catch (e) {
     toast(`${op.label} failed: ${errText(e)}`, 'error');
   }
@@ -1748,19 +1891,22 @@ function settled(uri) {
 // version of the file, or the baseline's, and lines of that version. A
 // turn's view shows its version, so the lines are the shown ones. A view
 // of the working tree is the version of the turn running now, when one
-// is; else the comment goes on the baseline, its lines mapped there
-// through the session changeset (baseline → working tree). It resolves
-// to {turnId, range, note}.
+// is. Else lines the baseline has go on the baseline, mapped there
+// through the session changeset (baseline → working tree); lines added
+// since (which the baseline cannot name) stay the shown ones, and the
+// daemon keeps a snapshot of the working tree they are on (onWorkingTree).
+// It resolves to {turnId, range, onWorkingTree, note}.
 async function anchorFor(resource, range) {
   const v = viewOf();
   if (v.turn) return { turnId: v.turn, range };
   const run = runningTurns();
   if (run.length) return { turnId: run[run.length - 1].id, range };
   if (!range) return { turnId: 'baseline', range };
+  const shown = { turnId: 'baseline', range, onWorkingTree: true };
   let st = ui.cs?.kind === 'session' ? csState() : null;
   if (!st) {
     const c = catalogEntry('session');
-    if (!c) return { turnId: 'baseline', range: null, note: 'on the whole file: this daemon has no session changeset to place lines with' };
+    if (!c) return shown;
     const uri = entryFor(c, {}).uri;
     if (ui.sessionCs !== uri) {
       if (ui.sessionCs) release(ui.sessionCs);
@@ -1772,12 +1918,12 @@ async function anchorFor(resource, range) {
   const f = st.files?.find((x) => (x.edit?.after?.uri || x.edit?.before?.uri) === resource);
   if (!f) return { turnId: 'baseline', range }; // the same lines as at the baseline
   const uri = f._meta?.changesetd?.patchUri;
-  if (!uri || f._meta?.changesetd?.patchOmitted) {
-    return { turnId: 'baseline', range: null, note: 'on the whole file: its diff since the baseline is too large to place lines with' };
-  }
+  if (!uri || f._meta?.changesetd?.patchOmitted || !f.edit?.before) return shown;
   const patch = await patches.load(uri);
-  if (patch.error) return { turnId: 'baseline', range: null, note: `on the whole file: its diff since the baseline could not be read (${patch.error})` };
-  return { turnId: 'baseline', range: oldRange(parsePatch(patch.text), range.start.line, lastLine(range)) };
+  if (patch.error) return shown;
+  const hunks = parsePatch(patch.text);
+  if (touchesAdded(hunks, range.start.line, lastLine(range))) return shown;
+  return { turnId: 'baseline', range: oldRange(hunks, range.start.line, lastLine(range)) };
 }
 
 // anchorRow is the last diff row on the range's lines, or null when the
@@ -1904,13 +2050,14 @@ async function startComment(range) {
     return;
   }
   if (ui.cs?.uri !== csUri || currentFile()?.id !== f.id) return;
-  openComposer({ key: 'new', resource, range, turnId: anchor.turnId, anchorRange: anchor.range, note: anchor.note });
+  openComposer({ key: 'new', resource, range, turnId: anchor.turnId, anchorRange: anchor.range, onWorkingTree: !!anchor.onWorkingTree, note: anchor.note });
 }
 
 function submitComposer(c, text) {
   if (c.key === 'new') {
     const a = { id: newId('a'), turnId: c.turnId, resource: c.resource, resolved: false, entries: [{ id: newId('e'), text }] };
     if (c.anchorRange) a.range = c.anchorRange;
+    if (c.onWorkingTree) a._meta = { 'changesetd/onWorkingTree': true };
     sendAnnotation({ type: 'annotations/set', annotation: a }, { ...c, text, error: '' });
   } else {
     sendAnnotation({ type: 'annotations/entrySet', annotationId: c.key, entry: { id: newId('e'), text } }, { ...c, text, error: '' });
@@ -2166,6 +2313,7 @@ function start(token) {
   ui.client = c;
   c.addEventListener('status', (e) => {
     const { status, detail } = e.detail;
+    if (c.refused) return; // the token form says why
     if (status === 'disconnected' && c.neverOpened) checkToken(c);
     $('conn').dataset.state = status;
     $('conn').textContent = CONN_TEXT[status] + (detail ? ` — ${detail}` : '');
@@ -2232,9 +2380,12 @@ async function tokenRefused(c) {
   // up: one more, now that it is.
   if (await socketOpens(c.url)) return;
   if (c.status === 'connected') return;
+  c.refused = true;
   c.close();
   sessionStorage.removeItem('changesetd.token');
   $('app').hidden = true;
+  $('conn').dataset.state = 'error';
+  $('conn').textContent = 'not connected: token refused';
   showLogin('The daemon refused this token. Open the review: URL it printed, or paste the token.');
 }
 

@@ -5,6 +5,7 @@
 const CURRENT = 'changesetd/current';
 const AUTHOR = 'changesetd/author';
 const CREATED = 'changesetd/createdAt';
+const SNAPSHOT = 'changesetd/snapshot';
 
 // newId returns a random id for a new annotation or entry. It uses
 // getRandomValues, which a page served over plain http from another
@@ -101,6 +102,18 @@ export function oldRange(hunks, first, last) {
   return wholeLines(a - 1, b - 1);
 }
 
+// touchesAdded says whether any of the new-side lines first..last
+// (0-based) of a file's diff is an added line: one the old side does not
+// have, so oldRange cannot name it.
+export function touchesAdded(hunks, first, last) {
+  for (const h of hunks) {
+    for (const l of h.lines) {
+      if (l.kind === 'add' && l.new - 1 >= first && l.new - 1 <= last) return true;
+    }
+  }
+  return false;
+}
+
 // linesLabel names a zero-based range's lines one-based, as the diff
 // numbers them.
 export function linesLabel(r) {
@@ -131,6 +144,10 @@ export function placeThreads(annotations, resources, view, turnName) {
       const range = cur?.range || a.range;
       const note = cur?.status === 'edited' ? 'edited since' : cur?.status === 'moved' ? `moved from ${linesLabel(a.range).toLowerCase()}` : '';
       if (range) inline.push({ a, range, note }); else file.push({ a, note });
+      continue;
+    }
+    if (a._meta?.[SNAPSHOT]) {
+      file.push({ a, note: `${linesLabel(a.range)} of the working tree as it was when written` });
       continue;
     }
     if (a.turnId !== view.turn) {

@@ -48,8 +48,8 @@ function el(tag, cls, text) {
 
 // pairWords marks, in each hunk, the part of a changed line that changed:
 // the i-th deleted line of a run is paired with the i-th added line that
-// follows it, and what lies between their common start and end is the
-// change (l.mark = [from, to) in l.text).
+// follows it, and what lies between their common start and end, widened
+// to whole tokens, is the change (l.mark = [from, to) in l.text).
 export function pairWords(hunks) {
   for (const h of hunks) {
     const ls = h.lines;
@@ -77,6 +77,11 @@ function mark(a, b) {
   while (p < x.length && p < y.length && x[p] === y[p]) p++;
   let q = 0;
   while (q < x.length - p && q < y.length - p && x[x.length - 1 - q] === y[y.length - 1 - q]) q++;
+  // Whole tokens: CheckClose against CloseAndCheck is one changed word,
+  // not C[heckClose]; "bad" against "invalid" not "[ba]d".
+  const word = (c) => c !== undefined && /[\p{L}\p{N}_$]/u.test(c);
+  while (p > 0 && word(x[p - 1]) && (word(x[p]) || word(y[p]))) p--;
+  while (q > 0 && word(x[x.length - q]) && (word(x[x.length - q - 1]) || word(y[y.length - q - 1]))) q--;
   // A line changed all over is not marked word by word.
   if (p + q === 0) return;
   a.mark = [p, x.length - q];

@@ -36,8 +36,9 @@ export async function load(lang) {
 }
 
 // colour highlights the code cells of rows, from the frame after the
-// next one on, a slice per animation frame, while alive() holds. A cell whose changed words are marked keeps its
-// marks instead.
+// next one on, a slice per animation frame, while alive() holds. A cell
+// whose changed words are marked is coloured too, its marks laid over the
+// colours again.
 export function colour(hljs, lang, cells, alive) {
   let i = 0;
   const step = () => {
@@ -45,11 +46,50 @@ export function colour(hljs, lang, cells, alive) {
     const end = Math.min(cells.length, i + 300);
     for (; i < end; i++) {
       const td = cells[i];
-      if (td.firstElementChild || !td.textContent) continue;
+      if (!td.textContent) continue;
+      const marks = markedSpans(td);
+      if (!marks) continue; // coloured already
       td.innerHTML = hljs.highlight(td.textContent, { language: lang, ignoreIllegals: true }).value;
+      for (const [a, b] of marks) markSpan(td, a, b);
     }
     if (i < cells.length) requestAnimationFrame(step);
   };
   // After the next frame is painted: the plain lines show first.
   requestAnimationFrame(() => setTimeout(step, 0));
+}
+
+// markedSpans lists where a cell's text is marked as changed, [from, to)
+// offsets into its text: [] for plain text, null for a cell holding
+// anything else (coloured already).
+function markedSpans(td) {
+  const out = [];
+  let at = 0;
+  for (const n of td.childNodes) {
+    if (n.nodeType === Node.ELEMENT_NODE) {
+      if (!n.matches('mark.wd')) return null;
+      out.push([at, at + n.textContent.length]);
+    }
+    at += n.textContent.length;
+  }
+  return out;
+}
+
+// markSpan wraps the text at [from, to) of a coloured cell in marks, one
+// per text node it crosses, inside the colours' spans.
+function markSpan(td, from, to) {
+  const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) nodes.push(n);
+  let at = 0;
+  for (let n of nodes) {
+    const start = at;
+    at += n.length;
+    if (at <= from || start >= to) continue;
+    if (from > start) n = n.splitText(from - start);
+    if (to < at) n.splitText(n.length - (at - to));
+    const m = document.createElement('mark');
+    m.className = 'wd';
+    n.replaceWith(m);
+    m.append(n);
+  }
 }
