@@ -893,6 +893,10 @@ type idxEntry struct {
 	e *index.Entry
 	// conflict: only stages 1-3 exist for this path.
 	conflict bool
+	// assumed: the entry carries the assume-valid bit ("git update-index
+	// --assume-unchanged"): git takes the working file to be the entry,
+	// whatever is on disk.
+	assumed bool
 }
 
 // indexLocked returns the index, re-decoding it when the file changed.
@@ -947,11 +951,11 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	for _, e := range idx.entries {
 		if prev, ok := snap.m[e.Name]; ok {
 			if e.Stage == stageMerged {
-				prev.e, prev.conflict = e, false
+				prev.e, prev.conflict, prev.assumed = e, false, idx.assumeValid[e]
 			}
 			continue
 		}
-		store = append(store, idxEntry{e: e, conflict: e.Stage != stageMerged})
+		store = append(store, idxEntry{e: e, conflict: e.Stage != stageMerged, assumed: e.Stage == stageMerged && idx.assumeValid[e]})
 		snap.m[e.Name] = &store[len(store)-1]
 		snap.names = append(snap.names, e.Name)
 	}

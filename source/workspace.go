@@ -281,7 +281,7 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 			changes = append(changes, snapstore.Change{Path: c.Path, Mode: c.Work.Mode, OID: c.Work.OID})
 			continue
 		}
-		if c.Work.OID != "" && w.snaps.Has(c.Work.OID) {
+		if c.Work.OID != "" && (c.Work.Stored || w.snaps.Has(c.Work.OID)) {
 			// Already stored (an earlier boundary, or the project's own
 			// objects): no need to read the file again.
 			changes = append(changes, snapstore.Change{Path: c.Path, Mode: c.Work.Mode, OID: c.Work.OID})
@@ -551,6 +551,11 @@ func (w *gitWorkspace) oldSide(c scm.Change) (*changeset.Side, error) {
 func (w *gitWorkspace) newSide(c scm.Change, bad *unreadable) (*changeset.Side, error) {
 	if c.Work == nil {
 		return nil, nil
+	}
+	if c.Work.Stored {
+		// git does not look at this file (assume-unchanged or
+		// skip-worktree): its side is the index's blob.
+		return w.storedSide(&snapstore.Entry{Path: c.Work.Path, Mode: c.Work.Mode, OID: c.Work.OID})
 	}
 	s := &changeset.Side{Path: c.Work.Path, Mode: c.Work.Mode, OID: c.Work.OID}
 	if c.Work.Mode == changeset.ModeGitlink {

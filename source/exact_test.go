@@ -1,0 +1,107 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session"
+)
+
+// TestAssumeUnchangedAsGitShowsIt: files marked assume-unchanged and
+// edited on disk are left out of the uncommitted changes, as git diff
+// HEAD leaves them out; one whose staged content differs from HEAD is
+// shown with git's counts, which are those of the index's blob.
+func TestAssumeUnchangedAsGitShowsIt(t *testing.T) {
+	dir := newRepo(t)
+	writeFile(t, dir, "dir/c.txt", "charlie\nstaged\n")
+	gitRun(t, dir, "add", "dir/c.txt")
+	gitRun(t, dir, "update-index", "--assume-unchanged", "a.txt", "dir/c.txt")
+	w := openGit(t, dir)
+	writeFile(t, dir, "a.txt", "alpha\nedited while marked\n")
+	writeFile(t, dir, "dir/c.txt", "charlie\nstaged\nand three\nmore\nlines\n")
+	writeFile(t, dir, "b.txt", "bravo\n") // not marked
+
+	list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+	must(t, err)
+	if got, want := listPaths(list), gitPaths(t, dir); !slices.Equal(got, want) {
+		t.Fatalf("uncommitted: %v, git: %v", got, want)
+	}
+	numstat := gitRun(t, dir, "diff", "HEAD", "--numstat", "--", "dir/c.txt")
+	for _, f := range list.Files {
+		if f.Path() != "dir/c.txt" {
+			continue
+		}
+		if got := fmt.Sprintf("%d\t%d\tdir/c.txt\n", f.Added, f.Removed); got != numstat {
+			t.Errorf("dir/c.txt counts %q, git %q", got, numstat)
+		}
+	}
+}
+
+// TestGlobalExcludesFileSetWhileRunning: core.excludesFile set in the
+// user's global config while the workspace is watched, and the file it
+// names edited afterwards, each reach the listeners at once and change
+// what is listed, without waiting for another scan.
+func TestGlobalExcludesFileSetWhileRunning(t *testing.T) {
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	must(t, os.WriteFile(global, []byte("[user]\n\tname = T\n"), 0o644))
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	excludes := filepath.Join(t.TempDir(), "ignore-later")
+
+	dir := newRepo(t)
+	writeFile(t, dir, "x.tmp", "scratch\n")
+	writeFile(t, dir, "y.bak", "scratch\n")
+	w := openGit(t, dir)
+	all := make(chan struct{}, 16)
+	l, err := w.Watch(func(_ []string, a bool) {
+		if a {
+			all <- struct{}{}
+		}
+	})
+	must(t, err)
+	defer l.Stop()
+	uncommitted := func() []string {
+		t.Helper()
+		list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+		must(t, err)
+		return listPaths(list)
+	}
+	// waitFor drains refreshes until the listing shows want or the
+	// deadline passes.
+	waitFor := func(what string, ok func([]string) bool) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case <-all:
+				if got := uncommitted(); ok(got) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("%s: no refresh made the listing right; now %v", what, uncommitted())
+			}
+		}
+	}
+	if got := uncommitted(); !slices.Contains(got, "x.tmp") || !slices.Contains(got, "y.bak") {
+		t.Fatalf("before: %v", got)
+	}
+
+	must(t, os.WriteFile(excludes, []byte("*.tmp\n"), 0o644))
+	must(t, os.WriteFile(global, []byte(fmt.Sprintf("[user]\n\tname = T\n[core]\n\texcludesFile = %s\n", excludes)), 0o644))
+	waitFor("core.excludesFile set", func(got []string) bool { return !slices.Contains(got, "x.tmp") })
+	if got := uncommitted(); !slices.Equal(got, gitPaths(t, dir)) {
+		t.Errorf("after core.excludesFile was set: %v, git %v", got, gitPaths(t, dir))
+	}
+
+	must(t, os.WriteFile(excludes, []byte("*.tmp\n*.bak\n"), 0o644))
+	waitFor("the new excludes file edited", func(got []string) bool { return !slices.Contains(got, "y.bak") })
+	if got := uncommitted(); !slices.Equal(got, gitPaths(t, dir)) || strings.Contains(strings.Join(got, " "), ".bak") {
+		t.Errorf("after the excludes file was edited: %v, git %v", got, gitPaths(t, dir))
+	}
+}
