@@ -1,0 +1,113 @@
+package source
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session"
+)
+
+// firstViewRepo returns a repository shaped like bench -scale's: n files
+// of 20 to 60 lines in n/100 directories, committed through git
+// fast-import with a cache-tree in the index, 1% of them edited in four
+// lines and 5 untracked. SOURCE_BENCH_DIR keeps it between runs.
+func firstViewRepo(b *testing.B, n int) string {
+	b.Helper()
+	keep := os.Getenv("SOURCE_BENCH_DIR")
+	var dir string
+	if keep != "" {
+		dir = filepath.Join(keep, "first-"+strconv.Itoa(n))
+		if _, err := os.Stat(filepath.Join(dir, ".git", "bench-done")); err == nil {
+			return dir
+		}
+		os.RemoveAll(dir)
+	} else {
+		dir = b.TempDir()
+	}
+	must(b, os.MkdirAll(dir, 0o755))
+	gitRun(b, dir, "init", "-q", "-b", "main")
+	dirs := max(n/100, 1)
+	path := func(i int) string {
+		d := i % dirs
+		return fmt.Sprintf("mod%02d/pkg%04d/file%06d.go", d%10, d, i)
+	}
+	lines := func(i int) []string {
+		out := []string{fmt.Sprintf("package p%d", i), ""}
+		for k := 0; len(out) < 20+i%41; k++ {
+			out = append(out, fmt.Sprintf("func f%d_%d(x int) int {", i, k), fmt.Sprintf("\tx += %d", (i*31+k)%1000), "\treturn x", "}", "")
+		}
+		return out[:20+i%41]
+	}
+	join := func(l []string) string { return strings.Join(l, "\n") + "\n" }
+	cmd := exec.Command("git", "fast-import", "--quiet", "--done")
+	cmd.Dir = dir
+	in, err := cmd.StdinPipe()
+	must(b, err)
+	must(b, cmd.Start())
+	w := bufio.NewWriterSize(in, 1<<20)
+	fmt.Fprintf(w, "commit refs/heads/main\ncommitter B <b@example.com> 1700000000 +0000\ndata 4\ninit\n")
+	for d := range dirs {
+		must(b, os.MkdirAll(filepath.Join(dir, filepath.Dir(path(d))), 0o755))
+	}
+	for i := range n {
+		c := join(lines(i))
+		must(b, os.WriteFile(filepath.Join(dir, path(i)), []byte(c), 0o644))
+		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", path(i), len(c), c)
+	}
+	fmt.Fprintf(w, "done\n")
+	must(b, w.Flush())
+	in.Close()
+	must(b, cmd.Wait())
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond))) // not racily clean
+	gitRun(b, dir, "read-tree", "HEAD")
+	gitRun(b, dir, "reset", "-q")
+	for i := 0; i < n; i += 100 {
+		l := lines(i)
+		l[3], l[8] = "\tx = x*3 // edited", "\tx = x*5 // edited"
+		l = append(l[:5], append([]string{"\tx-- // inserted"}, l[5:]...)...)
+		l = append(l[:12], l[13:]...)
+		must(b, os.WriteFile(filepath.Join(dir, path(i)), []byte(join(l)), 0o644))
+	}
+	for k := range 5 {
+		writeFile(b, dir, fmt.Sprintf("new/u%d.go", k), "package u\n")
+	}
+	if keep != "" {
+		must(b, os.WriteFile(filepath.Join(dir, ".git", "bench-done"), nil, 0o644))
+	}
+	return dir
+}
+
+func benchFiles() int {
+	if n, err := strconv.Atoi(os.Getenv("SOURCE_BENCH_FILES")); err == nil && n > 0 {
+		return n
+	}
+	return 20000
+}
+
+// BenchmarkFirstView is a daemon's first view of a working tree: open
+// the workspace (the first scan, the watcher armed) and compute the
+// uncommitted changeset with every changed file diffed.
+//
+//	SOURCE_BENCH_DIR=/tmp/sb SOURCE_BENCH_FILES=100000 go test ./source -run '^$' -bench FirstView -benchtime 3x -cpuprofile cpu.prof
+func BenchmarkFirstView(b *testing.B) {
+	dir := firstViewRepo(b, benchFiles())
+	b.ResetTimer()
+	for range b.N {
+		w := open(b, dir).(*gitWorkspace)
+		list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+		must(b, err)
+		if len(list.Files) < benchFiles()/100 {
+			b.Fatalf("%d files changed, want %d", len(list.Files), benchFiles()/100+5)
+		}
+		w.Close()
+	}
+}
