@@ -5,12 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/changesetd/changesetd/changeset"
+	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/scm/snapstore"
 	"github.com/changesetd/changesetd/session"
 )
 
@@ -103,5 +110,76 @@ func TestGlobalExcludesFileSetWhileRunning(t *testing.T) {
 	waitFor("the new excludes file edited", func(got []string) bool { return !slices.Contains(got, "y.bak") })
 	if got := uncommitted(); !slices.Equal(got, gitPaths(t, dir)) || strings.Contains(strings.Join(got, " "), ".bak") {
 		t.Errorf("after the excludes file was edited: %v, git %v", got, gitPaths(t, dir))
+	}
+}
+
+// filesDiffed reads the engine's diff counter.
+func filesDiffed(t *testing.T) float64 {
+	t.Helper()
+	var m dto.Metric
+	must(t, metrics.FilesDiffed.Write(&m))
+	return m.GetCounter().GetValue()
+}
+
+// TestChangedFilesDiffedAsTheyAreRead: the first view reads each
+// modified file and diffs it before reading many more, instead of
+// loading every changed file's two sides first; the counts are git's.
+func TestChangedFilesDiffedAsTheyAreRead(t *testing.T) {
+	dir := newRepo(t)
+	const n = 120
+	for i := range n {
+		writeFile(t, dir, fmt.Sprintf("m/f%03d.txt", i), strings.Repeat(fmt.Sprintf("line %d\n", i), 20))
+	}
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "more")
+	for i := range n {
+		writeFile(t, dir, fmt.Sprintf("m/f%03d.txt", i), strings.Repeat(fmt.Sprintf("line %d\n", i), 20)+"added\n")
+	}
+	w := openGit(t, dir)
+	var mu sync.Mutex
+	var reads int
+	var ahead float64 // most files read and not yet diffed at one time
+	base := filesDiffed(t)
+	w.readWorktree = func(p string) ([]byte, uint32, error) {
+		mu.Lock()
+		reads++
+		ahead = max(ahead, float64(reads)-(filesDiffed(t)-base))
+		mu.Unlock()
+		b, mode, _, err := w.repo.ReadWorktreeCanonical(p)
+		return b, mode, err
+	}
+	list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+	must(t, err)
+	if len(list.Files) != n {
+		t.Fatalf("%d files changed, want %d", len(list.Files), n)
+	}
+	if limit := float64(2*runtime.GOMAXPROCS(0) + 1); ahead > limit {
+		t.Errorf("%v files were read before being diffed at one time, want at most %v", ahead, limit)
+	}
+	numstat := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(gitRun(t, dir, "diff", "HEAD", "--numstat")), "\n") {
+		f := strings.Fields(l)
+		numstat[f[2]] = f[0] + " " + f[1]
+	}
+	for _, f := range list.Files {
+		if got := fmt.Sprintf("%d %d", f.Added, f.Removed); got != numstat[f.Path()] {
+			t.Errorf("%s: %s, git %s", f.Path(), got, numstat[f.Path()])
+		}
+	}
+}
+
+// TestStoredSideOverTheLimitNotRead: a stored blob larger than any diff
+// takes is given as its size and id, without being read into memory.
+func TestStoredSideOverTheLimitNotRead(t *testing.T) {
+	dir := newRepo(t)
+	writeFile(t, dir, "big.txt", strings.Repeat("x", maxLoadedFile+10))
+	gitRun(t, dir, "add", "big.txt")
+	gitRun(t, dir, "commit", "-q", "-m", "big")
+	oid := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD:big.txt"))
+	w := openGit(t, dir)
+	s, err := w.storedSide(&snapstore.Entry{Path: "big.txt", Mode: changeset.ModeRegular, OID: oid})
+	must(t, err)
+	if s.Content != nil || s.Size != maxLoadedFile+10 || s.OID != oid {
+		t.Errorf("side of %d content bytes, size %d, id %s; want no content, size %d, id %s", len(s.Content), s.Size, s.OID, maxLoadedFile+10, oid)
 	}
 }

@@ -377,20 +377,41 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 	}
 
 	var bad unreadable
-	sides, err := loadAll(ctx, changes, func(c scm.Change) ([2]*changeset.Side, error) {
+	load := func(c scm.Change) ([2]*changeset.Side, error) {
 		old, err := w.oldSide(c)
 		if err != nil {
 			return [2]*changeset.Side{}, err
 		}
 		cur, err := w.newSide(c, &bad)
 		return [2]*changeset.Side{old, cur}, err
-	})
+	}
+	// A file present on both sides is never part of a rename: it is
+	// loaded and diffed at once, on every core, and its content dropped
+	// before more is read. Only additions and deletions are loaded all
+	// together, for rename pairing.
+	var both, single []scm.Change
+	for _, c := range changes {
+		if c.Head != nil && c.Work != nil {
+			both = append(both, c)
+		} else {
+			single = append(single, c)
+		}
+	}
+	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, load, q)
 	if err != nil {
 		return nil, err
 	}
-	list, err := diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return true })
+	sides, err := loadAll(ctx, single, load)
 	if err != nil {
 		return nil, err
+	}
+	list, err := diffAll(ctx, w.repo.Root(), append(sides, rest...), q, func(*changeset.Side) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	if len(streamed) > 0 {
+		list.Files = append(list.Files, streamed...)
+		slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
 	}
 	list.Warnings = warnings
 	bad.mark(list, workSizes(changes))
@@ -465,10 +486,97 @@ func loadAll[T any](ctx context.Context, items []T, load func(T) ([2]*changeset.
 	return sides, nil
 }
 
-// diffAll pairs renames among the sides and diffs every pair. live tells
-// whether a new side is the working-tree file; root is where the
-// absolute paths of ACP diffs start.
-func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q session.Query, live func(*changeset.Side) bool) (*session.ChangeList, error) {
+// diffBudget bounds the bytes of file content loaded and not yet diffed
+// by diffStream: with the changed files read on every core, memory stays
+// bounded whatever their number.
+const diffBudget = 64 << 20
+
+// budget is a counting semaphore of bytes.
+type budget struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	free int64
+}
+
+func newBudget(n int64) *budget {
+	b := &budget{free: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// take waits for n bytes (all of the budget when n exceeds it, so one
+// file larger than the budget still goes, alone) and returns what it
+// took.
+func (b *budget) take(n, total int64) int64 {
+	n = min(max(n, 1), total)
+	b.mu.Lock()
+	for b.free < n {
+		b.cond.Wait()
+	}
+	b.free -= n
+	b.mu.Unlock()
+	return n
+}
+
+func (b *budget) give(n int64) {
+	b.mu.Lock()
+	b.free += n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// diffStream loads and diffs the changes, each present on both sides,
+// spread over the cores: each file's two sides are read, diffed and let
+// go before the worker reads the next, within diffBudget bytes loaded at
+// once. A change whose working file vanished meanwhile (one side nil) is
+// returned in rest, to go through rename pairing with the additions and
+// deletions.
+func diffStream(ctx context.Context, root string, items []scm.Change, load func(scm.Change) ([2]*changeset.Side, error), q session.Query) ([]session.FileChange, [][2]*changeset.Side, error) {
+	if len(items) == 0 {
+		return nil, nil, nil
+	}
+	opt := diffOptions(q)
+	root = filepath.ToSlash(root)
+	out := make([]session.FileChange, len(items))
+	done := make([]bool, len(items))
+	loose := make([][2]*changeset.Side, len(items))
+	errs := make([]error, len(items))
+	bud := newBudget(diffBudget)
+	parallel(ctx, len(items), func(i int) {
+		c := items[i]
+		took := bud.take(min(c.Head.Size, maxLoadedFile)+min(c.Work.Size, maxLoadedFile), diffBudget)
+		defer bud.give(took)
+		sd, err := load(c)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		if sd[0] == nil || sd[1] == nil {
+			loose[i] = sd
+			return
+		}
+		out[i], done[i] = diffPair(sd, opt, q, root, true), true
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	files := make([]session.FileChange, 0, len(items))
+	var rest [][2]*changeset.Side
+	for i := range items {
+		if done[i] {
+			files = append(files, out[i])
+		} else if loose[i] != ([2]*changeset.Side{}) {
+			rest = append(rest, loose[i])
+		}
+	}
+	return files, rest, nil
+}
+
+// diffOptions are the diff's limits for q.
+func diffOptions(q session.Query) changeset.Options {
 	var opt changeset.Options
 	if q.MaxPatchBytes > 0 {
 		// A whole-changeset patch: every file's patch up to the limit,
@@ -476,6 +584,32 @@ func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q ses
 		opt.MaxPatchBytes = q.MaxPatchBytes
 		opt.MaxFileBytes = max(q.MaxPatchBytes, changeset.DefaultMaxFileBytes)
 	}
+	return opt
+}
+
+// diffPair diffs one pair of sides (either may be nil) into the
+// session's fact type. live tells whether the new side is the
+// working-tree file.
+func diffPair(p [2]*changeset.Side, opt changeset.Options, q session.Query, root string, live bool) session.FileChange {
+	start := time.Now()
+	r := changeset.Compare(p[0], p[1], opt)
+	metrics.DiffSeconds.Observe(time.Since(start).Seconds())
+	metrics.FilesDiffed.Inc()
+	fc := fileChange(r)
+	if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
+		fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string))
+	}
+	if fc.New != nil {
+		fc.New.Live = live
+	}
+	return fc
+}
+
+// diffAll pairs renames among the sides and diffs every pair. live tells
+// whether a new side is the working-tree file; root is where the
+// absolute paths of ACP diffs start.
+func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q session.Query, live func(*changeset.Side) bool) (*session.ChangeList, error) {
+	opt := diffOptions(q)
 	list := &session.ChangeList{}
 	var deleted, added []*changeset.Side
 	var pairs [][2]*changeset.Side
@@ -505,18 +639,7 @@ func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q ses
 	list.Files = make([]session.FileChange, len(pairs))
 	parallel(ctx, len(pairs), func(i int) {
 		p := pairs[i]
-		start := time.Now()
-		r := changeset.Compare(p[0], p[1], opt)
-		metrics.DiffSeconds.Observe(time.Since(start).Seconds())
-		metrics.FilesDiffed.Inc()
-		fc := fileChange(r)
-		if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
-			fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string))
-		}
-		if fc.New != nil {
-			fc.New.Live = live(p[1])
-		}
-		list.Files[i] = fc
+		list.Files[i] = diffPair(p, opt, q, root, p[1] != nil && live(p[1]))
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -817,6 +940,11 @@ func (w *gitWorkspace) storedSide(e *snapstore.Entry) (*changeset.Side, error) {
 	s := &changeset.Side{Path: e.Path, Mode: e.Mode, OID: e.OID}
 	if e.Mode == changeset.ModeGitlink {
 		s.Content = []byte(e.OID)
+		return s, nil
+	}
+	if n, ok := w.BlobSize(e.OID); ok && n > maxLoadedFile && e.Mode != changeset.ModeSymlink {
+		// Never diffed (tooLarge): not read either.
+		s.Size = n
 		return s, nil
 	}
 	b, err := w.ReadBlob(e.OID)
