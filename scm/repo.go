@@ -79,6 +79,9 @@ type Repo struct {
 	treeReads, treeShortcuts int
 	// hashes counts files read and hashed (cache misses), for tests.
 	hashes int
+	// stateGen is the generation of the last working-tree state saved or
+	// loaded (treestate.go).
+	stateGen uint64
 	// edited holds paths someone reported editing (Forget): their index
 	// stat data is not trusted, so an edit that kept it is still seen.
 	edited map[string]bool
