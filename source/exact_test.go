@@ -3,12 +3,14 @@ package source
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,3 +185,77 @@ func TestStoredSideOverTheLimitNotRead(t *testing.T) {
 		t.Errorf("side of %d content bytes, size %d, id %s; want no content, size %d, id %s", len(s.Content), s.Size, s.OID, maxLoadedFile+10, oid)
 	}
 }
+
+// TestWorktreeStateAcrossRestart: a workspace closed and opened again on
+// the same state directory takes the files it hashed from its saved
+// state; a damaged state is named in one log line and not used; the view
+// matches git's either way.
+func TestWorktreeStateAcrossRestart(t *testing.T) {
+	dir := newRepo(t)
+	writeFile(t, dir, "a.txt", "alpha, modified\n")
+	writeFile(t, dir, "dir/c.txt", "charlie, modified\n")
+	old := time.Now().Add(-time.Hour)
+	must(t, os.Chtimes(filepath.Join(dir, "a.txt"), old, old))
+	must(t, os.Chtimes(filepath.Join(dir, "dir/c.txt"), old, old))
+	// Hashed files enter the stat cache (and so the state) only once
+	// their ctime is out of its racy window.
+	for _, p := range []string{"a.txt", "dir/c.txt"} {
+		var st syscall.Stat_t
+		must(t, syscall.Stat(filepath.Join(dir, p), &st))
+		for time.Since(time.Unix(st.Ctim.Unix())) < 300*time.Millisecond {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	snaps, err := snapstore.Open(t.TempDir())
+	must(t, err)
+	defer snaps.Close()
+	start := func() (*gitWorkspace, string) {
+		t.Helper()
+		var logs strings.Builder
+		var mu sync.Mutex
+		h := slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return logs.Write(b)
+		}), &slog.HandlerOptions{Level: slog.LevelDebug})
+		ws, err := Opener(slog.New(h), snaps)(dir)
+		must(t, err)
+		w := ws.(*gitWorkspace)
+		list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+		must(t, err)
+		if got, want := listPaths(list), gitPaths(t, dir); !slices.Equal(got, want) {
+			t.Errorf("uncommitted %v, git %v", got, want)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return w, logs.String()
+	}
+	w, logs := start()
+	if strings.Contains(logs, "working-tree state") {
+		t.Errorf("first start: %s", logs)
+	}
+	must(t, w.Close())
+	if _, err := os.Stat(w.statePath); err != nil {
+		t.Fatalf("no state saved: %v", err)
+	}
+
+	w, logs = start()
+	if !strings.Contains(logs, "working-tree state loaded") || !strings.Contains(logs, "entries=2") {
+		t.Errorf("restart did not load the two hashed files' state:\n%s", logs)
+	}
+	must(t, w.Close())
+
+	b, err := os.ReadFile(w.statePath)
+	must(t, err)
+	b[len(b)-1] ^= 1
+	must(t, os.WriteFile(w.statePath, b, 0o600))
+	w, logs = start()
+	if n := strings.Count(logs, "working-tree state is not used"); n != 1 {
+		t.Errorf("damaged state: %d log lines about it, want 1:\n%s", n, logs)
+	}
+	must(t, w.Close())
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

@@ -384,6 +384,7 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, headSt
 			tr.mu.Lock()
 			tr.dirty, tr.warnings, tr.head = dirty, st.Warnings, h
 			tr.mu.Unlock()
+			w.saveState()
 			return nil
 		}
 		if len(paths) > 0 {
@@ -443,6 +444,7 @@ func (w *gitWorkspace) Close() error {
 	tr.closed = true
 	tr.mu.Unlock()
 	tr.stopping.Wait()
+	w.saveState()
 	err := w.repo.Close() // its object files
 	if fw == nil {
 		return err

@@ -2,6 +2,8 @@ package source
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -45,6 +47,11 @@ type gitWorkspace struct {
 
 	// hashWorktree is repo.HashWorktree; tests count its calls.
 	hashWorktree func(ctx context.Context, path string) (string, error)
+
+	// statePath is where the working tree's state (scm.Repo.SaveState)
+	// is kept between runs: the stat data and blob ids of the files
+	// hashed, so a restart does not hash them again.
+	statePath string
 
 	// readWorktree, when set by a test, stands in for
 	// repo.ReadWorktreeCanonical (to simulate a file that cannot be read,
@@ -141,6 +148,14 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 		}
 		w := &gitWorkspace{repo: repo, snaps: snaps, top: top, scope: scope, log: log.With("component", "workspace", "root", repo.Root())}
 		w.hashWorktree = repo.HashWorktree
+		w.statePath = statePath(snaps, repo.Root())
+		if n, err := repo.LoadState(w.statePath); err == nil {
+			w.log.Debug("working-tree state loaded", "entries", n)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			// Another HEAD or index, or a damaged file: nothing of it
+			// is used, and the first scan hashes what it must.
+			w.log.Info("the saved working-tree state is not used", "reason", err)
+		}
 		// The first scan fills the stat cache and starts the tracker: the
 		// session's baseline snapshot and the first uncommitted changeset
 		// then take its result (and what the watcher reported since)
@@ -150,6 +165,26 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 			return nil, err
 		}
 		return w, nil
+	}
+}
+
+// statePath is where the working tree at root keeps its state: one file
+// per working tree, named by its path, beside the snapshots.
+func statePath(snaps *snapstore.Store, root string) string {
+	sum := sha1.Sum([]byte(root))
+	return filepath.Join(snaps.Dir(), "worktree-state", hex.EncodeToString(sum[:10])+".state")
+}
+
+// saveState writes the working tree's state for the next run; a failure
+// costs the next run some hashing, nothing else.
+func (w *gitWorkspace) saveState() {
+	if w.statePath == "" {
+		return
+	}
+	if err := w.repo.SaveState(w.statePath); errors.Is(err, fs.ErrNotExist) {
+		w.log.Debug("cannot save the working-tree state", "err", err) // the repository went away
+	} else if err != nil {
+		w.log.Warn("cannot save the working-tree state", "err", err)
 	}
 }
 
