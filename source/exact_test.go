@@ -3,9 +3,11 @@ package source
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -259,3 +261,67 @@ func TestWorktreeStateAcrossRestart(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestDiffsKeptAcrossRestart: after a restart on the unchanged tree the
+// changed files' diffs come from the saved state without reading the
+// files, equal to the first run's; a file edited while stopped is read
+// and diffed again, with git's counts.
+func TestDiffsKeptAcrossRestart(t *testing.T) {
+	dir := newRepo(t)
+	writeFile(t, dir, "a.txt", "alpha\nmore alpha\n")
+	writeFile(t, dir, "b.txt", "bravo\nBRAVO\nbravo\n")
+	writeFile(t, dir, "new.txt", "untracked\n")
+	snaps, err := snapstore.Open(t.TempDir())
+	must(t, err)
+	defer snaps.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	run := func() (map[string]session.FileChange, map[string]int) {
+		t.Helper()
+		ws, err := Opener(quiet, snaps)(dir)
+		must(t, err)
+		w := ws.(*gitWorkspace)
+		defer w.Close()
+		var mu sync.Mutex
+		reads := map[string]int{}
+		w.readWorktree = func(p string) ([]byte, uint32, error) {
+			mu.Lock()
+			reads[p]++
+			mu.Unlock()
+			b, mode, _, err := w.repo.ReadWorktreeCanonical(p)
+			return b, mode, err
+		}
+		list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+		must(t, err)
+		out := map[string]session.FileChange{}
+		for _, f := range list.Files {
+			out[f.Path()] = f
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return out, reads
+	}
+	first, _ := run()
+	second, reads := run()
+	for _, p := range []string{"a.txt", "b.txt"} {
+		if reads[p] != 0 {
+			t.Errorf("restart: %s read %d times, want its diff from the saved state", p, reads[p])
+		}
+		a, b := first[p], second[p]
+		if a.Patch != b.Patch || a.Added != b.Added || a.Removed != b.Removed || !reflect.DeepEqual(a.ACP, b.ACP) || !reflect.DeepEqual(a.Meta, b.Meta) {
+			t.Errorf("%s: restart's diff differs from the first run's:\n%+v\n%+v", p, a, b)
+		}
+	}
+	if reads["new.txt"] != 1 {
+		t.Errorf("the untracked file read %d times, want 1", reads["new.txt"])
+	}
+
+	writeFile(t, dir, "a.txt", "alpha\nedited while stopped\nand more\n")
+	third, reads := run()
+	if reads["a.txt"] != 1 {
+		t.Errorf("a.txt edited while stopped read %d times, want 1", reads["a.txt"])
+	}
+	numstat := strings.Fields(gitRun(t, dir, "diff", "HEAD", "--numstat", "--", "a.txt"))
+	if got := fmt.Sprint(third["a.txt"].Added, third["a.txt"].Removed); got != numstat[0]+" "+numstat[1] {
+		t.Errorf("a.txt after the edit: %s, git %v", got, numstat)
+	}
+}

@@ -52,6 +52,9 @@ type gitWorkspace struct {
 	// is kept between runs: the stat data and blob ids of the files
 	// hashed, so a restart does not hash them again.
 	statePath string
+	// diffs are the diffs of files changed on both sides, by content,
+	// saved beside the state.
+	diffs diffCache
 
 	// readWorktree, when set by a test, stands in for
 	// repo.ReadWorktreeCanonical (to simulate a file that cannot be read,
@@ -156,6 +159,11 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 			// is used, and the first scan hashes what it must.
 			w.log.Info("the saved working-tree state is not used", "reason", err)
 		}
+		if n, err := w.diffs.load(w.diffsPath()); err == nil {
+			w.log.Debug("saved diffs loaded", "files", n)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			w.log.Info("the saved diffs are not used", "reason", err)
+		}
 		// The first scan fills the stat cache and starts the tracker: the
 		// session's baseline snapshot and the first uncommitted changeset
 		// then take its result (and what the watcher reported since)
@@ -186,6 +194,15 @@ func (w *gitWorkspace) saveState() {
 	} else if err != nil {
 		w.log.Warn("cannot save the working-tree state", "err", err)
 	}
+	if err := w.diffs.save(w.diffsPath()); err != nil {
+		w.log.Warn("cannot save the diffs", "err", err)
+	}
+}
+
+// diffsPath is where the diffs of the working tree's changed files are
+// kept between runs.
+func (w *gitWorkspace) diffsPath() string {
+	return strings.TrimSuffix(w.statePath, ".state") + ".diffs"
 }
 
 // scopeOf returns the repository top as seen from dir and dir's path
@@ -432,7 +449,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 			single = append(single, c)
 		}
 	}
-	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, load, q)
+	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, load, q, &w.diffs)
 	if err != nil {
 		return nil, err
 	}
@@ -566,7 +583,10 @@ func (b *budget) give(n int64) {
 // once. A change whose working file vanished meanwhile (one side nil) is
 // returned in rest, to go through rename pairing with the additions and
 // deletions.
-func diffStream(ctx context.Context, root string, items []scm.Change, load func(scm.Change) ([2]*changeset.Side, error), q session.Query) ([]session.FileChange, [][2]*changeset.Side, error) {
+//
+// With the view's default limits, a file whose two blob ids are in cache
+// is not read at all, and each new diff goes into it.
+func diffStream(ctx context.Context, root string, items []scm.Change, load func(scm.Change) ([2]*changeset.Side, error), q session.Query, cache *diffCache) ([]session.FileChange, [][2]*changeset.Side, error) {
 	if len(items) == 0 {
 		return nil, nil, nil
 	}
@@ -577,8 +597,15 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 	loose := make([][2]*changeset.Side, len(items))
 	errs := make([]error, len(items))
 	bud := newBudget(diffBudget)
+	if q.MaxPatchBytes != 0 {
+		cache = nil // a whole-changeset patch has other limits
+	}
 	parallel(ctx, len(items), func(i int) {
 		c := items[i]
+		if r, ok := cache.get(c); ok {
+			out[i], done[i] = resultChange(r, q, root, true), true
+			return
+		}
 		took := bud.take(min(c.Head.Size, maxLoadedFile)+min(c.Work.Size, maxLoadedFile), diffBudget)
 		defer bud.give(took)
 		sd, err := load(c)
@@ -590,7 +617,9 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 			loose[i] = sd
 			return
 		}
-		out[i], done[i] = diffPair(sd, opt, q, root, true), true
+		r := compare(sd, opt)
+		cache.put(c, r)
+		out[i], done[i] = resultChange(r, q, root, true), true
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -626,10 +655,20 @@ func diffOptions(q session.Query) changeset.Options {
 // session's fact type. live tells whether the new side is the
 // working-tree file.
 func diffPair(p [2]*changeset.Side, opt changeset.Options, q session.Query, root string, live bool) session.FileChange {
+	return resultChange(compare(p, opt), q, root, live)
+}
+
+// compare diffs a pair of sides, counted in the metrics.
+func compare(p [2]*changeset.Side, opt changeset.Options) changeset.Result {
 	start := time.Now()
 	r := changeset.Compare(p[0], p[1], opt)
 	metrics.DiffSeconds.Observe(time.Since(start).Seconds())
 	metrics.FilesDiffed.Inc()
+	return r
+}
+
+// resultChange is a diff's result as the session's fact type.
+func resultChange(r changeset.Result, q session.Query, root string, live bool) session.FileChange {
 	fc := fileChange(r)
 	if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
 		fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string))
