@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/scm/snapstore"
 	"github.com/changesetd/changesetd/session"
 )
 
@@ -109,5 +112,31 @@ func BenchmarkFirstView(b *testing.B) {
 			b.Fatalf("%d files changed, want %d", len(list.Files), benchFiles()/100+5)
 		}
 		w.Close()
+	}
+}
+
+// BenchmarkRestartView is BenchmarkFirstView on a state directory the
+// previous iteration left: what a restart on the unchanged tree does.
+func BenchmarkRestartView(b *testing.B) {
+	dir := firstViewRepo(b, benchFiles())
+	snaps, err := snapstore.Open(b.TempDir())
+	must(b, err)
+	defer snaps.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	view := func() {
+		ws, err := Opener(quiet, snaps)(dir)
+		must(b, err)
+		w := ws.(*gitWorkspace)
+		list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+		must(b, err)
+		if len(list.Files) < benchFiles()/100 {
+			b.Fatalf("%d files changed, want %d", len(list.Files), benchFiles()/100+5)
+		}
+		must(b, w.Close())
+	}
+	view() // the run before the restart
+	b.ResetTimer()
+	for range b.N {
+		view()
 	}
 }
