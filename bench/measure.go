@@ -316,6 +316,7 @@ type coldResult struct {
 	// from the last run may be on the wire before it is verified.
 	startToListed time.Duration
 	firstStatus   string
+	cpuToReady    time.Duration // the daemon's CPU time at ready (user + system)
 }
 
 // coldRun connects to a fresh daemon, subscribes to the uncommitted
@@ -393,6 +394,7 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 	}
 	res.subscribeToReady = time.Since(start)
 	res.startToReady = time.Since(d.started)
+	res.cpuToReady, _ = processCPU(d.cmd.Process.Pid) // "—" in the table when unknown
 	res.files = m.st.Files
 	if res.rss, err = peakRSS(d.cmd.Process.Pid); err != nil {
 		return nil, res, err

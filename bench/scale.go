@@ -37,8 +37,11 @@ type scaleResult struct {
 	restartListed    time.Duration // restart → first state listing every file
 	restartStatus    string        // … and its status
 	rss, floor       int64
-	saveP50, saveP99 time.Duration
-	burst            *burstResult
+	// CPU time (user + system): the daemon's at ready, least of the
+	// runs, and the git pair's.
+	startCPU, restartCPU, gitCPU time.Duration
+	saveP50, saveP99             time.Duration
+	burst                        *burstResult
 }
 
 type burstResult struct {
@@ -94,6 +97,9 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 		return nil, err
 	}
 	res := &scaleResult{files: n, modified: len(r.modified), gitPair: median(g.diffPlusOthers), gitStat: median(g.status), gitRSS: medianInt(g.diffRSS)}
+	if res.gitCPU, err = gitPairCPU(r.dir, c.runs); err != nil {
+		return nil, err
+	}
 
 	var cold []coldResult
 	var d *daemon
@@ -115,6 +121,9 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 			return nil, fmt.Errorf("cold run: %w; daemon stderr:\n%s", err, tail(d.stderr))
 		}
 		cold = append(cold, cr)
+		if res.startCPU == 0 || cr.cpuToReady < res.startCPU {
+			res.startCPU = cr.cpuToReady
+		}
 		m = mm
 		if i < c.runs-1 {
 			if err := d.stop(); err != nil {
@@ -168,6 +177,9 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 		}
 		uri = mm.uri
 		restarts = append(restarts, cr.startToReady)
+		if res.restartCPU == 0 || cr.cpuToReady < res.restartCPU {
+			res.restartCPU = cr.cpuToReady
+		}
 		if i == 0 || cr.startToListed < res.restartListed {
 			res.restartListed, res.restartStatus = cr.startToListed, cr.firstStatus
 		}
@@ -354,10 +366,12 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, load0 string) {
 		return fmt.Sprintf("%s / %s = **%.2f×**", fmtDur(ours), fmtDur(git), ratio(ours, git))
 	}
 	line("process start → `uncommitted` ready, vs `git diff HEAD --numstat` + `git ls-files --others --exclude-standard`", "≤ 1.0×", func(r scaleResult) string { return vs(r.start, r.gitPair) })
+	line("… CPU time (user + system) to ready, least of the runs, vs the git pair's", "≤ 1.0×", func(r scaleResult) string { return cpuVs(r.startCPU, r.gitCPU) })
 	line("subscribe → ready, running daemon, changeset not computed, vs the same git pair", "≤ 1.0×", func(r scaleResult) string { return vs(r.subscribe, r.gitPair) })
 	line("second subscriber → ready, vs the same git pair", "≤ 0.05×", func(r scaleResult) string { return vs(r.second, r.gitPair) })
 	line("third to fifth subscriber → ready (median), vs the same git pair", "≤ 0.05×", func(r scaleResult) string { return vs(r.later, r.gitPair) })
 	line("restart (SIGTERM, same state dir) on the unchanged tree → ready, vs the same git pair", "≤ 0.5×", func(r scaleResult) string { return vs(r.restart, r.gitPair) })
+	line("… CPU time (user + system) to ready, least of the runs, vs the git pair's", "≤ 0.5×", func(r scaleResult) string { return cpuVs(r.restartCPU, r.gitCPU) })
 	line("… restart → the first state listing every file (its status), fastest run", "≤ 50 ms, `recomputing`", func(r scaleResult) string { return firstOnWire(r.restartListed, r.restartStatus) })
 	line("peak RSS (VmHWM) vs `git diff HEAD --numstat` (maxrss)", "", func(r scaleResult) string {
 		return fmt.Sprintf("%s / %s = **%.2f×**", fmtKiB(r.rss), fmtKiB(r.gitRSS), float64(r.rss)/float64(r.gitRSS))
