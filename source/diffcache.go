@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/changesetd/changesetd/changeset"
@@ -107,8 +109,32 @@ func bare(s *changeset.Side) *changeset.Side {
 	return &changeset.Side{Path: s.Path, Mode: s.Mode, OID: oid, Size: n}
 }
 
-// diffFileMagic starts a saved diff cache; a SHA-1 of the rest ends it.
+// diffFileMagic starts a saved diff cache, followed by the build that
+// wrote it (a line); a SHA-1 of the rest ends it.
 const diffFileMagic = "changesetd diffs 1\n"
+
+// builtBy names this build: diffs saved by another build (whose diff may
+// differ) are not used.
+var builtBy = func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Path + "@" + bi.Main.Version + " " + bi.GoVersion
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" || s.Key == "vcs.time" {
+			v += " " + s.Key + "=" + s.Value
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			// A rebuilt binary of the same revision (a work tree's
+			// uncommitted edits) has another size or time.
+			v += fmt.Sprintf(" %d@%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return strings.ReplaceAll(v, "\n", " ")
+}()
 
 type savedDiff struct {
 	Key    diffKey
@@ -127,7 +153,7 @@ func (d *diffCache) save(path string) error {
 	}
 	d.mu.Unlock()
 	var b bytes.Buffer
-	b.WriteString(diffFileMagic)
+	b.WriteString(diffFileMagic + builtBy + "\n")
 	if err := gob.NewEncoder(&b).Encode(list); err != nil {
 		return err
 	}
@@ -154,8 +180,12 @@ func (d *diffCache) load(path string) (int, error) {
 	if s := sha1.Sum(body); !bytes.Equal(s[:], sum) {
 		return 0, errors.New("saved diff cache: checksum mismatch (corrupt or truncated)")
 	}
+	by, rest, ok := strings.Cut(string(body[len(diffFileMagic):]), "\n")
+	if !ok || by != builtBy {
+		return 0, fmt.Errorf("saved diff cache: written by another build (%s)", by)
+	}
 	var list []savedDiff
-	if err := gob.NewDecoder(bytes.NewReader(body[len(diffFileMagic):])).Decode(&list); err != nil {
+	if err := gob.NewDecoder(strings.NewReader(rest)).Decode(&list); err != nil {
 		return 0, fmt.Errorf("saved diff cache: %w", err)
 	}
 	d.mu.Lock()

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"crypto/sha1"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/metrics"
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/scm"
 	"github.com/changesetd/changesetd/scm/snapstore"
 	"github.com/changesetd/changesetd/session"
 )
@@ -324,4 +326,45 @@ func TestDiffsKeptAcrossRestart(t *testing.T) {
 	if got := fmt.Sprint(third["a.txt"].Added, third["a.txt"].Removed); got != numstat[0]+" "+numstat[1] {
 		t.Errorf("a.txt after the edit: %s, git %v", got, numstat)
 	}
+}
+
+// TestSavedDiffsOfAnotherBuildNotUsed: diffs saved by another build of
+// the daemon (whose diff may differ) are refused, and a damaged file too.
+func TestSavedDiffsOfAnotherBuildNotUsed(t *testing.T) {
+	c := scmChange("a.txt", "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222")
+	var d diffCache
+	old := &changeset.Side{Path: "a.txt", Mode: changeset.ModeRegular, OID: c.Head.OID, Content: []byte("a\n")}
+	cur := &changeset.Side{Path: "a.txt", Mode: changeset.ModeRegular, OID: c.Work.OID, Content: []byte("b\n")}
+	c.Work.OID = changeset.BlobOID(cur.Content)
+	cur.OID = c.Work.OID
+	d.put(c, changeset.Compare(old, cur, changeset.Options{}))
+	path := filepath.Join(t.TempDir(), "x.diffs")
+	must(t, d.save(path))
+	var fresh diffCache
+	if n, err := fresh.load(path); err != nil || n != 1 {
+		t.Fatalf("load: %d, %v", n, err)
+	}
+	if _, ok := fresh.get(c); !ok {
+		t.Fatalf("the saved diff is not found")
+	}
+
+	b, err := os.ReadFile(path)
+	must(t, err)
+	body := strings.Replace(string(b[:len(b)-20]), builtBy, "another build", 1)
+	sum := sha1.Sum([]byte(body))
+	must(t, os.WriteFile(path, append([]byte(body), sum[:]...), 0o600))
+	var other diffCache
+	if n, err := other.load(path); err == nil || n != 0 {
+		t.Errorf("another build's diffs: %d loaded, err %v", n, err)
+	}
+	must(t, os.WriteFile(path, b[:len(b)-3], 0o600))
+	if n, err := other.load(path); err == nil || n != 0 {
+		t.Errorf("truncated diffs: %d loaded, err %v", n, err)
+	}
+}
+
+func scmChange(p, head, work string) scm.Change {
+	return scm.Change{Path: p, Kind: scm.Modified,
+		Head: &scm.FileState{Path: p, Mode: changeset.ModeRegular, OID: head},
+		Work: &scm.FileState{Path: p, Mode: changeset.ModeRegular, OID: work}}
 }
