@@ -177,6 +177,7 @@ func (r *Repo) statusLocked(ctx context.Context, hs headState, baseCommit plumbi
 	if err != nil {
 		return nil, err
 	}
+	s.work = make(map[string]*workFile, len(s.idx.names)+16) // every file of the tree
 	changes, err := s.run([]string{""}, base)
 	if err != nil {
 		return nil, err
@@ -289,12 +290,15 @@ func (r *Repo) newScan(ctx context.Context) (*scan, error) {
 	}
 	set := newSettings(loadConfig(r.commonDir, r.gitDir))
 	return &scan{
-		r:       r,
-		ctx:     ctx,
-		set:     set,
-		rules:   newRules(r.root, r.commonDir, &set),
-		idx:     idx,
-		work:    make(map[string]*workFile, len(idx.names)+16),
+		r:     r,
+		ctx:   ctx,
+		set:   set,
+		rules: newRules(r.root, r.commonDir, &set),
+		idx:   idx,
+		// Sized for a few paths, as a save re-checks: a map sized for
+		// the whole index here cost each save an allocation the size of
+		// the tree. Status sizes it for the tree.
+		work:    make(map[string]*workFile, 64),
 		visited: make(map[string]bool),
 		dirOK:   map[string]bool{"": true},
 	}, nil
