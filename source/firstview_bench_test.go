@@ -140,3 +140,29 @@ func BenchmarkRestartView(b *testing.B) {
 		view()
 	}
 }
+
+// BenchmarkSave is what one save costs the workspace once the view is
+// up: the file re-checked and diffed, as the session asks after a
+// watcher batch. Its allocations should not grow with the tree.
+func BenchmarkSave(b *testing.B) {
+	dir := firstViewRepo(b, benchFiles())
+	w := open(b, dir).(*gitWorkspace)
+	defer w.Close()
+	ctx := context.Background()
+	_, err := w.Changes(ctx, session.Query{View: protocol.KindUncommitted})
+	must(b, err)
+	rel := "mod01/pkg0001/file000001.go"
+	orig, err := os.ReadFile(filepath.Join(dir, rel))
+	must(b, err)
+	defer os.WriteFile(filepath.Join(dir, rel), orig, 0o644)
+	i := 0
+	for b.Loop() {
+		i++
+		must(b, os.WriteFile(filepath.Join(dir, rel), append(orig, fmt.Sprintf("// save %d\n", i)...), 0o644))
+		list, err := w.Changes(ctx, session.Query{View: protocol.KindUncommitted, Paths: []string{rel}})
+		must(b, err)
+		if len(list.Files) != 1 {
+			b.Fatalf("%d files", len(list.Files))
+		}
+	}
+}
