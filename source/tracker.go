@@ -384,7 +384,7 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, headSt
 			tr.mu.Lock()
 			tr.dirty, tr.warnings, tr.head = dirty, st.Warnings, h
 			tr.mu.Unlock()
-			w.saveState()
+			w.saveState(false)
 			return nil
 		}
 		if len(paths) > 0 {
@@ -444,7 +444,7 @@ func (w *gitWorkspace) Close() error {
 	tr.closed = true
 	tr.mu.Unlock()
 	tr.stopping.Wait()
-	w.saveState()
+	w.saveState(true)
 	err := w.repo.Close() // its object files
 	if fw == nil {
 		return err

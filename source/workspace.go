@@ -183,9 +183,11 @@ func statePath(snaps *snapstore.Store, root string) string {
 	return filepath.Join(snaps.Dir(), "worktree-state", hex.EncodeToString(sum[:10])+".state")
 }
 
-// saveState writes the working tree's state for the next run; a failure
-// costs the next run some hashing, nothing else.
-func (w *gitWorkspace) saveState() {
+// saveState writes the working tree's state for the next run, and with
+// diffs the diffs kept (at close only: after a burst they are megabytes,
+// which a full status must not wait for); a failure costs the next run
+// some hashing or diffing, nothing else.
+func (w *gitWorkspace) saveState(diffs bool) {
 	if w.statePath == "" {
 		return
 	}
@@ -193,6 +195,9 @@ func (w *gitWorkspace) saveState() {
 		w.log.Debug("cannot save the working-tree state", "err", err) // the repository went away
 	} else if err != nil {
 		w.log.Warn("cannot save the working-tree state", "err", err)
+	}
+	if !diffs {
+		return
 	}
 	if err := w.diffs.save(w.diffsPath()); err != nil {
 		w.log.Warn("cannot save the diffs", "err", err)
