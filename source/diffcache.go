@@ -23,9 +23,10 @@ import (
 // working-tree state, so a restart diffs only the files that changed
 // while it was stopped. Results are kept without the sides' content.
 type diffCache struct {
-	mu   sync.Mutex
-	m    map[diffKey]changeset.Result
-	used map[diffKey]bool // looked up or stored since the last save
+	mu    sync.Mutex
+	m     map[diffKey]changeset.Result
+	used  map[diffKey]bool // looked up or stored since the last save
+	bytes int64            // resultBytes of the results in m
 }
 
 // diffKey names one diff: the path (in the patch's header), both blob
@@ -36,8 +37,23 @@ type diffKey struct {
 	OldMode, NewMode uint32
 }
 
-// maxCachedDiffs bounds the results kept; past it, the cache starts over.
-const maxCachedDiffs = 200000
+// maxCachedDiffBytes bounds the results kept (their patches and hunk
+// lines); past it, the cache starts over. The diffs of a view's changed
+// files are a few MB; a burst of thousands of files must not keep
+// tens of MB resident.
+const maxCachedDiffBytes = 32 << 20
+
+// resultBytes estimates what r holds in memory.
+func resultBytes(r *changeset.Result) int64 {
+	n := int64(len(r.Patch)) + 256
+	for _, h := range r.Hunks {
+		n += int64(len(h.Section)) + 64
+		for _, l := range h.Lines {
+			n += int64(len(l.Text)) + 32
+		}
+	}
+	return n
+}
 
 // keyOf is c's key, and whether its diff may be cached: both blob ids
 // known, the same path on both sides.
@@ -88,12 +104,27 @@ func (d *diffCache) put(c scm.Change, r changeset.Result) {
 	if r.Old.OID != k.OldOID {
 		return
 	}
+	n := resultBytes(&r)
+	if n > maxCachedDiffBytes/8 {
+		return // one huge file is diffed again rather than kept
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.m == nil || len(d.m) >= maxCachedDiffs {
-		d.m, d.used = map[diffKey]changeset.Result{}, map[diffKey]bool{}
+	d.addLocked(k, r, n)
+	d.used[k] = true
+}
+
+// addLocked keeps r under k, starting over past maxCachedDiffBytes. d.mu
+// must be held.
+func (d *diffCache) addLocked(k diffKey, r changeset.Result, n int64) {
+	if d.m == nil || d.bytes+n > maxCachedDiffBytes {
+		d.m, d.used, d.bytes = map[diffKey]changeset.Result{}, map[diffKey]bool{}, 0
 	}
-	d.m[k], d.used[k] = r, true
+	if old, ok := d.m[k]; ok {
+		d.bytes -= resultBytes(&old)
+	}
+	d.m[k] = r
+	d.bytes += n
 }
 
 // bare is s without its content, its size kept.
@@ -190,14 +221,11 @@ func (d *diffCache) load(path string) (int, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.m == nil {
-		d.m, d.used = map[diffKey]changeset.Result{}, map[diffKey]bool{}
-	}
 	for _, s := range list {
 		if s.Result.Old == nil || s.Result.New == nil || s.Result.Old.OID != s.Key.OldOID || s.Result.New.OID != s.Key.NewOID {
 			continue
 		}
-		d.m[s.Key] = s.Result
+		d.addLocked(s.Key, s.Result, resultBytes(&s.Result))
 	}
 	return len(list), nil
 }
