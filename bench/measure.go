@@ -155,7 +155,8 @@ func startDaemonOn(bin, repoDir, work, logLevel string, n int, logName string) (
 	if err != nil {
 		return nil, err
 	}
-	d.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", logLevel, repoDir)
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", logLevel}, profileArgs(logName)...)
+	d.cmd = exec.Command(bin, append(args, repoDir)...)
 	d.cmd.Stderr = logf
 	out, err := d.cmd.StdoutPipe()
 	if err != nil {
@@ -310,6 +311,12 @@ type coldResult struct {
 	rss              int64         // VmHWM, KiB
 	rssFile          int64         // RssFile at ready, KiB: mapped files
 	files            []protocol.ChangesetFile
+	// startToListed is process start -> the first state listing every
+	// file, whatever its status (firstStatus): on a restart, a view kept
+	// from the last run may be on the wire before it is verified.
+	startToListed time.Duration
+	firstStatus   string
+	cpuToReady    time.Duration // the daemon's CPU time at ready (user + system)
 }
 
 // coldRun connects to a fresh daemon, subscribes to the uncommitted
@@ -358,8 +365,8 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 	if err := json.Unmarshal(raw, &m.st); err != nil {
 		return nil, res, fmt.Errorf("changeset snapshot: %v", err)
 	}
-	err = m.wait(ctx, fmt.Sprintf("uncommitted changeset ready with %d files", len(want)), func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
-		if st.Status != protocol.StatusReady || len(st.Files) < len(want) {
+	listed := func(st *protocol.ChangesetState) bool {
+		if len(st.Files) < len(want) {
 			return false
 		}
 		n := 0
@@ -369,12 +376,25 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 			}
 		}
 		return n == len(want)
+	}
+	if listed(&m.st) {
+		res.startToListed, res.firstStatus = time.Since(d.started), string(m.st.Status)
+	}
+	err = m.wait(ctx, fmt.Sprintf("uncommitted changeset ready with %d files", len(want)), func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
+		if !listed(st) {
+			return false
+		}
+		if res.startToListed == 0 {
+			res.startToListed, res.firstStatus = time.Since(d.started), string(st.Status)
+		}
+		return st.Status == protocol.StatusReady
 	})
 	if err != nil {
 		return nil, res, err
 	}
 	res.subscribeToReady = time.Since(start)
 	res.startToReady = time.Since(d.started)
+	res.cpuToReady, _ = processCPU(d.cmd.Process.Pid) // "—" in the table when unknown
 	res.files = m.st.Files
 	if res.rss, err = peakRSS(d.cmd.Process.Pid); err != nil {
 		return nil, res, err

@@ -111,6 +111,26 @@ func BenchmarkStatusPaths(b *testing.B) {
 	}
 }
 
+// BenchmarkStatusOneFile re-checks one saved file, what a save costs the
+// scan: its allocations must not grow with the tree.
+func BenchmarkStatusOneFile(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git binary not available")
+	}
+	dir := makeBenchRepo(b)
+	r := openRepo(b, dir)
+	ctx := context.Background()
+	if _, err := r.Status(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		got, err := r.StatusPaths(ctx, []string{"pkg03/sub0/file0003.go"})
+		if err != nil || len(got) != 1 {
+			b.Fatalf("%v %d", err, len(got))
+		}
+	}
+}
+
 // BenchmarkIndexDecode times decoding a 100,000-entry index (version 2
 // and 4) with our decoder and with go-git's, which it replaced.
 func BenchmarkIndexDecode(b *testing.B) {

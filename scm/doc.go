@@ -16,7 +16,10 @@
 //     the attributes that decide how git would clean a file before hashing
 //     it (core.autocrlf, text/eol/crlf, filter=lfs, ident,
 //     working-tree-encoding);
-//   - an in-memory stat cache, so repeated scans hash only what changed;
+//   - a stat cache, so repeated scans hash only what changed, saved
+//     across restarts as a working-tree state (treestate.go: trusted
+//     only for the same root, HEAD, index and ignore and attribute
+//     inputs, each entry only if older than the state file);
 //   - safe reads of worktree files that refuse to leave the worktree;
 //   - the write side: working-tree writes confined to the root (atomic
 //     replace, no path through a symlinked directory, nothing in .git),
@@ -38,6 +41,12 @@
 // ctime (the kernel sets it to "now" on both the write and the utimes call,
 // and userspace cannot set it back), so the entry no longer matches and the
 // file is hashed. core.trustctime=false switches this off, as in git.
+//
+// An entry marked assume-unchanged (the index's assume-valid bit) is taken
+// to be the file, whatever is on disk, as git takes it: its working side
+// is the entry (FileState.Stored). An entry whose nanoseconds are 0 (an
+// index written by a tool that keeps whole seconds) is compared in
+// seconds, and is racy within the index file's whole second.
 //
 // The racy-git rule (git's Documentation/technical/racy-git.txt): an entry
 // whose mtime is not older than the index file itself may have been modified

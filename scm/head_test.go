@@ -56,3 +56,36 @@ func TestGarbageHead(t *testing.T) {
 		r2.Close()
 	}
 }
+
+// TestHeadFollowsRefChanges: HEAD's remembered resolution is dropped by
+// each way git moves it: a commit, a checkout of another branch, the
+// refs packed, the branch moved by update-ref, and a detached HEAD.
+func TestHeadFollowsRefChanges(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, dir, "a.txt", "a\n")
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "one")
+	r := openRepo(t, dir)
+	check := func(step string) {
+		t.Helper()
+		c, _, err := r.HeadTree()
+		must(t, err)
+		if want := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD")); c != want {
+			t.Errorf("%s: HEAD %s, git %s", step, c, want)
+		}
+	}
+	check("first")
+	writeFile(t, dir, "a.txt", "b\n")
+	gitRun(t, dir, "commit", "-q", "-am", "two")
+	check("commit")
+	gitRun(t, dir, "checkout", "-q", "-b", "other", "HEAD~1")
+	check("checkout")
+	gitRun(t, dir, "pack-refs", "--all")
+	check("pack-refs")
+	gitRun(t, dir, "update-ref", "refs/heads/other", "main")
+	check("update-ref")
+	gitRun(t, dir, "checkout", "-q", "--detach", "HEAD~1")
+	check("detached")
+	gitRun(t, dir, "checkout", "-q", "main")
+	check("back on main")
+}

@@ -36,8 +36,7 @@ func (r *Repo) ignoreRules() *rules {
 	}
 	cfg := loadConfig(r.commonDir, r.gitDir)
 	s := newSettings(cfg)
-	key := statKey(filepath.Join(r.commonDir, "config"), filepath.Join(r.gitDir, "config.worktree"),
-		filepath.Join(r.commonDir, "info", "exclude"), s.excludesFile)
+	key := statKey(r.ignoreSources(&s)...)
 	c.checked = now
 	if c.rules == nil || key != c.key {
 		c.rules, c.key = newRules(r.root, r.commonDir, &s), key
@@ -69,13 +68,21 @@ func statKey(paths ...string) string {
 }
 
 // IgnoreSources lists the files outside the working tree that decide what
-// is ignored: the repository's config, info/exclude and core.excludesFile
-// (as configured now). A watcher watching them lets an edit of one apply
-// at once, where the rules would otherwise be rechecked only on the next
-// scan.
+// is ignored: every config file git reads (the system's, the user's
+// global ones, the repository's and the worktree's, any of which may set
+// core.excludesFile), info/exclude and core.excludesFile as configured
+// now (by default $XDG_CONFIG_HOME/git/ignore). A watcher watching them
+// lets an edit of one apply at once, where the rules would otherwise be
+// rechecked only on the next scan; when the list itself changes (the
+// config names another excludes file), the watcher must watch the new
+// list.
 func (r *Repo) IgnoreSources() []string {
 	s := newSettings(loadConfig(r.commonDir, r.gitDir))
-	out := []string{filepath.Join(r.commonDir, "config"), filepath.Join(r.commonDir, "info", "exclude")}
+	return r.ignoreSources(&s)
+}
+
+func (r *Repo) ignoreSources(s *settings) []string {
+	out := append(configPaths(r.commonDir, r.gitDir), filepath.Join(r.commonDir, "info", "exclude"))
 	if s.excludesFile != "" {
 		out = append(out, s.excludesFile)
 	}

@@ -69,6 +69,9 @@ type Repo struct {
 	// again, and go-git opens the pack file for each answer.
 	commitTrees map[plumbing.Hash]plumbing.Hash
 	blobSizes   map[plumbing.Hash]int64
+	// head is the last resolution of HEAD to a branch's commit, with
+	// the stat data of the files it came from (headLocked).
+	head headMemo
 	// cache is the stat cache: path -> stat and blob id from our last hash.
 	cache map[string]cacheEntry
 	// treeReads and treeShortcuts count tree objects read and directories
@@ -76,6 +79,9 @@ type Repo struct {
 	treeReads, treeShortcuts int
 	// hashes counts files read and hashed (cache misses), for tests.
 	hashes int
+	// stateGen is the generation of the last working-tree state saved or
+	// loaded (treestate.go).
+	stateGen uint64
 	// edited holds paths someone reported editing (Forget): their index
 	// stat data is not trusted, so an edit that kept it is still seen.
 	edited map[string]bool
@@ -597,11 +603,41 @@ type headState struct {
 	branch string
 }
 
+// headMemo is HEAD resolved through a branch, and the stat data of HEAD,
+// the branch's loose ref and packed-refs when it was (zero for a file
+// that was missing). git replaces each of them by renaming a lock file
+// over it, so a file that stats the same holds the same content.
+type headMemo struct {
+	files  [3]fileStat
+	target plumbing.ReferenceName
+	hs     headState
+}
+
+// statOrZero is path's lstat data, zero when it cannot be read.
+func statOrZero(path string) fileStat {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fileStat{}
+	}
+	return statOf(fi)
+}
+
 // headLocked resolves HEAD. r.mu must be held.
 func (r *Repo) headLocked() (headState, error) {
+	if m := &r.head; m.target != "" {
+		// Three lstats instead of reading HEAD and resolving the branch
+		// again: a view asks for HEAD once per file it shows.
+		files := [3]fileStat{statOrZero(filepath.Join(r.gitDir, "HEAD")),
+			statOrZero(filepath.Join(r.commonDir, filepath.FromSlash(string(m.target)))),
+			statOrZero(filepath.Join(r.commonDir, "packed-refs"))}
+		if files == m.files && files[0] != (fileStat{}) {
+			return m.hs, nil
+		}
+	}
 	var hs headState
-	// Read as git reads it, every time: HEAD may have been damaged since
-	// Open.
+	files := [3]fileStat{statOrZero(filepath.Join(r.gitDir, "HEAD"))}
+	// Read as git reads it, every time HEAD's file changed: it may have
+	// been damaged since Open.
 	target, id, err := readHead(r.gitDir)
 	if err != nil {
 		return hs, fmt.Errorf("scm: read HEAD: %w", err)
@@ -613,6 +649,11 @@ func (r *Repo) headLocked() (headState, error) {
 	if target.IsBranch() {
 		hs.branch = target.Short()
 	}
+	// The ref files are stat'ed before they are read: a change after
+	// the stat makes the next call read them again.
+	files[1] = statOrZero(filepath.Join(r.commonDir, filepath.FromSlash(string(target))))
+	files[2] = statOrZero(filepath.Join(r.commonDir, "packed-refs"))
+	r.head = headMemo{}
 	res, err := r.repo.Reference(target, true)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return hs, nil // unborn branch
@@ -621,6 +662,11 @@ func (r *Repo) headLocked() (headState, error) {
 		return hs, fmt.Errorf("scm: resolve HEAD: %w", err)
 	}
 	hs.commit = res.Hash()
+	if target.IsBranch() && res.Name() == target {
+		// A branch whose ref is a commit id (not another symbolic ref,
+		// whose own file the stat data would not cover).
+		r.head = headMemo{files: files, target: target, hs: hs}
+	}
 	return hs, nil
 }
 
@@ -893,6 +939,10 @@ type idxEntry struct {
 	e *index.Entry
 	// conflict: only stages 1-3 exist for this path.
 	conflict bool
+	// assumed: the entry carries the assume-valid bit ("git update-index
+	// --assume-unchanged"): git takes the working file to be the entry,
+	// whatever is on disk.
+	assumed bool
 }
 
 // indexLocked returns the index, re-decoding it when the file changed.
@@ -947,11 +997,11 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	for _, e := range idx.entries {
 		if prev, ok := snap.m[e.Name]; ok {
 			if e.Stage == stageMerged {
-				prev.e, prev.conflict = e, false
+				prev.e, prev.conflict, prev.assumed = e, false, idx.assumeValid[e]
 			}
 			continue
 		}
-		store = append(store, idxEntry{e: e, conflict: e.Stage != stageMerged})
+		store = append(store, idxEntry{e: e, conflict: e.Stage != stageMerged, assumed: e.Stage == stageMerged && idx.assumeValid[e]})
 		snap.m[e.Name] = &store[len(store)-1]
 		snap.names = append(snap.names, e.Name)
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -72,15 +72,35 @@ func (r *Repo) IndexDigest() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return indexDigest(idx), nil
+}
+
+// indexDigest hashes, for each entry, "<path>\0conflict\0" or
+// "<path>\0<octal mode> <hex id> <intent-to-add>\0", built by appending
+// into one buffer: formatting each of a large index's entries cost more
+// than hashing them.
+func indexDigest(idx *indexSnapshot) string {
 	h := sha1.New()
+	buf := make([]byte, 0, 64<<10)
 	for _, name := range idx.names {
 		ie := idx.m[name]
 		switch {
 		case ie.conflict:
-			fmt.Fprintf(h, "%s\x00conflict\x00", name)
+			buf = append(append(buf, name...), "\x00conflict\x00"...)
 		case ie.e != nil:
-			fmt.Fprintf(h, "%s\x00%o %s %t\x00", name, uint32(ie.e.Mode), ie.e.Hash, ie.e.IntentToAdd)
+			buf = append(append(buf, name...), 0)
+			buf = strconv.AppendUint(buf, uint64(ie.e.Mode), 8)
+			buf = append(buf, ' ')
+			buf = hex.AppendEncode(buf, ie.e.Hash[:])
+			buf = append(buf, ' ')
+			buf = strconv.AppendBool(buf, ie.e.IntentToAdd)
+			buf = append(buf, 0)
+		}
+		if len(buf) >= 60<<10 {
+			h.Write(buf)
+			buf = buf[:0]
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -49,6 +49,10 @@ type FileState struct {
 	// see HashWorktree).
 	OID  string
 	Size int64 // blob size at the base; size on disk in the working tree
+	// Stored: the working-tree side is the index entry's blob, not the
+	// file on disk, which git does not look at (an entry marked
+	// assume-unchanged, or skip-worktree); read it from the object store.
+	Stored bool
 }
 
 // Change is one path whose working-tree state differs from the base.
@@ -173,6 +177,7 @@ func (r *Repo) statusLocked(ctx context.Context, hs headState, baseCommit plumbi
 	if err != nil {
 		return nil, err
 	}
+	s.work = make(map[string]*workFile, len(s.idx.names)+16) // every file of the tree
 	changes, err := s.run([]string{""}, base)
 	if err != nil {
 		return nil, err
@@ -274,6 +279,7 @@ type workFile struct {
 	size      int64
 	untracked bool
 	submodule bool
+	stored    bool // taken from the index entry, not the disk
 	st        fileStat
 }
 
@@ -284,12 +290,15 @@ func (r *Repo) newScan(ctx context.Context) (*scan, error) {
 	}
 	set := newSettings(loadConfig(r.commonDir, r.gitDir))
 	return &scan{
-		r:       r,
-		ctx:     ctx,
-		set:     set,
-		rules:   newRules(r.root, r.commonDir, &set),
-		idx:     idx,
-		work:    make(map[string]*workFile, len(idx.names)+16),
+		r:     r,
+		ctx:   ctx,
+		set:   set,
+		rules: newRules(r.root, r.commonDir, &set),
+		idx:   idx,
+		// Sized for a few paths, as a save re-checks: a map sized for
+		// the whole index here cost each save an allocation the size of
+		// the tree. Status sizes it for the tree.
+		work:    make(map[string]*workFile, 64),
 		visited: make(map[string]bool),
 		dirOK:   map[string]bool{"": true},
 	}, nil
@@ -445,8 +454,8 @@ func (s *scan) realDir(rel string) bool {
 
 // checkUnseen decides an index entry the walk did not reach.
 func (s *scan) checkUnseen(name string, ie *idxEntry) error {
-	if ie.e.SkipWorktree {
-		s.work[name] = &workFile{mode: ie.e.Mode, oid: ie.e.Hash, known: true, size: int64(ie.e.Size), submodule: ie.e.Mode == filemode.Submodule}
+	if ie.e.SkipWorktree || ie.assumed {
+		s.work[name] = &workFile{mode: ie.e.Mode, oid: ie.e.Hash, known: true, size: int64(ie.e.Size), submodule: ie.e.Mode == filemode.Submodule, stored: true}
 		return nil
 	}
 	parent := parentDir(name)
@@ -499,14 +508,17 @@ func (s *scan) statMatches(ie *idxEntry, st fileStat) bool {
 	if e.ModifiedAt.Unix() != floorDiv(st.mtime, 1e9) {
 		return false
 	}
-	if full && int64(e.ModifiedAt.Nanosecond()) != floorMod(st.mtime, 1e9) {
+	// An entry whose nanoseconds are 0 was written by a tool that keeps
+	// whole seconds (or git built without USE_NSEC): its seconds are all
+	// it knows, and the racy rule covers the rest of that second.
+	if full && e.ModifiedAt.Nanosecond() != 0 && int64(e.ModifiedAt.Nanosecond()) != floorMod(st.mtime, 1e9) {
 		return false
 	}
 	if s.set.trustCtime && st.sys {
 		if e.CreatedAt.Unix() != floorDiv(st.ctime, 1e9) {
 			return false
 		}
-		if full && int64(e.CreatedAt.Nanosecond()) != floorMod(st.ctime, 1e9) {
+		if full && e.CreatedAt.Nanosecond() != 0 && int64(e.CreatedAt.Nanosecond()) != floorMod(st.ctime, 1e9) {
 			return false
 		}
 	}
@@ -537,12 +549,20 @@ func floorMod(a, b int64) int64 {
 
 // racy is git's is_racy_timestamp: an entry not older than the index file
 // may have changed after it was recorded, within the same timestamp tick.
+// An entry without nanoseconds is racy within the whole second of the
+// index file's mtime, as git without nanosecond times judges it.
 func (s *scan) racy(ie *idxEntry) bool {
-	return s.idx.mtime != 0 && ie.e.ModifiedAt.UnixNano() >= s.idx.mtime
+	if s.idx.mtime == 0 {
+		return false
+	}
+	if ie.e.ModifiedAt.Nanosecond() == 0 {
+		return ie.e.ModifiedAt.Unix() >= floorDiv(s.idx.mtime, 1e9)
+	}
+	return ie.e.ModifiedAt.UnixNano() >= s.idx.mtime
 }
 
 func (s *scan) checkTracked(p string, ie *idxEntry, st fileStat) error {
-	if ie.e.SkipWorktree {
+	if ie.e.SkipWorktree || ie.assumed {
 		return s.checkUnseen(p, ie)
 	}
 	mode := workMode(&s.set, st, ie)
@@ -792,7 +812,7 @@ func (s *scan) compare(p string, base *flatTree) (Change, bool, error) {
 		c.Submodule = he.mode == filemode.Submodule
 	}
 	if w != nil {
-		c.Work = &FileState{Path: p, Mode: uint32(w.mode), Size: w.size}
+		c.Work = &FileState{Path: p, Mode: uint32(w.mode), Size: w.size, Stored: w.stored}
 		if w.known {
 			c.Work.OID = w.oid.String()
 		}

@@ -107,6 +107,7 @@ func (s *scan) listDir(rel string) (*dirListing, []string) {
 	pats := s.rules.ignorePatterns(rel, &hasIgnore)
 	s.rules.attrPatterns(rel, &hasAttrs)
 	st := newStatter(f, abs)
+	l.items = make([]dirItem, 0, len(ents)) // one allocation, not one per doubling
 	var subdirs []string
 	for _, e := range ents {
 		name := e.Name()

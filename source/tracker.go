@@ -32,9 +32,12 @@ type tracker struct {
 	// see the other's pending paths half applied.
 	busy sync.Mutex
 
-	mu        sync.Mutex
-	fw        *fswatch.Watcher
-	mode      string
+	mu   sync.Mutex
+	fw   *fswatch.Watcher
+	mode string
+	// ignoreSrc is the list of ignore inputs outside the tree that fw
+	// watches (scm.Repo.IgnoreSources when it was armed).
+	ignoreSrc []string
 	listeners map[int]func(paths []string, all bool)
 	nextID    int
 	tracking  bool
@@ -124,7 +127,8 @@ func (w *gitWorkspace) ensureWatcherLocked() error {
 	extra := []string{filepath.Join(gd, "HEAD"), filepath.Join(gd, "index"), filepath.Join(gd, "packed-refs"), filepath.Join(gd, "refs", "heads")}
 	// What decides the ignored files outside the tree: an edit of
 	// info/exclude or core.excludesFile applies at once.
-	extra = append(extra, w.repo.IgnoreSources()...)
+	ignoreSrc := w.repo.IgnoreSources()
+	extra = append(extra, ignoreSrc...)
 	root, ignore := w.repo.Root(), w.repo.IsIgnored
 	if w.scope != "" {
 		// A session on a subdirectory watches only that directory, plus
@@ -159,7 +163,7 @@ func (w *gitWorkspace) ensureWatcherLocked() error {
 	if err != nil {
 		return err
 	}
-	tr.fw, tr.mode = fw, string(fw.Mode())
+	tr.fw, tr.mode, tr.ignoreSrc = fw, string(fw.Mode()), ignoreSrc
 	metrics.WatcherMode.WithLabelValues(tr.mode).Inc()
 	if fw.Mode() != fswatch.ModeFsnotify {
 		w.log.Warn("watching by polling", "reason", fw.ModeReason())
@@ -200,6 +204,9 @@ func (w *gitWorkspace) onBatch(b fswatch.Batch) {
 		w.repo.InvalidateIgnoreRules()
 	}
 	tr.mu.Lock()
+	if len(b.Extra) > 0 {
+		w.rearmIfSourcesMovedLocked()
+	}
 	if tr.tracking {
 		if all {
 			tr.pendingAll = true
@@ -221,6 +228,33 @@ func (w *gitWorkspace) onBatch(b fswatch.Batch) {
 			f(b.Paths, false)
 		}
 	}
+}
+
+// rearmIfSourcesMovedLocked replaces the watcher with one watching the
+// ignore inputs as configured now, when a config edit named another
+// excludes file: edits of the new file must apply at once too. The new
+// watcher is armed before the old one is closed, so no event falls
+// between them; the caller's batch already asks for a full status.
+// tr.mu must be held; it runs on the old watcher's goroutine, so that
+// watcher is closed by another.
+func (w *gitWorkspace) rearmIfSourcesMovedLocked() {
+	tr := &w.tr
+	if tr.fw == nil || slices.Equal(w.repo.IgnoreSources(), tr.ignoreSrc) {
+		return
+	}
+	old, mode := tr.fw, tr.mode
+	tr.fw = nil
+	if err := w.ensureWatcherLocked(); err != nil {
+		// Keep the old one: edits of the new excludes file are then
+		// seen at the next scan only.
+		w.log.Warn("cannot watch the ignore files as configured now", "err", err)
+		tr.fw = old
+		return
+	}
+	tr.stopping.Go(func() {
+		old.Close()
+		metrics.WatcherMode.WithLabelValues(mode).Dec()
+	})
 }
 
 // stopIfIdleLocked closes the watcher when nothing needs it. tr.mu must be
@@ -315,8 +349,20 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, headSt
 	fw := tr.fw
 	tr.mu.Unlock()
 
-	if err := fw.Sync(ctx); err != nil {
-		return nil, headState{}, err
+	for {
+		err := fw.Sync(ctx)
+		if err == nil {
+			break
+		}
+		// A watcher replaced meanwhile (rearmIfSourcesMovedLocked) is
+		// closed; its successor is the one to wait for.
+		tr.mu.Lock()
+		next := tr.fw
+		tr.mu.Unlock()
+		if !errors.Is(err, fswatch.ErrClosed) || next == nil || next == fw {
+			return nil, headState{}, err
+		}
+		fw = next
 	}
 
 	h, err := w.atOneHead(func(h headState) error {
@@ -338,6 +384,7 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, headSt
 			tr.mu.Lock()
 			tr.dirty, tr.warnings, tr.head = dirty, st.Warnings, h
 			tr.mu.Unlock()
+			w.saveState(false)
 			return nil
 		}
 		if len(paths) > 0 {
@@ -397,6 +444,7 @@ func (w *gitWorkspace) Close() error {
 	tr.closed = true
 	tr.mu.Unlock()
 	tr.stopping.Wait()
+	w.saveState(true)
 	err := w.repo.Close() // its object files
 	if fw == nil {
 		return err

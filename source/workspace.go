@@ -2,6 +2,8 @@ package source
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -45,6 +47,14 @@ type gitWorkspace struct {
 
 	// hashWorktree is repo.HashWorktree; tests count its calls.
 	hashWorktree func(ctx context.Context, path string) (string, error)
+
+	// statePath is where the working tree's state (scm.Repo.SaveState)
+	// is kept between runs: the stat data and blob ids of the files
+	// hashed, so a restart does not hash them again.
+	statePath string
+	// diffs are the diffs of files changed on both sides, by content,
+	// saved beside the state.
+	diffs diffCache
 
 	// readWorktree, when set by a test, stands in for
 	// repo.ReadWorktreeCanonical (to simulate a file that cannot be read,
@@ -141,6 +151,19 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 		}
 		w := &gitWorkspace{repo: repo, snaps: snaps, top: top, scope: scope, log: log.With("component", "workspace", "root", repo.Root())}
 		w.hashWorktree = repo.HashWorktree
+		w.statePath = statePath(snaps, repo.Root())
+		if n, err := repo.LoadState(w.statePath); err == nil {
+			w.log.Debug("working-tree state loaded", "entries", n)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			// Another HEAD or index, or a damaged file: nothing of it
+			// is used, and the first scan hashes what it must.
+			w.log.Info("the saved working-tree state is not used", "reason", err)
+		}
+		if n, err := w.diffs.load(w.diffsPath()); err == nil {
+			w.log.Debug("saved diffs loaded", "files", n)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			w.log.Info("the saved diffs are not used", "reason", err)
+		}
 		// The first scan fills the stat cache and starts the tracker: the
 		// session's baseline snapshot and the first uncommitted changeset
 		// then take its result (and what the watcher reported since)
@@ -151,6 +174,40 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 		}
 		return w, nil
 	}
+}
+
+// statePath is where the working tree at root keeps its state: one file
+// per working tree, named by its path, beside the snapshots.
+func statePath(snaps *snapstore.Store, root string) string {
+	sum := sha1.Sum([]byte(root))
+	return filepath.Join(snaps.Dir(), "worktree-state", hex.EncodeToString(sum[:10])+".state")
+}
+
+// saveState writes the working tree's state for the next run, and with
+// diffs the diffs kept (at close only: after a burst they are megabytes,
+// which a full status must not wait for); a failure costs the next run
+// some hashing or diffing, nothing else.
+func (w *gitWorkspace) saveState(diffs bool) {
+	if w.statePath == "" {
+		return
+	}
+	if err := w.repo.SaveState(w.statePath); errors.Is(err, fs.ErrNotExist) {
+		w.log.Debug("cannot save the working-tree state", "err", err) // the repository went away
+	} else if err != nil {
+		w.log.Warn("cannot save the working-tree state", "err", err)
+	}
+	if !diffs {
+		return
+	}
+	if err := w.diffs.save(w.diffsPath()); err != nil {
+		w.log.Warn("cannot save the diffs", "err", err)
+	}
+}
+
+// diffsPath is where the diffs of the working tree's changed files are
+// kept between runs.
+func (w *gitWorkspace) diffsPath() string {
+	return strings.TrimSuffix(w.statePath, ".state") + ".diffs"
 }
 
 // scopeOf returns the repository top as seen from dir and dir's path
@@ -281,7 +338,7 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 			changes = append(changes, snapstore.Change{Path: c.Path, Mode: c.Work.Mode, OID: c.Work.OID})
 			continue
 		}
-		if c.Work.OID != "" && w.snaps.Has(c.Work.OID) {
+		if c.Work.OID != "" && (c.Work.Stored || w.snaps.Has(c.Work.OID)) {
 			// Already stored (an earlier boundary, or the project's own
 			// objects): no need to read the file again.
 			changes = append(changes, snapstore.Change{Path: c.Path, Mode: c.Work.Mode, OID: c.Work.OID})
@@ -380,20 +437,41 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 	}
 
 	var bad unreadable
-	sides, err := loadAll(ctx, changes, func(c scm.Change) ([2]*changeset.Side, error) {
+	load := func(c scm.Change) ([2]*changeset.Side, error) {
 		old, err := w.oldSide(c)
 		if err != nil {
 			return [2]*changeset.Side{}, err
 		}
 		cur, err := w.newSide(c, &bad)
 		return [2]*changeset.Side{old, cur}, err
-	})
+	}
+	// A file present on both sides is never part of a rename: it is
+	// loaded and diffed at once, on every core, and its content dropped
+	// before more is read. Only additions and deletions are loaded all
+	// together, for rename pairing.
+	var both, single []scm.Change
+	for _, c := range changes {
+		if c.Head != nil && c.Work != nil {
+			both = append(both, c)
+		} else {
+			single = append(single, c)
+		}
+	}
+	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, load, q, &w.diffs)
 	if err != nil {
 		return nil, err
 	}
-	list, err := diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return true })
+	sides, err := loadAll(ctx, single, load)
 	if err != nil {
 		return nil, err
+	}
+	list, err := diffAll(ctx, w.repo.Root(), append(sides, rest...), q, func(*changeset.Side) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	if len(streamed) > 0 {
+		list.Files = append(list.Files, streamed...)
+		slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
 	}
 	list.Warnings = warnings
 	bad.mark(list, workSizes(changes))
@@ -551,10 +629,109 @@ func loadAll[T any](ctx context.Context, items []T, load func(T) ([2]*changeset.
 	return sides, nil
 }
 
-// diffAll pairs renames among the sides and diffs every pair. live tells
-// whether a new side is the working-tree file; root is where the
-// absolute paths of ACP diffs start.
-func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q session.Query, live func(*changeset.Side) bool) (*session.ChangeList, error) {
+// diffBudget bounds the bytes of file content loaded and not yet diffed
+// by diffStream: with the changed files read on every core, memory stays
+// bounded whatever their number.
+const diffBudget = 64 << 20
+
+// budget is a counting semaphore of bytes.
+type budget struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	free int64
+}
+
+func newBudget(n int64) *budget {
+	b := &budget{free: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// take waits for n bytes (all of the budget when n exceeds it, so one
+// file larger than the budget still goes, alone) and returns what it
+// took.
+func (b *budget) take(n, total int64) int64 {
+	n = min(max(n, 1), total)
+	b.mu.Lock()
+	for b.free < n {
+		b.cond.Wait()
+	}
+	b.free -= n
+	b.mu.Unlock()
+	return n
+}
+
+func (b *budget) give(n int64) {
+	b.mu.Lock()
+	b.free += n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// diffStream loads and diffs the changes, each present on both sides,
+// spread over the cores: each file's two sides are read, diffed and let
+// go before the worker reads the next, within diffBudget bytes loaded at
+// once. A change whose working file vanished meanwhile (one side nil) is
+// returned in rest, to go through rename pairing with the additions and
+// deletions.
+//
+// With the view's default limits, a file whose two blob ids are in cache
+// is not read at all, and each new diff goes into it.
+func diffStream(ctx context.Context, root string, items []scm.Change, load func(scm.Change) ([2]*changeset.Side, error), q session.Query, cache *diffCache) ([]session.FileChange, [][2]*changeset.Side, error) {
+	if len(items) == 0 {
+		return nil, nil, nil
+	}
+	opt := diffOptions(q)
+	root = filepath.ToSlash(root)
+	out := make([]session.FileChange, len(items))
+	done := make([]bool, len(items))
+	loose := make([][2]*changeset.Side, len(items))
+	errs := make([]error, len(items))
+	bud := newBudget(diffBudget)
+	if q.MaxPatchBytes != 0 {
+		cache = nil // a whole-changeset patch has other limits
+	}
+	parallel(ctx, len(items), func(i int) {
+		c := items[i]
+		if r, ok := cache.get(c); ok {
+			out[i], done[i] = resultChange(r, q, root, true), true
+			return
+		}
+		took := bud.take(min(c.Head.Size, maxLoadedFile)+min(c.Work.Size, maxLoadedFile), diffBudget)
+		defer bud.give(took)
+		sd, err := load(c)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		if sd[0] == nil || sd[1] == nil {
+			loose[i] = sd
+			return
+		}
+		r := compare(sd, opt)
+		cache.put(c, r)
+		out[i], done[i] = resultChange(r, q, root, true), true
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	files := make([]session.FileChange, 0, len(items))
+	var rest [][2]*changeset.Side
+	for i := range items {
+		if done[i] {
+			files = append(files, out[i])
+		} else if loose[i] != ([2]*changeset.Side{}) {
+			rest = append(rest, loose[i])
+		}
+	}
+	return files, rest, nil
+}
+
+// diffOptions are the diff's limits for q.
+func diffOptions(q session.Query) changeset.Options {
 	var opt changeset.Options
 	if q.MaxPatchBytes > 0 {
 		// A whole-changeset patch: every file's patch up to the limit,
@@ -562,6 +739,42 @@ func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q ses
 		opt.MaxPatchBytes = q.MaxPatchBytes
 		opt.MaxFileBytes = max(q.MaxPatchBytes, changeset.DefaultMaxFileBytes)
 	}
+	return opt
+}
+
+// diffPair diffs one pair of sides (either may be nil) into the
+// session's fact type. live tells whether the new side is the
+// working-tree file.
+func diffPair(p [2]*changeset.Side, opt changeset.Options, q session.Query, root string, live bool) session.FileChange {
+	return resultChange(compare(p, opt), q, root, live)
+}
+
+// compare diffs a pair of sides, counted in the metrics.
+func compare(p [2]*changeset.Side, opt changeset.Options) changeset.Result {
+	start := time.Now()
+	r := changeset.Compare(p[0], p[1], opt)
+	metrics.DiffSeconds.Observe(time.Since(start).Seconds())
+	metrics.FilesDiffed.Inc()
+	return r
+}
+
+// resultChange is a diff's result as the session's fact type.
+func resultChange(r changeset.Result, q session.Query, root string, live bool) session.FileChange {
+	fc := fileChange(r)
+	if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
+		fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string))
+	}
+	if fc.New != nil {
+		fc.New.Live = live
+	}
+	return fc
+}
+
+// diffAll pairs renames among the sides and diffs every pair. live tells
+// whether a new side is the working-tree file; root is where the
+// absolute paths of ACP diffs start.
+func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q session.Query, live func(*changeset.Side) bool) (*session.ChangeList, error) {
+	opt := diffOptions(q)
 	list := &session.ChangeList{}
 	var deleted, added []*changeset.Side
 	var pairs [][2]*changeset.Side
@@ -591,18 +804,7 @@ func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q ses
 	list.Files = make([]session.FileChange, len(pairs))
 	parallel(ctx, len(pairs), func(i int) {
 		p := pairs[i]
-		start := time.Now()
-		r := changeset.Compare(p[0], p[1], opt)
-		metrics.DiffSeconds.Observe(time.Since(start).Seconds())
-		metrics.FilesDiffed.Inc()
-		fc := fileChange(r)
-		if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
-			fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string))
-		}
-		if fc.New != nil {
-			fc.New.Live = live(p[1])
-		}
-		list.Files[i] = fc
+		list.Files[i] = diffPair(p, opt, q, root, p[1] != nil && live(p[1]))
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -637,6 +839,11 @@ func (w *gitWorkspace) oldSide(c scm.Change) (*changeset.Side, error) {
 func (w *gitWorkspace) newSide(c scm.Change, bad *unreadable) (*changeset.Side, error) {
 	if c.Work == nil {
 		return nil, nil
+	}
+	if c.Work.Stored {
+		// git does not look at this file (assume-unchanged or
+		// skip-worktree): its side is the index's blob.
+		return w.storedSide(&snapstore.Entry{Path: c.Work.Path, Mode: c.Work.Mode, OID: c.Work.OID})
 	}
 	s := &changeset.Side{Path: c.Work.Path, Mode: c.Work.Mode, OID: c.Work.OID}
 	if c.Work.Mode == changeset.ModeGitlink {
@@ -898,6 +1105,11 @@ func (w *gitWorkspace) storedSide(e *snapstore.Entry) (*changeset.Side, error) {
 	s := &changeset.Side{Path: e.Path, Mode: e.Mode, OID: e.OID}
 	if e.Mode == changeset.ModeGitlink {
 		s.Content = []byte(e.OID)
+		return s, nil
+	}
+	if n, ok := w.BlobSize(e.OID); ok && n > maxLoadedFile && e.Mode != changeset.ModeSymlink {
+		// Never diffed (tooLarge): not read either.
+		s.Size = n
 		return s, nil
 	}
 	b, err := w.ReadBlob(e.OID)

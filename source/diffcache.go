@@ -1,0 +1,257 @@
+package source
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/changesetd/changesetd/changeset"
+	"github.com/changesetd/changesetd/scm"
+)
+
+// diffCache keeps the diff of each file changed on both sides, by the
+// blob ids of its two sides: a diff is a function of the two contents,
+// the path and the modes, so a result found here is the one Compare
+// would return, without reading either side. It is saved with the
+// working-tree state, so a restart diffs only the files that changed
+// while it was stopped. Results are kept without the sides' content.
+type diffCache struct {
+	mu    sync.Mutex
+	m     map[diffKey]changeset.Result
+	used  map[diffKey]bool // looked up or stored since the last save
+	bytes int64            // resultBytes of the results in m
+}
+
+// diffKey names one diff: the path (in the patch's header), both blob
+// ids and both modes. Only the view's default limits are cached.
+type diffKey struct {
+	Path             string
+	OldOID, NewOID   string
+	OldMode, NewMode uint32
+}
+
+// maxCachedDiffBytes bounds the results kept (their patches and hunk
+// lines); past it, the cache starts over. The diffs of a view's changed
+// files are a few MB; a burst of thousands of files must not keep
+// tens of MB resident.
+const maxCachedDiffBytes = 32 << 20
+
+// resultBytes estimates what r holds in memory.
+func resultBytes(r *changeset.Result) int64 {
+	n := int64(len(r.Patch)) + 256
+	for _, h := range r.Hunks {
+		n += int64(len(h.Section)) + 64
+		for _, l := range h.Lines {
+			n += int64(len(l.Text)) + 32
+		}
+	}
+	return n
+}
+
+// keyOf is c's key, and whether its diff may be cached: both blob ids
+// known, the same path on both sides.
+func keyOf(c scm.Change) (diffKey, bool) {
+	if c.Head == nil || c.Work == nil || c.Head.OID == "" || c.Work.OID == "" || c.Head.Path != c.Work.Path {
+		return diffKey{}, false
+	}
+	return diffKey{c.Path, c.Head.OID, c.Work.OID, c.Head.Mode, c.Work.Mode}, true
+}
+
+// get returns the cached result of c with sides that carry their size,
+// not their content.
+func (d *diffCache) get(c scm.Change) (changeset.Result, bool) {
+	k, ok := keyOf(c)
+	if d == nil || !ok {
+		return changeset.Result{}, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.m[k]
+	if ok {
+		d.used[k] = true
+		r.Old, r.New = copySide(r.Old), copySide(r.New)
+	}
+	return r, ok
+}
+
+func copySide(s *changeset.Side) *changeset.Side {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	return &c
+}
+
+// put keeps r, the diff of c, when it is a plain modification of text:
+// what fileChange and acpDiff build from it then needs neither side's
+// content (a binary patch or a type change's would).
+func (d *diffCache) put(c scm.Change, r changeset.Result) {
+	k, ok := keyOf(c)
+	if d == nil || !ok || r.Binary || r.TooLarge || r.Old == nil || r.New == nil || r.ChangeType() != changeset.Modified {
+		return
+	}
+	if r.New.Content == nil || changeset.BlobOID(r.New.Content) != k.NewOID {
+		return // the file changed between the status and its reading
+	}
+	r.Old, r.New = bare(r.Old), bare(r.New)
+	if r.Old.OID != k.OldOID {
+		return
+	}
+	n := resultBytes(&r)
+	if n > maxCachedDiffBytes/8 {
+		return // one huge file is diffed again rather than kept
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.addLocked(k, r, n)
+	d.used[k] = true
+}
+
+// addLocked keeps r under k, starting over past maxCachedDiffBytes. d.mu
+// must be held.
+func (d *diffCache) addLocked(k diffKey, r changeset.Result, n int64) {
+	if d.m == nil || d.bytes+n > maxCachedDiffBytes {
+		d.m, d.used, d.bytes = map[diffKey]changeset.Result{}, map[diffKey]bool{}, 0
+	}
+	if old, ok := d.m[k]; ok {
+		d.bytes -= resultBytes(&old)
+	}
+	d.m[k] = r
+	d.bytes += n
+}
+
+// bare is s without its content, its size kept.
+func bare(s *changeset.Side) *changeset.Side {
+	n := s.Size
+	if s.Content != nil {
+		n = int64(len(s.Content))
+	}
+	oid := s.OID
+	if oid == "" && s.Content != nil {
+		oid = changeset.BlobOID(s.Content)
+	}
+	return &changeset.Side{Path: s.Path, Mode: s.Mode, OID: oid, Size: n}
+}
+
+// diffFileMagic starts a saved diff cache, followed by the build that
+// wrote it (a line); a SHA-1 of the rest ends it.
+const diffFileMagic = "changesetd diffs 1\n"
+
+// builtBy names this build: diffs saved by another build (whose diff may
+// differ) are not used.
+var builtBy = func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Path + "@" + bi.Main.Version + " " + bi.GoVersion
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" || s.Key == "vcs.time" {
+			v += " " + s.Key + "=" + s.Value
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			// A rebuilt binary of the same revision (a work tree's
+			// uncommitted edits) has another size or time.
+			v += fmt.Sprintf(" %d@%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return strings.ReplaceAll(v, "\n", " ")
+}()
+
+type savedDiff struct {
+	Key    diffKey
+	Result changeset.Result
+}
+
+// save writes the results used since the last save (those of the views
+// served; older ones are dropped) to path, atomically.
+func (d *diffCache) save(path string) error {
+	d.mu.Lock()
+	list := make([]savedDiff, 0, len(d.used))
+	for k := range d.used {
+		if r, ok := d.m[k]; ok {
+			list = append(list, savedDiff{k, r})
+		}
+	}
+	d.mu.Unlock()
+	var b bytes.Buffer
+	b.WriteString(diffFileMagic + builtBy + "\n")
+	if err := gob.NewEncoder(&b).Encode(list); err != nil {
+		return err
+	}
+	sum := sha1.Sum(b.Bytes())
+	b.Write(sum[:])
+	return writeFileAtomic(path, b.Bytes())
+}
+
+// load reads what save wrote. A damaged file loads nothing.
+func (d *diffCache) load(path string) (int, error) {
+	// Temporary files of a save that was killed before its rename.
+	olds, _ := filepath.Glob(path + ".tmp-*")
+	for _, o := range olds {
+		os.Remove(o)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	if len(b) < len(diffFileMagic)+sha1.Size || string(b[:len(diffFileMagic)]) != diffFileMagic {
+		return 0, errors.New("not a saved diff cache")
+	}
+	body, sum := b[:len(b)-sha1.Size], b[len(b)-sha1.Size:]
+	if s := sha1.Sum(body); !bytes.Equal(s[:], sum) {
+		return 0, errors.New("saved diff cache: checksum mismatch (corrupt or truncated)")
+	}
+	by, rest, ok := strings.Cut(string(body[len(diffFileMagic):]), "\n")
+	if !ok || by != builtBy {
+		return 0, fmt.Errorf("saved diff cache: written by another build (%s)", by)
+	}
+	var list []savedDiff
+	if err := gob.NewDecoder(strings.NewReader(rest)).Decode(&list); err != nil {
+		return 0, fmt.Errorf("saved diff cache: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, s := range list {
+		if s.Result.Old == nil || s.Result.New == nil || s.Result.Old.OID != s.Key.OldOID || s.Result.New.OID != s.Key.NewOID {
+			continue
+		}
+		d.addLocked(s.Key, s.Result, resultBytes(&s.Result))
+	}
+	return len(list), nil
+}
+
+// writeFileAtomic replaces path with data through a synced temporary
+// file renamed over it: a kill leaves the old file or the new one.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
