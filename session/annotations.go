@@ -11,6 +11,7 @@ import (
 
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/confine"
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
 )
@@ -36,7 +37,7 @@ var maxSessionAnnotationBytes = 32 << 20
 
 // notes is a session's annotations channel.
 type notes struct {
-	ch    *channel
+	ch    *hub.Channel
 	state protocol.AnnotationsState
 	// placing is set while current places are computed off the actor;
 	// what to place next is gathered meanwhile: every annotation, or

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/uritemplate"
@@ -19,7 +20,7 @@ import (
 type csChannel struct {
 	uri   string
 	ref   uritemplate.Ref
-	ch    *channel
+	ch    *hub.Channel
 	state protocol.ChangesetState
 
 	loaded    bool          // a full result has been published
@@ -102,7 +103,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			cs = &csChannel{
 				uri:    uri,
 				ref:    ref,
-				ch:     newChannel(uri, s.m.opts.ReplayBuffer),
+				ch:     s.m.newChannel(uri),
 				state:  protocol.ChangesetState{Status: protocol.StatusComputing, Files: []protocol.ChangesetFile{}, Meta: patchMeta(uri)},
 				origin: map[string]fileOrigin{},
 			}
@@ -112,7 +113,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			// Nothing before now can be replayed from this channel: a
 			// cursor from an earlier channel of this URI (forgotten when
 			// idle) gets a snapshot.
-			cs.ch.evicted = s.m.Seq()
+			cs.ch.ForgetHistory()
 			s.changesets[uri] = cs
 			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
@@ -122,7 +123,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			// activating starts has brought it up to date.
 			cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
 		}
-		// Encoded here, not under commitMu in attach: a large changeset is
+		// Encoded here, not under the hub's lock in attach: a large changeset is
 		// megabytes of JSON, and every session's publish waits for that
 		// lock. Nothing changes the state between here and the
 		// registration: the actor owns it.
@@ -142,7 +143,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 // when it is current (attachChangeset encodes it first), else a clone. A
 // state in recomputing is cloned as it is, because a 0.6/0.7 client is
 // shown computing instead (protocol.Adapt), which needs the state's
-// fields. It runs under commitMu, so it never encodes.
+// fields. It runs under the hub's lock, so it never encodes.
 func (cs *csChannel) snapshot() any {
 	if cs.state.Status == protocol.StatusRecomputing || cs.encoded == nil {
 		return cs.state.Clone()
@@ -202,9 +203,7 @@ func (s *Session) detachChangeset(sub Subscriber, uri string) {
 		return
 	}
 	s.m.detachChannel(cs.ch, sub)
-	s.m.commitMu.Lock()
-	idle := len(cs.ch.subs) == 0
-	s.m.commitMu.Unlock()
+	idle := cs.ch.Subscribers() == 0
 	if idle {
 		cs.deactivate()
 		if cs.forgettable() {
@@ -323,9 +322,7 @@ func (cs *csChannel) deactivate() {
 func (cs *csChannel) close(s *Session) {
 	cs.deactivate()
 	cs.commit(s, protocol.ChangesetCleared{}, nil)
-	s.m.commitMu.Lock()
-	clear(cs.ch.subs)
-	s.m.commitMu.Unlock()
+	s.m.hub.DropSubscribers(cs.ch)
 }
 
 // changed records watcher hints and schedules a refresh.

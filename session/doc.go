@@ -6,7 +6,7 @@
 // # Commit path
 //
 // Every state change goes through one path: the owner reduces the action
-// with package reducer, then, under Manager.commitMu, assigns the next
+// with package reducer, then, under the hub's lock (package hub), assigns the next
 // global serverSeq, appends the envelope to the channel's replay ring and
 // hands it to every subscriber. Because sequence assignment and fan-out
 // happen under one lock, every connection receives envelopes in global

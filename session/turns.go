@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/store"
@@ -121,10 +122,10 @@ func (s *Session) knownTurns() string {
 type chat struct {
 	key   string
 	state protocol.ChatState
-	ch    *channel
+	ch    *hub.Channel
 }
 
-func newChat(sessionID, key string, replay int, now time.Time) *chat {
+func newChat(h *hub.Hub, sessionID, key string, now time.Time) *chat {
 	uri := chatURIOf(sessionID, key)
 	title := "Agent turns"
 	if key != "" {
@@ -136,7 +137,7 @@ func newChat(sessionID, key string, replay int, now time.Time) *chat {
 	return &chat{
 		key:   key,
 		state: protocol.ChatState{Resource: uri, Title: title, Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Turns: []protocol.Turn{}},
-		ch:    newChannel(uri, replay),
+		ch:    h.NewChannel(uri),
 	}
 }
 
@@ -173,7 +174,7 @@ func (s *Session) chatFor(key string, publish bool) *chat {
 	if c := s.chatByKey(key); c != nil {
 		return c
 	}
-	c := newChat(s.id, key, s.m.opts.ReplayBuffer, s.m.opts.Now())
+	c := newChat(s.m.hub, s.id, key, s.m.opts.Now())
 	s.chats = append(s.chats, c)
 	if publish {
 		s.commitSession(protocol.SessionChatAdded{Summary: c.summary()}, nil)
