@@ -11,6 +11,13 @@ import (
 // gaps fall back to a snapshot, which is always correct, just larger.
 const DefaultReplayBuffer = 1024
 
+// DefaultReplayBytes bounds the encoded bytes a channel's replay ring
+// keeps, whatever the number of envelopes: a checkout's thousands of
+// files are cheaper to send again as a snapshot than to keep for a
+// reconnect that may never come, and a series of them must not hold
+// a thousand file lists.
+const DefaultReplayBytes = 4 << 20
+
 // Subscriber receives envelopes and notifications for the channels it is
 // subscribed to. Implementations must not block: a subscriber that cannot
 // keep up closes itself and is then detached by its owner.
@@ -30,22 +37,27 @@ type Subscriber interface {
 // Hub holds the global serverSeq and sequences every channel made by
 // NewChannel.
 type Hub struct {
-	mu       sync.Mutex
-	seq      int64
-	firstSeq int64 // cursors before it are from an earlier run
-	ringCap  int
+	mu        sync.Mutex
+	seq       int64
+	firstSeq  int64 // cursors before it are from an earlier run
+	ringCap   int
+	ringBytes int64
 }
 
 // New returns a hub whose first serverSeq follows seqBase. serverSeq must
 // never be reused, also across restarts, or a client's reconnect cursor
 // from an earlier run would be taken for one of this run; cursors at or
-// below seqBase are answered with snapshots. ringCap is the replay ring of
-// each channel (0: DefaultReplayBuffer).
-func New(seqBase int64, ringCap int) *Hub {
+// below seqBase are answered with snapshots. ringCap and ringBytes bound
+// the replay ring of each channel in envelopes and in encoded bytes (0:
+// DefaultReplayBuffer, DefaultReplayBytes).
+func New(seqBase int64, ringCap int, ringBytes int64) *Hub {
 	if ringCap <= 0 {
 		ringCap = DefaultReplayBuffer
 	}
-	return &Hub{seq: seqBase, firstSeq: seqBase, ringCap: ringCap}
+	if ringBytes <= 0 {
+		ringBytes = DefaultReplayBytes
+	}
+	return &Hub{seq: seqBase, firstSeq: seqBase, ringCap: ringCap, ringBytes: ringBytes}
 }
 
 // Seq returns the current global serverSeq.
@@ -62,16 +74,16 @@ type Channel struct {
 	h   *Hub
 	uri string
 
-	ring    []protocol.ActionEnvelope // circular once full: oldest at ring[head]
-	head    int
-	ringCap int
-	evicted int64 // highest serverSeq dropped from the ring; replay after it only
-	subs    map[Subscriber]struct{}
+	ring      []*Envelope // oldest first, from ring[head]
+	head      int
+	ringBytes int64 // encoded bytes of ring[head:]
+	evicted   int64 // highest serverSeq dropped from the ring; replay after it only
+	subs      map[Subscriber]struct{}
 }
 
 // NewChannel returns a channel with no subscribers and nothing to replay.
 func (h *Hub) NewChannel(uri string) *Channel {
-	return &Channel{h: h, uri: uri, ringCap: h.ringCap, subs: map[Subscriber]struct{}{}}
+	return &Channel{h: h, uri: uri, subs: map[Subscriber]struct{}{}}
 }
 
 // URI is the channel's URI.
@@ -86,20 +98,41 @@ func (c *Channel) ForgetHistory() {
 }
 
 // Publish assigns the next serverSeq to an action on c, records it for
-// replay and fans it out. Every subscriber gets the same *Envelope; the
-// transport adapts it to each connection's protocol version.
+// replay and fans it out. The action is encoded before the lock is taken;
+// under it the envelope only gets its number, joins the ring and is
+// queued on every subscriber, which all share its bytes.
 func (c *Channel) Publish(a protocol.Action, origin *protocol.ActionOrigin) protocol.ActionEnvelope {
+	e := NewEnvelope(protocol.ActionEnvelope{Channel: c.uri, Action: protocol.StateAction{Action: a}, Origin: origin})
 	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.seq++
-	env := protocol.ActionEnvelope{Channel: c.uri, Action: protocol.StateAction{Action: a}, ServerSeq: h.seq, Origin: origin}
-	c.appendLocked(env)
-	shared := NewEnvelope(env)
+	e.ServerSeq = h.seq
+	c.appendLocked(e)
 	for sub := range c.subs {
-		sub.Send(shared)
+		sub.Send(e)
 	}
-	return env
+	return e.ActionEnvelope
+}
+
+// PublishAll publishes actions on c as Publish does, in order and with
+// consecutive serverSeqs: one hold of the lock for a chunk of a burst.
+func (c *Channel) PublishAll(actions []protocol.Action) {
+	envs := make([]*Envelope, len(actions))
+	for i, a := range actions {
+		envs[i] = NewEnvelope(protocol.ActionEnvelope{Channel: c.uri, Action: protocol.StateAction{Action: a}})
+	}
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range envs {
+		h.seq++
+		e.ServerSeq = h.seq
+		c.appendLocked(e)
+		for sub := range c.subs {
+			sub.Send(e)
+		}
+	}
 }
 
 // Reject sends a rejection envelope to the dispatching subscriber only. It
@@ -112,9 +145,11 @@ func (c *Channel) Reject(sub Subscriber, a protocol.Action, origin *protocol.Act
 // Reject is Channel.Reject for a channel the hub need not know (the root
 // channel, or one that does not exist).
 func (h *Hub) Reject(sub Subscriber, channelURI string, a protocol.Action, origin *protocol.ActionOrigin, reason string) {
+	e := NewEnvelope(protocol.ActionEnvelope{Channel: channelURI, Action: protocol.StateAction{Action: a}, Origin: origin, RejectionReason: reason})
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	sub.Send(NewEnvelope(protocol.ActionEnvelope{Channel: channelURI, Action: protocol.StateAction{Action: a}, ServerSeq: h.seq, Origin: origin, RejectionReason: reason}))
+	e.ServerSeq = h.seq
+	sub.Send(e)
 }
 
 // Attachment is the result of attaching a subscriber to a channel.
@@ -195,17 +230,32 @@ func (c *Channel) Notify(method string, params any) {
 	}
 }
 
-// appendLocked records env for replay. The hub's lock must be held.
-func (c *Channel) appendLocked(env protocol.ActionEnvelope) {
-	if len(c.ring) < c.ringCap {
-		c.ring = append(c.ring, env)
-		return
+// appendLocked records e for replay, evicting the oldest envelopes past
+// the ring's bounds in envelopes or bytes. The hub's lock must be held.
+func (c *Channel) appendLocked(e *Envelope) {
+	c.ring = append(c.ring, e)
+	c.ringBytes += int64(e.Size())
+	for len(c.ring)-c.head > c.h.ringCap || c.ringBytes > c.h.ringBytes {
+		old := c.ring[c.head]
+		c.ring[c.head] = nil
+		c.head++
+		c.ringBytes -= int64(old.Size())
+		c.evicted = old.ServerSeq
 	}
-	// Full: overwrite the oldest in place rather than shifting the ring on
-	// every commit.
-	c.evicted = c.ring[c.head].ServerSeq
-	c.ring[c.head] = env
-	c.head = (c.head + 1) % len(c.ring)
+	// Shift the live part down once the dropped part is as long: each
+	// envelope is moved at most once on average.
+	if c.head > 0 && c.head >= len(c.ring)-c.head {
+		n := copy(c.ring, c.ring[c.head:])
+		clear(c.ring[n:])
+		c.ring, c.head = c.ring[:n], 0
+	}
+}
+
+// RingBytes returns the encoded bytes c's replay ring holds.
+func (c *Channel) RingBytes() int64 {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	return c.ringBytes
 }
 
 // replayLocked returns the envelopes after lastSeen, or false when some of
@@ -215,34 +265,10 @@ func (c *Channel) replayLocked(lastSeen int64) ([]protocol.ActionEnvelope, bool)
 		return nil, false
 	}
 	var out []protocol.ActionEnvelope
-	for i := range c.ring {
-		if env := c.ring[(c.head+i)%len(c.ring)]; env.ServerSeq > lastSeen {
-			out = append(out, env)
+	for _, e := range c.ring[c.head:] {
+		if e.ServerSeq > lastSeen {
+			out = append(out, e.ActionEnvelope)
 		}
 	}
 	return out, true
-}
-
-// Envelope is an action envelope on its way to subscribers. Fan-out to a
-// thousand subscribers must not encode it a thousand times: Frame encodes
-// it once per protocol generation (current, and 0.6/0.7) and hands every
-// caller of that generation the same bytes.
-type Envelope struct {
-	protocol.ActionEnvelope
-	once  [2]sync.Once
-	frame [2][]byte
-}
-
-// NewEnvelope wraps env for delivery.
-func NewEnvelope(env protocol.ActionEnvelope) *Envelope { return &Envelope{ActionEnvelope: env} }
-
-// Frame returns encode(envelope) for the generation legacy selects,
-// computed by its first caller. The returned bytes must not be modified.
-func (e *Envelope) Frame(legacy bool, encode func(protocol.ActionEnvelope) []byte) []byte {
-	g := 0
-	if legacy {
-		g = 1
-	}
-	e.once[g].Do(func() { e.frame[g] = encode(e.ActionEnvelope) })
-	return e.frame[g]
 }

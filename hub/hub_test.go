@@ -1,29 +1,119 @@
 package hub
 
 import (
+	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/changesetd/changesetd/protocol"
 )
 
+const csURI = "ahp-changeset:/s/changeset/uncommitted"
+
+func fileSet(id string, pad int) protocol.Action {
+	return protocol.ChangesetFileSet{File: protocol.ChangesetFile{ID: id, Meta: protocol.Object{"pad": strings.Repeat("x", pad)}}}
+}
+
 func TestReplayRing(t *testing.T) {
-	c := New(0, 3).NewChannel("ahp-changeset:/s/changeset/uncommitted")
-	for seq := int64(1); seq <= 5; seq++ {
-		c.appendLocked(protocol.ActionEnvelope{ServerSeq: seq * 10})
+	h := New(0, 3, 0)
+	c := h.NewChannel(csURI)
+	for range 5 {
+		c.Publish(protocol.ChangesetStatusChanged{Status: protocol.StatusReady}, nil)
 	}
-	// The ring holds 30, 40, 50; 10 and 20 were evicted.
-	if _, ok := c.replayLocked(10); ok {
-		t.Error("replay after 10 must fail: 20 was evicted")
+	// The ring holds 3, 4, 5; 1 and 2 were evicted.
+	if _, ok := c.replay(1); ok {
+		t.Error("replay after 1 must fail: 2 was evicted")
 	}
-	got, ok := c.replayLocked(20)
-	if !ok || len(got) != 3 || got[0].ServerSeq != 30 {
-		t.Errorf("replay after 20 = %v %v, want 30,40,50", got, ok)
+	got, ok := c.replay(2)
+	if !ok || len(got) != 3 || got[0].ServerSeq != 3 {
+		t.Errorf("replay after 2 = %v %v, want 3,4,5", got, ok)
 	}
-	got, ok = c.replayLocked(35)
-	if !ok || len(got) != 2 || got[0].ServerSeq != 40 {
-		t.Errorf("replay after 35 = %v %v, want 40,50", got, ok)
+	got, ok = c.replay(3)
+	if !ok || len(got) != 2 || got[0].ServerSeq != 4 {
+		t.Errorf("replay after 3 = %v %v, want 4,5", got, ok)
 	}
-	if got, ok := c.replayLocked(50); !ok || len(got) != 0 {
+	if got, ok := c.replay(5); !ok || len(got) != 0 {
 		t.Errorf("replay after the last = %v %v, want empty", got, ok)
+	}
+}
+
+// replay is replayLocked for tests.
+func (c *Channel) replay(lastSeen int64) ([]protocol.ActionEnvelope, bool) {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	return c.replayLocked(lastSeen)
+}
+
+// The ring keeps what fits its byte budget, however few envelopes that
+// is, and never more: a series of large file lists is not all kept.
+func TestReplayRingIsBoundedInBytes(t *testing.T) {
+	const budget = 64 << 10
+	h := New(0, 1000, budget)
+	c := h.NewChannel(csURI)
+	for i := range 200 {
+		c.Publish(fileSet("f"+strings.Repeat("0", i%7), 1000), nil)
+		if got := c.RingBytes(); got > budget {
+			t.Fatalf("after %d envelopes the ring holds %d bytes, over its %d", i+1, got, budget)
+		}
+	}
+	got, ok := c.replay(150)
+	if !ok || len(got) != 50 {
+		t.Errorf("replay after 150 = %d envelopes %v, want the last 50", len(got), ok)
+	}
+	if _, ok := c.replay(100); ok {
+		t.Error("replay after 100 succeeded; 100 envelopes of ~1 KB cannot fit 64 KiB")
+	}
+	// One envelope larger than the whole budget is not kept at all.
+	c.Publish(fileSet("big", 2*budget), nil)
+	if got := c.RingBytes(); got != 0 {
+		t.Errorf("the ring holds %d bytes after an envelope larger than its budget", got)
+	}
+	if _, ok := c.replay(200); ok {
+		t.Error("replay of an envelope larger than the budget succeeded")
+	}
+}
+
+type recorder struct{ got []*Envelope }
+
+func (r *recorder) ClientID() string   { return "r" }
+func (r *recorder) Version() string    { return "" }
+func (r *recorder) Send(e *Envelope)   { r.got = append(r.got, e) }
+func (r *recorder) Notify(string, any) {}
+
+// Every subscriber gets the same encoded bytes, and they are the
+// envelope the protocol package encodes.
+func TestEnvelopeEncodedOnceAndShared(t *testing.T) {
+	h := New(41, 0, 0)
+	c := h.NewChannel(csURI)
+	a, b := &recorder{}, &recorder{}
+	for _, r := range []*recorder{a, b} {
+		c.Attach(r, -1, func() any { return nil }, func(Attachment, error) {})
+	}
+	c.Publish(fileSet("file:///x", 10), &protocol.ActionOrigin{ClientID: "c", ClientSeq: 7})
+	c.Publish(protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
+	if len(a.got) != 2 || len(b.got) != 2 || a.got[0] != b.got[0] {
+		t.Fatalf("subscribers got %d and %d envelopes, not the same ones", len(a.got), len(b.got))
+	}
+	for _, legacy := range []bool{false, true} {
+		for _, e := range a.got {
+			want, err := protocol.EncodeActionNotification(protocol.AdaptEnvelope(legacy, e.ActionEnvelope))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.Bytes(legacy); !bytes.Equal(got, want) {
+				t.Errorf("legacy=%v: encoded\n%s\nwant\n%s", legacy, got, want)
+			}
+			var w bytes.Buffer
+			if err := e.WriteTo(&w, legacy, 7, nil); err != nil || !bytes.Equal(w.Bytes(), want) {
+				t.Errorf("legacy=%v: written in pieces\n%s\nwant\n%s", legacy, w.Bytes(), want)
+			}
+			if !json.Valid(want) {
+				t.Errorf("invalid JSON %s", want)
+			}
+		}
+	}
+	if a.got[0].ServerSeq != 42 || a.got[1].ServerSeq != 43 {
+		t.Errorf("serverSeqs %d, %d; want 42, 43", a.got[0].ServerSeq, a.got[1].ServerSeq)
 	}
 }

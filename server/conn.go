@@ -132,21 +132,16 @@ func (c *conn) Version() string {
 // reply, and each hands its payload to protocol.Adapt for the version the
 // connection negotiated: stored state stays in the newest shape.
 
-// Send runs once per envelope and subscriber: it reads the generation
-// without the lock and passes a package-level encoder, so fan-out to many
-// subscribers allocates nothing per subscriber.
+// Send runs once per envelope and subscriber, under the hub's lock: it
+// reads the generation without the connection's lock and queues the
+// envelope itself, whose bytes every subscriber shares (the 0.6/0.7 shape
+// is made by the first writer that needs it, off the lock).
 func (c *conn) Send(env *session.Envelope) {
-	legacy := c.legacy.Load()
-	encode := encodeCurrent
-	if legacy {
-		encode = encodeLegacy
-	}
-	data := env.Frame(legacy, encode)
+	channel := ""
 	if c.droppable(env) {
-		_ = c.stream.writeAction(env.Channel, data)
-		return
+		channel = env.Channel
 	}
-	_ = c.stream.write(data)
+	_ = c.stream.writeEnvelope(env, c.legacy.Load(), channel)
 }
 
 // droppable reports whether a snapshot of its channel can stand in for
@@ -234,14 +229,6 @@ func (c *conn) subscribed(uri string) bool {
 	defer c.mu.Unlock()
 	_, ok := c.subs[uri]
 	return ok
-}
-
-func encodeCurrent(e protocol.ActionEnvelope) []byte {
-	return encodeAction(protocol.AdaptEnvelope(false, e))
-}
-
-func encodeLegacy(e protocol.ActionEnvelope) []byte {
-	return encodeAction(protocol.AdaptEnvelope(true, e))
 }
 
 // encodeAction encodes an "action" notification.

@@ -108,8 +108,8 @@ func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 	sl := s.reserve()
 	s.write([]byte("note 1"))
 	for i := range 20 {
-		if err := s.writeAction("cs", fmt.Appendf(nil, "cs %d", i)); err != nil {
-			t.Fatalf("writeAction %d: %v", i, err)
+		if err := s.push(frame{data: fmt.Appendf(nil, "cs %d", i), channel: "cs"}); err != nil {
+			t.Fatalf("push %d: %v", i, err)
 		}
 	}
 	s.write([]byte("note 2"))
@@ -117,7 +117,7 @@ func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 		t.Fatalf("lagging channels %v, want [cs] once", lagged)
 	}
 	s.resynced("cs", [][]byte{[]byte("catch-up")})
-	s.writeAction("cs", []byte("cs after"))
+	s.push(frame{data: []byte("cs after"), channel: "cs"})
 	s.fill(sl, []byte("reply"))
 	s.closeWith(websocket.CloseNormalClosure, "")
 

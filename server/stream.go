@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -30,8 +31,18 @@ type closeMsg struct {
 // writer stops there until fill gives it its bytes.
 type frame struct {
 	data    []byte
+	env     *hub.Envelope // instead of data: an action whose bytes every subscriber shares
+	legacy  bool          // env is written in the 0.6/0.7 shape
 	channel string
 	slot    *slot
+}
+
+// size is what the frame adds to the backlog.
+func (f frame) size() int64 {
+	if f.env != nil {
+		return int64(f.env.Size())
+	}
+	return int64(len(f.data))
 }
 
 // slot is a place in the queue kept for a reply that is still being
@@ -139,10 +150,11 @@ func (s *stream) WriteObject(obj any) error {
 
 func (s *stream) write(data []byte) error { return s.push(frame{data: data}) }
 
-// writeAction queues an action frame of a changeset channel, which a
-// snapshot of the channel can replace.
-func (s *stream) writeAction(channel string, data []byte) error {
-	return s.push(frame{data: data, channel: channel})
+// writeEnvelope queues an action envelope, written in the shape legacy
+// selects. channel, when set, is the changeset channel whose snapshot can
+// replace it.
+func (s *stream) writeEnvelope(env *hub.Envelope, legacy bool, channel string) error {
+	return s.push(frame{env: env, legacy: legacy, channel: channel})
 }
 
 func (s *stream) push(f frame) error {
@@ -175,7 +187,7 @@ func (s *stream) pushLocked(f frame) ([]string, error) {
 }
 
 func (s *stream) appendLocked(f frame) {
-	s.queuedBytes += int64(len(f.data))
+	s.queuedBytes += f.size()
 	s.pending = append(s.pending, f)
 	s.signal()
 }
@@ -197,7 +209,7 @@ func (s *stream) lagLocked() []string {
 				kept = append(kept, f)
 				continue
 			}
-			s.queuedBytes -= int64(len(f.data))
+			s.queuedBytes -= f.size()
 			if !s.resyncing[f.channel] {
 				s.resyncing[f.channel] = true
 				lagged = append(lagged, f.channel)
@@ -357,15 +369,14 @@ func (s *stream) writeLoop() {
 				if f.slot != nil {
 					batch[i].data = f.slot.data // nil: given up while closing
 				}
-				s.queuedBytes -= int64(len(batch[i].data))
+				s.queuedBytes -= batch[i].size()
 			}
 			s.mu.Unlock()
 			for i, f := range batch {
-				if f.data == nil {
+				if f.data == nil && f.env == nil {
 					continue
 				}
-				s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				if err := s.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
+				if err := s.writeFrame(f); err != nil {
 					s.writeFailed(err)
 					return
 				}
@@ -373,6 +384,39 @@ func (s *stream) writeLoop() {
 			}
 		}
 	}
+}
+
+// writeChunk is the most written to the connection under one write
+// deadline. A frame larger than that is written in pieces, the deadline
+// extended before each: the time a frame may take grows with its size,
+// and only a client that takes nothing for WriteTimeout is "reading
+// nothing".
+const writeChunk = 64 << 10
+
+// writeFrame writes one message.
+func (s *stream) writeFrame(f frame) error {
+	extend := func() { s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)) }
+	if f.env == nil && len(f.data) <= writeChunk {
+		extend()
+		return s.ws.WriteMessage(websocket.TextMessage, f.data)
+	}
+	w, err := s.ws.NextWriter(websocket.TextMessage)
+	if err != nil {
+		return err
+	}
+	if f.env != nil {
+		err = f.env.WriteTo(w, f.legacy, writeChunk, extend)
+	} else {
+		for p := f.data; len(p) > 0 && err == nil; p = p[min(len(p), writeChunk):] {
+			extend()
+			_, err = w.Write(p[:min(len(p), writeChunk)])
+		}
+	}
+	if err != nil {
+		return err
+	}
+	extend()
+	return w.Close()
 }
 
 // writeFailed closes the stream after a failed write. A write that timed

@@ -26,7 +26,8 @@ const Provider = "changesetd"
 // Options configure a Manager. The zero value is usable.
 type Options struct {
 	Logger        *slog.Logger
-	ReplayBuffer  int                                 // per channel; 0 = DefaultReplayBuffer
+	ReplayBuffer  int                                 // envelopes per channel; 0 = DefaultReplayBuffer
+	ReplayBytes   int64                               // encoded bytes per channel; 0 = hub.DefaultReplayBytes
 	OpenWorkspace func(dir string) (Workspace, error) // nil: sessions have no changeset data
 	Now           func() time.Time                    // nil = time.Now
 	Version       string                              // server version for serverInfo
@@ -135,7 +136,7 @@ func NewManager(opts Options) *Manager {
 		opts.Metrics = noMetrics{}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	h := hub.New(opts.SeqBase, opts.ReplayBuffer)
+	h := hub.New(opts.SeqBase, opts.ReplayBuffer, opts.ReplayBytes)
 	m := &Manager{
 		opts:     opts,
 		log:      opts.Logger.With("component", "session"),
