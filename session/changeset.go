@@ -870,39 +870,63 @@ func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
 	cs.commitFiles(s, changes)
 }
 
-// coalesceFiles is how many file changes one refresh publishes one by one;
-// more (a checkout, a rebase) go out as a single contentChanged with the
-// resulting list. Thousands of fileSet actions would cost every
-// subscriber thousands of frames, and the state one reduction each.
-const coalesceFiles = 256
+// fileChunk is how many fileSet and fileRemoved actions of a refresh are
+// published at a time: one hold of the sequencing lock each, and a burst
+// reaches clients as runs of at most this many files they can render as
+// they come.
+const fileChunk = 256
 
-// commitFiles publishes a refresh's fileSet and fileRemoved actions, in
-// order, or past coalesceFiles one contentChanged with the list they
-// produce (operations kept).
+// commitFiles publishes a refresh's fileSet and fileRemoved actions (only
+// files whose state changed), in order and in chunks of fileChunk. When
+// most of the resulting list is new (a checkout, a rebase) one
+// contentChanged with the list is smaller than the deltas and goes out
+// instead (operations kept). Either way what a refresh sends grows with
+// what changed, not with the list: a burst spread over many refreshes
+// costs about what it changed.
 func (cs *csChannel) commitFiles(s *Session, changes []protocol.Action) {
-	if len(changes) <= coalesceFiles {
+	if len(changes) <= fileChunk {
 		for _, a := range changes {
 			cs.commit(s, a, nil)
 		}
 		return
 	}
-	// The reducer's effects, applied in one pass: fileSet replaces in
-	// place or appends, fileRemoved removes.
-	files := slices.Clone(cs.state.Files)
+	kept, set := applyFiles(cs.state.Files, changes)
+	if 2*set > len(kept) {
+		cs.commit(s, protocol.ChangesetContentChanged{Files: kept}, nil)
+		return
+	}
+	// The reducer's effects applied in one pass rather than action by
+	// action, each of which would copy the list.
+	cs.state.Files = kept
+	cs.byID = nil
+	cs.encoded = nil
+	for chunk := range slices.Chunk(changes, fileChunk) {
+		s.m.publishAll(cs.ch, chunk)
+	}
+}
+
+// applyFiles returns the list that reducing changes on files gives, and
+// how many of them set a file: fileSet replaces in place or appends,
+// fileRemoved removes.
+func applyFiles(files []protocol.ChangesetFile, changes []protocol.Action) ([]protocol.ChangesetFile, int) {
+	files = slices.Clone(files)
 	removed := make([]bool, len(files), len(files)+len(changes))
 	at := make(map[string]int, len(files))
 	for i, f := range files {
 		at[f.ID] = i
 	}
+	set := 0
 	for _, a := range changes {
 		switch a := a.(type) {
 		case protocol.ChangesetFileSet:
-			if i, ok := at[a.File.ID]; ok {
-				files[i] = a.File
+			set++
+			f := a.File.Clone()
+			if i, ok := at[f.ID]; ok {
+				files[i] = f
 				continue
 			}
-			at[a.File.ID] = len(files)
-			files = append(files, a.File)
+			at[f.ID] = len(files)
+			files = append(files, f)
 			removed = append(removed, false)
 		case protocol.ChangesetFileRemoved:
 			if i, ok := at[a.FileID]; ok {
@@ -920,5 +944,5 @@ func (cs *csChannel) commitFiles(s *Session, changes []protocol.Action) {
 	if kept == nil {
 		kept = []protocol.ChangesetFile{}
 	}
-	cs.commit(s, protocol.ChangesetContentChanged{Files: kept}, nil)
+	return kept, set
 }

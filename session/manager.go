@@ -170,6 +170,15 @@ func (m *Manager) publish(c *hub.Channel, a protocol.Action, origin *protocol.Ac
 	return c.Publish(a, origin)
 }
 
+// publishAll counts actions and publishes them on c in one hold of the
+// sequencing lock (hub.Channel.PublishAll).
+func (m *Manager) publishAll(c *hub.Channel, actions []protocol.Action) {
+	for _, a := range actions {
+		m.opts.Metrics.Action(a.ActionType())
+	}
+	c.PublishAll(actions)
+}
+
 // reject counts a rejection and sends it to the dispatching subscriber
 // only (hub.Hub.Reject).
 func (m *Manager) reject(sub Subscriber, channelURI string, a protocol.Action, origin *protocol.ActionOrigin, reason string) {

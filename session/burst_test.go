@@ -1,0 +1,138 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// editAll changes many working files at once and reports them to every
+// watch in one event, as a watcher's quiet window would.
+func (w *fakeWorkspace) editAll(files map[string]string) {
+	w.mu.Lock()
+	var paths []string
+	for p, c := range files {
+		w.work[p] = c
+		paths = append(paths, p)
+	}
+	var fs []*fakeWatcher
+	for f := range w.watchers {
+		fs = append(fs, f)
+	}
+	w.mu.Unlock()
+	for _, f := range fs {
+		f.onChange(paths, false)
+	}
+}
+
+// filesCarried counts the files the actions after the first n envelopes
+// on uri carry: one per fileSet or fileRemoved, the list of a
+// contentChanged.
+func (c *client) filesCarried(uri string, n int) (files int, types map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	types = map[string]int{}
+	for _, e := range c.envs[min(n, len(c.envs)):] {
+		if e.Channel != uri {
+			continue
+		}
+		types[e.Action.Action.ActionType()]++
+		switch a := e.Action.Action.(type) {
+		case protocol.ChangesetFileSet, protocol.ChangesetFileRemoved:
+			files++
+		case protocol.ChangesetContentChanged:
+			files += len(a.Files)
+		}
+	}
+	return files, types
+}
+
+// awaitCount waits until the client's view of uri is ready with n files.
+func awaitCount(t *testing.T, c *client, uri string, n int) {
+	t.Helper()
+	c.await(t, fmt.Sprintf("%d files, ready", n), func() bool {
+		st := c.stateLocked(uri)
+		return st.Status == protocol.StatusReady && len(st.Files) == n
+	})
+}
+
+func burstTree(n, modified int) (head, work map[string]string, paths []string) {
+	head, work = map[string]string{}, map[string]string{}
+	for i := range n {
+		p := fmt.Sprintf("d%02d/f%05d.go", i%50, i)
+		head[p] = "package x\n"
+		work[p] = head[p]
+		if i < modified {
+			work[p] += "// modified\n"
+			paths = append(paths, p)
+		}
+	}
+	return head, work, paths
+}
+
+// A burst spread over several refreshes, each a few hundred files in a
+// list of more, reaches subscribers as the files that changed: fileSet
+// actions, not the whole list again with every refresh. What the client
+// ends with is what a fresh subscriber gets.
+func TestBurstPublishesDeltasNotTheList(t *testing.T) {
+	head, work, modified := burstTree(6000, 1500)
+	r := newRig(t, Options{}, head, work)
+	c := newClient("c")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	awaitCount(t, c, uri, len(modified))
+
+	n0 := c.count()
+	changed := 0
+	for round := range 6 {
+		files := map[string]string{}
+		for i := range 300 {
+			p := fmt.Sprintf("d%02d/f%05d.go", (1500+round*300+i)%50, 1500+round*300+i)
+			files[p] = "package x\n// burst\n"
+		}
+		changed += len(files)
+		r.ws.editAll(files)
+		awaitCount(t, c, uri, 1500+changed)
+	}
+	carried, types := c.filesCarried(uri, n0)
+	if types["changeset/contentChanged"] > 0 {
+		t.Errorf("the burst sent %d contentChanged (the whole list); want fileSet deltas: %v", types["changeset/contentChanged"], types)
+	}
+	if carried > changed*12/10 {
+		t.Errorf("the burst of %d files carried %d files to the subscriber (> 1.2×): %v", changed, carried, types)
+	}
+	fresh := newClient("fresh")
+	fresh.subscribe(t, r.m, uri)
+	c.mu.Lock()
+	got, _ := json.Marshal(c.stateLocked(uri))
+	c.mu.Unlock()
+	fresh.mu.Lock()
+	want, _ := json.Marshal(fresh.stateLocked(uri))
+	fresh.mu.Unlock()
+	if string(got) != string(want) {
+		t.Errorf("the subscriber's state after the burst differs from a fresh snapshot")
+	}
+}
+
+// When most of the list changes at once (a checkout), one contentChanged
+// with the new list is smaller than the deltas and is what goes out.
+func TestCheckoutPublishesTheList(t *testing.T) {
+	head, work, modified := burstTree(2000, 100)
+	r := newRig(t, Options{}, head, work)
+	c := newClient("c")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	awaitCount(t, c, uri, len(modified))
+	n0 := c.count()
+	files := map[string]string{}
+	for i := 100; i < 1100; i++ {
+		files[fmt.Sprintf("d%02d/f%05d.go", i%50, i)] = "package y\n"
+	}
+	r.ws.editAll(files)
+	awaitCount(t, c, uri, 1100)
+	if _, types := c.filesCarried(uri, n0); types["changeset/contentChanged"] != 1 || types["changeset/fileSet"] != 0 {
+		t.Errorf("a change of most of the list sent %v; want one contentChanged", types)
+	}
+}
