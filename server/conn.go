@@ -165,27 +165,49 @@ func (c *conn) lagging(channels []string) {
 	}
 }
 
+// catchUpSeqs is how many serverSeqs a catch-up reserves: the most
+// actions catchUpFrames makes.
+const catchUpSeqs = 3
+
 // catchUp attaches to uri again and queues, in place of the dropped
 // backlog, the actions that turn what the client has into the channel's
-// state at the registration point. Attach calls done in the channel's
-// sequence, so every later action follows the catch-up.
+// state at the registration point. Only the registration runs in the
+// channel's sequence (Attach calls done under the hub's lock): it
+// reserves serverSeqs and the frames' place in the stream. The frames
+// are made here, after, so a large snapshot delays no other publish.
 func (c *conn) catchUp(uri string) {
 	if !c.subscribed(uri) {
-		c.stream.resynced(uri, nil)
+		c.stream.resynced(uri)
 		return
 	}
 	c.logger().Info("slow reader: its backlog on a channel is replaced by a snapshot", "channel", uri)
 	c.srv.cfg.Metrics.SlowClientCaughtUp()
+	var (
+		snap protocol.Snapshot
+		seqs []int64
+		sl   *slot
+	)
+	registered := make(chan struct{})
 	c.srv.m.Attach(c, uri, -1, func(at session.Attachment, err error) {
+		defer close(registered)
 		if err != nil || !c.subscribed(uri) {
-			c.stream.resynced(uri, nil)
+			c.stream.resynced(uri)
 			return
 		}
-		c.stream.resynced(uri, c.catchUpFrames(at.Snapshot, at.NextSeq))
+		snap = at.Snapshot
+		for range catchUpSeqs {
+			seqs = append(seqs, at.NextSeq())
+		}
+		sl = c.stream.catchUpSlot(uri)
 	})
+	<-registered
 	if !c.subscribed(uri) {
 		// Unsubscribed meanwhile: undo the registration Attach made.
 		c.srv.m.Detach(c, uri)
+	}
+	if sl != nil {
+		next := func() int64 { n := seqs[0]; seqs = seqs[1:]; return n }
+		c.stream.fillSlot(sl, c.catchUpFrames(snap, next))
 	}
 }
 
