@@ -880,9 +880,9 @@ const fileChunk = 256
 // files whose state changed), in order and in chunks of fileChunk. When
 // most of the resulting list is new (a checkout, a rebase) one
 // contentChanged with the list is smaller than the deltas and goes out
-// instead (operations kept). Either way what a refresh sends grows with
-// what changed, not with the list: a burst spread over many refreshes
-// costs about what it changed.
+// instead (operations kept), as it does when most of the list went.
+// Either way what a refresh sends grows with what changed, not with the
+// list: a burst spread over many refreshes costs about what it changed.
 func (cs *csChannel) commitFiles(s *Session, changes []protocol.Action) {
 	if len(changes) <= fileChunk {
 		for _, a := range changes {
@@ -891,7 +891,9 @@ func (cs *csChannel) commitFiles(s *Session, changes []protocol.Action) {
 		return
 	}
 	kept, set := applyFiles(cs.state.Files, changes)
-	if 2*set > len(kept) {
+	// Most of the list is new, or most of it went: the list is the
+	// smaller message (a fileRemoved is an id; a file is far more).
+	if removed := len(changes) - set; 2*set+removed > len(kept) {
 		cs.commit(s, protocol.ChangesetContentChanged{Files: kept}, nil)
 		return
 	}
