@@ -211,6 +211,10 @@ func (c *conn) catchUp(uri string) {
 	}
 }
 
+// catchUpBuilding, when set (by tests only), is called as a catch-up's
+// frames start being made: a test holds it there to show what waits.
+var catchUpBuilding func()
+
 // catchUpFrames encodes a changeset snapshot as the actions that reach it
 // from any earlier state of the channel: contentChanged with every file,
 // operationsChanged when the state has none (contentChanged without
@@ -218,6 +222,9 @@ func (c *conn) catchUp(uri string) {
 // serverSeqs of their own (nextSeq), after the snapshot's and before any
 // later action, and no origin.
 func (c *conn) catchUpFrames(snap protocol.Snapshot, nextSeq func() int64) [][]byte {
+	if catchUpBuilding != nil {
+		catchUpBuilding()
+	}
 	var st protocol.ChangesetState
 	switch v := snap.State.(type) {
 	case protocol.ChangesetState:
