@@ -64,6 +64,9 @@ func main() {
 	flag.IntVar(&sc.burstFiles, "burst-files", 10000, "with -scale: files changed at once in the burst")
 	flag.IntVar(&sc.burstSubs, "burst-subs", 100, "with -scale: subscribers during the burst (0: skip it)")
 	flag.IntVar(&sc.burstMaxRow, "burst-max", 300000, "with -scale: the largest tree the burst runs on")
+	flag.IntVar(&sc.checkouts, "checkouts", 100, "with -scale: round trips between two branches for the RSS measure (0: skip it)")
+	flag.IntVar(&sc.checkoutFiles, "checkout-files", 10000, "with -scale: tracked files of the checkouts' tree")
+	flag.IntVar(&sc.checkoutDiffer, "checkout-differ", 5000, "with -scale: files the two branches differ in")
 	flag.Parse()
 	if *scale {
 		var err error

@@ -15,7 +15,6 @@ import (
 
 	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/reducer"
 )
 
 // scaleConfig is what bench -scale measures.
@@ -24,6 +23,9 @@ type scaleConfig struct {
 	burstFiles  int   // files changed at once in the burst
 	burstSubs   int   // subscribers during the burst
 	burstMaxRow int   // the largest tree the burst runs on
+	// checkouts round trips between two branches differing in
+	// checkoutDiffer of checkoutFiles files, for the daemon's RSS.
+	checkouts, checkoutFiles, checkoutDiffer int
 }
 
 // scaleResult is one tree size's row of figures, each with git's.
@@ -37,6 +39,7 @@ type scaleResult struct {
 	rss              int64
 	saveP50, saveP99 time.Duration
 	burst            *burstResult
+	burst1           *burstResult // the same files again, one subscriber
 }
 
 type burstResult struct {
@@ -44,6 +47,8 @@ type burstResult struct {
 	all, slowest time.Duration // the last fast subscriber converged; the slow one
 	gitStatus    time.Duration // git status --porcelain on the tree after the burst
 	disconnected int
+	bytesPerSub  int64 // the most a fast subscriber received
+	encoded      int64 // the encoded size of the files that changed
 }
 
 // runScale measures the first view, later subscribers, a restart, memory,
@@ -69,7 +74,14 @@ func runScale(c config, sc scaleConfig) error {
 			os.RemoveAll(dir)
 		}
 	}
-	reportScale(c, sc, rows, load0)
+	var co *checkoutResult
+	if sc.checkouts > 0 {
+		fmt.Printf("== checkouts: %d round trips, %d of %d files\n", sc.checkouts, sc.checkoutDiffer, sc.checkoutFiles)
+		if co, err = measureCheckouts(c, bin, work, sc.checkoutFiles, sc.checkoutDiffer, sc.checkouts); err != nil {
+			return fmt.Errorf("checkouts: %w", err)
+		}
+	}
+	reportScale(c, sc, rows, co, load0)
 	return nil
 }
 
@@ -172,10 +184,18 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 	if sc.burstSubs > 0 && n <= sc.burstMaxRow && sc.burstFiles < n-len(r.modified) {
 		fmt.Printf("burst: %d files at once, %d subscribers …\n", sc.burstFiles, sc.burstSubs)
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-		res.burst, err = measureBurst(ctx, d, r, uri, sc.burstFiles, sc.burstSubs)
+		paths := burstPaths(r, sc.burstFiles)
+		res.burst, err = measureBurst(ctx, d, r, uri, paths, sc.burstSubs, true, "// burst\n")
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("burst: %w; daemon stderr:\n%s", err, tail(d.stderr))
+		}
+		fmt.Printf("burst: the same %d files once more, 1 subscriber …\n", len(paths))
+		ctx, cancel = context.WithTimeout(context.Background(), c.timeout)
+		res.burst1, err = measureBurst(ctx, d, r, uri, paths, 1, false, "// again\n")
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("burst, 1 subscriber: %w; daemon stderr:\n%s", err, tail(d.stderr))
 		}
 	}
 	return res, d.stop()
@@ -184,76 +204,163 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 // burstMirror is a subscriber's view during the burst, kept by the
 // client's reading goroutine as each action arrives: a hundred clients
 // polling recorded notifications would measure the bench, not the daemon.
+// Files are kept by id, so a fileSet costs the mirror what it costs a
+// client that indexes its list, not a copy of the list.
 type burstMirror struct {
-	c    *ahpclient.Client
-	mu   sync.Mutex
-	st   protocol.ChangesetState
-	last int64
-	want int           // files once converged; 0 until the burst starts
-	done chan struct{} // closed once converged
-	at   time.Time
+	c      *ahpclient.Client
+	mu     sync.Mutex
+	files  map[string]protocol.ChangesetFile
+	status string
+	last   int64
+	// From the burst's start: the content each file had then, the files
+	// whose content has changed since, and the bytes of the action
+	// notifications received.
+	start   map[string]string
+	changed map[string]bool
+	bytes   int64
+	want    int           // changed files once converged; 0 until the burst starts
+	done    chan struct{} // closed once converged
+	at      time.Time
 }
+
+// notifyOverhead is what an action notification adds to its params.
+var notifyOverhead = int64(len(`{"jsonrpc":"2.0","method":"action","params":}`))
 
 func (m *burstMirror) apply(uri string, n *ahpclient.Message) {
 	if n.Method != protocol.NotifyAction {
 		return
 	}
-	var e ahpclient.Envelope
+	var e protocol.ActionEnvelope
 	if json.Unmarshal(n.Params, &e) != nil || e.Channel != uri || e.RejectionReason != "" {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.start != nil {
+		m.bytes += int64(len(n.Params)) + notifyOverhead
+	}
 	if e.ServerSeq <= m.last {
 		return
 	}
 	m.last = e.ServerSeq
-	m.st, _ = reducer.ApplyChangeset(m.st, e.Action.Action, reducer.Env{})
+	switch a := e.Action.Action.(type) {
+	case protocol.ChangesetFileSet:
+		m.files[a.File.ID] = a.File
+		m.mark(a.File)
+	case protocol.ChangesetFileRemoved:
+		delete(m.files, a.FileID)
+		delete(m.changed, a.FileID)
+	case protocol.ChangesetContentChanged:
+		m.files = make(map[string]protocol.ChangesetFile, len(a.Files))
+		m.changed = map[string]bool{}
+		for _, f := range a.Files {
+			m.files[f.ID] = f
+			m.mark(f)
+		}
+	case protocol.ChangesetStatusChanged:
+		m.status = a.Status
+	case protocol.ChangesetCleared:
+		clear(m.files)
+		clear(m.changed)
+	}
 	m.check()
 }
 
-// check notes the moment the view has every file and is ready. m.mu held.
+// mark notes whether f's content differs from the burst's start. m.mu held.
+func (m *burstMirror) mark(f protocol.ChangesetFile) {
+	if m.start == nil {
+		return
+	}
+	if nonce(f) != m.start[f.ID] {
+		m.changed[f.ID] = true
+	} else {
+		delete(m.changed, f.ID)
+	}
+}
+
+func nonce(f protocol.ChangesetFile) string {
+	if f.Edit.After == nil {
+		return ""
+	}
+	return f.Edit.After.Content.Nonce
+}
+
+// begin starts counting a burst of want files. m.mu held.
+func (m *burstMirror) begin(want int) {
+	m.start = make(map[string]string, len(m.files))
+	for id, f := range m.files {
+		m.start[id] = nonce(f)
+	}
+	m.changed, m.bytes, m.want = map[string]bool{}, 0, want
+	m.done, m.at = make(chan struct{}), time.Time{}
+}
+
+// check notes the moment the view has every changed file and is ready.
+// m.mu held.
 func (m *burstMirror) check() {
-	if m.want > 0 && m.at.IsZero() && m.st.Status == protocol.StatusReady && len(m.st.Files) == m.want {
+	if m.want > 0 && m.at.IsZero() && m.status == protocol.StatusReady && len(m.changed) == m.want {
 		m.at = time.Now()
 		close(m.done)
 	}
 }
 
-// measureBurst subscribes subs clients to the uncommitted changeset, one
-// of them reading each frame 2 ms late (far slower than the daemon writes
-// a burst), then changes files tracked files that were unchanged, all at
-// once, and times until every subscriber's view has git's count of
-// changed files and is ready.
-func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, subs int) (*burstResult, error) {
-	mirrors := make([]*burstMirror, subs)
+// encodedChanged is the encoded size of the changed files as the mirror
+// holds them: what a burst must send at the least.
+func (m *burstMirror) encodedChanged() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for id := range m.changed {
+		b, _ := json.Marshal(m.files[id])
+		n += int64(len(b))
+	}
+	return n
+}
+
+// burstSubscribers connects subs clients to the changeset uri.
+func burstSubscribers(ctx context.Context, d *daemon, uri string, subs int) ([]*burstMirror, func(), error) {
+	var mirrors []*burstMirror
+	closeAll := func() {
+		for _, m := range mirrors {
+			m.c.Close()
+		}
+	}
 	for i := range subs {
 		c, _, err := ahpclient.Dial(ctx, d.url, ahpclient.Options{})
 		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		if _, err := c.Initialize(ctx, fmt.Sprintf("bench-burst-%d", i), nil); err != nil {
-			return nil, err
+			closeAll()
+			return nil, nil, err
 		}
 		m := &burstMirror{c: c, done: make(chan struct{})}
+		mirrors = append(mirrors, m)
+		if _, err := c.Initialize(ctx, fmt.Sprintf("bench-burst-%d", i), nil); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
 		snap, err := c.Subscribe(ctx, uri, nil)
 		if err != nil {
-			return nil, err
+			closeAll()
+			return nil, nil, err
+		}
+		var st protocol.ChangesetState
+		if err := json.Unmarshal(snap.State, &st); err != nil {
+			closeAll()
+			return nil, nil, err
 		}
 		m.mu.Lock()
-		m.last = snap.FromSeq
-		err = json.Unmarshal(snap.State, &m.st)
-		m.mu.Unlock()
-		if err != nil {
-			return nil, err
+		m.last, m.status = snap.FromSeq, st.Status
+		m.files = make(map[string]protocol.ChangesetFile, len(st.Files))
+		for _, f := range st.Files {
+			m.files[f.ID] = f
 		}
+		m.mu.Unlock()
 		c.Listen(func(n *ahpclient.Message) { m.apply(uri, n) })
-		mirrors[i] = m
 	}
-	mirrors[subs-1].c.SetReadDelay(2 * time.Millisecond)
+	return mirrors, closeAll, nil
+}
 
-	// The files to change: tracked, not modified already.
+// burstPaths are files tracked files that were unchanged.
+func burstPaths(r *repo, files int) []string {
 	modified := map[string]bool{}
 	for _, p := range r.modified {
 		modified[p] = true
@@ -264,12 +371,28 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 			paths = append(paths, p)
 		}
 	}
-	// Every view holds the tree's changes so far (the saves' file too):
-	// the burst adds paths to them.
+	return paths
+}
+
+// measureBurst subscribes subs clients to the uncommitted changeset, the
+// last of them, when slow, reading each frame 2 ms late (far slower than
+// the daemon writes a burst), then appends line to every one of paths at
+// once, and times until every subscriber's view has each of them changed
+// and is ready. It also counts the bytes each subscriber received against
+// the encoded size of the changed files.
+func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []string, subs int, slow bool, line string) (*burstResult, error) {
+	mirrors, closeAll, err := burstSubscribers(ctx, d, uri, subs)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
+	if slow {
+		mirrors[subs-1].c.SetReadDelay(2 * time.Millisecond)
+	}
 	base := -1
 	for i, m := range mirrors {
 		m.mu.Lock()
-		n, st := len(m.st.Files), m.st.Status
+		n, st := len(m.files), m.status
 		m.mu.Unlock()
 		if base < 0 {
 			base = n
@@ -280,7 +403,7 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 	}
 	for _, m := range mirrors {
 		m.mu.Lock()
-		m.want = base + len(paths)
+		m.begin(len(paths))
 		m.mu.Unlock()
 	}
 	start := time.Now()
@@ -289,7 +412,7 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 		if err != nil {
 			return nil, err
 		}
-		_, err = f.WriteString("// burst\n")
+		_, err = f.WriteString(line)
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -307,13 +430,23 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 			fmt.Printf("subscriber %d was closed: %d %s\n", i, code, reason)
 		case <-ctx.Done():
 			m.mu.Lock()
-			n, st := len(m.st.Files), m.st.Status
+			n, st := len(m.changed), m.status
 			m.mu.Unlock()
-			return nil, fmt.Errorf("subscriber %d: %d of %d files, %s: %w", i, n, base+len(paths), st, ctx.Err())
+			return nil, fmt.Errorf("subscriber %d: %d of %d files changed, %s: %w", i, n, len(paths), st, ctx.Err())
 		}
 	}
-	res.slowest = took[subs-1]
-	res.all = slices.Max(took[:subs-1])
+	fast := subs
+	if slow && subs > 1 {
+		fast = subs - 1
+		res.slowest = took[subs-1]
+	}
+	res.all = slices.Max(took[:fast])
+	for _, m := range mirrors[:fast] {
+		m.mu.Lock()
+		res.bytesPerSub = max(res.bytesPerSub, m.bytes)
+		m.mu.Unlock()
+	}
+	res.encoded = mirrors[0].encodedChanged()
 	gs, _, _, err := timeGit(r.dir, false, "status", "--porcelain")
 	if err != nil {
 		return nil, err
@@ -322,7 +455,7 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 	return res, nil
 }
 
-func reportScale(c config, sc scaleConfig, rows []scaleResult, load0 string) {
+func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResult, load0 string) {
 	fmt.Println()
 	head := "| Measure |"
 	rule := "|---|"
@@ -352,7 +485,7 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, load0 string) {
 	})
 	line(fmt.Sprintf("save → `fileSet` p99 (of %d), vs `git status --porcelain`", c.saves), "≤ 0.1×, flat", func(r scaleResult) string { return vs(r.saveP99, r.gitStat) })
 	line("… p50", "", func(r scaleResult) string { return fmtDur(r.saveP50) })
-	line(fmt.Sprintf("burst: %d files at once, %d subscribers: the last to converge, vs `git status` after it", sc.burstFiles, sc.burstSubs), "≤ 2×", func(r scaleResult) string {
+	line(fmt.Sprintf("burst: %d files at once, %d subscribers: the last to converge, vs `git status` after it", sc.burstFiles, sc.burstSubs), "≤ 2 s, ≤ 2×", func(r scaleResult) string {
 		if r.burst == nil {
 			return "—"
 		}
@@ -370,6 +503,25 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, load0 string) {
 		}
 		return strconv.Itoa(r.burst.disconnected)
 	})
+	line("… bytes received per subscriber vs the encoded size of the files that changed", "≤ 1.2×", func(r scaleResult) string {
+		if r.burst == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f MB / %.1f MB = **%.2f×**", float64(r.burst.bytesPerSub)/1e6, float64(r.burst.encoded)/1e6, float64(r.burst.bytesPerSub)/float64(r.burst.encoded))
+	})
+	line("… the same files changed again, 1 subscriber: converged", "≤ 1 s", func(r scaleResult) string {
+		if r.burst1 == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%s (%d disconnected)", fmtDur(r.burst1.all), r.burst1.disconnected)
+	})
+	if co != nil {
+		fmt.Println()
+		fmt.Println("| Measure | figure | target |")
+		fmt.Println("|---|---:|---|")
+		fmt.Printf("| daemon RSS, idle, after %d round trips of checking out a branch's %d changed files (of %d) and back, vs after the first | %s / %s = **%.2f×** | ≤ 1.5× |\n",
+			co.rounds, co.differ, co.files, fmtKiB(co.last), fmtKiB(co.first), float64(co.last)/float64(co.first))
+	}
 	fmt.Println()
 	fmt.Printf("Trees of the sizes above in directories of 100 files, %d modified (4 lines each) and 5 untracked; medians of %d runs.\n", c.modified, c.runs)
 	fmt.Printf("Machine: %d CPUs (runtime.NumCPU), %s, %s, %s, load average %s at start, %s at end.\n",
