@@ -136,3 +136,59 @@ func TestCheckoutPublishesTheList(t *testing.T) {
 		t.Errorf("a change of most of the list sent %v; want one contentChanged", types)
 	}
 }
+
+// A series of checkouts, each changing a thousand files one way and then
+// back, keeps each channel's replay ring within its byte budget (it kept
+// 1024 envelopes whatever their size, up to 1024 file lists), and the
+// ring still replays what fits.
+func TestRingsStayWithinBytesUnderCheckouts(t *testing.T) {
+	const budget = 256 << 10
+	head, work, _ := burstTree(3000, 0)
+	r := newRig(t, Options{ReplayBytes: budget}, head, work)
+	c := newClient("c")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	awaitCount(t, c, uri, 0)
+	s, _ := r.m.Session(r.uri)
+	ringBytes := func() int64 {
+		n, err := query(t.Context(), s, func() (int64, error) { return s.changesets[uri].ch.RingBytes(), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var most int64
+	for round := range 4 {
+		files := map[string]string{}
+		for i := range 1000 {
+			files[fmt.Sprintf("d%02d/f%05d.go", i%50, i)] = fmt.Sprintf("package x\n// round %d\n", round)
+		}
+		r.ws.editAll(files)
+		awaitCount(t, c, uri, 1000)
+		most = max(most, ringBytes())
+		back := map[string]string{}
+		for p := range files {
+			back[p] = head[p]
+		}
+		r.ws.editAll(back)
+		awaitCount(t, c, uri, 0)
+		most = max(most, ringBytes())
+	}
+	if most > budget {
+		t.Errorf("a replay ring held %d bytes, over its budget of %d", most, budget)
+	}
+	if most == 0 {
+		t.Error("the ring held nothing: the test publishes nothing it can keep")
+	}
+	// What fits is still replayed: a reconnect from the latest action.
+	done := make(chan Attachment, 1)
+	r.m.Attach(newClient("late"), uri, r.m.Seq()-1, func(at Attachment, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		done <- at
+	})
+	if at := <-done; !at.CanReplay || len(at.Replay) != 1 {
+		t.Errorf("replay after the last but one action: %d envelopes, can replay %v; want the last", len(at.Replay), at.CanReplay)
+	}
+}
