@@ -418,6 +418,10 @@ func (s *stream) writeLoop() {
 				s.queuedBytes -= f.size()
 			}
 			s.mu.Unlock()
+			cork, _ := s.ws.NetConn().(*corkConn)
+			if cork != nil && len(batch) > 1 {
+				cork.cork()
+			}
 			for i, f := range batch {
 				var err error
 				switch {
@@ -436,6 +440,12 @@ func (s *stream) writeLoop() {
 					return
 				}
 				batch[i] = frame{} // the frame may be large; do not keep it alive
+			}
+			if cork != nil {
+				if err := cork.uncork(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
+					s.writeFailed(err)
+					return
+				}
 			}
 		}
 	}
