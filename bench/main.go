@@ -30,6 +30,7 @@ type config struct {
 	timeout                                   time.Duration
 	logLevel, daemon                          string
 	keep                                      bool
+	profiles                                  string // directory for each daemon's CPU profile, "" for none
 }
 
 func main() {
@@ -50,6 +51,7 @@ func main() {
 	flag.StringVar(&c.logLevel, "log-level", "info", "daemon --log-level")
 	flag.StringVar(&c.daemon, "daemon", "", "use this changesetd binary instead of building ./cmd/changesetd")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temp dir (repository, daemon logs)")
+	flag.StringVar(&c.profiles, "cpu-profiles", "", "write each daemon's CPU profile, named after its log, to this directory (go tool pprof)")
 	page := flag.Bool("page", false, "measure the review page in headless Chromium instead (see page.go)")
 	var pc pageConfig
 	flag.IntVar(&pc.changed, "page-files", 1500, "with -page: changed files")
@@ -68,6 +70,7 @@ func main() {
 	flag.IntVar(&sc.checkoutFiles, "checkout-files", 10000, "with -scale: tracked files of the checkouts' tree")
 	flag.IntVar(&sc.checkoutDiffer, "checkout-differ", 5000, "with -scale: files the two branches differ in")
 	flag.Parse()
+	cpuProfiles = c.profiles
 	if *scale {
 		var err error
 		if sc.sizes, err = parseSizes(*sizes); err == nil {

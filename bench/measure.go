@@ -146,6 +146,9 @@ func startDaemon(bin, repoDir, work, logLevel string, n int) (*daemon, error) {
 	return startDaemonOn(bin, repoDir, work, logLevel, n, fmt.Sprintf("daemon%d.stderr", n))
 }
 
+// cpuProfiles is the -cpu-profiles directory, "" for none.
+var cpuProfiles string
+
 // startDaemonOn is startDaemon on state dir n, logging to logName: a
 // second start on the same n is a restart on the state the first left.
 func startDaemonOn(bin, repoDir, work, logLevel string, n int, logName string) (*daemon, error) {
@@ -155,7 +158,11 @@ func startDaemonOn(bin, repoDir, work, logLevel string, n int, logName string) (
 	if err != nil {
 		return nil, err
 	}
-	d.cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", logLevel, repoDir)
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", logLevel}
+	if cpuProfiles != "" {
+		args = append(args, "--cpu-profile", filepath.Join(cpuProfiles, strings.TrimSuffix(logName, ".stderr")+".cpu"))
+	}
+	d.cmd = exec.Command(bin, append(args, repoDir)...)
 	d.cmd.Stderr = logf
 	out, err := d.cmd.StdoutPipe()
 	if err != nil {

@@ -204,12 +204,13 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 // burstMirror is a subscriber's view during the burst, kept by the
 // client's reading goroutine as each action arrives: a hundred clients
 // polling recorded notifications would measure the bench, not the daemon.
-// Files are kept by id, so a fileSet costs the mirror what it costs a
-// client that indexes its list, not a copy of the list.
+// It keeps, by file id, only the file's content nonce and encoded size,
+// and decodes no more of an action than that: a hundred mirrors of the
+// whole state would make the bench's own heap and decoding the measure.
 type burstMirror struct {
 	c      *ahpclient.Client
 	mu     sync.Mutex
-	files  map[string]protocol.ChangesetFile
+	files  map[string]mirrorFile
 	status string
 	last   int64
 	// From the burst's start: the content each file had then, the files
@@ -223,6 +224,35 @@ type burstMirror struct {
 	at      time.Time
 }
 
+type mirrorFile struct {
+	nonce string // of the after side; "" when deleted
+	size  int    // encoded bytes
+}
+
+// fileHead is the part of a file a burstMirror decodes.
+type fileHead struct {
+	ID   string `json:"id"`
+	Edit struct {
+		After *struct {
+			Content struct {
+				Nonce string `json:"nonce"`
+			} `json:"content"`
+		} `json:"after"`
+	} `json:"edit"`
+}
+
+func decodeFile(raw json.RawMessage) (string, mirrorFile, error) {
+	var h fileHead
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return "", mirrorFile{}, err
+	}
+	f := mirrorFile{size: len(raw)}
+	if h.Edit.After != nil {
+		f.nonce = h.Edit.After.Content.Nonce
+	}
+	return h.ID, f, nil
+}
+
 // notifyOverhead is what an action notification adds to its params.
 var notifyOverhead = int64(len(`{"jsonrpc":"2.0","method":"action","params":}`))
 
@@ -230,7 +260,18 @@ func (m *burstMirror) apply(uri string, n *ahpclient.Message) {
 	if n.Method != protocol.NotifyAction {
 		return
 	}
-	var e protocol.ActionEnvelope
+	var e struct {
+		Channel         string `json:"channel"`
+		ServerSeq       int64  `json:"serverSeq"`
+		RejectionReason string `json:"rejectionReason"`
+		Action          struct {
+			Type   string            `json:"type"`
+			File   json.RawMessage   `json:"file"`
+			FileID string            `json:"fileId"`
+			Files  []json.RawMessage `json:"files"`
+			Status string            `json:"status"`
+		} `json:"action"`
+	}
 	if json.Unmarshal(n.Params, &e) != nil || e.Channel != uri || e.RejectionReason != "" {
 		return
 	}
@@ -243,23 +284,30 @@ func (m *burstMirror) apply(uri string, n *ahpclient.Message) {
 		return
 	}
 	m.last = e.ServerSeq
-	switch a := e.Action.Action.(type) {
-	case protocol.ChangesetFileSet:
-		m.files[a.File.ID] = a.File
-		m.mark(a.File)
-	case protocol.ChangesetFileRemoved:
+	a := e.Action
+	switch a.Type {
+	case "changeset/fileSet":
+		if id, f, err := decodeFile(a.File); err == nil {
+			m.files[id] = f
+			m.mark(id, f)
+		}
+	case "changeset/fileRemoved":
 		delete(m.files, a.FileID)
 		delete(m.changed, a.FileID)
-	case protocol.ChangesetContentChanged:
-		m.files = make(map[string]protocol.ChangesetFile, len(a.Files))
-		m.changed = map[string]bool{}
-		for _, f := range a.Files {
-			m.files[f.ID] = f
-			m.mark(f)
+	case "changeset/contentChanged":
+		m.files = make(map[string]mirrorFile, len(a.Files))
+		if m.changed != nil {
+			m.changed = map[string]bool{}
 		}
-	case protocol.ChangesetStatusChanged:
+		for _, raw := range a.Files {
+			if id, f, err := decodeFile(raw); err == nil {
+				m.files[id] = f
+				m.mark(id, f)
+			}
+		}
+	case "changeset/statusChanged":
 		m.status = a.Status
-	case protocol.ChangesetCleared:
+	case "changeset/cleared":
 		clear(m.files)
 		clear(m.changed)
 	}
@@ -267,29 +315,22 @@ func (m *burstMirror) apply(uri string, n *ahpclient.Message) {
 }
 
 // mark notes whether f's content differs from the burst's start. m.mu held.
-func (m *burstMirror) mark(f protocol.ChangesetFile) {
+func (m *burstMirror) mark(id string, f mirrorFile) {
 	if m.start == nil {
 		return
 	}
-	if nonce(f) != m.start[f.ID] {
-		m.changed[f.ID] = true
+	if f.nonce != m.start[id] {
+		m.changed[id] = true
 	} else {
-		delete(m.changed, f.ID)
+		delete(m.changed, id)
 	}
-}
-
-func nonce(f protocol.ChangesetFile) string {
-	if f.Edit.After == nil {
-		return ""
-	}
-	return f.Edit.After.Content.Nonce
 }
 
 // begin starts counting a burst of want files. m.mu held.
 func (m *burstMirror) begin(want int) {
 	m.start = make(map[string]string, len(m.files))
 	for id, f := range m.files {
-		m.start[id] = nonce(f)
+		m.start[id] = f.nonce
 	}
 	m.changed, m.bytes, m.want = map[string]bool{}, 0, want
 	m.done, m.at = make(chan struct{}), time.Time{}
@@ -304,15 +345,14 @@ func (m *burstMirror) check() {
 	}
 }
 
-// encodedChanged is the encoded size of the changed files as the mirror
-// holds them: what a burst must send at the least.
+// encodedChanged is the encoded size of the changed files: what a burst
+// must send at the least.
 func (m *burstMirror) encodedChanged() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var n int64
 	for id := range m.changed {
-		b, _ := json.Marshal(m.files[id])
-		n += int64(len(b))
+		n += int64(m.files[id].size)
 	}
 	return n
 }
@@ -342,16 +382,21 @@ func burstSubscribers(ctx context.Context, d *daemon, uri string, subs int) ([]*
 			closeAll()
 			return nil, nil, err
 		}
-		var st protocol.ChangesetState
+		var st struct {
+			Status string            `json:"status"`
+			Files  []json.RawMessage `json:"files"`
+		}
 		if err := json.Unmarshal(snap.State, &st); err != nil {
 			closeAll()
 			return nil, nil, err
 		}
 		m.mu.Lock()
 		m.last, m.status = snap.FromSeq, st.Status
-		m.files = make(map[string]protocol.ChangesetFile, len(st.Files))
-		for _, f := range st.Files {
-			m.files[f.ID] = f
+		m.files = make(map[string]mirrorFile, len(st.Files))
+		for _, raw := range st.Files {
+			if id, f, err := decodeFile(raw); err == nil {
+				m.files[id] = f
+			}
 		}
 		m.mu.Unlock()
 		c.Listen(func(n *ahpclient.Message) { m.apply(uri, n) })
