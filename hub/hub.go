@@ -26,9 +26,10 @@ type Subscriber interface {
 	ClientID() string
 	// Version is the negotiated protocol version, used to gate wire deltas.
 	Version() string
-	// Send delivers an action envelope, in the newest shape. The same
-	// *Envelope goes to every subscriber, so the transport can encode it
-	// once per protocol generation (Envelope.Frame).
+	// Send delivers an action envelope, in the newest shape, encoded. The
+	// same *Envelope goes to every subscriber, which all write the same
+	// bytes (Envelope.WriteTo). It runs under the hub's lock: it queues,
+	// and nothing more.
 	Send(env *Envelope)
 	// Notify delivers a protocol notification such as root/sessionAdded.
 	Notify(method string, params any)
