@@ -23,8 +23,8 @@
 // Each Session runs one goroutine that owns its state; callers post
 // closures to its mailbox and never block on it. Slow work (scanning a
 // working tree, diffing) runs on other goroutines and posts its result back
-// to the actor. Subscribers must not block either: Subscriber.Send enqueues
-// and the transport disconnects a subscriber whose queue overflows.
+// to the actor. Subscribers must not block either: Subscriber.Send enqueues,
+// and the transport catches up a subscriber whose queue overflows.
 //
 // What callers ask of an actor is a query or a command. A query only
 // reads and may be abandoned: when the caller's context ends first, the
