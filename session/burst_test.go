@@ -1,9 +1,13 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/changesetd/changesetd/protocol"
 )
@@ -190,5 +194,94 @@ func TestRingsStayWithinBytesUnderCheckouts(t *testing.T) {
 	})
 	if at := <-done; !at.CanReplay || len(at.Replay) != 1 {
 		t.Errorf("replay after the last but one action: %d envelopes, can replay %v; want the last", len(at.Replay), at.CanReplay)
+	}
+}
+
+// patchingWorkspace is a fakeWorkspace whose changes have a patch text
+// naming the file's new content.
+type patchingWorkspace struct{ *fakeWorkspace }
+
+func (w patchingWorkspace) Changes(ctx context.Context, q Query) (*ChangeList, error) {
+	l, err := w.fakeWorkspace.Changes(ctx, q)
+	if l != nil {
+		for i := range l.Files {
+			if fc := &l.Files[i]; fc.New != nil {
+				fc.Patch = "patch of " + fc.New.Path + " at " + fc.New.OID + "\n"
+			}
+		}
+	}
+	return l, err
+}
+
+// A file rewritten again and again: a client holding the version before
+// the current one can still read its patch (for a while), so a read that
+// lands just after the next refresh does not get Conflict.
+func TestPatchOneVersionBehindIsReadable(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	ws := newFakeWorkspace(t.TempDir(), map[string]string{"a.txt": "1\n"}, map[string]string{"a.txt": "2\n"})
+	r := newRigOn(t, Options{Now: clock, OpenWorkspace: func(string) (Workspace, error) { return patchingWorkspace{ws}, nil }}, ws)
+	c := newClient("c")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	patchURI := func() string {
+		var u string
+		c.await(t, "a.txt with a patch", func() bool {
+			st := c.stateLocked(uri)
+			if st.Status != protocol.StatusReady || len(st.Files) != 1 {
+				return false
+			}
+			own, _ := st.Files[0].Meta["changesetd"].(protocol.Object)
+			u, _ = own[metaPatchURI].(string)
+			return u != ""
+		})
+		return u
+	}
+	read := func(u string) (string, error) {
+		b, _, err := r.m.FilePatch(t.Context(), u)
+		return string(b), err
+	}
+	next := func(prev, content string) string {
+		r.ws.edit("a.txt", content, false)
+		var u string
+		c.await(t, "a new version of a.txt", func() bool {
+			st := c.stateLocked(uri)
+			if st.Status != protocol.StatusReady || len(st.Files) != 1 {
+				return false
+			}
+			own, _ := st.Files[0].Meta["changesetd"].(protocol.Object)
+			u, _ = own[metaPatchURI].(string)
+			return u != "" && u != prev
+		})
+		return u
+	}
+	v1 := patchURI()
+	p1, err := read(v1)
+	if err != nil || !strings.HasPrefix(p1, "patch of a.txt") {
+		t.Fatalf("the current patch: %q, %v", p1, err)
+	}
+	v2 := next(v1, "3\n")
+	if got, err := read(v1); err != nil || got != p1 {
+		t.Errorf("the patch one version behind: %q, %v; want %q", got, err, p1)
+	}
+	if got, err := read(v2); err != nil || got == p1 {
+		t.Errorf("the current patch: %q, %v", got, err)
+	}
+	v3 := next(v2, "4\n")
+	if _, err := read(v1); err == nil {
+		t.Error("the patch two versions behind was served")
+	}
+	if _, err := read(v2); err != nil {
+		t.Errorf("the patch one version behind: %v", err)
+	}
+	mu.Lock()
+	now = now.Add(patchGrace + time.Second)
+	mu.Unlock()
+	if _, err := read(v2); err == nil {
+		t.Error("the previous patch is still served after its grace period")
+	}
+	if _, err := read(v3); err != nil {
+		t.Errorf("the current patch: %v", err)
 	}
 }

@@ -70,6 +70,38 @@ type fileOrigin struct {
 	patch  string
 	acp    protocol.Object
 	patchV string
+	// prev is the file's version before this one, still readable for a
+	// while (setOrigin).
+	prev *priorPatch
+}
+
+// priorPatch is a file's patch and ACP block of the version before the
+// current one, served until a moment: a client whose read of the version
+// it holds lands just after the next refresh still gets it, so a file
+// rewritten continuously does not starve its readers with Conflict.
+type priorPatch struct {
+	v     string
+	patch string
+	acp   protocol.Object
+	until time.Time
+}
+
+// patchGrace is how long a file's previous patch stays readable after a
+// refresh replaced it.
+const patchGrace = 30 * time.Second
+
+// setOrigin records where the published file id comes from, keeping the
+// previous version's patch readable for patchGrace when it changed.
+func (cs *csChannel) setOrigin(s *Session, id string, o fileOrigin) {
+	if old, ok := cs.origin[id]; ok {
+		switch {
+		case old.patchV == o.patchV:
+			o.prev = old.prev
+		case old.patch != "" || old.acp != nil:
+			o.prev = &priorPatch{v: old.patchV, patch: old.patch, acp: old.acp, until: s.m.opts.Now().Add(patchGrace)}
+		}
+	}
+	cs.origin[id] = o
 }
 
 // path is the file's current path, or its old path when it was deleted.
@@ -588,7 +620,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 			for _, fc := range r.list.Files {
 				f, o := s.fileOf(r.ws, fc, cs)
 				seen[f.ID] = true
-				cs.origin[f.ID] = o
+				cs.setOrigin(s, f.ID, o)
 				if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
 					changes = append(changes, protocol.ChangesetFileSet{File: f})
 				}
@@ -851,7 +883,7 @@ func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
 		for _, fc := range r.list.Files {
 			f, o := s.fileOf(r.ws, fc, cs)
 			seen[f.ID] = true
-			cs.origin[f.ID] = o
+			cs.setOrigin(s, f.ID, o)
 			if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
 				changes = append(changes, protocol.ChangesetFileSet{File: f})
 			}
