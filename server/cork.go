@@ -21,8 +21,10 @@ type corkConn struct {
 	buf    []byte
 }
 
-// corkBuffer is the most a corked connection holds before it writes.
-const corkBuffer = 256 << 10
+// corkBuffer is the most a corked connection holds before it writes: a
+// write of this much must finish within one write deadline, so it is no
+// more than a large frame's piece (writeChunk).
+const corkBuffer = writeChunk
 
 func (c *corkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
@@ -61,15 +63,16 @@ func (c *corkConn) cork() {
 	c.mu.Unlock()
 }
 
-// uncork writes what was held back, under deadline, and lets later
-// writes through. An idle connection gives its buffer back.
-func (c *corkConn) uncork(deadline time.Time) error {
+// uncork writes what was held back, under a write deadline timeout from
+// now, and lets later writes through. An idle connection gives its
+// buffer back.
+func (c *corkConn) uncork(timeout time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.corked = false
 	var err error
 	if len(c.buf) > 0 {
-		c.Conn.SetWriteDeadline(deadline)
+		c.Conn.SetWriteDeadline(time.Now().Add(timeout))
 		err = c.flushLocked()
 	}
 	c.buf = nil

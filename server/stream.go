@@ -442,7 +442,7 @@ func (s *stream) writeLoop() {
 				batch[i] = frame{} // the frame may be large; do not keep it alive
 			}
 			if cork != nil {
-				if err := cork.uncork(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
+				if err := cork.uncork(s.cfg.WriteTimeout); err != nil {
 					s.writeFailed(err)
 					return
 				}
