@@ -285,3 +285,20 @@ func TestPatchOneVersionBehindIsReadable(t *testing.T) {
 		t.Errorf("the current patch: %v", err)
 	}
 }
+
+// pathSet.under answers as underAny does.
+func TestPathSetIsUnderAny(t *testing.T) {
+	paths := []string{"a", "b/c", "d/e/f.txt", "g.txt"}
+	ps := newPathSet(paths)
+	for _, o := range []fileOrigin{
+		{to: &FileVersion{Path: "a"}}, {to: &FileVersion{Path: "a/x/y"}}, {to: &FileVersion{Path: "ab"}},
+		{to: &FileVersion{Path: "b"}}, {to: &FileVersion{Path: "b/c/d"}}, {to: &FileVersion{Path: "b/cd"}},
+		{to: &FileVersion{Path: "d/e/f.txt"}}, {to: &FileVersion{Path: "d/e"}}, {to: &FileVersion{Path: "g.txt"}},
+		{from: &FileVersion{Path: "g.txt"}, to: &FileVersion{Path: "z/new.txt"}}, {from: &FileVersion{Path: "q.txt"}},
+		{from: &FileVersion{Path: "a/old"}},
+	} {
+		if got, want := ps.under(o), underAny(o, paths); got != want {
+			t.Errorf("%s (old %q): under %v, underAny %v", o.path(), o.old(), got, want)
+		}
+	}
+}

@@ -625,9 +625,10 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 					changes = append(changes, protocol.ChangesetFileSet{File: f})
 				}
 			}
+			under := newPathSet(r.paths)
 			for _, f := range cs.state.Files {
 				o, ok := cs.origin[f.ID]
-				if !ok || o.ws != r.ws || seen[f.ID] || !underAny(o, r.paths) {
+				if !ok || o.ws != r.ws || seen[f.ID] || !under.under(o) {
 					continue
 				}
 				delete(cs.origin, f.ID)
@@ -657,6 +658,36 @@ func underAny(o fileOrigin, paths []string) bool {
 			if x != "" && (x == p || strings.HasPrefix(x, p+"/")) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// pathSet answers underAny for many files against the same paths in time
+// that grows with a path's depth, not with the number of paths: a
+// refresh of a burst's ten thousand paths checks every published file.
+type pathSet map[string]bool
+
+func newPathSet(paths []string) pathSet {
+	ps := make(pathSet, len(paths))
+	for _, p := range paths {
+		ps[p] = true
+	}
+	return ps
+}
+
+// under is underAny(o, the set's paths).
+func (ps pathSet) under(o fileOrigin) bool {
+	for _, x := range []string{o.path(), o.old()} {
+		for x != "" {
+			if ps[x] {
+				return true
+			}
+			i := strings.LastIndexByte(x, '/')
+			if i < 0 {
+				break
+			}
+			x = x[:i]
 		}
 	}
 	return false
