@@ -108,7 +108,8 @@ func measureCheckouts(c config, bin, work string, files, differ, rounds int) (*c
 			res.last = rss
 		}
 		if (i+1)%10 == 0 {
-			fmt.Printf("checkouts: %d of %d round trips\n", i+1, rounds)
+			rss, _ := procStatus(d.cmd.Process.Pid, "VmRSS")
+			fmt.Printf("checkouts: %d of %d round trips, daemon RSS %s\n", i+1, rounds, fmtKiB(rss))
 		}
 	}
 	return res, d.stop()

@@ -190,6 +190,8 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 		if err != nil {
 			return nil, fmt.Errorf("burst: %w; daemon stderr:\n%s", err, tail(d.stderr))
 		}
+		fmt.Printf("burst: converged in %s (the slow reader %s), %d disconnected, %.1f MB per subscriber for %.1f MB of files\n",
+			fmtDur(res.burst.all), fmtDur(res.burst.slowest), res.burst.disconnected, float64(res.burst.bytesPerSub)/1e6, float64(res.burst.encoded)/1e6)
 		fmt.Printf("burst: the same %d files once more, 1 subscriber …\n", len(paths))
 		ctx, cancel = context.WithTimeout(context.Background(), c.timeout)
 		res.burst1, err = measureBurst(ctx, d, r, uri, paths, 1, false, "// again\n")
@@ -197,6 +199,7 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 		if err != nil {
 			return nil, fmt.Errorf("burst, 1 subscriber: %w; daemon stderr:\n%s", err, tail(d.stderr))
 		}
+		fmt.Printf("burst, 1 subscriber: converged in %s, %d disconnected\n", fmtDur(res.burst1.all), res.burst1.disconnected)
 	}
 	return res, d.stop()
 }
