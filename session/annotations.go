@@ -191,7 +191,7 @@ func (s *Session) attachAnnotations(sub Subscriber, lastSeen int64, done func(At
 }
 
 func (s *Session) attachNotes(w waitingAttach) {
-	s.m.attach(s.notes.ch, w.sub, w.lastSeen, func() any { return cloneAnnotations(s.notes.state) }, w.done)
+	s.m.attachOwned(s.notes.ch, w.sub, w.lastSeen, cloneAnnotations(s.notes.state), w.done)
 }
 
 // detachAnnotations unsubscribes sub, also from an attachment still

@@ -162,7 +162,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 		if cs.state.Status != protocol.StatusRecomputing {
 			cs.encode()
 		}
-		s.m.attach(cs.ch, sub, lastSeen, cs.snapshot, done)
+		s.m.attachOwned(cs.ch, sub, lastSeen, cs.snapshot(), done)
 		if !cs.active && s.canActivate(cs) {
 			cs.activate(s)
 		}
@@ -175,7 +175,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 // when it is current (attachChangeset encodes it first), else a clone. A
 // state in recomputing is cloned as it is, because a 0.6/0.7 client is
 // shown computing instead (protocol.Adapt), which needs the state's
-// fields. It runs under the hub's lock, so it never encodes.
+// fields. It never encodes: attachChangeset does, first.
 func (cs *csChannel) snapshot() any {
 	if cs.state.Status == protocol.StatusRecomputing || cs.encoded == nil {
 		return cs.state.Clone()

@@ -191,6 +191,15 @@ func (m *Manager) attach(c *hub.Channel, sub Subscriber, lastSeen int64, state f
 	c.Attach(sub, lastSeen, state, done)
 }
 
+// attachOwned registers sub on a channel whose state only its owner (a
+// session's actor, running this) changes, with snap, the state taken by
+// the owner just before: nothing can be published on the channel between
+// the two, so the copy need not be made under the sequencing lock, where
+// every publish would wait for it.
+func (m *Manager) attachOwned(c *hub.Channel, sub Subscriber, lastSeen int64, snap any, done func(Attachment, error)) {
+	c.Attach(sub, lastSeen, func() any { return snap }, done)
+}
+
 func (m *Manager) detachChannel(c *hub.Channel, sub Subscriber) { c.Detach(sub) }
 
 // notifyRoot sends a protocol notification to root subscribers.

@@ -523,7 +523,7 @@ func cloneSessionState(st protocol.SessionState) protocol.SessionState {
 
 func (s *Session) attachSession(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
 	if !s.do(func() {
-		s.m.attach(s.ch, sub, lastSeen, func() any { return cloneSessionState(s.state) }, done)
+		s.m.attachOwned(s.ch, sub, lastSeen, cloneSessionState(s.state), done)
 	}) {
 		done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.uri))
 	}

@@ -448,7 +448,7 @@ func (s *Session) attachChat(sub Subscriber, uri, key string, lastSeen int64, do
 			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; session %s lists its chats in SessionState.chats", uri, s.uri))
 			return
 		}
-		s.m.attach(c.ch, sub, lastSeen, func() any { return cloneChat(c.state) }, done)
+		s.m.attachOwned(c.ch, sub, lastSeen, cloneChat(c.state), done)
 	}) {
 		done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: session was disposed", uri))
 	}
