@@ -47,8 +47,9 @@ type burstResult struct {
 	all, slowest time.Duration // the last fast subscriber converged; the slow one
 	gitStatus    time.Duration // git status --porcelain on the tree after the burst
 	disconnected int
-	bytesPerSub  int64 // the most a fast subscriber received
-	encoded      int64 // the encoded size of the files that changed
+	bytesPerSub  int64         // the most a fast subscriber received
+	encoded      int64         // the encoded size of the files that changed
+	daemonCPU    time.Duration // the daemon's CPU time (user + system) from the burst's start to the last convergence
 }
 
 // runScale measures the first view, later subscribers, a restart, memory,
@@ -190,8 +191,8 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 		if err != nil {
 			return nil, fmt.Errorf("burst: %w; daemon stderr:\n%s", err, tail(d.stderr))
 		}
-		fmt.Printf("burst: converged in %s (the slow reader %s), %d disconnected, %.1f MB per subscriber for %.1f MB of files\n",
-			fmtDur(res.burst.all), fmtDur(res.burst.slowest), res.burst.disconnected, float64(res.burst.bytesPerSub)/1e6, float64(res.burst.encoded)/1e6)
+		fmt.Printf("burst: converged in %s (the slow reader %s), %d disconnected, %.1f MB per subscriber for %.1f MB of files, daemon CPU %s\n",
+			fmtDur(res.burst.all), fmtDur(res.burst.slowest), res.burst.disconnected, float64(res.burst.bytesPerSub)/1e6, float64(res.burst.encoded)/1e6, fmtDur(res.burst.daemonCPU))
 		fmt.Printf("burst: the same %d files once more, 1 subscriber …\n", len(paths))
 		ctx, cancel = context.WithTimeout(context.Background(), c.timeout)
 		res.burst1, err = measureBurst(ctx, d, r, uri, paths, 1, false, "// again\n")
@@ -199,7 +200,7 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 		if err != nil {
 			return nil, fmt.Errorf("burst, 1 subscriber: %w; daemon stderr:\n%s", err, tail(d.stderr))
 		}
-		fmt.Printf("burst, 1 subscriber: converged in %s, %d disconnected\n", fmtDur(res.burst1.all), res.burst1.disconnected)
+		fmt.Printf("burst, 1 subscriber: converged in %s, %d disconnected, daemon CPU %s\n", fmtDur(res.burst1.all), res.burst1.disconnected, fmtDur(res.burst1.daemonCPU))
 	}
 	return res, d.stop()
 }
@@ -454,6 +455,7 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 		m.begin(len(paths))
 		m.mu.Unlock()
 	}
+	cpu0, _ := cpuTime(d.cmd.Process.Pid)
 	start := time.Now()
 	for _, p := range paths {
 		f, err := os.OpenFile(filepath.Join(r.dir, filepath.FromSlash(p)), os.O_APPEND|os.O_WRONLY, 0)
@@ -489,6 +491,9 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 		res.slowest = took[subs-1]
 	}
 	res.all = slices.Max(took[:fast])
+	if cpu1, err := cpuTime(d.cmd.Process.Pid); err == nil {
+		res.daemonCPU = cpu1 - cpu0
+	}
 	for _, m := range mirrors[:fast] {
 		m.mu.Lock()
 		res.bytesPerSub = max(res.bytesPerSub, m.bytes)
@@ -557,11 +562,17 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResul
 		}
 		return fmt.Sprintf("%.1f MB / %.1f MB = **%.2f×**", float64(r.burst.bytesPerSub)/1e6, float64(r.burst.encoded)/1e6, float64(r.burst.bytesPerSub)/float64(r.burst.encoded))
 	})
+	line("… the daemon's CPU time (user + system) from the burst's start to the last convergence", "", func(r scaleResult) string {
+		if r.burst == nil {
+			return "—"
+		}
+		return fmtDur(r.burst.daemonCPU)
+	})
 	line("… the same files changed again, 1 subscriber: converged", "≤ 1 s", func(r scaleResult) string {
 		if r.burst1 == nil {
 			return "—"
 		}
-		return fmt.Sprintf("%s (%d disconnected)", fmtDur(r.burst1.all), r.burst1.disconnected)
+		return fmt.Sprintf("%s (%d disconnected; daemon CPU %s)", fmtDur(r.burst1.all), r.burst1.disconnected, fmtDur(r.burst1.daemonCPU))
 	})
 	if co != nil {
 		fmt.Println()
