@@ -86,7 +86,7 @@ func TestStreamDeliversEveryFrameOnceInOrder(t *testing.T) {
 func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 	cfg := Config{}
 	cfg.setDefaults()
-	cfg.SendQueue = 8
+	cfg.SendQueue = 4 // the reply's place and a note are more than a quarter
 	client, s := pipeStream(t, &cfg)
 	lagged := make(chan []string, 4)
 	s.onLag = func(chs []string) { lagged <- chs }
@@ -120,7 +120,7 @@ func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 	s.closeWith(websocket.CloseNormalClosure, "")
 
 	got := readAll(t, client)
-	// The first eight actions fit; the ninth passed the bound.
+	// The first actions fit; the one past the bound dropped them all.
 	want := []string{"reply", "note 1", "note 2", "catch-up", "cs after"}
 	if !slices.Equal(got, want) {
 		t.Errorf("frames %q, want %q", got, want)
@@ -182,8 +182,14 @@ func pipeStream(t *testing.T, cfg *Config) (*websocket.Conn, *stream) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { client.Close() })
-	return client, <-streams
+	s := <-streams
+	t.Cleanup(func() {
+		// Whatever the test left, the writer ends with it.
+		s.closeWith(websocket.CloseNormalClosure, "")
+		client.Close()
+		<-s.done
+	})
+	return client, s
 }
 
 // readAll reads text frames until the server's normal close.

@@ -120,3 +120,54 @@ func TestReaderOfNothingIsClosed(t *testing.T) {
 		<-s.done
 	})
 }
+
+// A client that is still taking in what it was sent long after the
+// read timeout (a burst it is minutes behind on) is not closed as
+// silent: taking our frames is a sign of life as good as a pong, which
+// it only reaches once it has read what came before.
+func TestSlowSteadyReaderOutlivesTheReadTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := Config{}
+		cfg.setDefaults()
+		client, s := streamOverPipe(t, &cfg, func(c net.Conn) net.Conn {
+			return &throttled{Conn: c, chunk: 16 << 10, rate: 300_000}
+		}, nil)
+		client.SetReadLimit(-1)
+		readErr := make(chan error, 1)
+		go func() {
+			_, err := s.readRequest()
+			readErr <- err
+		}()
+		// 36 MB: at 300 KB/s two minutes, past the 90 s read timeout.
+		big := []byte(`"` + strings.Repeat("x", 36<<20) + `"`)
+		start := time.Now()
+		s.write(big)
+		_, got, err := client.ReadMessage()
+		if err != nil {
+			t.Fatalf("the slow reader's connection ended after %v: %v", time.Since(start), err)
+		}
+		if len(got) != len(big) {
+			t.Fatalf("got %d bytes, want %d", len(got), len(big))
+		}
+		if took := time.Since(start); took < cfg.ReadTimeout {
+			t.Fatalf("the frame took %v; the test means it to take longer than the read timeout %v", took, cfg.ReadTimeout)
+		}
+		select {
+		case err := <-readErr:
+			t.Errorf("the server stopped reading the client while it was taking a frame in: %v", err)
+			readErr <- err
+		default:
+		}
+		s.closeWith(websocket.CloseNormalClosure, "")
+		go func() {
+			for {
+				if _, _, err := client.ReadMessage(); err != nil {
+					client.Close()
+					return
+				}
+			}
+		}()
+		<-readErr
+		<-s.done
+	})
+}

@@ -458,9 +458,15 @@ func (s *stream) writeLoop() {
 // nothing".
 const writeChunk = 64 << 10
 
-// writeFrame writes one message.
+// writeFrame writes one message. Each piece the client takes is a sign
+// of life as good as a pong (which a client far behind reaches only once
+// it has read what came before): it extends the read deadline too.
 func (s *stream) writeFrame(f frame) error {
-	extend := func() { s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)) }
+	extend := func() {
+		now := time.Now()
+		s.ws.SetWriteDeadline(now.Add(s.cfg.WriteTimeout))
+		s.ws.SetReadDeadline(now.Add(s.cfg.ReadTimeout))
+	}
 	if f.env == nil && len(f.data) <= writeChunk {
 		extend()
 		return s.ws.WriteMessage(websocket.TextMessage, f.data)
