@@ -3,6 +3,7 @@ package hub
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -115,5 +116,45 @@ func TestEnvelopeEncodedOnceAndShared(t *testing.T) {
 	}
 	if a.got[0].ServerSeq != 42 || a.got[1].ServerSeq != 43 {
 		t.Errorf("serverSeqs %d, %d; want 42, 43", a.got[0].ServerSeq, a.got[1].ServerSeq)
+	}
+}
+
+type counter struct{ n, bytes int }
+
+func (c *counter) ClientID() string   { return "n" }
+func (c *counter) Version() string    { return "" }
+func (c *counter) Send(e *Envelope)   { c.n++; c.bytes += e.Size() }
+func (c *counter) Notify(string, any) {}
+
+// BenchmarkBurstFanOut publishes a burst of 10,000 fileSet actions, in
+// chunks of 256 as a refresh does, to 100 subscribers: the sequencer's
+// own share of a burst (encoding once, numbering, the ring, queueing on
+// every subscriber), without the sockets.
+func BenchmarkBurstFanOut(b *testing.B) {
+	files := make([]protocol.Action, 10000)
+	for i := range files {
+		files[i] = protocol.ChangesetFileSet{File: protocol.ChangesetFile{
+			ID: fmt.Sprintf("file:///home/me/repo/mod%02d/pkg%04d/file%06d.go", i%10, i%100, i),
+			Edit: protocol.FileEdit{
+				Before: &protocol.FileEditSide{URI: fmt.Sprintf("file:///home/me/repo/f%06d.go", i), Content: protocol.ContentRef{URI: "ahp-session:/s/blob/" + strings.Repeat("a", 40), Nonce: strings.Repeat("a", 40)}},
+				After:  &protocol.FileEditSide{URI: fmt.Sprintf("file:///home/me/repo/f%06d.go", i), Content: protocol.ContentRef{URI: fmt.Sprintf("file:///home/me/repo/f%06d.go", i), Nonce: strings.Repeat("b", 40)}},
+				Diff:   &protocol.FileEditDiffStats{Added: protocol.Ptr(3), Removed: protocol.Ptr(1)},
+			},
+			Meta: protocol.Object{"changesetd": protocol.Object{"patchUri": "ahp-session:/s/patch/uncommitted?v=0123456789abcdef", "patchBytes": 412}},
+		}}
+	}
+	for _, subs := range []int{1, 100} {
+		b.Run(fmt.Sprintf("subscribers=%d", subs), func(b *testing.B) {
+			for b.Loop() {
+				h := New(0, 0, 0)
+				c := h.NewChannel(csURI)
+				for range subs {
+					c.Attach(&counter{}, -1, func() any { return nil }, func(Attachment, error) {})
+				}
+				for i := 0; i < len(files); i += 256 {
+					c.PublishAll(files[i:min(i+256, len(files))])
+				}
+			}
+		})
 	}
 }
