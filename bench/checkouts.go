@@ -82,6 +82,8 @@ func measureCheckouts(c config, bin, work string, files, differ, rounds int) (*c
 		if _, err := git(r.dir, "checkout", "-q", branch, "--", "."); err != nil {
 			return err
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout) // each step, not the series
+		defer cancel()
 		return m.c.Wait(ctx, fmt.Sprintf("%d files after checking out %s's", want, branch), func() bool {
 			m.mu.Lock()
 			defer m.mu.Unlock()
@@ -104,6 +106,7 @@ func measureCheckouts(c config, bin, work string, files, differ, rounds int) (*c
 			}
 			if i == 0 {
 				res.first = rss
+				fmt.Printf("checkouts: after the first round trip, daemon RSS %s\n", fmtKiB(rss))
 			}
 			res.last = rss
 		}

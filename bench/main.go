@@ -61,7 +61,7 @@ func main() {
 	flag.IntVar(&pc.runs, "page-runs", 5, "with -page: navigations timed")
 	flag.StringVar(&pc.chromium, "chromium", "", "with -page: the Chromium binary (default: chromium on PATH)")
 	scale := flag.Bool("scale", false, "measure at several tree sizes instead, one table (see scale.go)")
-	sizes := flag.String("scale-sizes", "20k,100k,300k,1M", "with -scale: the tree sizes")
+	sizes := flag.String("scale-sizes", "20k,100k,300k,1M", "with -scale: the tree sizes ('' for none: the checkouts alone)")
 	var sc scaleConfig
 	flag.IntVar(&sc.burstFiles, "burst-files", 10000, "with -scale: files changed at once in the burst")
 	flag.IntVar(&sc.burstSubs, "burst-subs", 100, "with -scale: subscribers during the burst (0: skip it)")
@@ -73,7 +73,9 @@ func main() {
 	cpuProfiles = c.profiles
 	if *scale {
 		var err error
-		if sc.sizes, err = parseSizes(*sizes); err == nil {
+		if *sizes == "" {
+			err = runScale(c, sc) // -scale-sizes '': the checkouts alone
+		} else if sc.sizes, err = parseSizes(*sizes); err == nil {
 			err = runScale(c, sc)
 		}
 		if err != nil {

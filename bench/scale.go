@@ -508,7 +508,25 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 	return res, nil
 }
 
+// printCheckouts prints the checkouts' row, if they were measured.
+func printCheckouts(co *checkoutResult) {
+	if co == nil {
+		return
+	}
+	fmt.Println()
+	fmt.Println("| Measure | figure | target |")
+	fmt.Println("|---|---:|---|")
+	fmt.Printf("| daemon RSS, idle, after %d round trips of checking out a branch's %d changed files (of %d) and back, vs after the first | %s / %s = **%.2f×** | ≤ 1.5× |\n",
+		co.rounds, co.differ, co.files, fmtKiB(co.last), fmtKiB(co.first), float64(co.last)/float64(co.first))
+}
+
 func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResult, load0 string) {
+	if len(rows) == 0 {
+		printCheckouts(co)
+		fmt.Printf("\nMachine: %d CPUs (runtime.NumCPU), %s, load average %s at start, %s at end.\n", runtime.NumCPU(), uname(), load0, loadavg())
+		fmt.Printf("Command: `go run ./bench%s`\n", quoteArgs(os.Args[1:]))
+		return
+	}
 	fmt.Println()
 	head := "| Measure |"
 	rule := "|---|"
@@ -574,13 +592,7 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResul
 		}
 		return fmt.Sprintf("%s (%d disconnected; daemon CPU %s)", fmtDur(r.burst1.all), r.burst1.disconnected, fmtDur(r.burst1.daemonCPU))
 	})
-	if co != nil {
-		fmt.Println()
-		fmt.Println("| Measure | figure | target |")
-		fmt.Println("|---|---:|---|")
-		fmt.Printf("| daemon RSS, idle, after %d round trips of checking out a branch's %d changed files (of %d) and back, vs after the first | %s / %s = **%.2f×** | ≤ 1.5× |\n",
-			co.rounds, co.differ, co.files, fmtKiB(co.last), fmtKiB(co.first), float64(co.last)/float64(co.first))
-	}
+	printCheckouts(co)
 	fmt.Println()
 	fmt.Printf("Trees of the sizes above in directories of 100 files, %d modified (4 lines each) and 5 untracked; medians of %d runs.\n", c.modified, c.runs)
 	fmt.Printf("Machine: %d CPUs (runtime.NumCPU), %s, %s, %s, load average %s at start, %s at end.\n",
