@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,9 +17,20 @@ import (
 // control frames written from other goroutines (a pong) are not held.
 type corkConn struct {
 	net.Conn
-	mu     sync.Mutex
-	corked bool
-	buf    []byte
+	mu      sync.Mutex
+	corked  bool
+	buf     []byte
+	written atomic.Int64 // bytes handed to the kernel
+}
+
+// acked returns how many of the bytes written the peer has acknowledged,
+// where the system tells (unacked).
+func (c *corkConn) acked() (int64, bool) {
+	q, ok := unacked(c.Conn)
+	if !ok {
+		return 0, false
+	}
+	return c.written.Load() - q, true
 }
 
 // corkBuffer is the most a corked connection holds before it writes: a
@@ -37,12 +49,15 @@ func (c *corkConn) Write(p []byte) (int, error) {
 	if err := c.flushLocked(); err != nil {
 		return 0, err
 	}
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
+	return n, err
 }
 
 func (c *corkConn) flushLocked() error {
 	for len(c.buf) > 0 {
 		n, err := c.Conn.Write(c.buf)
+		c.written.Add(int64(n))
 		c.buf = c.buf[n:]
 		if err != nil {
 			c.buf = nil

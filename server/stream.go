@@ -97,6 +97,7 @@ type stream struct {
 	pending     []frame        // frames queued for the writer, oldest first
 	queuedBytes int64          // bytes in pending
 	resyncing   map[string]lag // changeset channels whose actions are dropped until a catch-up
+	acked       int64          // bytes the client had acknowledged at the last ping; the writer's
 	closeReq    *closeMsg      // set once; written after pending
 	closing     bool
 	closeOnce   sync.Once
@@ -365,6 +366,7 @@ func (s *stream) writeLoop() {
 		select {
 		case <-s.wake:
 		case <-ping.C:
+			s.ackedProgress()
 			if err := s.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.cfg.WriteTimeout)); err != nil {
 				s.closeWith(websocket.CloseAbnormalClosure, "ping failed")
 				return
@@ -448,6 +450,23 @@ func (s *stream) writeLoop() {
 				}
 			}
 		}
+	}
+}
+
+// ackedProgress extends the read deadline when the client has
+// acknowledged more of what was written since the last ping: a client
+// working through a burst the kernel's buffers hold for it reaches our
+// ping only after that data, yet takes it steadily, so it is alive. A
+// client that takes nothing acknowledges nothing and is still closed
+// when the read deadline passes. Only the writer calls it.
+func (s *stream) ackedProgress() {
+	cork, _ := s.ws.NetConn().(*corkConn)
+	if cork == nil {
+		return
+	}
+	if acked, ok := cork.acked(); ok && acked > s.acked {
+		s.acked = acked
+		s.ws.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
 	}
 }
 
