@@ -435,7 +435,7 @@ func quoteArgs(args []string) string {
 	var b strings.Builder
 	for _, a := range args {
 		b.WriteByte(' ')
-		if strings.ContainsAny(a, " \t'\"$") {
+		if a == "" || strings.ContainsAny(a, " \t'\"$") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
 		b.WriteString(a)
