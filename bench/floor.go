@@ -70,11 +70,14 @@ func firstOnWire(d time.Duration, status string) string {
 // whole run, written to $BENCH_DAEMON_PROFILES/<logName>.cpu.prof when
 // that variable names a directory (read with go tool pprof -top).
 func profileArgs(logName string) []string {
-	dir := os.Getenv("BENCH_DAEMON_PROFILES")
+	dir := cpuProfiles
+	if dir == "" {
+		dir = os.Getenv("BENCH_DAEMON_PROFILES")
+	}
 	if dir == "" {
 		return nil
 	}
-	return []string{"--cpu-profile", filepath.Join(dir, logName+".cpu.prof")}
+	return []string{"--cpu-profile", filepath.Join(dir, strings.TrimSuffix(logName, ".stderr")+".cpu.prof")}
 }
 
 // gitPairCPU is the CPU time (user + system) of the git pair the first

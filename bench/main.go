@@ -30,6 +30,7 @@ type config struct {
 	timeout                                   time.Duration
 	logLevel, daemon                          string
 	keep                                      bool
+	profiles                                  string // directory for each daemon's CPU profile, "" for none
 }
 
 func main() {
@@ -50,6 +51,7 @@ func main() {
 	flag.StringVar(&c.logLevel, "log-level", "info", "daemon --log-level")
 	flag.StringVar(&c.daemon, "daemon", "", "use this changesetd binary instead of building ./cmd/changesetd")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temp dir (repository, daemon logs)")
+	flag.StringVar(&c.profiles, "cpu-profiles", "", "write each daemon's CPU profile, named after its log, to this directory (go tool pprof)")
 	page := flag.Bool("page", false, "measure the review page in headless Chromium instead (see page.go)")
 	var pc pageConfig
 	flag.IntVar(&pc.changed, "page-files", 1500, "with -page: changed files")
@@ -59,15 +61,21 @@ func main() {
 	flag.IntVar(&pc.runs, "page-runs", 5, "with -page: navigations timed")
 	flag.StringVar(&pc.chromium, "chromium", "", "with -page: the Chromium binary (default: chromium on PATH)")
 	scale := flag.Bool("scale", false, "measure at several tree sizes instead, one table (see scale.go)")
-	sizes := flag.String("scale-sizes", "20k,100k,300k,1M", "with -scale: the tree sizes")
+	sizes := flag.String("scale-sizes", "20k,100k,300k,1M", "with -scale: the tree sizes ('' for none: the checkouts alone)")
 	var sc scaleConfig
 	flag.IntVar(&sc.burstFiles, "burst-files", 10000, "with -scale: files changed at once in the burst")
 	flag.IntVar(&sc.burstSubs, "burst-subs", 100, "with -scale: subscribers during the burst (0: skip it)")
 	flag.IntVar(&sc.burstMaxRow, "burst-max", 300000, "with -scale: the largest tree the burst runs on")
+	flag.IntVar(&sc.checkouts, "checkouts", 100, "with -scale: round trips between two branches for the RSS measure (0: skip it)")
+	flag.IntVar(&sc.checkoutFiles, "checkout-files", 10000, "with -scale: tracked files of the checkouts' tree")
+	flag.IntVar(&sc.checkoutDiffer, "checkout-differ", 5000, "with -scale: files the two branches differ in")
 	flag.Parse()
+	cpuProfiles = c.profiles
 	if *scale {
 		var err error
-		if sc.sizes, err = parseSizes(*sizes); err == nil {
+		if *sizes == "" {
+			err = runScale(c, sc) // -scale-sizes '': the checkouts alone
+		} else if sc.sizes, err = parseSizes(*sizes); err == nil {
 			err = runScale(c, sc)
 		}
 		if err != nil {
@@ -427,7 +435,7 @@ func quoteArgs(args []string) string {
 	var b strings.Builder
 	for _, a := range args {
 		b.WriteByte(' ')
-		if strings.ContainsAny(a, " \t'\"$") {
+		if a == "" || strings.ContainsAny(a, " \t'\"$") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
 		b.WriteString(a)

@@ -146,6 +146,9 @@ func startDaemon(bin, repoDir, work, logLevel string, n int) (*daemon, error) {
 	return startDaemonOn(bin, repoDir, work, logLevel, n, fmt.Sprintf("daemon%d.stderr", n))
 }
 
+// cpuProfiles is the -cpu-profiles directory, "" for none.
+var cpuProfiles string
+
 // startDaemonOn is startDaemon on state dir n, logging to logName: a
 // second start on the same n is a restart on the state the first left.
 func startDaemonOn(bin, repoDir, work, logLevel string, n int, logName string) (*daemon, error) {
@@ -241,6 +244,29 @@ func procStatus(pid int, field string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// cpuTime reads a process's CPU time, user and system, from /proc: on a
+// shared machine what the daemon spent is a steadier figure than how
+// long its clients took.
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses.
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %q %q", pid, f[11], f[12])
+	}
+	// Clock ticks: 100 per second on Linux (USER_HZ).
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
 // ---- a changeset mirror, as a client keeps it ----

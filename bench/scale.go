@@ -15,7 +15,6 @@ import (
 
 	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/reducer"
 )
 
 // scaleConfig is what bench -scale measures.
@@ -24,6 +23,9 @@ type scaleConfig struct {
 	burstFiles  int   // files changed at once in the burst
 	burstSubs   int   // subscribers during the burst
 	burstMaxRow int   // the largest tree the burst runs on
+	// checkouts round trips between two branches differing in
+	// checkoutDiffer of checkoutFiles files, for the daemon's RSS.
+	checkouts, checkoutFiles, checkoutDiffer int
 }
 
 // scaleResult is one tree size's row of figures, each with git's.
@@ -42,6 +44,7 @@ type scaleResult struct {
 	startCPU, restartCPU, gitCPU time.Duration
 	saveP50, saveP99             time.Duration
 	burst                        *burstResult
+	burst1                       *burstResult // the same files again, one subscriber
 }
 
 type burstResult struct {
@@ -49,6 +52,9 @@ type burstResult struct {
 	all, slowest time.Duration // the last fast subscriber converged; the slow one
 	gitStatus    time.Duration // git status --porcelain on the tree after the burst
 	disconnected int
+	bytesPerSub  int64         // the most a fast subscriber received
+	encoded      int64         // the encoded size of the files that changed
+	daemonCPU    time.Duration // the daemon's CPU time (user + system) from the burst's start to the last convergence
 }
 
 // runScale measures the first view, later subscribers, a restart, memory,
@@ -80,7 +86,14 @@ func runScale(c config, sc scaleConfig) error {
 			os.RemoveAll(dir)
 		}
 	}
-	reportScale(c, sc, rows, load0)
+	var co *checkoutResult
+	if sc.checkouts > 0 {
+		fmt.Printf("== checkouts: %d round trips, %d of %d files\n", sc.checkouts, sc.checkoutDiffer, sc.checkoutFiles)
+		if co, err = measureCheckouts(c, bin, work, sc.checkoutFiles, sc.checkoutDiffer, sc.checkouts); err != nil {
+			return fmt.Errorf("checkouts: %w", err)
+		}
+	}
+	reportScale(c, sc, rows, co, load0)
 	return nil
 }
 
@@ -195,11 +208,22 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 	if sc.burstSubs > 0 && n <= sc.burstMaxRow && sc.burstFiles < n-len(r.modified) {
 		fmt.Printf("burst: %d files at once, %d subscribers …\n", sc.burstFiles, sc.burstSubs)
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-		res.burst, err = measureBurst(ctx, d, r, uri, sc.burstFiles, sc.burstSubs)
+		paths := burstPaths(r, sc.burstFiles)
+		res.burst, err = measureBurst(ctx, d, r, uri, paths, sc.burstSubs, true, "// burst\n")
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("burst: %w; daemon stderr:\n%s", err, tail(d.stderr))
 		}
+		fmt.Printf("burst: converged in %s (the slow reader %s), %d disconnected, %.1f MB per subscriber for %.1f MB of files, daemon CPU %s\n",
+			fmtDur(res.burst.all), fmtDur(res.burst.slowest), res.burst.disconnected, float64(res.burst.bytesPerSub)/1e6, float64(res.burst.encoded)/1e6, fmtDur(res.burst.daemonCPU))
+		fmt.Printf("burst: the same %d files once more, 1 subscriber …\n", len(paths))
+		ctx, cancel = context.WithTimeout(context.Background(), c.timeout)
+		res.burst1, err = measureBurst(ctx, d, r, uri, paths, 1, false, "// again\n")
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("burst, 1 subscriber: %w; daemon stderr:\n%s", err, tail(d.stderr))
+		}
+		fmt.Printf("burst, 1 subscriber: converged in %s, %d disconnected, daemon CPU %s\n", fmtDur(res.burst1.all), res.burst1.disconnected, fmtDur(res.burst1.daemonCPU))
 	}
 	return res, d.stop()
 }
@@ -207,76 +231,208 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 // burstMirror is a subscriber's view during the burst, kept by the
 // client's reading goroutine as each action arrives: a hundred clients
 // polling recorded notifications would measure the bench, not the daemon.
+// It keeps, by file id, only the file's content nonce and encoded size,
+// and decodes no more of an action than that: a hundred mirrors of the
+// whole state would make the bench's own heap and decoding the measure.
 type burstMirror struct {
-	c    *ahpclient.Client
-	mu   sync.Mutex
-	st   protocol.ChangesetState
-	last int64
-	want int           // files once converged; 0 until the burst starts
-	done chan struct{} // closed once converged
-	at   time.Time
+	c      *ahpclient.Client
+	mu     sync.Mutex
+	files  map[string]mirrorFile
+	status string
+	last   int64
+	// From the burst's start: the content each file had then, the files
+	// whose content has changed since, and the bytes of the action
+	// notifications received.
+	start   map[string]string
+	changed map[string]bool
+	bytes   int64
+	want    int           // changed files once converged; 0 until the burst starts
+	done    chan struct{} // closed once converged
+	at      time.Time
 }
+
+type mirrorFile struct {
+	nonce string // of the after side; "" when deleted
+	size  int    // encoded bytes
+}
+
+// fileHead is the part of a file a burstMirror decodes.
+type fileHead struct {
+	ID   string `json:"id"`
+	Edit struct {
+		After *struct {
+			Content struct {
+				Nonce string `json:"nonce"`
+			} `json:"content"`
+		} `json:"after"`
+	} `json:"edit"`
+}
+
+func decodeFile(raw json.RawMessage) (string, mirrorFile, error) {
+	var h fileHead
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return "", mirrorFile{}, err
+	}
+	f := mirrorFile{size: len(raw)}
+	if h.Edit.After != nil {
+		f.nonce = h.Edit.After.Content.Nonce
+	}
+	return h.ID, f, nil
+}
+
+// notifyOverhead is what an action notification adds to its params.
+var notifyOverhead = int64(len(`{"jsonrpc":"2.0","method":"action","params":}`))
 
 func (m *burstMirror) apply(uri string, n *ahpclient.Message) {
 	if n.Method != protocol.NotifyAction {
 		return
 	}
-	var e ahpclient.Envelope
+	var e struct {
+		Channel         string `json:"channel"`
+		ServerSeq       int64  `json:"serverSeq"`
+		RejectionReason string `json:"rejectionReason"`
+		Action          struct {
+			Type   string            `json:"type"`
+			File   json.RawMessage   `json:"file"`
+			FileID string            `json:"fileId"`
+			Files  []json.RawMessage `json:"files"`
+			Status string            `json:"status"`
+		} `json:"action"`
+	}
 	if json.Unmarshal(n.Params, &e) != nil || e.Channel != uri || e.RejectionReason != "" {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.start != nil {
+		m.bytes += int64(len(n.Params)) + notifyOverhead
+	}
 	if e.ServerSeq <= m.last {
 		return
 	}
 	m.last = e.ServerSeq
-	m.st, _ = reducer.ApplyChangeset(m.st, e.Action.Action, reducer.Env{})
+	a := e.Action
+	switch a.Type {
+	case "changeset/fileSet":
+		if id, f, err := decodeFile(a.File); err == nil {
+			m.files[id] = f
+			m.mark(id, f)
+		}
+	case "changeset/fileRemoved":
+		delete(m.files, a.FileID)
+		delete(m.changed, a.FileID)
+	case "changeset/contentChanged":
+		m.files = make(map[string]mirrorFile, len(a.Files))
+		if m.changed != nil {
+			m.changed = map[string]bool{}
+		}
+		for _, raw := range a.Files {
+			if id, f, err := decodeFile(raw); err == nil {
+				m.files[id] = f
+				m.mark(id, f)
+			}
+		}
+	case "changeset/statusChanged":
+		m.status = a.Status
+	case "changeset/cleared":
+		clear(m.files)
+		clear(m.changed)
+	}
 	m.check()
 }
 
-// check notes the moment the view has every file and is ready. m.mu held.
+// mark notes whether f's content differs from the burst's start. m.mu held.
+func (m *burstMirror) mark(id string, f mirrorFile) {
+	if m.start == nil {
+		return
+	}
+	if f.nonce != m.start[id] {
+		m.changed[id] = true
+	} else {
+		delete(m.changed, id)
+	}
+}
+
+// begin starts counting a burst of want files. m.mu held.
+func (m *burstMirror) begin(want int) {
+	m.start = make(map[string]string, len(m.files))
+	for id, f := range m.files {
+		m.start[id] = f.nonce
+	}
+	m.changed, m.bytes, m.want = map[string]bool{}, 0, want
+	m.done, m.at = make(chan struct{}), time.Time{}
+}
+
+// check notes the moment the view has every changed file and is ready.
+// m.mu held.
 func (m *burstMirror) check() {
-	if m.want > 0 && m.at.IsZero() && m.st.Status == protocol.StatusReady && len(m.st.Files) == m.want {
+	if m.want > 0 && m.at.IsZero() && m.status == protocol.StatusReady && len(m.changed) == m.want {
 		m.at = time.Now()
 		close(m.done)
 	}
 }
 
-// measureBurst subscribes subs clients to the uncommitted changeset, one
-// of them reading each frame 2 ms late (far slower than the daemon writes
-// a burst), then changes files tracked files that were unchanged, all at
-// once, and times until every subscriber's view has git's count of
-// changed files and is ready.
-func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, subs int) (*burstResult, error) {
-	mirrors := make([]*burstMirror, subs)
+// encodedChanged is the encoded size of the changed files: what a burst
+// must send at the least.
+func (m *burstMirror) encodedChanged() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for id := range m.changed {
+		n += int64(m.files[id].size)
+	}
+	return n
+}
+
+// burstSubscribers connects subs clients to the changeset uri.
+func burstSubscribers(ctx context.Context, d *daemon, uri string, subs int) ([]*burstMirror, func(), error) {
+	var mirrors []*burstMirror
+	closeAll := func() {
+		for _, m := range mirrors {
+			m.c.Close()
+		}
+	}
 	for i := range subs {
 		c, _, err := ahpclient.Dial(ctx, d.url, ahpclient.Options{})
 		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		if _, err := c.Initialize(ctx, fmt.Sprintf("bench-burst-%d", i), nil); err != nil {
-			return nil, err
+			closeAll()
+			return nil, nil, err
 		}
 		m := &burstMirror{c: c, done: make(chan struct{})}
+		mirrors = append(mirrors, m)
+		if _, err := c.Initialize(ctx, fmt.Sprintf("bench-burst-%d", i), nil); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
 		snap, err := c.Subscribe(ctx, uri, nil)
 		if err != nil {
-			return nil, err
+			closeAll()
+			return nil, nil, err
+		}
+		var st struct {
+			Status string            `json:"status"`
+			Files  []json.RawMessage `json:"files"`
+		}
+		if err := json.Unmarshal(snap.State, &st); err != nil {
+			closeAll()
+			return nil, nil, err
 		}
 		m.mu.Lock()
-		m.last = snap.FromSeq
-		err = json.Unmarshal(snap.State, &m.st)
-		m.mu.Unlock()
-		if err != nil {
-			return nil, err
+		m.last, m.status = snap.FromSeq, st.Status
+		m.files = make(map[string]mirrorFile, len(st.Files))
+		for _, raw := range st.Files {
+			if id, f, err := decodeFile(raw); err == nil {
+				m.files[id] = f
+			}
 		}
+		m.mu.Unlock()
 		c.Listen(func(n *ahpclient.Message) { m.apply(uri, n) })
-		mirrors[i] = m
 	}
-	mirrors[subs-1].c.SetReadDelay(2 * time.Millisecond)
+	return mirrors, closeAll, nil
+}
 
-	// The files to change: tracked, not modified already.
+// burstPaths are files tracked files that were unchanged.
+func burstPaths(r *repo, files int) []string {
 	modified := map[string]bool{}
 	for _, p := range r.modified {
 		modified[p] = true
@@ -287,12 +443,28 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 			paths = append(paths, p)
 		}
 	}
-	// Every view holds the tree's changes so far (the saves' file too):
-	// the burst adds paths to them.
+	return paths
+}
+
+// measureBurst subscribes subs clients to the uncommitted changeset, the
+// last of them, when slow, reading each frame 2 ms late (far slower than
+// the daemon writes a burst), then appends line to every one of paths at
+// once, and times until every subscriber's view has each of them changed
+// and is ready. It also counts the bytes each subscriber received against
+// the encoded size of the changed files.
+func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []string, subs int, slow bool, line string) (*burstResult, error) {
+	mirrors, closeAll, err := burstSubscribers(ctx, d, uri, subs)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
+	if slow {
+		mirrors[subs-1].c.SetReadDelay(2 * time.Millisecond)
+	}
 	base := -1
 	for i, m := range mirrors {
 		m.mu.Lock()
-		n, st := len(m.st.Files), m.st.Status
+		n, st := len(m.files), m.status
 		m.mu.Unlock()
 		if base < 0 {
 			base = n
@@ -303,16 +475,17 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 	}
 	for _, m := range mirrors {
 		m.mu.Lock()
-		m.want = base + len(paths)
+		m.begin(len(paths))
 		m.mu.Unlock()
 	}
+	cpu0, _ := cpuTime(d.cmd.Process.Pid)
 	start := time.Now()
 	for _, p := range paths {
 		f, err := os.OpenFile(filepath.Join(r.dir, filepath.FromSlash(p)), os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			return nil, err
 		}
-		_, err = f.WriteString("// burst\n")
+		_, err = f.WriteString(line)
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -330,13 +503,26 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 			fmt.Printf("subscriber %d was closed: %d %s\n", i, code, reason)
 		case <-ctx.Done():
 			m.mu.Lock()
-			n, st := len(m.st.Files), m.st.Status
+			n, st := len(m.changed), m.status
 			m.mu.Unlock()
-			return nil, fmt.Errorf("subscriber %d: %d of %d files, %s: %w", i, n, base+len(paths), st, ctx.Err())
+			return nil, fmt.Errorf("subscriber %d: %d of %d files changed, %s: %w", i, n, len(paths), st, ctx.Err())
 		}
 	}
-	res.slowest = took[subs-1]
-	res.all = slices.Max(took[:subs-1])
+	fast := subs
+	if slow && subs > 1 {
+		fast = subs - 1
+		res.slowest = took[subs-1]
+	}
+	res.all = slices.Max(took[:fast])
+	if cpu1, err := cpuTime(d.cmd.Process.Pid); err == nil {
+		res.daemonCPU = cpu1 - cpu0
+	}
+	for _, m := range mirrors[:fast] {
+		m.mu.Lock()
+		res.bytesPerSub = max(res.bytesPerSub, m.bytes)
+		m.mu.Unlock()
+	}
+	res.encoded = mirrors[0].encodedChanged()
 	gs, _, _, err := timeGit(r.dir, false, "status", "--porcelain")
 	if err != nil {
 		return nil, err
@@ -345,7 +531,25 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, files, su
 	return res, nil
 }
 
-func reportScale(c config, sc scaleConfig, rows []scaleResult, load0 string) {
+// printCheckouts prints the checkouts' row, if they were measured.
+func printCheckouts(co *checkoutResult) {
+	if co == nil {
+		return
+	}
+	fmt.Println()
+	fmt.Println("| Measure | figure | target |")
+	fmt.Println("|---|---:|---|")
+	fmt.Printf("| daemon RSS, idle, after %d round trips of checking out a branch's %d changed files (of %d) and back, vs after the first | %s / %s = **%.2f×** | ≤ 1.5× |\n",
+		co.rounds, co.differ, co.files, fmtKiB(co.last), fmtKiB(co.first), float64(co.last)/float64(co.first))
+}
+
+func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResult, load0 string) {
+	if len(rows) == 0 {
+		printCheckouts(co)
+		fmt.Printf("\nMachine: %d CPUs (runtime.NumCPU), %s, load average %s at start, %s at end.\n", runtime.NumCPU(), uname(), load0, loadavg())
+		fmt.Printf("Command: `go run ./bench%s`\n", quoteArgs(os.Args[1:]))
+		return
+	}
 	fmt.Println()
 	head := "| Measure |"
 	rule := "|---|"
@@ -379,7 +583,7 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, load0 string) {
 	line("peak RSS above the daemon's floor (its peak serving a one-file repository) vs git's numstat peak", "≤ 1.5×", func(r scaleResult) string { return aboveFloor(r.rss, r.floor, r.gitRSS) })
 	line(fmt.Sprintf("save → `fileSet` p99 (of %d), vs `git status --porcelain`", c.saves), "≤ 25 ms, flat", func(r scaleResult) string { return vs(r.saveP99, r.gitStat) })
 	line("… p50", "", func(r scaleResult) string { return fmtDur(r.saveP50) })
-	line(fmt.Sprintf("burst: %d files at once, %d subscribers: the last to converge, vs `git status` after it", sc.burstFiles, sc.burstSubs), "≤ 2×", func(r scaleResult) string {
+	line(fmt.Sprintf("burst: %d files at once, %d subscribers: the last to converge, vs `git status` after it", sc.burstFiles, sc.burstSubs), "≤ 2 s, ≤ 2×", func(r scaleResult) string {
 		if r.burst == nil {
 			return "—"
 		}
@@ -397,6 +601,25 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, load0 string) {
 		}
 		return strconv.Itoa(r.burst.disconnected)
 	})
+	line("… bytes received per subscriber vs the encoded size of the files that changed", "≤ 1.2×", func(r scaleResult) string {
+		if r.burst == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.1f MB / %.1f MB = **%.2f×**", float64(r.burst.bytesPerSub)/1e6, float64(r.burst.encoded)/1e6, float64(r.burst.bytesPerSub)/float64(r.burst.encoded))
+	})
+	line("… the daemon's CPU time (user + system) from the burst's start to the last convergence", "", func(r scaleResult) string {
+		if r.burst == nil {
+			return "—"
+		}
+		return fmtDur(r.burst.daemonCPU)
+	})
+	line("… the same files changed again, 1 subscriber: converged", "≤ 1 s", func(r scaleResult) string {
+		if r.burst1 == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%s (%d disconnected; daemon CPU %s)", fmtDur(r.burst1.all), r.burst1.disconnected, fmtDur(r.burst1.daemonCPU))
+	})
+	printCheckouts(co)
 	fmt.Println()
 	fmt.Printf("Trees of the sizes above in directories of 100 files, %d modified (4 lines each) and 5 untracked; medians of %d runs.\n", c.modified, c.runs)
 	fmt.Printf("Machine: %d CPUs (runtime.NumCPU), %s, %s, %s, load average %s at start, %s at end.\n",

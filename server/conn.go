@@ -139,21 +139,16 @@ func (c *conn) Version() string {
 // reply, and each hands its payload to protocol.Adapt for the version the
 // connection negotiated: stored state stays in the newest shape.
 
-// Send runs once per envelope and subscriber: it reads the generation
-// without the lock and passes a package-level encoder, so fan-out to many
-// subscribers allocates nothing per subscriber.
+// Send runs once per envelope and subscriber, under the hub's lock: it
+// reads the generation without the connection's lock and queues the
+// envelope itself, whose bytes every subscriber shares (the 0.6/0.7 shape
+// is made by the first writer that needs it, off the lock).
 func (c *conn) Send(env *session.Envelope) {
-	legacy := c.legacy.Load()
-	encode := encodeCurrent
-	if legacy {
-		encode = encodeLegacy
-	}
-	data := env.Frame(legacy, encode)
+	channel := ""
 	if c.droppable(env) {
-		_ = c.stream.writeAction(env.Channel, data)
-		return
+		channel = env.Channel
 	}
-	_ = c.stream.write(data)
+	_ = c.stream.writeEnvelope(env, c.legacy.Load(), channel)
 }
 
 // droppable reports whether a snapshot of its channel can stand in for
@@ -177,29 +172,55 @@ func (c *conn) lagging(channels []string) {
 	}
 }
 
+// catchUpSeqs is how many serverSeqs a catch-up reserves: the most
+// actions catchUpFrames makes.
+const catchUpSeqs = 3
+
 // catchUp attaches to uri again and queues, in place of the dropped
 // backlog, the actions that turn what the client has into the channel's
-// state at the registration point. Attach calls done in the channel's
-// sequence, so every later action follows the catch-up.
+// state at the registration point. Only the registration runs in the
+// channel's sequence (Attach calls done under the hub's lock): it
+// reserves serverSeqs and the frames' place in the stream. The frames
+// are made here, after, so a large snapshot delays no other publish.
 func (c *conn) catchUp(uri string) {
 	if !c.subscribed(uri) {
-		c.stream.resynced(uri, nil)
+		c.stream.resynced(uri)
 		return
 	}
 	c.logger().Info("slow reader: its backlog on a channel is replaced by a snapshot", "channel", uri)
 	c.srv.cfg.Metrics.SlowClientCaughtUp()
+	var (
+		snap protocol.Snapshot
+		seqs []int64
+		sl   *slot
+	)
+	registered := make(chan struct{})
 	c.srv.m.Attach(c, uri, -1, func(at session.Attachment, err error) {
+		defer close(registered)
 		if err != nil || !c.subscribed(uri) {
-			c.stream.resynced(uri, nil)
+			c.stream.resynced(uri)
 			return
 		}
-		c.stream.resynced(uri, c.catchUpFrames(at.Snapshot, at.NextSeq))
+		snap = at.Snapshot
+		for range catchUpSeqs {
+			seqs = append(seqs, at.NextSeq())
+		}
+		sl = c.stream.catchUpSlot(uri)
 	})
+	<-registered
 	if !c.subscribed(uri) {
 		// Unsubscribed meanwhile: undo the registration Attach made.
 		c.srv.m.Detach(c, uri)
 	}
+	if sl != nil {
+		next := func() int64 { n := seqs[0]; seqs = seqs[1:]; return n }
+		c.stream.fillSlot(sl, c.catchUpFrames(snap, next))
+	}
 }
+
+// catchUpBuilding, when set (by tests only), is called as a catch-up's
+// frames start being made: a test holds it there to show what waits.
+var catchUpBuilding func()
 
 // catchUpFrames encodes a changeset snapshot as the actions that reach it
 // from any earlier state of the channel: contentChanged with every file,
@@ -208,6 +229,9 @@ func (c *conn) catchUp(uri string) {
 // serverSeqs of their own (nextSeq), after the snapshot's and before any
 // later action, and no origin.
 func (c *conn) catchUpFrames(snap protocol.Snapshot, nextSeq func() int64) [][]byte {
+	if catchUpBuilding != nil {
+		catchUpBuilding()
+	}
 	var st protocol.ChangesetState
 	switch v := snap.State.(type) {
 	case protocol.ChangesetState:
@@ -241,14 +265,6 @@ func (c *conn) subscribed(uri string) bool {
 	defer c.mu.Unlock()
 	_, ok := c.subs[uri]
 	return ok
-}
-
-func encodeCurrent(e protocol.ActionEnvelope) []byte {
-	return encodeAction(protocol.AdaptEnvelope(false, e))
-}
-
-func encodeLegacy(e protocol.ActionEnvelope) []byte {
-	return encodeAction(protocol.AdaptEnvelope(true, e))
 }
 
 // encodeAction encodes an "action" notification.

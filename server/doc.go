@@ -21,17 +21,20 @@
 //
 // A client that reads more slowly than a burst is produced is caught up,
 // not dropped: past --send-queue messages (or 64 MiB) queued, the
-// changeset actions in its backlog give way to actions built from a fresh
-// snapshot of each such channel (conn.catchUp). Frames nothing can stand
-// in for close the connection at four times that, and a client that reads
-// nothing is closed when a write times out. resourceRead runs a bounded
+// changeset actions in its backlog give way, once the rest has drained,
+// to actions built from a fresh snapshot of each such channel
+// (conn.catchUp), encoded off the sequencing lock. Frames nothing can
+// stand in for close the connection at four times that. Frames are
+// written in 64 KiB pieces, each under a fresh write deadline, so a large
+// one takes as long as the client needs; only a client that reads nothing
+// for the write timeout is closed. resourceRead runs a bounded
 // number of reads per connection and in total, each at most 64 MiB.
 //
 // The same listener serves the review page of package web at / and
 // /assets/, without a token (it holds no data) but behind the Host check;
 // the page's own origin passes the Origin check of the upgrade.
 //
-// The package imports session, protocol, web, jsonrpc2 (for its
+// The package imports session, hub (the envelopes it queues), protocol, web, jsonrpc2 (for its
 // Request type), gorilla/websocket and the standard library; it never
 // imports scm, go-git or fsnotify. What it counts goes to the Metrics of
 // its Config, and /metrics is served by the Config's handler: the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -77,15 +78,96 @@ func TestStreamDeliversEveryFrameOnceInOrder(t *testing.T) {
 
 // TestLaggingBacklogIsReplacedNotClosed builds a backlog past the bound
 // behind a reply's reserved place (as initialize gathering snapshots
-// keeps one), which the writer cannot pass: the
-// changeset actions in it are dropped and their channel named once for a
-// catch-up, later actions of that channel are dropped until the catch-up
-// is queued, and every other frame reaches the client in order, on a
-// connection that stays open.
+// keeps one), which the writer cannot pass: the changeset actions in it
+// are dropped, later actions of that channel are dropped until the
+// catch-up is queued, the catch-up is asked for once (and only once the
+// backlog has drained), and every other frame reaches the client in
+// order, on a connection that stays open.
 func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 	cfg := Config{}
 	cfg.setDefaults()
+	cfg.SendQueue = 4 // the reply's place and a note are more than a quarter
+	client, s := pipeStream(t, &cfg)
+	lagged := make(chan []string, 4)
+	s.onLag = func(chs []string) { lagged <- chs }
+
+	sl := s.reserve()
+	s.write([]byte("note 1"))
+	for i := range 20 {
+		if err := s.push(frame{data: fmt.Appendf(nil, "cs %d", i), channel: "cs"}); err != nil {
+			t.Fatalf("push %d: %v", i, err)
+		}
+	}
+	s.write([]byte("note 2"))
+	select {
+	case chs := <-lagged:
+		t.Fatalf("a catch-up of %v was asked for before the backlog drained", chs)
+	default:
+	}
+	s.fill(sl, []byte("reply"))
+	var chs []string
+	select {
+	case chs = <-lagged:
+	case <-time.After(waitLimit):
+		t.Fatal("no catch-up was asked for once the backlog drained")
+	}
+	if !slices.Equal(chs, []string{"cs"}) {
+		t.Fatalf("lagging channels %v, want [cs] once", chs)
+	}
+	cu := s.catchUpSlot("cs")
+	s.push(frame{data: []byte("cs after"), channel: "cs"}) // after the catch-up's place
+	s.fillSlot(cu, [][]byte{[]byte("catch-up")})
+	s.closeWith(websocket.CloseNormalClosure, "")
+
+	got := readAll(t, client)
+	// The first actions fit; the one past the bound dropped them all.
+	want := []string{"reply", "note 1", "note 2", "catch-up", "cs after"}
+	if !slices.Equal(got, want) {
+		t.Errorf("frames %q, want %q", got, want)
+	}
+	select {
+	case chs := <-lagged:
+		t.Errorf("a second catch-up of %v was asked for", chs)
+	default:
+	}
+	<-s.done
+}
+
+// TestUnwrittenCatchUpIsReplaced: a client that lags again before its
+// catch-up was written gets the catch-up dropped with the rest and a new
+// one asked for; the old one, filled late, is not written.
+func TestUnwrittenCatchUpIsReplaced(t *testing.T) {
+	cfg := Config{}
+	cfg.setDefaults()
 	cfg.SendQueue = 8
+	client, s := pipeStream(t, &cfg)
+	lagged := make(chan []string, 4)
+	s.onLag = func(chs []string) { lagged <- chs }
+
+	sl := s.reserve() // holds the writer
+	old := s.catchUpSlot("cs")
+	for i := range 9 {
+		s.push(frame{data: fmt.Appendf(nil, "cs %d", i), channel: "cs"})
+	}
+	s.fillSlot(old, [][]byte{[]byte("stale catch-up")})
+	s.fill(sl, []byte("reply"))
+	select {
+	case <-lagged:
+	case <-time.After(waitLimit):
+		t.Fatal("no new catch-up was asked for")
+	}
+	cu := s.catchUpSlot("cs")
+	s.fillSlot(cu, [][]byte{[]byte("catch-up")})
+	s.closeWith(websocket.CloseNormalClosure, "")
+	if got, want := readAll(t, client), []string{"reply", "catch-up"}; !slices.Equal(got, want) {
+		t.Errorf("frames %q, want %q", got, want)
+	}
+	<-s.done
+}
+
+// pipeStream returns a stream over a real WebSocket and the client end.
+func pipeStream(t *testing.T, cfg *Config) (*websocket.Conn, *stream) {
+	t.Helper()
 	streams := make(chan *stream, 1)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
@@ -93,34 +175,26 @@ func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		streams <- newStream(ws, &cfg, nil)
+		streams <- newStream(ws, cfg, nil)
 	}))
-	defer ts.Close()
+	t.Cleanup(ts.Close)
 	client, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
 	s := <-streams
-	var lagged []string
-	s.onLag = func(chs []string) { lagged = append(lagged, chs...) }
+	t.Cleanup(func() {
+		// Whatever the test left, the writer ends with it.
+		s.closeWith(websocket.CloseNormalClosure, "")
+		client.Close()
+		<-s.done
+	})
+	return client, s
+}
 
-	sl := s.reserve()
-	s.write([]byte("note 1"))
-	for i := range 20 {
-		if err := s.writeAction("cs", fmt.Appendf(nil, "cs %d", i)); err != nil {
-			t.Fatalf("writeAction %d: %v", i, err)
-		}
-	}
-	s.write([]byte("note 2"))
-	if !slices.Equal(lagged, []string{"cs"}) {
-		t.Fatalf("lagging channels %v, want [cs] once", lagged)
-	}
-	s.resynced("cs", [][]byte{[]byte("catch-up")})
-	s.writeAction("cs", []byte("cs after"))
-	s.fill(sl, []byte("reply"))
-	s.closeWith(websocket.CloseNormalClosure, "")
-
+// readAll reads text frames until the server's normal close.
+func readAll(t *testing.T, client *websocket.Conn) []string {
+	t.Helper()
 	var got []string
 	for {
 		_, data, err := client.ReadMessage()
@@ -128,16 +202,10 @@ func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 			if !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
 				t.Fatalf("connection ended with %v", err)
 			}
-			break
+			return got
 		}
 		got = append(got, string(data))
 	}
-	// The first eight actions fit; the ninth passed the bound.
-	want := []string{"reply", "note 1", "note 2", "catch-up", "cs after"}
-	if !slices.Equal(got, want) {
-		t.Errorf("frames %q, want %q", got, want)
-	}
-	<-s.done
 }
 
 // TestUnreadRepliesStillClose: frames no snapshot replaces (replies,
@@ -146,7 +214,7 @@ func TestUnreadRepliesStillClose(t *testing.T) {
 	cfg := Config{}
 	cfg.setDefaults()
 	cfg.SendQueue = 4
-	s := &stream{cfg: &cfg, wake: make(chan struct{}, 1), resyncing: map[string]bool{}}
+	s := &stream{cfg: &cfg, wake: make(chan struct{}, 1), resyncing: map[string]lag{}}
 	s.reserve()
 	for i := range 4*4 - 1 {
 		if err := s.write([]byte("r")); err != nil {

@@ -239,7 +239,7 @@ func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Unlock()
-	ws, err := s.up.Upgrade(w, r, nil)
+	ws, err := s.up.Upgrade(corking(w), r, nil)
 	if err != nil {
 		s.log.Warn("upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -26,21 +27,42 @@ type closeMsg struct {
 // frame is one message bound for the peer. channel is set for an action
 // on a changeset channel that a fresh snapshot can stand in for: such a
 // frame may be dropped from a backlog that does not drain (see lagLocked).
-// slot is set for a reply's place reserved in the queue (reserve): the
-// writer stops there until fill gives it its bytes.
+// slot is set for a place reserved in the queue (reserve, catchUpSlot):
+// the writer stops there until it is filled.
 type frame struct {
 	data    []byte
+	env     *hub.Envelope // instead of data: an action whose bytes every subscriber shares
+	legacy  bool          // env is written in the 0.6/0.7 shape
 	channel string
 	slot    *slot
 }
 
-// slot is a place in the queue kept for a reply that is still being
-// gathered, such as initialize's snapshots: whatever is queued after the
-// reservation goes out after the reply, and what was queued before goes
-// out meanwhile.
+// size is what the frame adds to the backlog.
+func (f frame) size() int64 {
+	switch {
+	case f.env != nil:
+		return int64(f.env.Size())
+	case f.slot != nil:
+		return f.slot.size()
+	}
+	return int64(len(f.data))
+}
+
+// slot is a place in the queue kept for frames still being made, such as
+// initialize's reply gathering snapshots or a catch-up's snapshot being
+// encoded: whatever is queued after the reservation goes out after them,
+// and what was queued before goes out meanwhile.
 type slot struct {
-	data   []byte
+	frames [][]byte
 	filled bool
+}
+
+func (sl *slot) size() int64 {
+	var n int64
+	for _, f := range sl.frames {
+		n += int64(len(f))
+	}
+	return n
 }
 
 // stream frames JSON-RPC over one WebSocket connection. Writes never
@@ -53,33 +75,44 @@ type slot struct {
 //
 // A client that reads, only more slowly than a burst is produced, is
 // caught up rather than dropped: once the backlog passes SendQueue
-// messages or SendQueueBytes, the changeset actions in it are dropped and
-// onLag asks for a snapshot of each of their channels; until resynced
-// queues it, further actions of those channels are dropped as they come
-// (the snapshot covers them). Only a backlog of frames nothing can stand
-// in for (replies, notifications) closes the connection, at four times
-// the bounds; a client that reads nothing at all is closed when a write
-// times out.
+// messages or SendQueueBytes, the changeset actions in it are dropped,
+// and so are further actions of those channels as they come. Once the
+// rest of the backlog has drained to a quarter of the bounds, onLag asks
+// for a snapshot of each such channel (built then, so it is current, and
+// taken off the sequencing lock: catchUpSlot); it covers every action
+// dropped. Only a backlog of frames nothing can stand in for (replies,
+// notifications) closes the connection, at four times the bounds; a
+// client that reads nothing at all is closed when a write makes no
+// progress for WriteTimeout.
 type stream struct {
 	ws       *websocket.Conn
 	maxFrame int64
 	cfg      *Config
 	onClose  func(code int, reason string) // called once, from the goroutine that decided to close
-	onLag    func(channels []string)       // called without the lock; the channels await resynced
+	onLag    func(channels []string)       // called by the writer, without the lock; the channels await catchUpSlot
 
 	wake chan struct{} // capacity 1: something is pending or a close was asked for
 
 	mu          sync.Mutex
-	pending     []frame // frames queued for the writer, oldest first
-	queuedBytes int64   // bytes in pending
-	resyncing   map[string]bool
-	closeReq    *closeMsg // set once; written after pending
+	pending     []frame        // frames queued for the writer, oldest first
+	queuedBytes int64          // bytes in pending
+	resyncing   map[string]lag // changeset channels whose actions are dropped until a catch-up
+	acked       int64          // bytes the client had acknowledged at the last ping; the writer's
+	closeReq    *closeMsg      // set once; written after pending
 	closing     bool
 	closeOnce   sync.Once
 	done        chan struct{} // closed when the writer exits
 	readOnce    sync.Once
 	readDone    chan struct{} // closed when reading has ended
 }
+
+// lag is where a lagging channel's catch-up stands.
+type lag int8
+
+const (
+	lagWaiting   lag = iota + 1 // the backlog is draining; no snapshot asked for yet
+	lagRequested                // onLag asked for it; catchUpSlot ends it
+)
 
 // writeBatch is how many frames the writer takes from the queue at a
 // time: the rest stays in the queue, where a lagging client's backlog can
@@ -108,7 +141,7 @@ func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stre
 		wake:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		readDone:  make(chan struct{}),
-		resyncing: map[string]bool{},
+		resyncing: map[string]lag{},
 	}
 	// A peer that answers our pings (or pings us) is alive even when it
 	// sends no messages: each control frame extends the read deadline.
@@ -139,43 +172,36 @@ func (s *stream) WriteObject(obj any) error {
 
 func (s *stream) write(data []byte) error { return s.push(frame{data: data}) }
 
-// writeAction queues an action frame of a changeset channel, which a
-// snapshot of the channel can replace.
-func (s *stream) writeAction(channel string, data []byte) error {
-	return s.push(frame{data: data, channel: channel})
+// writeEnvelope queues an action envelope, written in the shape legacy
+// selects. channel, when set, is the changeset channel whose snapshot can
+// replace it.
+func (s *stream) writeEnvelope(env *hub.Envelope, legacy bool, channel string) error {
+	return s.push(frame{env: env, legacy: legacy, channel: channel})
 }
 
 func (s *stream) push(f frame) error {
 	s.mu.Lock()
-	lagged, err := s.pushLocked(f)
-	s.mu.Unlock()
-	if len(lagged) > 0 && s.onLag != nil {
-		s.onLag(lagged)
-	}
-	return err
-}
-
-func (s *stream) pushLocked(f frame) ([]string, error) {
+	defer s.mu.Unlock()
 	if s.closing {
-		return nil, io.ErrClosedPipe
+		return io.ErrClosedPipe
 	}
-	if f.channel != "" && s.resyncing[f.channel] {
-		return nil, nil // the snapshot on its way covers it
+	if f.channel != "" && s.resyncing[f.channel] != 0 {
+		return nil // the snapshot to come covers it
 	}
 	s.appendLocked(f)
 	if len(s.pending) <= s.cfg.SendQueue && s.queuedBytes <= s.cfg.SendQueueBytes {
-		return nil, nil
+		return nil
 	}
-	lagged := s.lagLocked()
+	s.lagLocked()
 	if s.overHardLocked() {
 		s.overflowLocked()
-		return nil, io.ErrClosedPipe
+		return io.ErrClosedPipe
 	}
-	return lagged, nil
+	return nil
 }
 
 func (s *stream) appendLocked(f frame) {
-	s.queuedBytes += int64(len(f.data))
+	s.queuedBytes += f.size()
 	s.pending = append(s.pending, f)
 	s.signal()
 }
@@ -186,49 +212,70 @@ func (s *stream) overHardLocked() bool {
 	return len(s.pending) > hardFactor*s.cfg.SendQueue || s.queuedBytes > hardFactor*s.cfg.SendQueueBytes
 }
 
-// lagLocked drops every droppable frame of the backlog and returns the
-// channels they belonged to, now marked as awaiting a snapshot.
-func (s *stream) lagLocked() []string {
-	var lagged []string
-	drop := func(q []frame) []frame {
-		kept := q[:0]
-		for _, f := range q {
-			if f.channel == "" {
-				kept = append(kept, f)
-				continue
-			}
-			s.queuedBytes -= int64(len(f.data))
-			if !s.resyncing[f.channel] {
-				s.resyncing[f.channel] = true
-				lagged = append(lagged, f.channel)
-			}
+// lagLocked drops every droppable frame of the backlog (a catch-up not
+// yet written among them) and marks their channels as waiting for one.
+func (s *stream) lagLocked() {
+	kept := s.pending[:0]
+	for _, f := range s.pending {
+		if f.channel == "" {
+			kept = append(kept, f)
+			continue
 		}
-		clear(q[len(kept):]) // let the dropped frames go
-		return kept
+		s.queuedBytes -= f.size()
+		if f.slot != nil {
+			f.slot.frames, f.slot.filled = nil, true // a late fill is dropped
+		}
+		if s.resyncing[f.channel] == 0 {
+			s.resyncing[f.channel] = lagWaiting
+		}
 	}
-	s.pending = drop(s.pending)
-	return lagged
+	clear(s.pending[len(kept):]) // let the dropped frames go
+	s.pending = kept
 }
 
-// resynced queues the frames that bring channel up to date after onLag
-// named it, and lets its actions through again. It must be called with
-// the channel's sequence held (session calls Attach's done under its
-// commit lock), so no action falls between the snapshot and the stream.
-// The frames are queued even past the soft bounds: they are what the
-// client needs to catch up.
-func (s *stream) resynced(channel string, frames [][]byte) {
+// drainedLocked returns the lagging channels whose snapshot can be asked
+// for now that the backlog has drained to a quarter of the bounds, and
+// marks them requested.
+func (s *stream) drainedLocked() []string {
+	if len(s.resyncing) == 0 || s.closing || len(s.pending) > s.cfg.SendQueue/4 || s.queuedBytes > s.cfg.SendQueueBytes/4 {
+		return nil
+	}
+	var out []string
+	for ch, st := range s.resyncing {
+		if st == lagWaiting {
+			s.resyncing[ch] = lagRequested
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// catchUpSlot ends channel's lag: it reserves the place of the frames
+// that bring it up to date, which fillSlot supplies, and lets its actions
+// through again. It must be called in the channel's sequence (hub calls
+// Attach's done under its lock), so no action falls between the snapshot
+// and the stream; the frames are made after, off that lock. The place is
+// a changeset frame like the actions it stands for: if the client lags
+// again before it is written, a later catch-up replaces it.
+func (s *stream) catchUpSlot(channel string) *slot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.resyncing, channel)
+	sl := &slot{}
 	if s.closing {
-		return
+		sl.filled = true
+		return sl
 	}
-	for _, data := range frames {
-		s.appendLocked(frame{data: data})
-	}
-	if s.overHardLocked() {
-		s.overflowLocked()
-	}
+	s.pending = append(s.pending, frame{slot: sl, channel: channel})
+	return sl
+}
+
+// resynced gives up channel's catch-up (the client unsubscribed, or the
+// channel is gone) and lets its actions through again.
+func (s *stream) resynced(channel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.resyncing, channel)
 }
 
 // signal wakes the writer; a wake already pending covers this one.
@@ -261,15 +308,25 @@ func (s *stream) reserve() *slot {
 }
 
 // fill gives a reserved place its reply and lets the writer past it.
-func (s *stream) fill(sl *slot, data []byte) {
+func (s *stream) fill(sl *slot, data []byte) { s.fillSlot(sl, [][]byte{data}) }
+
+// fillSlot gives a reserved place its frames and lets the writer past it.
+// A place dropped meanwhile (a catch-up replaced by a later one) stays
+// empty. The frames are queued even past the soft bounds: they are what
+// the client needs, and a catch-up is asked for only once the backlog
+// has drained.
+func (s *stream) fillSlot(sl *slot, frames [][]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing {
+	if s.closing || sl.filled {
 		return
 	}
-	sl.data, sl.filled = data, true
-	s.queuedBytes += int64(len(data))
+	sl.frames, sl.filled = frames, true
+	s.queuedBytes += sl.size()
 	s.signal()
+	if s.overHardLocked() {
+		s.overflowLocked()
+	}
 }
 
 func (s *stream) isClosing() bool {
@@ -309,6 +366,7 @@ func (s *stream) writeLoop() {
 		select {
 		case <-s.wake:
 		case <-ping.C:
+			s.ackedProgress()
 			if err := s.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.cfg.WriteTimeout)); err != nil {
 				s.closeWith(websocket.CloseAbnormalClosure, "ping failed")
 				return
@@ -317,6 +375,11 @@ func (s *stream) writeLoop() {
 		}
 		for {
 			s.mu.Lock()
+			if drained := s.drainedLocked(); len(drained) > 0 && s.onLag != nil {
+				s.mu.Unlock()
+				s.onLag(drained)
+				s.mu.Lock()
+			}
 			// The batch ends at a place still reserved for a reply; once
 			// closing, such a place is given up (nobody will read it).
 			n := 0
@@ -353,26 +416,97 @@ func (s *stream) writeLoop() {
 			if rest == 0 && cap(s.pending) > 4*writeBatch {
 				s.pending = nil // a burst's array is let go
 			}
-			for i, f := range batch {
-				if f.slot != nil {
-					batch[i].data = f.slot.data // nil: given up while closing
-				}
-				s.queuedBytes -= int64(len(batch[i].data))
+			for _, f := range batch {
+				s.queuedBytes -= f.size()
 			}
 			s.mu.Unlock()
+			cork, _ := s.ws.NetConn().(*corkConn)
+			if cork != nil && len(batch) > 1 {
+				cork.cork()
+			}
 			for i, f := range batch {
-				if f.data == nil {
-					continue
+				var err error
+				switch {
+				case f.slot != nil:
+					// Empty when given up while closing, or replaced.
+					for _, data := range f.slot.frames {
+						if err = s.writeFrame(frame{data: data}); err != nil {
+							break
+						}
+					}
+				case f.data != nil || f.env != nil:
+					err = s.writeFrame(f)
 				}
-				s.ws.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-				if err := s.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
+				if err != nil {
 					s.writeFailed(err)
 					return
 				}
 				batch[i] = frame{} // the frame may be large; do not keep it alive
 			}
+			if cork != nil {
+				if err := cork.uncork(s.cfg.WriteTimeout); err != nil {
+					s.writeFailed(err)
+					return
+				}
+			}
 		}
 	}
+}
+
+// ackedProgress extends the read deadline when the client has
+// acknowledged more of what was written since the last ping: a client
+// working through a burst the kernel's buffers hold for it reaches our
+// ping only after that data, yet takes it steadily, so it is alive. A
+// client that takes nothing acknowledges nothing and is still closed
+// when the read deadline passes. Only the writer calls it.
+func (s *stream) ackedProgress() {
+	cork, _ := s.ws.NetConn().(*corkConn)
+	if cork == nil {
+		return
+	}
+	if acked, ok := cork.acked(); ok && acked > s.acked {
+		s.acked = acked
+		s.ws.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
+	}
+}
+
+// writeChunk is the most written to the connection under one write
+// deadline. A frame larger than that is written in pieces, the deadline
+// extended before each: the time a frame may take grows with its size,
+// and only a client that takes nothing for WriteTimeout is "reading
+// nothing".
+const writeChunk = 64 << 10
+
+// writeFrame writes one message. Each piece the client takes is a sign
+// of life as good as a pong (which a client far behind reaches only once
+// it has read what came before): it extends the read deadline too.
+func (s *stream) writeFrame(f frame) error {
+	extend := func() {
+		now := time.Now()
+		s.ws.SetWriteDeadline(now.Add(s.cfg.WriteTimeout))
+		s.ws.SetReadDeadline(now.Add(s.cfg.ReadTimeout))
+	}
+	if f.env == nil && len(f.data) <= writeChunk {
+		extend()
+		return s.ws.WriteMessage(websocket.TextMessage, f.data)
+	}
+	w, err := s.ws.NextWriter(websocket.TextMessage)
+	if err != nil {
+		return err
+	}
+	if f.env != nil {
+		err = f.env.WriteTo(w, f.legacy, writeChunk, extend)
+	} else {
+		for p := f.data; len(p) > 0 && err == nil; p = p[min(len(p), writeChunk):] {
+			extend()
+			_, err = w.Write(p[:min(len(p), writeChunk)])
+		}
+	}
+	if err != nil {
+		return err
+	}
+	extend()
+	return w.Close()
 }
 
 // writeFailed closes the stream after a failed write. A write that timed

@@ -304,9 +304,7 @@ func TestAnnotationsDetachWhileAttachPending(t *testing.T) {
 	<-answered
 	// A later attach queues behind everything above on the actor.
 	attachRaw(t, r.m, newClient("sync2"), uri)
-	r.m.commitMu.Lock()
-	_, still := s.notes.ch.subs[leaver]
-	r.m.commitMu.Unlock()
+	still := s.notes.ch.Has(leaver)
 	if still {
 		t.Fatal("a subscriber that left while its attach waited is subscribed")
 	}
@@ -522,7 +520,7 @@ func TestAnnotationsAttachNotStarvedByPlacementRounds(t *testing.T) {
 	}
 }
 
-// The snapshot handed out under commitMu never encodes the state (that
+// The snapshot handed out under the hub's lock never encodes the state (that
 // would hold every session's publish for as long as megabytes take to
 // encode): attachChangeset encodes first, outside the lock.
 func TestChangesetSnapshotDoesNotEncodeUnderLock(t *testing.T) {
@@ -540,7 +538,7 @@ func TestChangesetSnapshotDoesNotEncodeUnderLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !got {
-		t.Error("snapshot encoded the state (it runs under commitMu)")
+		t.Error("snapshot encoded the state (it runs under the hub's lock)")
 	}
 	// A subscriber still gets the encoded state, made before the lock.
 	raw, _ := attachRaw(t, r.m, newClient("c2"), uri)

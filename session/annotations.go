@@ -11,6 +11,7 @@ import (
 
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/confine"
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
 )
@@ -36,7 +37,7 @@ var maxSessionAnnotationBytes = 32 << 20
 
 // notes is a session's annotations channel.
 type notes struct {
-	ch    *channel
+	ch    *hub.Channel
 	state protocol.AnnotationsState
 	// placing is set while current places are computed off the actor;
 	// what to place next is gathered meanwhile: every annotation, or
@@ -190,7 +191,7 @@ func (s *Session) attachAnnotations(sub Subscriber, lastSeen int64, done func(At
 }
 
 func (s *Session) attachNotes(w waitingAttach) {
-	s.m.attach(s.notes.ch, w.sub, w.lastSeen, func() any { return cloneAnnotations(s.notes.state) }, w.done)
+	s.m.attachOwned(s.notes.ch, w.sub, w.lastSeen, cloneAnnotations(s.notes.state), w.done)
 }
 
 // detachAnnotations unsubscribes sub, also from an attachment still

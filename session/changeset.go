@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/uritemplate"
@@ -19,7 +20,7 @@ import (
 type csChannel struct {
 	uri   string
 	ref   uritemplate.Ref
-	ch    *channel
+	ch    *hub.Channel
 	state protocol.ChangesetState
 
 	loaded    bool          // a full result has been published
@@ -73,6 +74,38 @@ type fileOrigin struct {
 	patch  string
 	acp    protocol.Object
 	patchV string
+	// prev is the file's version before this one, still readable for a
+	// while (setOrigin).
+	prev *priorPatch
+}
+
+// priorPatch is a file's patch and ACP block of the version before the
+// current one, served until a moment: a client whose read of the version
+// it holds lands just after the next refresh still gets it, so a file
+// rewritten continuously does not starve its readers with Conflict.
+type priorPatch struct {
+	v     string
+	patch string
+	acp   protocol.Object
+	until time.Time
+}
+
+// patchGrace is how long a file's previous patch stays readable after a
+// refresh replaced it.
+const patchGrace = 30 * time.Second
+
+// setOrigin records where the published file id comes from, keeping the
+// previous version's patch readable for patchGrace when it changed.
+func (cs *csChannel) setOrigin(s *Session, id string, o fileOrigin) {
+	if old, ok := cs.origin[id]; ok {
+		switch {
+		case old.patchV == o.patchV:
+			o.prev = old.prev
+		case old.patch != "" || old.acp != nil:
+			o.prev = &priorPatch{v: old.patchV, patch: old.patch, acp: old.acp, until: s.m.opts.Now().Add(patchGrace)}
+		}
+	}
+	cs.origin[id] = o
 }
 
 // path is the file's current path, or its old path when it was deleted.
@@ -106,7 +139,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			cs = &csChannel{
 				uri:    uri,
 				ref:    ref,
-				ch:     newChannel(uri, s.m.opts.ReplayBuffer),
+				ch:     s.m.newChannel(uri),
 				state:  protocol.ChangesetState{Status: protocol.StatusComputing, Files: []protocol.ChangesetFile{}, Meta: patchMeta(uri)},
 				origin: map[string]fileOrigin{},
 			}
@@ -116,7 +149,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			// Nothing before now can be replayed from this channel: a
 			// cursor from an earlier channel of this URI (forgotten when
 			// idle) gets a snapshot.
-			cs.ch.evicted = s.m.Seq()
+			cs.ch.ForgetHistory()
 			s.changesets[uri] = cs
 			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
@@ -126,14 +159,14 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			// activating starts has brought it up to date.
 			cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
 		}
-		// Encoded here, not under commitMu in attach: a large changeset is
+		// Encoded here, not under the hub's lock in attach: a large changeset is
 		// megabytes of JSON, and every session's publish waits for that
 		// lock. Nothing changes the state between here and the
 		// registration: the actor owns it.
 		if cs.state.Status != protocol.StatusRecomputing {
 			cs.encode()
 		}
-		s.m.attach(cs.ch, sub, lastSeen, cs.snapshot, done)
+		s.m.attachOwned(cs.ch, sub, lastSeen, cs.snapshot(), done)
 		if !cs.active && s.canActivate(cs) {
 			cs.activate(s)
 		}
@@ -146,7 +179,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 // when it is current (attachChangeset encodes it first), else a clone. A
 // state in recomputing is cloned as it is, because a 0.6/0.7 client is
 // shown computing instead (protocol.Adapt), which needs the state's
-// fields. It runs under commitMu, so it never encodes.
+// fields. It never encodes: attachChangeset does, first.
 func (cs *csChannel) snapshot() any {
 	if cs.state.Status == protocol.StatusRecomputing || cs.encoded == nil {
 		return cs.state.Clone()
@@ -206,9 +239,7 @@ func (s *Session) detachChangeset(sub Subscriber, uri string) {
 		return
 	}
 	s.m.detachChannel(cs.ch, sub)
-	s.m.commitMu.Lock()
-	idle := len(cs.ch.subs) == 0
-	s.m.commitMu.Unlock()
+	idle := cs.ch.Subscribers() == 0
 	if idle {
 		cs.deactivate()
 		if cs.forgettable() {
@@ -327,9 +358,7 @@ func (cs *csChannel) deactivate() {
 func (cs *csChannel) close(s *Session) {
 	cs.deactivate()
 	cs.commit(s, protocol.ChangesetCleared{}, nil)
-	s.m.commitMu.Lock()
-	clear(cs.ch.subs)
-	s.m.commitMu.Unlock()
+	s.m.hub.DropSubscribers(cs.ch)
 }
 
 // changed records watcher hints and schedules a refresh.
@@ -601,14 +630,15 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 			for _, fc := range r.list.Files {
 				f, o := s.fileOf(r.ws, fc, cs)
 				seen[f.ID] = true
-				cs.origin[f.ID] = o
+				cs.setOrigin(s, f.ID, o)
 				if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
 					changes = append(changes, protocol.ChangesetFileSet{File: f})
 				}
 			}
+			under := newPathSet(r.paths)
 			for _, f := range cs.state.Files {
 				o, ok := cs.origin[f.ID]
-				if !ok || o.ws != r.ws || seen[f.ID] || !underAny(o, r.paths) {
+				if !ok || o.ws != r.ws || seen[f.ID] || !under.under(o) {
 					continue
 				}
 				delete(cs.origin, f.ID)
@@ -638,6 +668,36 @@ func underAny(o fileOrigin, paths []string) bool {
 			if x != "" && (x == p || strings.HasPrefix(x, p+"/")) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// pathSet answers underAny for many files against the same paths in time
+// that grows with a path's depth, not with the number of paths: a
+// refresh of a burst's ten thousand paths checks every published file.
+type pathSet map[string]bool
+
+func newPathSet(paths []string) pathSet {
+	ps := make(pathSet, len(paths))
+	for _, p := range paths {
+		ps[p] = true
+	}
+	return ps
+}
+
+// under is underAny(o, the set's paths).
+func (ps pathSet) under(o fileOrigin) bool {
+	for _, x := range []string{o.path(), o.old()} {
+		for x != "" {
+			if ps[x] {
+				return true
+			}
+			i := strings.LastIndexByte(x, '/')
+			if i < 0 {
+				break
+			}
+			x = x[:i]
 		}
 	}
 	return false
@@ -868,7 +928,7 @@ func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
 		for _, fc := range r.list.Files {
 			f, o := s.fileOf(r.ws, fc, cs)
 			seen[f.ID] = true
-			cs.origin[f.ID] = o
+			cs.setOrigin(s, f.ID, o)
 			if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
 				changes = append(changes, protocol.ChangesetFileSet{File: f})
 			}
@@ -887,39 +947,65 @@ func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
 	cs.commitFiles(s, changes)
 }
 
-// coalesceFiles is how many file changes one refresh publishes one by one;
-// more (a checkout, a rebase) go out as a single contentChanged with the
-// resulting list. Thousands of fileSet actions would cost every
-// subscriber thousands of frames, and the state one reduction each.
-const coalesceFiles = 256
+// fileChunk is how many fileSet and fileRemoved actions of a refresh are
+// published at a time: one hold of the sequencing lock each, and a burst
+// reaches clients as runs of at most this many files they can render as
+// they come.
+const fileChunk = 256
 
-// commitFiles publishes a refresh's fileSet and fileRemoved actions, in
-// order, or past coalesceFiles one contentChanged with the list they
-// produce (operations kept).
+// commitFiles publishes a refresh's fileSet and fileRemoved actions (only
+// files whose state changed), in order and in chunks of fileChunk. When
+// most of the resulting list is new (a checkout, a rebase) one
+// contentChanged with the list is smaller than the deltas and goes out
+// instead (operations kept), as it does when most of the list went.
+// Either way what a refresh sends grows with what changed, not with the
+// list: a burst spread over many refreshes costs about what it changed.
 func (cs *csChannel) commitFiles(s *Session, changes []protocol.Action) {
-	if len(changes) <= coalesceFiles {
+	if len(changes) <= fileChunk {
 		for _, a := range changes {
 			cs.commit(s, a, nil)
 		}
 		return
 	}
-	// The reducer's effects, applied in one pass: fileSet replaces in
-	// place or appends, fileRemoved removes.
-	files := slices.Clone(cs.state.Files)
+	kept, set := applyFiles(cs.state.Files, changes)
+	// Most of the list is new, or most of it went: the list is the
+	// smaller message (a fileRemoved is an id; a file is far more).
+	if removed := len(changes) - set; 2*set+removed > len(kept) {
+		cs.commit(s, protocol.ChangesetContentChanged{Files: kept}, nil)
+		return
+	}
+	// The reducer's effects applied in one pass rather than action by
+	// action, each of which would copy the list.
+	cs.state.Files = kept
+	cs.byID = nil
+	cs.encoded = nil
+	for chunk := range slices.Chunk(changes, fileChunk) {
+		s.m.publishAll(cs.ch, chunk)
+	}
+}
+
+// applyFiles returns the list that reducing changes on files gives, and
+// how many of them set a file: fileSet replaces in place or appends,
+// fileRemoved removes.
+func applyFiles(files []protocol.ChangesetFile, changes []protocol.Action) ([]protocol.ChangesetFile, int) {
+	files = slices.Clone(files)
 	removed := make([]bool, len(files), len(files)+len(changes))
 	at := make(map[string]int, len(files))
 	for i, f := range files {
 		at[f.ID] = i
 	}
+	set := 0
 	for _, a := range changes {
 		switch a := a.(type) {
 		case protocol.ChangesetFileSet:
-			if i, ok := at[a.File.ID]; ok {
-				files[i] = a.File
+			set++
+			f := a.File.Clone()
+			if i, ok := at[f.ID]; ok {
+				files[i] = f
 				continue
 			}
-			at[a.File.ID] = len(files)
-			files = append(files, a.File)
+			at[f.ID] = len(files)
+			files = append(files, f)
 			removed = append(removed, false)
 		case protocol.ChangesetFileRemoved:
 			if i, ok := at[a.FileID]; ok {
@@ -937,5 +1023,5 @@ func (cs *csChannel) commitFiles(s *Session, changes []protocol.Action) {
 	if kept == nil {
 		kept = []protocol.ChangesetFile{}
 	}
-	cs.commit(s, protocol.ChangesetContentChanged{Files: kept}, nil)
+	return kept, set
 }

@@ -6,22 +6,25 @@
 // # Commit path
 //
 // Every state change goes through one path: the owner reduces the action
-// with package reducer, then, under Manager.commitMu, assigns the next
-// global serverSeq, appends the envelope to the channel's replay ring and
-// hands it to every subscriber. Because sequence assignment and fan-out
-// happen under one lock, every connection receives envelopes in global
-// serverSeq order, so a connection-wide lastSeenServerSeq (the legacy
-// reconnect cursor) never skips an action on another channel. Snapshots
-// are registered under the same lock: fromSeq is the sequence number at
-// registration and every later action on the channel is delivered live.
+// with package reducer, then publishes it through package hub, which
+// encodes it once and, under its lock, assigns the next global serverSeq,
+// appends the envelope to the channel's replay ring (bounded in bytes)
+// and hands it to every subscriber. Because sequence assignment and
+// fan-out happen under one lock, every connection receives envelopes in
+// global serverSeq order, so a connection-wide lastSeenServerSeq (the
+// legacy reconnect cursor) never skips an action on another channel.
+// Snapshots are registered under the same lock: fromSeq is the sequence
+// number at registration and every later action on the channel is
+// delivered live. A refresh publishes the files that changed, in chunks
+// (changeset.go, commitFiles).
 //
 // # Actors
 //
 // Each Session runs one goroutine that owns its state; callers post
 // closures to its mailbox and never block on it. Slow work (scanning a
 // working tree, diffing) runs on other goroutines and posts its result back
-// to the actor. Subscribers must not block either: Subscriber.Send enqueues
-// and the transport disconnects a subscriber whose queue overflows.
+// to the actor. Subscribers must not block either: Subscriber.Send enqueues,
+// and the transport catches up a subscriber whose queue overflows.
 //
 // What callers ask of an actor is a query or a command. A query only
 // reads and may be abandoned: when the caller's context ends first, the

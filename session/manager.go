@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/changesetd/changesetd/confine"
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/store"
 	"github.com/changesetd/changesetd/uritemplate"
@@ -22,15 +23,11 @@ import (
 // Provider is the agent provider name this host publishes.
 const Provider = "changesetd"
 
-// DefaultReplayBuffer is the number of envelopes kept per channel for
-// reconnect replay. 1024 covers a few minutes of a busy changeset; older
-// gaps fall back to a snapshot, which is always correct, just larger.
-const DefaultReplayBuffer = 1024
-
 // Options configure a Manager. The zero value is usable.
 type Options struct {
 	Logger        *slog.Logger
-	ReplayBuffer  int                                 // per channel; 0 = DefaultReplayBuffer
+	ReplayBuffer  int                                 // envelopes per channel; 0 = DefaultReplayBuffer
+	ReplayBytes   int64                               // encoded bytes per channel; 0 = hub.DefaultReplayBytes
 	OpenWorkspace func(dir string) (Workspace, error) // nil: sessions have no changeset data
 	Now           func() time.Time                    // nil = time.Now
 	Version       string                              // server version for serverInfo
@@ -76,12 +73,11 @@ type Manager struct {
 	ctx  context.Context
 	stop context.CancelFunc
 
-	// commitMu orders every commit, snapshot registration and root
-	// notification; see the package doc.
-	commitMu  sync.Mutex
-	seq       int64
-	firstSeq  int64 // opts.SeqBase: cursors before it are from an earlier run
-	root      *channel
+	// hub sequences every commit, snapshot registration and root
+	// notification (package hub).
+	hub       *hub.Hub
+	root      *hub.Channel
+	rootMu    sync.Mutex // guards rootState
 	rootState protocol.RootState
 
 	mu       sync.Mutex
@@ -148,15 +144,15 @@ func NewManager(opts Options) *Manager {
 		opts.Metrics = noMetrics{}
 	}
 	ctx, stop := context.WithCancel(context.Background())
+	h := hub.New(opts.SeqBase, opts.ReplayBuffer, opts.ReplayBytes)
 	m := &Manager{
 		opts:     opts,
 		log:      opts.Logger.With("component", "session"),
 		ctx:      ctx,
 		stop:     stop,
-		root:     newChannel(protocol.RootURI, opts.ReplayBuffer),
+		hub:      h,
+		root:     h.NewChannel(protocol.RootURI),
 		sessions: map[string]*Session{},
-		seq:      opts.SeqBase,
-		firstSeq: opts.SeqBase,
 	}
 	m.rootState = protocol.RootState{
 		Agents: []protocol.AgentInfo{{
@@ -174,88 +170,51 @@ func NewManager(opts Options) *Manager {
 }
 
 // Seq returns the current global serverSeq.
-func (m *Manager) Seq() int64 {
-	m.commitMu.Lock()
-	defer m.commitMu.Unlock()
-	return m.seq
-}
+func (m *Manager) Seq() int64 { return m.hub.Seq() }
 
-// publish assigns the next serverSeq to an action on c, records it for
-// replay and fans it out. Every subscriber gets the same *Envelope; the
-// transport adapts it to each connection's protocol version.
-func (m *Manager) publish(c *channel, a protocol.Action, origin *protocol.ActionOrigin) protocol.ActionEnvelope {
-	m.commitMu.Lock()
-	defer m.commitMu.Unlock()
-	m.seq++
+// newChannel returns a channel sequenced by the Manager's hub.
+func (m *Manager) newChannel(uri string) *hub.Channel { return m.hub.NewChannel(uri) }
+
+// publish counts an action and publishes it on c (hub.Channel.Publish).
+func (m *Manager) publish(c *hub.Channel, a protocol.Action, origin *protocol.ActionOrigin) protocol.ActionEnvelope {
 	m.opts.Metrics.Action(a.ActionType())
-	env := protocol.ActionEnvelope{Channel: c.uri, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin}
-	c.appendLocked(env)
-	shared := NewEnvelope(env)
-	for sub := range c.subs {
-		sub.Send(shared)
-	}
-	return env
+	return c.Publish(a, origin)
 }
 
-// reject sends a rejection envelope to the dispatching subscriber only. It
-// consumes no serverSeq and is not replayed; serverSeq carries the current
-// value so cursors do not move backwards.
+// publishAll counts actions and publishes them on c in one hold of the
+// sequencing lock (hub.Channel.PublishAll).
+func (m *Manager) publishAll(c *hub.Channel, actions []protocol.Action) {
+	for _, a := range actions {
+		m.opts.Metrics.Action(a.ActionType())
+	}
+	c.PublishAll(actions)
+}
+
+// reject counts a rejection and sends it to the dispatching subscriber
+// only (hub.Hub.Reject).
 func (m *Manager) reject(sub Subscriber, channelURI string, a protocol.Action, origin *protocol.ActionOrigin, reason string) {
 	m.opts.Metrics.Rejected()
-	m.commitMu.Lock()
-	defer m.commitMu.Unlock()
-	sub.Send(NewEnvelope(protocol.ActionEnvelope{Channel: channelURI, Action: protocol.StateAction{Action: a}, ServerSeq: m.seq, Origin: origin, RejectionReason: reason}))
+	m.hub.Reject(sub, channelURI, a, origin, reason)
 }
 
-// Attachment is the result of attaching a subscriber to a channel.
-type Attachment struct {
-	Snapshot protocol.Snapshot
-	// Replay holds the envelopes after the requested cursor; CanReplay is
-	// false when some were evicted from the replay buffer.
-	Replay    []protocol.ActionEnvelope
-	CanReplay bool
-	// NextSeq, called inside done only, consumes a serverSeq for an
-	// envelope that this subscriber alone receives: a transport catching a
-	// lagging client up from the snapshot sends it actions numbered after
-	// the snapshot and before every later action, as any client expects.
-	NextSeq func() int64
+// attach registers sub on c (hub.Channel.Attach).
+func (m *Manager) attach(c *hub.Channel, sub Subscriber, lastSeen int64, state func() any, done func(Attachment, error)) {
+	c.Attach(sub, lastSeen, state, done)
 }
 
-// attach registers sub on c and calls done with a snapshot taken at the
-// registration point, all under commitMu, so no action falls between the
-// snapshot and the live stream. state must return a copy that is safe to
-// encode on another goroutine. done must not block.
-func (m *Manager) attach(c *channel, sub Subscriber, lastSeen int64, state func() any, done func(Attachment, error)) {
-	m.commitMu.Lock()
-	defer m.commitMu.Unlock()
-	var at Attachment
-	// A cursor outside this run's sequence numbers was handed out by an
-	// earlier run of the daemon (or under a clock that since went back):
-	// this run's replay buffers cannot bring it up to date, only a
-	// snapshot can.
-	if lastSeen >= 0 && lastSeen >= m.firstSeq && lastSeen <= m.seq {
-		at.Replay, at.CanReplay = c.replayLocked(lastSeen)
-	}
-	at.Snapshot = protocol.Snapshot{Resource: c.uri, State: state(), FromSeq: m.seq}
-	at.NextSeq = func() int64 { m.seq++; return m.seq } // commitMu is held while done runs
-	c.subs[sub] = struct{}{}
-	done(at, nil)
+// attachOwned registers sub on a channel whose state only its owner (a
+// session's actor, running this) changes, with snap, the state taken by
+// the owner just before: nothing can be published on the channel between
+// the two, so the copy need not be made under the sequencing lock, where
+// every publish would wait for it.
+func (m *Manager) attachOwned(c *hub.Channel, sub Subscriber, lastSeen int64, snap any, done func(Attachment, error)) {
+	c.Attach(sub, lastSeen, func() any { return snap }, done)
 }
 
-func (m *Manager) detachChannel(c *channel, sub Subscriber) {
-	m.commitMu.Lock()
-	defer m.commitMu.Unlock()
-	delete(c.subs, sub)
-}
+func (m *Manager) detachChannel(c *hub.Channel, sub Subscriber) { c.Detach(sub) }
 
 // notifyRoot sends a protocol notification to root subscribers.
-func (m *Manager) notifyRoot(method string, params any) {
-	m.commitMu.Lock()
-	defer m.commitMu.Unlock()
-	for sub := range m.root.subs {
-		sub.Notify(method, params)
-	}
-}
+func (m *Manager) notifyRoot(method string, params any) { m.root.Notify(method, params) }
 
 // Attach subscribes sub to the channel uri, or re-attaches it with replay
 // after lastSeen when lastSeen >= 0. done is called exactly once, on the
@@ -264,7 +223,7 @@ func (m *Manager) notifyRoot(method string, params any) {
 func (m *Manager) Attach(sub Subscriber, uri string, lastSeen int64, done func(Attachment, error)) {
 	switch protocol.ChannelOf(uri) {
 	case protocol.ChannelRoot:
-		m.attach(m.root, sub, lastSeen, func() any { return m.rootSnapshotLocked() }, done)
+		m.attach(m.root, sub, lastSeen, func() any { return m.RootState() }, done)
 	case protocol.ChannelSession:
 		s, ok := m.Session(uri)
 		if !ok {
@@ -369,17 +328,13 @@ func (m *Manager) Dispatch(sub Subscriber, channelURI string, clientSeq int64, a
 	}
 }
 
-func (m *Manager) rootSnapshotLocked() protocol.RootState {
+// RootState returns a copy of the root state.
+func (m *Manager) RootState() protocol.RootState {
+	m.rootMu.Lock()
+	defer m.rootMu.Unlock()
 	st := m.rootState
 	st.Agents = slices.Clone(st.Agents)
 	return st
-}
-
-// RootState returns a copy of the root state.
-func (m *Manager) RootState() protocol.RootState {
-	m.commitMu.Lock()
-	defer m.commitMu.Unlock()
-	return m.rootSnapshotLocked()
 }
 
 // Session returns the session with the given URI.
@@ -476,9 +431,9 @@ func (m *Manager) add(s *Session) error {
 	m.sessions[s.uri] = s
 	n := len(m.sessions)
 	m.mu.Unlock()
-	m.commitMu.Lock()
+	m.rootMu.Lock()
 	m.rootState.ActiveSessions = protocol.Ptr(n)
-	m.commitMu.Unlock()
+	m.rootMu.Unlock()
 	s.start()
 	return nil
 }
@@ -528,9 +483,9 @@ func (m *Manager) Dispose(uri string) error {
 	}
 	s.recMu.Unlock()
 	m.PurgeDisposed()
-	m.commitMu.Lock()
+	m.rootMu.Lock()
 	m.rootState.ActiveSessions = protocol.Ptr(n)
-	m.commitMu.Unlock()
+	m.rootMu.Unlock()
 	m.notifyRoot(protocol.NotifySessionRemoved, protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: uri})
 	if f := m.opts.AfterDispose; f != nil {
 		m.spawn("after dispose", f)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/uritemplate"
@@ -252,7 +253,7 @@ func (m *Manager) FilePatch(ctx context.Context, uri string) ([]byte, bool, erro
 		if cs == nil || s.disposed {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: nobody is subscribed to %s, which keeps its files' patches; subscribe to it, or read its whole patch at %s", uri, ref.changeset, PatchURI(ref.changeset))
 		}
-		o, ok := cs.byPatchVersion(ref.v)
+		o, ok := cs.byPatchVersion(ref.v, s.m.opts.Now())
 		if !ok {
 			return nil, protocol.Errorf(protocol.CodeConflict, "resourceRead %s: no file of %s has this version now: it changed or left the changeset since the URI was published; read the patchUri of its current state", uri, ref.changeset).WithReason(protocol.ReasonFileChanged)
 		}
@@ -270,13 +271,20 @@ func (m *Manager) FilePatch(ctx context.Context, uri string) ([]byte, bool, erro
 	return b, true, err
 }
 
-// byPatchVersion finds the published file whose patch version is v. A
-// read of one file's patch is a reader's action, not a refresh's: a scan
-// of the files is cheaper than an index kept up to date on every change.
-func (cs *csChannel) byPatchVersion(v string) (fileOrigin, bool) {
+// byPatchVersion finds the published file whose patch version is v, or
+// whose previous version is v and still readable at now. A read of one
+// file's patch is a reader's action, not a refresh's: a scan of the files
+// is cheaper than an index kept up to date on every change.
+func (cs *csChannel) byPatchVersion(v string, now time.Time) (fileOrigin, bool) {
 	for id, o := range cs.origin {
-		if o.patchV == v && cs.find(id) != nil {
+		if cs.find(id) == nil {
+			continue
+		}
+		if o.patchV == v {
 			return o, true
+		}
+		if p := o.prev; p != nil && p.v == v && now.Before(p.until) {
+			return fileOrigin{ws: o.ws, patch: p.patch, acp: p.acp, patchV: p.v}, true
 		}
 	}
 	return fileOrigin{}, false

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/store"
@@ -35,7 +36,7 @@ type Session struct {
 	createdAt  time.Time
 	modifiedAt time.Time
 	state      protocol.SessionState
-	ch         *channel
+	ch         *hub.Channel
 	workspaces []*workingDir
 	changesets map[string]*csChannel // by changeset URI
 	templates  map[string]*uritemplate.Template
@@ -127,13 +128,13 @@ func newSession(m *Manager, id, uri string, dirs []string, title string, created
 		createdAt:  now,
 		title:      title,
 		modifiedAt: now,
-		ch:         newChannel(uri, m.opts.ReplayBuffer),
+		ch:         m.newChannel(uri),
 		changesets: map[string]*csChannel{},
 		templates:  uritemplate.SessionChangesetTemplates(id),
 	}
 	s.ctx, s.cancel = context.WithCancel(m.ctx)
-	s.notes.ch = newChannel(protocol.AnnotationsURI(uri), m.opts.ReplayBuffer)
-	s.chats = []*chat{newChat(id, "", m.opts.ReplayBuffer, now)}
+	s.notes.ch = m.newChannel(protocol.AnnotationsURI(uri))
+	s.chats = []*chat{newChat(m.hub, id, "", now)}
 	s.state = protocol.SessionState{
 		Provider:           Provider,
 		Title:              title,
@@ -406,9 +407,7 @@ func (s *Session) stillStarting(what string) error {
 // starting that can start now.
 func (s *Session) activateWaiting() {
 	for _, cs := range s.changesets {
-		s.m.commitMu.Lock()
-		n := len(cs.ch.subs)
-		s.m.commitMu.Unlock()
+		n := cs.ch.Subscribers()
 		if n > 0 && !cs.active && s.canActivate(cs) {
 			cs.activate(s)
 		}
@@ -527,7 +526,7 @@ func cloneSessionState(st protocol.SessionState) protocol.SessionState {
 func (s *Session) attachSession(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
 	if !s.do(func() {
 		s.refreshGitMeta()
-		s.m.attach(s.ch, sub, lastSeen, func() any { return cloneSessionState(s.state) }, done)
+		s.m.attachOwned(s.ch, sub, lastSeen, cloneSessionState(s.state), done)
 	}) {
 		done(Attachment{}, protocol.Errorf(protocol.CodeSessionNotFound, "subscribe %s: session was disposed", s.uri))
 	}
@@ -627,13 +626,11 @@ func (s *Session) dispose() {
 			cs.close(s)
 		}
 		s.m.opts.Metrics.ChangesetChannels(-len(s.changesets))
-		s.m.commitMu.Lock()
-		clear(s.ch.subs)
+		chs := []*hub.Channel{s.ch, s.notes.ch}
 		for _, c := range s.chats {
-			clear(c.ch.subs)
+			chs = append(chs, c.ch)
 		}
-		clear(s.notes.ch.subs)
-		s.m.commitMu.Unlock()
+		s.m.hub.DropSubscribers(chs...)
 		s.failWaiting()
 	}) {
 		return

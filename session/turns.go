@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
 	"github.com/changesetd/changesetd/store"
@@ -123,10 +124,10 @@ func (s *Session) knownTurns() string {
 type chat struct {
 	key   string
 	state protocol.ChatState
-	ch    *channel
+	ch    *hub.Channel
 }
 
-func newChat(sessionID, key string, replay int, now time.Time) *chat {
+func newChat(h *hub.Hub, sessionID, key string, now time.Time) *chat {
 	uri := chatURIOf(sessionID, key)
 	title := "Agent turns"
 	if key != "" {
@@ -140,7 +141,7 @@ func newChat(sessionID, key string, replay int, now time.Time) *chat {
 		// Read-only: turns are recorded here as agents mark them; no
 		// client sends messages to this server's chats.
 		state: protocol.ChatState{Resource: uri, Title: title, Status: protocol.SessionIdle, ModifiedAt: formatTime(now), Interactivity: protocol.ChatReadOnly, Turns: []protocol.Turn{}},
-		ch:    newChannel(uri, replay),
+		ch:    h.NewChannel(uri),
 	}
 }
 
@@ -192,7 +193,7 @@ func (s *Session) chatFor(key string, publish bool) *chat {
 	if c := s.chatByKey(key); c != nil {
 		return c
 	}
-	c := newChat(s.id, key, s.m.opts.ReplayBuffer, s.m.opts.Now())
+	c := newChat(s.m.hub, s.id, key, s.m.opts.Now())
 	s.chats = append(s.chats, c)
 	if publish {
 		s.commitSession(protocol.SessionChatAdded{Summary: c.summary()}, nil)
@@ -469,18 +470,15 @@ func (s *Session) attachChat(sub Subscriber, uri, key string, lastSeen int64, do
 			done(Attachment{}, protocol.Errorf(protocol.CodeNotFound, "subscribe %s: no such chat; session %s lists its chats in SessionState.chats", uri, s.uri))
 			return
 		}
-		if uri == c.ch.uri {
-			s.m.attach(c.ch, sub, lastSeen, func() any { return cloneChat(c.state) }, done)
+		if uri == c.ch.URI() {
+			s.m.attachOwned(c.ch, sub, lastSeen, cloneChat(c.state), done)
 			return
 		}
 		// Subscribed under the earlier shape of its URI: the client
 		// hears the chat under the name it asked for.
-		alias := aliasSub{sub, uri}
-		s.m.attach(c.ch, alias, lastSeen, func() any {
-			st := cloneChat(c.state)
-			st.Resource = uri
-			return st
-		}, func(at Attachment, err error) {
+		st := cloneChat(c.state)
+		st.Resource = uri
+		s.m.attachOwned(c.ch, aliasSub{sub, uri}, lastSeen, st, func(at Attachment, err error) {
 			at.Snapshot.Resource = uri
 			for i := range at.Replay {
 				at.Replay[i].Channel = uri
@@ -496,7 +494,7 @@ func (s *Session) attachChat(sub Subscriber, uri, key string, lastSeen int64, do
 // On the actor.
 func (s *Session) detachChat(sub Subscriber, uri, key string) {
 	if c := s.chatByKey(key); c != nil {
-		if uri == c.ch.uri {
+		if uri == c.ch.URI() {
 			s.m.detachChannel(c.ch, sub)
 		} else {
 			s.m.detachChannel(c.ch, aliasSub{sub, uri})

@@ -12,6 +12,7 @@ import (
 	_ "github.com/changesetd/changesetd/ahpclient"
 	_ "github.com/changesetd/changesetd/changeset"
 	_ "github.com/changesetd/changesetd/confine"
+	_ "github.com/changesetd/changesetd/hub"
 	_ "github.com/changesetd/changesetd/metrics"
 	_ "github.com/changesetd/changesetd/protocol"
 	_ "github.com/changesetd/changesetd/reducer"

@@ -17,7 +17,8 @@ const module = "github.com/changesetd/changesetd/"
 // layers lists, for each package of the daemon, the packages of this
 // module it may depend on (directly or not), as the README's layout table
 // describes them: the wire types and pure reducers at the bottom, the
-// engine packages beside them, session above those, the source of a
+// engine packages and the sequencer (hub) beside them, session above
+// those, the source of a
 // session's changes (the engine adapted to session) and the transport
 // above session and apart from each other, and the command wiring
 // everything. thirdParty says whether it may use modules other than the
@@ -37,10 +38,11 @@ var layers = map[string]struct {
 	"scm":           {nil, true},
 	"scm/fswatch":   {nil, true},
 	"scm/snapstore": {[]string{"scm"}, true},
-	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store"}, true},
-	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "scm", "scm/fswatch", "scm/snapstore"}, true},
+	"hub":           {[]string{"protocol"}, false},
+	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub"}, true},
+	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
-	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "web"}, true},
+	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "web"}, true},
 	"ahpclient":     {[]string{"protocol"}, true},
 }
 

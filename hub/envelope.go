@@ -1,0 +1,108 @@
+package hub
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// Envelope is an action envelope on its way to subscribers, encoded once.
+// Fan-out to a hundred subscribers must not encode it a hundred times, nor
+// under the hub's lock: the action is encoded before it is sequenced, with
+// its serverSeq left out, and every subscriber and the replay ring share
+// those bytes. The serverSeq is written between them (WriteTo).
+type Envelope struct {
+	protocol.ActionEnvelope
+	frames [2]frame // current, and the 0.6/0.7 generation made on first use
+	legacy sync.Once
+}
+
+// frame is an "action" notification split around its serverSeq: head,
+// then the decimal serverSeq, then tail.
+type frame struct{ head, tail []byte }
+
+// seqMark stands for the serverSeq while an envelope is encoded: it is
+// cut out again, and the real one written in its place.
+const seqMark = -7351942380919
+
+var seqKey = []byte(`"serverSeq":` + strconv.FormatInt(seqMark, 10))
+
+// NewEnvelope encodes env for delivery; its ServerSeq is assigned later
+// (Channel.Publish) or already set (catch-ups, tests).
+func NewEnvelope(env protocol.ActionEnvelope) *Envelope {
+	e := &Envelope{ActionEnvelope: env}
+	e.frames[0] = encodeFrame(protocol.AdaptEnvelope(false, env))
+	return e
+}
+
+func encodeFrame(env protocol.ActionEnvelope) frame {
+	env.ServerSeq = seqMark
+	b, err := protocol.EncodeActionNotification(env)
+	if err != nil {
+		// Every action type encodes; this is a programming error.
+		panic(fmt.Sprintf("hub: encode action envelope: %v", err))
+	}
+	// The envelope's own serverSeq follows the action and precedes only
+	// the origin and a rejection reason, which have none: the last one is
+	// the envelope's.
+	i := bytes.LastIndex(b, seqKey)
+	if i < 0 {
+		panic("hub: encoded envelope has no serverSeq")
+	}
+	at := i + len(`"serverSeq":`)
+	return frame{head: b[:at], tail: b[i+len(seqKey):]}
+}
+
+func (e *Envelope) frame(legacy bool) frame {
+	if !legacy {
+		return e.frames[0]
+	}
+	e.legacy.Do(func() { e.frames[1] = encodeFrame(protocol.AdaptEnvelope(true, e.ActionEnvelope)) })
+	return e.frames[1]
+}
+
+// Size is the length of the encoded envelope, close enough for budgets
+// (the serverSeq counted at its longest).
+func (e *Envelope) Size() int { return len(e.frames[0].head) + len(e.frames[0].tail) + 20 }
+
+// Bytes returns the encoded envelope for the generation legacy selects,
+// as one new slice.
+func (e *Envelope) Bytes(legacy bool) []byte {
+	f := e.frame(legacy)
+	b := make([]byte, 0, len(f.head)+len(f.tail)+20)
+	b = append(b, f.head...)
+	b = strconv.AppendInt(b, e.ServerSeq, 10)
+	return append(b, f.tail...)
+}
+
+// WriteTo writes the encoded envelope for the generation legacy selects
+// to w in pieces of at most chunk bytes, calling before (if not nil)
+// ahead of each: the transport extends its write deadline there, so a
+// large frame to a client that reads slowly is not taken for one to a
+// client that reads nothing.
+func (e *Envelope) WriteTo(w io.Writer, legacy bool, chunk int, before func()) error {
+	f := e.frame(legacy)
+	var seq [20]byte
+	return writeChunks(w, chunk, before, f.head, strconv.AppendInt(seq[:0], e.ServerSeq, 10), f.tail)
+}
+
+// writeChunks writes each of parts to w in pieces of at most chunk bytes.
+func writeChunks(w io.Writer, chunk int, before func(), parts ...[]byte) error {
+	for _, p := range parts {
+		for len(p) > 0 {
+			n := min(len(p), chunk)
+			if before != nil {
+				before()
+			}
+			if _, err := w.Write(p[:n]); err != nil {
+				return err
+			}
+			p = p[n:]
+		}
+	}
+	return nil
+}
