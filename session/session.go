@@ -62,7 +62,8 @@ type Session struct {
 
 	flights map[string]*flight // operations in progress, by invocation
 
-	edits map[editKey]*fileEdits // what edit tools reported, by file (edits.go)
+	edits    map[editKey]*fileEdits // what edit tools reported, by file (edits.go)
+	evidence evidenceLog            // who wrote what (evidence.go, authors.go)
 
 	notes notes // the annotations channel (annotations.go)
 

@@ -22,6 +22,8 @@ const turnUsage = `Usage:
   changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID] [--feedback]
   changesetd turn end   [--dir DIR | --session URI] [--agent NAME] [--id ID]
   changesetd turn status [--dir DIR | --session URI]
+  changesetd turn edit --hook | [--agent NAME] FILE...
+  changesetd turn notify JSON
 
 Marks an agent turn boundary on the running daemon, which snapshots the
 session's working directories. The daemon is found through the state dir
@@ -39,12 +41,23 @@ refused (exit 1) and no turn starts or ends.
 "status" lists the running turns (every session's, or only those of
 --dir or --session): the session, the chat's agent, the turn, since when
 it runs and its message.
+
+"edit" reports files an agent wrote (with --hook, from its post-write
+hook), so that each hunk is credited to the agent that wrote it; "notify"
+is Codex CLI's notify program. "changesetd turn edit --help" and
+"changesetd turn notify --help" tell more.
 `
 
 // turnCmd implements "changesetd turn start|end|status".
 func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "status" {
 		return turnStatusCmd(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "edit" {
+		return turnEditCmd(ctx, args[1:], stdin, stderr)
+	}
+	if len(args) > 0 && args[0] == "notify" {
+		return turnNotifyCmd(ctx, args[1:], stderr)
 	}
 	if len(args) == 0 || (args[0] != "start" && args[0] != "end") {
 		fmt.Fprint(stderr, turnUsage)

@@ -201,6 +201,13 @@ func (c *chain) unreported(from, to time.Time) Author {
 	return You
 }
 
+// Unreported is the author of what changed, unreported, between the two
+// sides: for a file no agent reported a write to.
+func (in Input) Unreported() Author {
+	c := chain{in: in}
+	return c.unreported(in.OldAt, in.NewAt)
+}
+
 // step moves the chain to next, crediting what changed to author.
 func (c *chain) step(next []byte, author Author) {
 	if c.lost {
