@@ -217,6 +217,7 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			turn = t.id
 		}
 		touched := map[int][]string{}
+		everything := false // a new kind of evidence: every file's authors may change
 		for j, t := range todo {
 			rec := recs[j]
 			rec.turn = turn
@@ -229,7 +230,7 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 				s.edits[t.key] = fe
 			}
 			fe.add(rec)
-			s.addEvidence(evs[j], t.ev.Agent)
+			everything = s.addEvidence(evs[j], t.ev.Agent) || everything
 			touched[t.key.ws] = append(touched[t.key.ws], t.key.path)
 		}
 		if len(todo) > 0 {
@@ -240,6 +241,11 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			}
 		}
 		for _, cs := range s.changesets {
+			if everything && cs.active {
+				cs.pendingAll = true
+				cs.refresh(s)
+				continue
+			}
 			if !cs.active || !cs.live(s) {
 				continue
 			}

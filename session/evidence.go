@@ -121,8 +121,11 @@ func newEvidence(key editKey, ev EditOutput, content []byte, known, mismatch boo
 }
 
 // addEvidence records e, arrived now, for the chat that wrote it: the
-// event's agent, or else the chat of the one running turn. On the actor.
-func (s *Session) addEvidence(e evidence, agent string) {
+// event's agent, or else the chat of the one running turn. It reports
+// whether the evidence is new in kind (the session's first, or a chat's
+// first report), which changes the authors of files it is not about. On
+// the actor.
+func (s *Session) addEvidence(e evidence, agent string) (newKind bool) {
 	log := &s.evidence
 	e.At = s.m.opts.Now()
 	e.Chat, e.Named = agent, agent != ""
@@ -137,6 +140,7 @@ func (s *Session) addEvidence(e evidence, agent string) {
 			e.Chat, e.Named = running[0].chat, true
 		}
 	}
+	newKind = len(log.recs) == 0 && len(log.reporting) == 0 || (e.Named && !log.reporting[e.Chat])
 	log.next++
 	e.Seq = log.next
 	log.recs = append(log.recs, e)
@@ -157,7 +161,7 @@ func (s *Session) addEvidence(e evidence, agent string) {
 	log.gen++
 	es, _ := s.m.opts.Store.(EvidenceStore)
 	if es == nil {
-		return
+		return newKind
 	}
 	raw, err := json.Marshal(e)
 	if err == nil {
@@ -166,6 +170,7 @@ func (s *Session) addEvidence(e evidence, agent string) {
 	if err != nil {
 		s.log.Error("cannot save the evidence of a write", "path", e.Path, "err", err)
 	}
+	return newKind
 }
 
 // loadEvidence reads the stored evidence of a restored session.

@@ -64,6 +64,7 @@ const ui = {
   bigOk: new Set(), // diffs too long to open by themselves that the reader opened
   unfolded: new Set(), // reviewed files whose diff the reader opened again
   filter: '', // the path filter's text
+  author: '', // the author filter: an author of package attrib's, '' for everyone
   folded: new Set(), // folders of the file tree the reader folded
   hunkAt: -1, // the hunk n/p went to last
   diffHunks: [], // the parsed hunks of the diff shown
@@ -723,11 +724,68 @@ let rowCache = new WeakMap();
 function visibleFiles(s) {
   const all = filesOf(s);
   const q = ui.filter.trim().toLowerCase();
-  if (!q) return all;
-  if (filterCache.all !== all || filterCache.q !== q) {
-    filterCache = { all, q, out: all.filter((f) => fileKey(f).toLowerCase().includes(q)) };
+  const who = ui.author;
+  if (!q && !who) return all;
+  if (filterCache.all !== all || filterCache.q !== q || filterCache.who !== who) {
+    const out = all.filter((f) => fileKey(f).toLowerCase().includes(q) && (!who || authorsOfFile(f).includes(who)));
+    filterCache = { all, q, who, out };
   }
   return filterCache.out;
+}
+
+// ---- who wrote each hunk ------------------------------------------------------
+
+// The daemon names who wrote each file's changes and each hunk in
+// _meta.changesetd: "author" (one, or "mixed") and "authors"; an author is
+// an agent's chat URI, "you" or "unknown".
+function authorsOfFile(f) {
+  const own = f?._meta?.changesetd;
+  if (Array.isArray(own?.authors)) return own.authors;
+  return own?.author ? [own.author] : [];
+}
+
+// authorLabel is an author as the page shows it: an icon and a word, so
+// that it does not rest on colour.
+function authorLabel(a) {
+  if (a === 'you') return { icon: '●', text: 'you', title: 'You: a write no agent reported' };
+  if (a === 'unknown' || !a) return { icon: '?', text: 'unknown', title: 'Unknown: the evidence cannot tell who wrote it' };
+  const key = String(a).split('/').slice(2).join('/');
+  const name = !key ? 'agent' : key.length > 12 ? key.slice(0, 8) : key;
+  return { icon: '◆', text: name, title: `Agent ${key || '(default chat)'}: ${a}` };
+}
+
+function authorBadge(authors) {
+  const span = el('span', 'hunk-author');
+  const labels = authors.map(authorLabel);
+  span.textContent = labels.map((l) => `${l.icon} ${l.text}`).join(' + ');
+  span.title = 'Written by ' + labels.map((l) => l.title).join('; ');
+  span.dataset.authors = authors.join(' ');
+  return span;
+}
+
+// renderAuthorFilter offers the authors of the changeset's files, and says
+// how to turn attribution on when nobody can be told apart.
+function renderAuthorFilter(s) {
+  const all = filesOf(s);
+  const seen = [];
+  for (const f of all) for (const a of authorsOfFile(f)) if (!seen.includes(a)) seen.push(a);
+  const sel = $('author-filter');
+  const sig = seen.join('\n');
+  if (sel.dataset.sig !== sig) {
+    sel.dataset.sig = sig;
+    const opts = [el('option', null, 'Everyone')];
+    opts[0].value = '';
+    for (const a of seen) {
+      const l = authorLabel(a);
+      const o = el('option', null, `${l.icon} ${l.text}`);
+      o.value = a;
+      opts.push(o);
+    }
+    sel.replaceChildren(...opts);
+    sel.value = seen.includes(ui.author) ? ui.author : '';
+  }
+  sel.hidden = seen.length === 0 || (seen.length === 1 && seen[0] === 'unknown');
+  $('author-note').hidden = !(seen.length === 1 && seen[0] === 'unknown');
 }
 let filterCache = {};
 
@@ -755,7 +813,8 @@ function renderFiles(s) {
   const ul = $('files');
   const all = filesOf(s);
   const files = visibleFiles(s);
-  $('filter-count').textContent = ui.filter.trim() ? `${files.length} of ${all.length}` : '';
+  $('filter-count').textContent = ui.filter.trim() || ui.author ? `${files.length} of ${all.length}` : '';
+  renderAuthorFilter(s);
   // The selected file gone (reverted, committed): the one that took its
   // place in the list is selected, as after a delete in a list.
   const at = files.findIndex((f) => f.id === ui.file);
@@ -1316,6 +1375,14 @@ function decorateHunks(s, f) {
       undo.onclick = () => hunkOp('revert', hi);
       box.append(label, keep, undo);
       td.append(box);
+    }
+    const info = hunkEntry(f, h, hi);
+    const by = info?.author ? (info.author === 'mixed' && Array.isArray(info.authors) ? info.authors : [info.author]) : null;
+    const sigBy = by ? by.join(' ') : '';
+    let badge = td.querySelector('.hunk-author');
+    if ((badge?.dataset.authors || '') !== sigBy) {
+      badge?.remove();
+      if (by) td.insertBefore(authorBadge(by), box);
     }
     const [label, keep, undo] = box.children;
     const cb = label.firstChild;
@@ -2214,6 +2281,12 @@ function main() {
   $('full-toggle').onclick = toggleFull;
   $('filter').addEventListener('input', () => {
     ui.filter = $('filter').value;
+    $('files').scrollTop = 0;
+    renderFiles(csState());
+    renderDiff(csState());
+  });
+  $('author-filter').addEventListener('change', () => {
+    ui.author = $('author-filter').value;
     $('files').scrollTop = 0;
     renderFiles(csState());
     renderDiff(csState());
