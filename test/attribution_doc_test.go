@@ -56,6 +56,14 @@ func TestAttributionRecipesFromTheDocs(t *testing.T) {
 	runDocCommand(t, command("settings", "PostToolUse", "Write"), t.TempDir(), payload(map[string]any{
 		"session_id": "cc-1", "cwd": repo, "hook_event_name": "PostToolUse", "tool_name": "Write",
 		"tool_input": map[string]any{"file_path": filepath.Join(repo, "claude.txt"), "content": "one\ntwo\n"}}), env)
+	// A file outside the session and a tool that names no file report
+	// nothing, and fail no agent.
+	elsewhere := filepath.Join(t.TempDir(), "settings.json")
+	runDocCommand(t, command("settings", "PostToolUse", "Write"), t.TempDir(), payload(map[string]any{
+		"session_id": "cc-1", "cwd": repo, "hook_event_name": "PostToolUse", "tool_name": "Write",
+		"tool_input": map[string]any{"file_path": elsewhere, "content": "{}"}}), env)
+	runDocCommand(t, command("settings", "PostToolUse", "Write"), t.TempDir(), payload(map[string]any{
+		"session_id": "cc-1", "cwd": repo, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": map[string]any{"command": "make"}}), env)
 	// Gemini CLI's replace; its standard output must be JSON.
 	writeFile(t, repo, "a.txt", "A\n")
 	out := runDocCommand(t, command("gemini-settings", "AfterTool", "replace"), t.TempDir(), payload(map[string]any{

@@ -132,9 +132,11 @@ func turnEditCmd(ctx context.Context, args []string, stdin io.Reader, stderr io.
 	for _, e := range res.Errors {
 		fmt.Fprintf(stderr, "%s: %s\n", name, e.Message)
 	}
-	if len(res.Errors) > 0 {
+	if len(res.Errors) > 0 && !*hook {
 		return 1
 	}
+	// A hook's file outside the session (the agent's own settings, say)
+	// is no error of the agent's: there is nothing to attribute.
 	return 0
 }
 
