@@ -50,6 +50,8 @@ func TestBrowserHunkAuthors(t *testing.T) {
 	var ok bool
 	b.eval(`(() => { const s = document.getElementById('author-filter'); s.value = `+js("ahp-chat:/"+sessionIDOf(t, d)+"/claude-1")+`; s.dispatchEvent(new Event('change')); return s.value !== '' })()`, &ok)
 	b.waitFor("only the agent's file listed", `[...document.querySelectorAll('#files li.file')].length === 1 && !!`+fileRow("f.txt"))
+	// The user's hunk of that file is listed apart, not hidden.
+	b.waitFor("the other author's hunk set apart", `[...document.querySelectorAll('#diff tr.hunk')].map(r => r.classList.contains('other-author') ? 'apart' : 'own').join() === 'own,apart'`)
 	b.shot("40-hunk-authors")
 }
 

@@ -1384,6 +1384,12 @@ function decorateHunks(s, f) {
       badge?.remove();
       if (by) td.insertBefore(authorBadge(by), box);
     }
+    // With an author chosen, the others' hunks stay listed, set apart.
+    const apart = !!(ui.author && by && !by.includes(ui.author));
+    if (tr.classList.contains('other-author') !== apart) {
+      tr.classList.toggle('other-author', apart);
+      for (let r = tr.nextElementSibling; r && !r.classList.contains('hunk'); r = r.nextElementSibling) r.classList.toggle('other-author', apart);
+    }
     const [label, keep, undo] = box.children;
     const cb = label.firstChild;
     label.hidden = !entry;
