@@ -26,23 +26,25 @@ var layers = map[string]struct {
 	allowed    []string
 	thirdParty bool
 }{
-	"protocol":       {nil, false},
-	"reducer":        {[]string{"protocol"}, false},
-	"uritemplate":    {[]string{"protocol"}, true},
-	"changeset":      {[]string{"protocol"}, true},
-	"confine":        {nil, false},
-	"agent":          {[]string{"protocol", "confine"}, false},
-	"metrics":        {nil, true},
-	"store":          {nil, true},
-	"scm":            {nil, true},
-	"scm/fswatch":    {nil, true},
-	"scm/snapstore":  {[]string{"scm"}, true},
+	"protocol":      {nil, false},
+	"reducer":       {[]string{"protocol"}, false},
+	"uritemplate":   {[]string{"protocol"}, true},
+	"changeset":     {[]string{"protocol"}, true},
+	"confine":       {nil, false},
+	"agent":         {[]string{"protocol", "confine"}, false},
+	"metrics":       {nil, true},
+	"store":         {nil, true},
+	"scm":           {nil, true},
+	"scm/fswatch":   {nil, true},
+	"scm/snapstore": {[]string{"scm"}, true},
+	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "session/attrib"}, true},
+	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "session/attrib", "scm", "scm/fswatch", "scm/snapstore"}, true},
+	"web":           {nil, false},
+	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "session/attrib", "web"}, true},
+	"ahpclient":     {[]string{"protocol"}, true},
+
+	// Who wrote each hunk: pure, below session.
 	"session/attrib": {[]string{"protocol", "changeset"}, true},
-	"session":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "session/attrib"}, true},
-	"source":         {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "session/attrib", "scm", "scm/fswatch", "scm/snapstore"}, true},
-	"web":            {nil, false},
-	"server":         {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "session/attrib", "web"}, true},
-	"ahpclient":      {[]string{"protocol"}, true},
 }
 
 // TestLayering enforces the layering with go list -deps, so an import
