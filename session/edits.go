@@ -203,7 +203,7 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			want := strings.ToLower(strings.TrimPrefix(t.ev.ChecksumAfter, "blake3:"))
 			rec.mismatch = want != "" && (t.ev.OK == nil || *t.ev.OK) && want != rec.onDisk
 		}
-		evs[j] = newEvidence(t.key, t.ev, content, known, rec.mismatch || (t.ev.OK != nil && !*t.ev.OK))
+		evs[j] = newEvidence(t.key, t.ev, content, known, rec.mismatch)
 		// The content and replacements are evidence, not edit records.
 		rec.ev.Content, rec.ev.Replacements = nil, nil
 		recs[j] = rec
@@ -230,7 +230,9 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 				s.edits[t.key] = fe
 			}
 			fe.add(rec)
-			everything = s.addEvidence(evs[j], t.ev.Agent) || everything
+			if t.ev.OK == nil || *t.ev.OK { // a failed edit wrote nothing
+				everything = s.addEvidence(evs[j], t.ev.Agent) || everything
+			}
 			touched[t.key.ws] = append(touched[t.key.ws], t.key.path)
 		}
 		if len(todo) > 0 {
