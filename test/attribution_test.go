@@ -100,9 +100,7 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 	}
 	abs := func(name string) string { return filepath.Join(repo, name) }
 
-	catalogue(t, c, sum.Resource) // the session's baseline is taken
-	// The user, before any turn.
-	writeFile(t, repo, "README.md", linesOf("r", 10, map[int]string{2: "r 2 by the user"}))
+	cat := catalogue(t, c, sum.Resource) // the session's baseline is taken
 
 	// Claude Code's prompt, and two writes through its tools.
 	hook(payload(map[string]any{"session_id": "claude-1", "cwd": repo, "hook_event_name": "UserPromptSubmit", "prompt": "Fix line 5"}), "turn", "start", "--hook", "--feedback")
@@ -137,6 +135,9 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 	hook(payload(map[string]any{"session_id": "claude-1", "cwd": repo, "hook_event_name": "Stop"}), "turn", "end", "--hook")
 	hook(gem("AfterAgent", map[string]any{"prompt": "Touch the end", "prompt_response": "done", "stop_hook_active": false}), "turn", "end", "--hook")
 
+	// The user, between turns.
+	writeFile(t, repo, "README.md", linesOf("r", 10, map[int]string{2: "r 2 by the user"}))
+
 	// An edit tool's stream, in a turn of its own agent.
 	tool := hook("", "turn", "start", "--dir", repo, "--agent", "tool-1", "--message", "compat")
 	writeFile(t, repo, "COMPAT.md", linesOf("c", 10, map[int]string{7: "tool 7"}))
@@ -156,7 +157,6 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 	if turns["tool-1"] != strings.TrimSpace(tool) || turns["claude-1"] == "" || turns["gemini-1"] == "" {
 		t.Fatalf("turns by chat: %v", turns)
 	}
-	cat := catalogue(t, c, sum.Resource)
 	both := map[string][]string{
 		"README.md":  {"you"},
 		"shared.txt": {"claude-1", "you", "gemini-1"},
@@ -226,7 +226,18 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 	if !strings.Contains(out, "Lines written by you (this agent).") {
 		t.Errorf("Claude's feedback does not say the lines are its own:\n%s", out)
 	}
-	gets(hook(gem("BeforeAgent", map[string]any{"prompt": "next"}), "turn", "start", "--hook", "--feedback"), "on-gemini")
+	// Gemini CLI takes its feedback as JSON, added to the prompt.
+	var gemOut struct {
+		Specific struct {
+			Event   string `json:"hookEventName"`
+			Context string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	raw := hook(gem("BeforeAgent", map[string]any{"prompt": "next"}), "turn", "start", "--hook", "--feedback-json")
+	if err := json.Unmarshal([]byte(raw), &gemOut); err != nil || gemOut.Specific.Event != "BeforeAgent" {
+		t.Fatalf("Gemini's BeforeAgent hook printed %q: %v", raw, err)
+	}
+	gets(gemOut.Specific.Context, "on-gemini")
 	gets(hook("", "turn", "start", "--dir", repo, "--agent", "tool-1", "--feedback"), "on-tool")
 	if a := waitFor(m, "on-you undelivered", "on-you", func(a *protocol.Annotation) bool { return a != nil }); a.Meta[protocol.MetaDelivered] != nil {
 		t.Errorf("the comment on the user's own lines was delivered: %v", a.Meta[protocol.MetaDelivered])

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,7 +21,7 @@ import (
 )
 
 const turnUsage = `Usage:
-  changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID] [--feedback]
+  changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID] [--feedback | --feedback-json]
   changesetd turn end   [--dir DIR | --session URI] [--agent NAME] [--id ID]
   changesetd turn status [--dir DIR | --session URI]
   changesetd turn edit --hook | [--agent NAME] FILE...
@@ -76,6 +78,7 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	agentName := fs.String("agent", "", "the agent session the turn belongs to: each gets its own chat and turns (with --hook: the hook's session_id)")
 	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt, session_id), print nothing (but --feedback), never exit 2, and treat 'no turn is running' at end as done")
 	withFeedback := fs.Bool("feedback", false, "start only: print the review annotations the agent has not seen yet, in markdown, and mark them delivered")
+	feedbackJSON := fs.Bool("feedback-json", false, "start only: as --feedback, wrapped in the JSON Gemini CLI's BeforeAgent hook takes ({} when there are none)")
 	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
 	if err := dc.parse(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -83,6 +86,10 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
 		return 2
+	}
+	var wrapped *bytes.Buffer
+	if *feedbackJSON {
+		*withFeedback, wrapped = true, &bytes.Buffer{}
 	}
 	if *withFeedback && edge != "start" {
 		fmt.Fprintf(stderr, "changesetd turn %s: --feedback goes with turn start\n", edge)
@@ -94,6 +101,18 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var feedback io.Writer
 	if *withFeedback {
 		feedback = stdout
+	}
+	if wrapped != nil {
+		out := stdout
+		feedback = wrapped
+		defer func() {
+			if wrapped.Len() == 0 {
+				fmt.Fprintln(out, "{}")
+				return
+			}
+			b, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "BeforeAgent", "additionalContext": wrapped.String()}})
+			fmt.Fprintf(out, "%s\n", b)
+		}()
 	}
 	if *hook {
 		// Hooks must not block the agent: exit code 2 means "block" to
