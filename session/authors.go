@@ -215,3 +215,26 @@ func sameAuthors(a, b protocol.ChangesetFile) bool {
 	b1, b2, b3 := authorsOf(b)
 	return reflect.DeepEqual(a1, b1) && reflect.DeepEqual(a2, b2) && slices.Equal(a3, b3)
 }
+
+// reattribute publishes again the files of cs whose authors changed while
+// their content did not (the session's first report of an agent makes
+// what no agent reported yours). Their sides are read from what cs
+// already computed: nothing is rescanned. On the actor.
+func (cs *csChannel) reattribute(s *Session) {
+	if !cs.loaded {
+		return
+	}
+	var changes []protocol.Action
+	for _, f := range cs.state.Files {
+		o, ok := cs.origin[f.ID]
+		if !ok || o.ws >= len(s.workspaces) {
+			continue
+		}
+		nf := f
+		nf.Meta = s.withAuthors(cs, o.ws, FileChange{Old: o.from, New: o.to}, f.Meta)
+		if !sameAuthors(f, nf) {
+			changes = append(changes, protocol.ChangesetFileSet{File: nf})
+		}
+	}
+	cs.commitFiles(s, changes)
+}

@@ -244,9 +244,7 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 		}
 		for _, cs := range s.changesets {
 			if everything && cs.active {
-				cs.pendingAll = true
-				cs.refresh(s)
-				continue
+				cs.reattribute(s)
 			}
 			if !cs.active || !cs.live(s) {
 				continue

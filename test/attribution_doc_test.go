@@ -93,6 +93,9 @@ func TestAttributionRecipesFromTheDocs(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(docBlock(t, "sh", "attribution")), "\n") {
 		runDocCommand(t, line, repo, "", env)
 	}
+	// An edit tool's stream, named by --agent.
+	writeFile(t, repo, "tool.txt", "t\n")
+	runDocCommand(t, "changesetd edits --agent my-tool", repo, editLine(t, map[string]any{"path": "tool.txt"})+"\n", env)
 	// The user.
 	writeFile(t, repo, "mine.txt", "m\n")
 
@@ -103,6 +106,7 @@ func TestAttributionRecipesFromTheDocs(t *testing.T) {
 		"a.txt":       {"gm-1"},
 		"copilot.txt": {"cp-1"},
 		"notes.txt":   {"my-script"},
+		"tool.txt":    {"my-tool"},
 		"mine.txt":    {"you"},
 	}
 	mirrorChangeset(t, c, uncommitted).Wait("every file's author", func(st protocol.ChangesetState) bool {
