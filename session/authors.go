@@ -237,4 +237,5 @@ func (cs *csChannel) reattribute(s *Session) {
 		}
 	}
 	cs.commitFiles(s, changes)
+	cs.syncOperations(s) // the operations by author name the authors
 }
