@@ -53,6 +53,17 @@ func TestBrowserHunkAuthors(t *testing.T) {
 	// The user's hunk of that file is listed apart, not hidden.
 	b.waitFor("the other author's hunk set apart", `[...document.querySelectorAll('#diff tr.hunk')].map(r => r.classList.contains('other-author') ? 'apart' : 'own').join() === 'own,apart'`)
 	b.shot("40-hunk-authors")
+
+	// Beside the filter: stage this agent's changes, and only those.
+	b.waitFor("the agent's operations beside the filter", `[...document.querySelectorAll('#author-ops button')].map(b => b.textContent).join('|') === "Stage this agent's changes|Revert this agent's changes"`)
+	b.click("Stage this agent's changes", `#author-ops button[data-op="stageAuthor"]`)
+	b.waitFor("the confirmation", `document.getElementById('confirm').open`)
+	b.click("Confirm", `#confirm-ok`)
+	b.waitFor("the stage's result", `[...document.querySelectorAll('#toasts .toast')].some(t => t.textContent.startsWith("Staged claude-1's changes: f.txt (1 hunk)"))`)
+	cached := git(t, repo, "diff", "--cached")
+	if !strings.Contains(cached, "+line three") || strings.Contains(cached, "thirty-five") || strings.Contains(cached, "g.txt") {
+		t.Errorf("staged:\n%s", cached)
+	}
 }
 
 // sessionIDOf is the id of the daemon's only session.

@@ -673,6 +673,7 @@ function renderOps(s) {
   const box = $('cs-ops');
   box.replaceChildren();
   for (const op of s?.operations || []) {
+    if (AUTHOR_OPS[op.id]) continue; // beside the author filter
     if (op.scopes.includes('changeset')) box.append(opButton(op));
     if (op.status === 'running') box.append(el('span', 'opstatus running', `${op.label}: running…`));
     if (op.status === 'error') box.append(el('span', 'opstatus error', `${op.label} failed: ${op.error?.message || 'error'}`));
@@ -786,6 +787,26 @@ function renderAuthorFilter(s) {
   }
   sel.hidden = seen.length === 0 || (seen.length === 1 && seen[0] === 'unknown');
   $('author-note').hidden = !(seen.length === 1 && seen[0] === 'unknown');
+  renderAuthorOps(s);
+}
+
+// The operations by author act on the author chosen in the filter: its
+// hunks only, everyone else's left as they are.
+const AUTHOR_OPS = { stageAuthor: 'Stage', revertAuthor: 'Revert' };
+
+function renderAuthorOps(s) {
+  const box = $('author-ops');
+  box.replaceChildren();
+  const who = ui.author;
+  if (!who || who === 'unknown' || who === 'mixed') return;
+  const l = authorLabel(who);
+  const whose = who === 'you' ? 'your' : 'this agent\'s';
+  for (const op of s?.operations || []) {
+    if (!AUTHOR_OPS[op.id]) continue;
+    const b = opButton(op, null, `${AUTHOR_OPS[op.id]} ${whose} changes`);
+    b.onclick = () => invoke(op, null, `${op.label}: ${l.icon} ${l.text}`, { author: who });
+    box.append(b);
+  }
 }
 let filterCache = {};
 
@@ -1678,13 +1699,14 @@ function openCommit(op) {
 
 // invoke runs an operation, asking first when it carries a confirmation.
 // Its running/error status arrives in the changeset state.
-async function invoke(op, target, what) {
+async function invoke(op, target, what, meta) {
   if (op.confirmation !== undefined && op.confirmation !== null) {
     const text = [what, plain(op.confirmation)].filter(Boolean).join('\n\n');
     if (!(await confirmDialog(text, op.label))) return;
   }
   const params = { channel: ui.cs.uri, operationId: op.id };
   if (target) params.target = target;
+  if (meta) params._meta = meta;
   try {
     const res = await ui.client.request('invokeChangesetOperation', params);
     if (res?.message) toast(plain(res.message));
