@@ -147,7 +147,7 @@ func (sh authorShare) name() string {
 // authorOperations are the operations by author the changeset offers
 // now: on a turn and on the uncommitted changeset, while some change has
 // an author.
-func (cs *csChannel) authorOperations(s *Session) []protocol.ChangesetOperation {
+func (cs *csChannel) authorOperations() []protocol.ChangesetOperation {
 	if cs.ref.Kind != protocol.KindTurn && cs.ref.Kind != protocol.KindUncommitted {
 		return nil
 	}

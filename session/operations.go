@@ -159,7 +159,7 @@ func (cs *csChannel) operations(s *Session) []protocol.ChangesetOperation {
 			protocol.ChangesetOperation{ID: OpCommit, Label: "Commit", Icon: "check", Group: "commit", Description: "Commit what is staged, or every change when nothing is", Scopes: []string{protocol.ScopeChangeset}, Confirmation: confirm(cs.commitConfirmation())},
 		)
 	}
-	ops = append(ops, cs.authorOperations(s)...)
+	ops = append(ops, cs.authorOperations()...)
 	if u := cs.offeredUndo(); u != nil {
 		desc := "Put back exactly what the last revert replaced"
 		if u.summary != "" {
@@ -325,7 +325,8 @@ type opTarget struct {
 	rng   *protocol.TextRange
 	side  string
 	meta  protocol.Object
-	// byAuthor: the hunks of each of files an operation by author acts on.
+	// byAuthor: for stageAuthor and revertAuthor, whose hunks of each of
+	// files they act on (byauthor.go).
 	byAuthor *authorPick
 }
 
