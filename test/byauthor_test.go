@@ -152,4 +152,23 @@ func TestStageAndRevertOneAgentsChanges(t *testing.T) {
 	if got := string(readFileT(t, repo, "claude.txt")); got != "hello from claude\n" {
 		t.Errorf("after the undo claude.txt is %q", got)
 	}
+
+	// A file changed since the turn is no longer the content its hunks
+	// were published on: the revert is refused and writes nothing.
+	changed := linesOf("line", 60, map[int]string{5: "claude 5", 30: "user 30", 40: "user 40", 55: "gemini 55"})
+	writeFile(t, repo, "shared.txt", changed)
+	tm.Wait("revertAuthor offered again", func(st protocol.ChangesetState) bool {
+		o := opIn(st, "revertAuthor")
+		return ready(st) && o != nil && o.Status == protocol.OpIdle
+	})
+	_, err = invokeOn(t, c, turn, "revertAuthor", nil, map[string]any{"author": prefix + "claude-1"})
+	if rpcCode(err) != protocol.CodeConflict || protocol.ReasonOf(err) != protocol.ReasonFileChanged {
+		t.Errorf("revertAuthor with shared.txt changed since the turn: %v, want -32011 fileChanged", err)
+	}
+	if got := string(readFileT(t, repo, "shared.txt")); got != changed {
+		t.Errorf("a refused revert left shared.txt\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "claude.txt")); err != nil {
+		t.Errorf("a refused revert removed claude.txt: %v", err)
+	}
 }
