@@ -93,6 +93,14 @@ func TestStageAndRevertOneAgentsChanges(t *testing.T) {
 			t.Errorf("stageAuthor's confirmation %q does not say %q", confirm, s)
 		}
 	}
+	for _, meta := range []map[string]any{nil, {"author": prefix + "nobody"}, {"author": "unknown"}} {
+		if _, err := invokeOn(t, c, uncommitted, "stageAuthor", nil, meta); rpcCode(err) != protocol.CodeInvalidParams {
+			t.Errorf("stageAuthor with _meta %v: %v, want -32602", meta, err)
+		}
+	}
+	if got := git(t, repo, "diff", "--cached", "--name-only"); got != "" {
+		t.Errorf("refused invocations staged %q", got)
+	}
 	res, err := invokeOn(t, c, uncommitted, "stageAuthor", nil, map[string]any{"author": prefix + "claude-1"})
 	if err != nil {
 		t.Fatalf("stageAuthor: %v", err)
