@@ -50,6 +50,9 @@ type Pending struct {
 	ID string
 	// Seen are the ids of its entries the agent was handed before.
 	Seen []string
+	// By says who wrote the lines it is on, in words for the agent;
+	// empty when that is not known.
+	By []string
 }
 
 // Select chooses, in the daemon's order, the annotations open for the
@@ -62,6 +65,53 @@ func Select(annotations []protocol.Annotation, otherTurns map[string]bool) []Pen
 		if OpenForAgent(a) && !otherTurns[a.TurnID] {
 			out = append(out, Pending{ID: a.ID, Seen: delivered(a)})
 		}
+	}
+	return out
+}
+
+// SelectFor is Select with who wrote the lines of each annotation
+// (linesBy, by annotation id: the hunk authors of package attrib, chat
+// URIs, "you" or "unknown"), for the agent of chat self: an annotation
+// on lines agents wrote goes to those agents, whichever turn it is on;
+// one on lines only the user wrote goes to no agent (it is kept for the
+// user); the others go by their turn, as with Select.
+func SelectFor(annotations []protocol.Annotation, otherTurns map[string]bool, linesBy map[string][]string, self string) []Pending {
+	var out []Pending
+	for _, a := range annotations {
+		if !OpenForAgent(a) {
+			continue
+		}
+		by := linesBy[a.ID]
+		var agents []string
+		yours := len(by) > 0
+		for _, x := range by {
+			if strings.HasPrefix(x, protocol.ChatScheme) {
+				agents = append(agents, x)
+			}
+			yours = yours && x == "you"
+		}
+		switch {
+		case len(agents) > 0 && !slices.Contains(agents, self):
+			continue
+		case yours:
+			continue
+		case len(agents) == 0 && otherTurns[a.TurnID]:
+			continue
+		}
+		p := Pending{ID: a.ID, Seen: delivered(a)}
+		for _, x := range by {
+			switch {
+			case x == self:
+				p.By = append(p.By, "you (this agent)")
+			case x == "you":
+				p.By = append(p.By, "the user")
+			case strings.HasPrefix(x, protocol.ChatScheme):
+				p.By = append(p.By, "another agent (`"+x+"`)")
+			default:
+				p.By = append(p.By, x)
+			}
+		}
+		out = append(out, p)
 	}
 	return out
 }
@@ -102,6 +152,7 @@ func Feedback(pending []Pending, latest map[string]protocol.Annotation, dirs []s
 			continue
 		}
 		v := ViewOf(a, dirs)
+		v.by = p.By
 		if len(p.Seen) > 0 {
 			// A thread the agent has read before: say what is new.
 			v.fresh = map[string]bool{}

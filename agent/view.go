@@ -19,6 +19,7 @@ type View struct {
 	lines string          // "lines 3-5", "line 3", "whole file", "lines gone", ...
 	first int             // the first line now, for sorting; 0 when none
 	fresh map[string]bool // entry ids to mark new
+	by    []string        // who wrote its lines, in words; nil when not known
 }
 
 // ViewOf is a as printed, its file relative to the one of dirs (the
@@ -156,6 +157,9 @@ func markdownSections(b *strings.Builder, views []View) {
 func markdownSection(b *strings.Builder, v View) {
 	fmt.Fprintf(b, "### `%s`, %s\n\n", v.file, v.lines)
 	fmt.Fprintf(b, "Annotation `%s` on turn `%s`, %s.\n\n", v.ID, v.TurnID, resolution(v.Annotation))
+	if len(v.by) > 0 {
+		fmt.Fprintf(b, "Lines written by %s.\n\n", strings.Join(v.by, " and "))
+	}
 	for i, e := range v.Entries {
 		if i > 0 {
 			b.WriteString(">\n")

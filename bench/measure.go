@@ -490,7 +490,9 @@ func uncommittedTemplate(ctx context.Context, c *ahpclient.Client, sessionURI st
 		return "", fmt.Errorf("session snapshot: %v", err)
 	}
 	cats := st.Changesets
-	if st.Lifecycle != protocol.LifecycleReady {
+	// The catalogue comes before session/ready (the baseline): a session
+	// still starting may have it already.
+	if len(cats) == 0 {
 		err := c.Wait(ctx, "session catalogue", func() bool {
 			for _, e := range c.Envelopes(sessionURI) {
 				if a, ok := e.Action.Action.(protocol.SessionChangesetsChanged); ok && e.ServerSeq > from {

@@ -720,7 +720,7 @@ func (cs *csChannel) find(id string) *protocol.ChangesetFile {
 
 // sameFile reports whether republishing f would change nothing.
 func sameFile(a, b protocol.ChangesetFile) bool {
-	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed() && sameEdits(a, b) && indexMark(a) == indexMark(b) && patchURIOf(a) == patchURIOf(b)
+	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed() && sameEdits(a, b) && sameAuthors(a, b) && indexMark(a) == indexMark(b) && patchURIOf(a) == patchURIOf(b)
 }
 
 // indexMark is where an uncommitted file's change stands in git's index
@@ -768,6 +768,7 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 		f.Edit.After = side(fc.New)
 		f.ID = f.Edit.After.URI
 	}
+	f.Meta = s.withAuthors(cs, ws, fc, f.Meta)
 	o.patchV = patchVersion(fc, f.ID)
 	f.Meta = withPatchURIs(f.Meta, cs.uri, o.patchV, fc)
 	if !fc.Binary && fc.Precise {

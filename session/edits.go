@@ -55,6 +55,13 @@ type EditOutput struct {
 	IndentAdjusted  *bool    `json:"indent_adjusted"`
 	WriteStrategy   string   `json:"write_strategy"`
 	OK              *bool    `json:"ok"`
+
+	// Who wrote it and what, for attribution (evidence.go): the agent
+	// (its chat key: the hook's session id), the whole content it wrote,
+	// or the replacements it made.
+	Agent        string            `json:"agent,omitempty"`
+	Content      *string           `json:"content,omitempty"`
+	Replacements []EditReplacement `json:"replacements,omitempty"`
 }
 
 // EditEventsResult says which events counted. Errors name each bad event
@@ -105,6 +112,9 @@ func DecodeEditOutput(raw []byte) (EditOutput, error) {
 	}
 	if ev.Path == "" {
 		return ev, errors.New("field path is missing or empty")
+	}
+	if ev.Agent != "" && !turnIDPattern.MatchString(ev.Agent) {
+		return ev, errors.New("field agent must be 1-128 letters, digits or ._~-")
 	}
 	return ev, nil
 }
@@ -180,8 +190,10 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 	res.Errors = append(res.Errors, resolved.errs...)
 	// Re-read every path now, off the actor.
 	recs := make([]editRecord, len(todo))
+	evs := make([]evidence, len(todo))
 	for j, t := range todo {
 		rec := editRecord{ev: t.ev}
+		content, known := m.readEvidence(t.ws.Root(), t.key.path)
 		if er, ok := t.ws.(EditReader); ok {
 			sum, err := er.Edited(t.key.path)
 			if err == nil {
@@ -191,6 +203,9 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			want := strings.ToLower(strings.TrimPrefix(t.ev.ChecksumAfter, "blake3:"))
 			rec.mismatch = want != "" && (t.ev.OK == nil || *t.ev.OK) && want != rec.onDisk
 		}
+		evs[j] = newEvidence(t.key, t.ev, content, known, rec.mismatch)
+		// The content and replacements are evidence, not edit records.
+		rec.ev.Content, rec.ev.Replacements = nil, nil
 		recs[j] = rec
 	}
 	applied, err := command(ctx, s, func() (int, error) {
@@ -202,6 +217,7 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			turn = t.id
 		}
 		touched := map[int][]string{}
+		everything := false // a new kind of evidence: every file's authors may change
 		for j, t := range todo {
 			rec := recs[j]
 			rec.turn = turn
@@ -214,6 +230,9 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 				s.edits[t.key] = fe
 			}
 			fe.add(rec)
+			if t.ev.OK == nil || *t.ev.OK { // a failed edit wrote nothing
+				everything = s.addEvidence(evs[j], t.ev.Agent) || everything
+			}
 			touched[t.key.ws] = append(touched[t.key.ws], t.key.path)
 		}
 		if len(todo) > 0 {
@@ -224,6 +243,9 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			}
 		}
 		for _, cs := range s.changesets {
+			if everything && cs.active {
+				cs.reattribute(s)
+			}
 			if !cs.active || !cs.live(s) {
 				continue
 			}

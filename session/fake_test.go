@@ -51,6 +51,9 @@ type fakeWorkspace struct {
 	// then returns.
 	snapGate chan struct{}
 	snapErr  error
+	// snapEntered, when set, is sent to once Snapshot is in, before
+	// snapGate holds it.
+	snapEntered chan struct{}
 	// watchGate, likewise, holds Watch; watchEntered is sent to once it
 	// is in.
 	watchGate, watchEntered chan struct{}
@@ -208,6 +211,13 @@ func (w *fakeWorkspace) watching() int {
 }
 
 func (w *fakeWorkspace) Snapshot(ctx context.Context, track bool) (string, error) {
+	if w.snapEntered != nil {
+		select {
+		case w.snapEntered <- struct{}{}:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
 	if w.snapGate != nil {
 		select {
 		case <-w.snapGate:

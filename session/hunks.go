@@ -32,6 +32,10 @@ type Hunk struct {
 	NewStart int    `json:"newStart"`
 	NewLines int    `json:"newLines"`
 	Reviewed bool   `json:"reviewed"`
+	// Author is who wrote the hunk (authors.go); Authors lists them when
+	// it is "mixed".
+	Author  string   `json:"author,omitempty"`
+	Authors []string `json:"authors,omitempty"`
 }
 
 // MetaHunks is the key of the hunk list in a file's _meta.changesetd.

@@ -579,6 +579,7 @@ func (m *Manager) restored(rec store.Session, turns []store.Turn, dirs []string)
 	s.windowTurns()
 	s.loadAnnotations()
 	s.loadEdits()
+	s.loadEvidence()
 	s.loadBranchBase()
 	s.state.Chats = s.state.Chats[:0]
 	for _, c := range s.chats {

@@ -94,6 +94,9 @@ type Edit struct {
 // the time of the write.
 type EditFile struct {
 	Old, New *FileVersion
+	// Ranges, when set, limits the operation on this file to its hunks
+	// that intersect these 0-based lines of the after side (byauthor.go).
+	Ranges []protocol.TextRange
 }
 
 // Path is the file's current path, or its old path when it was deleted.
@@ -160,6 +163,7 @@ func (cs *csChannel) operations(s *Session) []protocol.ChangesetOperation {
 			protocol.ChangesetOperation{ID: OpCommit, Label: "Commit", Icon: "check", Group: "commit", Description: "Commit what is staged, or every change when nothing is", Scopes: []string{protocol.ScopeChangeset}, Confirmation: confirm(cs.commitConfirmation())},
 		)
 	}
+	ops = append(ops, cs.authorOperations()...)
 	if u := cs.offeredUndo(); u != nil {
 		desc := "Put back exactly what the last revert replaced"
 		if u.summary != "" {
@@ -328,6 +332,9 @@ type opTarget struct {
 	// view is the state of HEAD and the index the client was shown (its
 	// _meta.view), when it named one.
 	view string
+	// byAuthor: for stageAuthor and revertAuthor, whose hunks of each of
+	// files they act on (byauthor.go).
+	byAuthor *authorPick
 }
 
 // flight is an invocation in progress; identical ones wait for it.
@@ -471,6 +478,11 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 	}
 	if !slices.Contains(op.Scopes, t.scope) {
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: operation %q does not apply to a %q target (its scopes: %s)", op.ID, t.scope, strings.Join(op.Scopes, ", "))
+	}
+	if t.op == OpStageAuthor || t.op == OpRevertAuthor {
+		if err := cs.pickAuthor(&t); err != nil {
+			return nil, err
+		}
 	}
 	if t.scope != protocol.ScopeChangeset {
 		files, err := s.targetFiles(cs, p.Target.Resource)
@@ -794,6 +806,9 @@ func (s *Session) targetFiles(cs *csChannel, resource string) ([]fileOrigin, err
 // holding the repository's lock. A revert returns its undo record, also
 // with an error when it failed part-way.
 func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRecord, s *Session, uri string, ws int) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
+	if t.byAuthor != nil {
+		return runByAuthor(ctx, ed, kind, t, s, uri, ws)
+	}
 	e := Edit{Range: t.rng, Side: t.side}
 	for _, f := range t.files {
 		ef := EditFile{Old: f.from, New: f.to}

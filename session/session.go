@@ -63,7 +63,8 @@ type Session struct {
 
 	flights map[string]*flight // operations in progress, by invocation
 
-	edits map[editKey]*fileEdits // what edit tools reported, by file (edits.go)
+	edits    map[editKey]*fileEdits // what edit tools reported, by file (edits.go)
+	evidence evidenceLog            // who wrote what (evidence.go, authors.go)
 
 	notes notes // the annotations channel (annotations.go)
 
@@ -349,7 +350,10 @@ func (s *Session) takeBaseline(entries []*workingDir) (baseline []string, failed
 }
 
 // opened hands the session its workspaces: the catalogue is published and
-// the changesets that need no baseline (uncommitted, branch) start.
+// the changesets that need no baseline (uncommitted, branch) start. The
+// session is ready only once its baseline is taken (ready): an edit made
+// after session/ready is then never part of the baseline, and shows in
+// the session changeset.
 func (s *Session) opened(entries []*workingDir) {
 	if s.disposed {
 		closeWorkspaces(entries)
@@ -362,9 +366,8 @@ func (s *Session) opened(entries []*workingDir) {
 		s.setWorkspaceInfo(0, func(*workingDirInfo) {})
 	}
 	s.refreshGitMeta()
-	// Ready for clients: what needs the baseline waits for it
+	// Served to clients already: what needs the baseline waits for it
 	// (awaitStarted, canActivate).
-	s.commitSession(protocol.SessionReady{}, nil)
 	sum := s.summary()
 	s.m.notifyRoot(protocol.NotifySessionAdded, protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: sum})
 }
@@ -453,6 +456,7 @@ func (s *Session) ready(baseline []string, failed []error) {
 	if dropped {
 		s.commitSession(protocol.SessionChangesetsChanged{Changesets: s.catalogue()}, nil)
 	}
+	s.commitSession(protocol.SessionReady{}, nil)
 	s.annotationsMayHaveMoved()
 }
 

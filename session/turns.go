@@ -399,6 +399,7 @@ func (s *Session) workspaceList() []Workspace {
 // applyTurnStart publishes a new running turn. On the actor.
 func (s *Session) applyTurnStart(t *turn) {
 	s.turns = append(s.turns, t)
+	s.evidence.gen++ // unreported time is now this agent's too
 	c := s.chatFor(t.chat, true)
 	s.commitChat(c, protocol.ChatTurnStarted{
 		TurnID:    t.id,
@@ -419,6 +420,7 @@ func (s *Session) applyTurnEnd(id string, trees []string, now time.Time, dur int
 		return
 	}
 	t.end, t.endedAt = trees, now
+	s.evidence.gen++
 	c := s.chatFor(t.chat, true)
 	s.commitChat(c, protocol.ChatTurnComplete{TurnID: id, Duration: dur})
 	s.chatSummaryChanged(c)

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
@@ -182,7 +183,7 @@ func checkTargets(ctx context.Context, t tree, e session.Edit) error {
 				return nestedRepo(sd.Path)
 			}
 		}
-		if e.Range != nil {
+		if len(e.RangesOf(f)) > 0 {
 			for _, sd := range []*session.FileVersion{f.Old, f.New} {
 				if sd != nil && sd.Size > maxRangeFile {
 					return protocol.Errorf(protocol.CodeInvalidParams, "%s is %d bytes, over the %d MiB up to which files are diffed into lines; select lines only in smaller files, or act on the whole file", sd.Path, sd.Size, maxRangeFile>>20).WithReason(protocol.ReasonTooLarge)
@@ -250,7 +251,7 @@ func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) 
 	}
 	indexBefore := t.viewStamp()
 	werr := revertFiles(ctx, t, e, plan)
-	if e.Index && e.Range == nil {
+	if e.Index && e.Whole() {
 		t.ownIndexWrite(indexBefore, t.viewStamp())
 	}
 	after, err := saveAll(t, paths)
@@ -272,7 +273,7 @@ func planRevert(t tree, e session.Edit, before []session.SavedFile) (map[string]
 		plan[b.Path] = b
 	}
 	for _, f := range e.Files {
-		if e.Range != nil {
+		if len(e.RangesOf(f)) > 0 {
 			next, mode, err := revertRange(t, e, f)
 			if err != nil {
 				return nil, err
@@ -309,7 +310,7 @@ func revertFiles(ctx context.Context, t tree, e session.Edit, plan map[string]se
 		return nil
 	}
 	for _, f := range e.Files {
-		if e.Range != nil {
+		if len(e.RangesOf(f)) > 0 {
 			if err := write(f.New.Path); err != nil {
 				return err
 			}
@@ -334,9 +335,9 @@ func revertFiles(ctx context.Context, t tree, e session.Edit, plan map[string]se
 	return nil
 }
 
-// selectHunks splits hunks into those intersecting r (0-based lines on the
-// given side) and the rest.
-func selectHunks(hunks []changeset.Hunk, r protocol.TextRange, side string) (in, out []changeset.Hunk) {
+// selectHunks splits hunks into those intersecting one of rs (0-based
+// lines on the given side) and the rest.
+func selectHunks(hunks []changeset.Hunk, rs []protocol.TextRange, side string) (in, out []changeset.Hunk) {
 	for _, h := range hunks {
 		start, n := h.NewStart, h.NewLines
 		if side == "before" {
@@ -347,7 +348,7 @@ func selectHunks(hunks []changeset.Hunk, r protocol.TextRange, side string) (in,
 		if n == 0 {
 			lo, hi = start-1, start
 		}
-		if lo <= r.End.Line && hi >= r.Start.Line {
+		if slices.ContainsFunc(rs, func(r protocol.TextRange) bool { return lo <= r.End.Line && hi >= r.Start.Line }) {
 			in = append(in, h)
 		} else {
 			out = append(out, h)
@@ -395,7 +396,7 @@ func revertRange(t tree, e session.Edit, f session.EditFile) ([]byte, uint32, er
 	if id := gitBlobID(cur, f.New.OID); id != f.New.OID {
 		return nil, 0, protocol.Errorf(protocol.CodeConflict, "%s changed on disk since the version the range refers to was published (%.12s, now %.12s); nothing was reverted: wait for the changeset to update and select the lines again", f.Path(), f.New.OID, id).WithReason(protocol.ReasonFileChanged)
 	}
-	next, err := rangeEdit(old, cur, *e.Range, e.Side, false, "change of "+f.Path())
+	next, err := rangeEdit(old, cur, e.RangesOf(f), e.Side, false, "change of "+f.Path())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -403,24 +404,33 @@ func revertRange(t tree, e session.Edit, f session.EditFile) ([]byte, uint32, er
 }
 
 // rangeEdit diffs from against to and returns from with either only the
-// hunks that intersect r applied (keepSelected) or all the others: the
-// first stages a range, the second reverts one. what names the change for
-// the error when no hunk intersects.
-func rangeEdit(from, to []byte, r protocol.TextRange, side string, keepSelected bool, what string) ([]byte, error) {
+// hunks that intersect one of rs applied (keepSelected) or all the others:
+// the first stages ranges, the second reverts them. what names the change
+// for the error when no hunk intersects.
+func rangeEdit(from, to []byte, rs []protocol.TextRange, side string, keepSelected bool, what string) ([]byte, error) {
 	for _, b := range [][]byte{from, to} {
 		if len(b) > maxRangeFile {
 			return nil, protocol.Errorf(protocol.CodeInvalidParams, "the %s is in a version of %d bytes, over the %d MiB up to which files are diffed into lines; act on the whole file", what, len(b), maxRangeFile>>20).WithReason(protocol.ReasonTooLarge)
 		}
 	}
 	d := changeset.Compare(&changeset.Side{Path: "f", Content: from}, &changeset.Side{Path: "f", Content: to}, changeset.Options{})
-	in, out := selectHunks(d.Hunks, r, side)
+	in, out := selectHunks(d.Hunks, rs, side)
 	if len(in) == 0 {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "no %s intersects lines %d-%d", what, r.Start.Line, r.End.Line)
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "no %s intersects lines %s", what, linesOf(rs))
 	}
 	if keepSelected {
 		return changeset.Apply(from, in)
 	}
 	return changeset.Apply(from, out)
+}
+
+// linesOf names ranges' lines for an error: "3-5", "3-5, 9-9".
+func linesOf(rs []protocol.TextRange) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, strconv.Itoa(r.Start.Line)+"-"+strconv.Itoa(r.End.Line))
+	}
+	return strings.Join(out, ", ")
 }
 
 // eachPath calls fn for a file's old path (renames) and its path.
@@ -451,7 +461,7 @@ func stage(ctx context.Context, t tree, e session.Edit) error {
 	}
 	return indexWrite(t, func() error {
 		for _, f := range e.Files {
-			if e.Range == nil {
+			if len(e.RangesOf(f)) == 0 {
 				if err := eachPath(f, func(p string) error { return t.StagePath(ctx, p) }); err != nil {
 					return err
 				}
@@ -465,7 +475,7 @@ func stage(ctx context.Context, t tree, e session.Edit) error {
 			if err != nil {
 				return err
 			}
-			next, err := rangeEdit(idx, cur, *e.Range, "after", true, "unstaged change of "+f.Path())
+			next, err := rangeEdit(idx, cur, e.RangesOf(f), "after", true, "unstaged change of "+f.Path())
 			if err != nil {
 				return err
 			}
@@ -502,7 +512,7 @@ func unstage(ctx context.Context, t tree, e session.Edit) error {
 			if !ok {
 				return protocol.Errorf(protocol.CodeInvalidParams, "%s has nothing staged", f.Path())
 			}
-			next, err := rangeEdit(head, idx, *e.Range, "after", false, "staged change of "+f.Path()+" (lines of the staged version)")
+			next, err := rangeEdit(head, idx, []protocol.TextRange{*e.Range}, "after", false, "staged change of "+f.Path()+" (lines of the staged version)")
 			if err != nil {
 				return err
 			}

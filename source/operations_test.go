@@ -115,3 +115,93 @@ func readFile(t *testing.T, dir, rel string) string {
 	must(t, err)
 	return string(b)
 }
+
+// TestOperationsOnHunksOfSeveralFiles: each file of one Edit may name its
+// own hunks (an author's, say) or none (the whole file); stage and revert
+// act on exactly those, the revert as one undo, and a file changed since
+// it was published refuses the whole edit before anything is written.
+func TestOperationsOnHunksOfSeveralFiles(t *testing.T) {
+	dir := newRepo(t)
+	w := openGit(t, dir)
+	ctx := context.Background()
+	lines := func(two, eighteen string) string {
+		var b strings.Builder
+		for i := 1; i <= 20; i++ {
+			switch i {
+			case 2:
+				b.WriteString(two + "\n")
+			case 18:
+				b.WriteString(eighteen + "\n")
+			default:
+				fmt.Fprintf(&b, "%d\n", i)
+			}
+		}
+		return b.String()
+	}
+	base := lines("2", "18")
+	writeFile(t, dir, "e.txt", base)
+	writeFile(t, dir, "f.txt", base)
+	gitRun(t, dir, "add", "e.txt", "f.txt")
+	gitRun(t, dir, "commit", "-q", "-m", "e and f")
+	both := lines("TWO", "EIGHTEEN")
+	writeFile(t, dir, "e.txt", both)
+	writeFile(t, dir, "f.txt", both)
+	writeFile(t, dir, "n.txt", "new\n")
+	line := func(n int) []protocol.TextRange {
+		return []protocol.TextRange{{Start: protocol.TextPosition{Line: n}, End: protocol.TextPosition{Line: n}}}
+	}
+	edit := func() session.Edit {
+		t.Helper()
+		list, err := w.Changes(ctx, session.Query{View: protocol.KindUncommitted})
+		must(t, err)
+		e := session.Edit{Side: "after"}
+		for _, f := range list.Files {
+			ef := session.EditFile{Old: f.Old, New: f.New}
+			switch f.Path() {
+			case "e.txt":
+				ef.Ranges = line(1)
+			case "f.txt":
+				ef.Ranges = line(17)
+			}
+			e.Files = append(e.Files, ef)
+		}
+		if len(e.Files) != 3 {
+			t.Fatalf("changes: %d files, want 3", len(e.Files))
+		}
+		return e
+	}
+
+	must(t, w.Stage(ctx, edit()))
+	if e, f, n := gitRun(t, dir, "show", ":e.txt"), gitRun(t, dir, "show", ":f.txt"), gitRun(t, dir, "show", ":n.txt"); e != lines("TWO", "18") || f != lines("2", "EIGHTEEN") || n != "new\n" {
+		t.Errorf("staged e.txt %q, f.txt %q, n.txt %q", e, f, n)
+	}
+	gitRun(t, dir, "reset", "-q")
+
+	u, err := w.Revert(ctx, edit())
+	must(t, err)
+	if e, f := readFile(t, dir, "e.txt"), readFile(t, dir, "f.txt"); e != lines("2", "EIGHTEEN") || f != lines("TWO", "18") {
+		t.Errorf("reverted e.txt to %q, f.txt to %q", e, f)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n.txt")); err == nil {
+		t.Error("the new file is still there after the revert")
+	}
+	must(t, w.Undo(ctx, u))
+	if e, f, n := readFile(t, dir, "e.txt"), readFile(t, dir, "f.txt"), readFile(t, dir, "n.txt"); e != both || f != both || n != "new\n" {
+		t.Errorf("one undo left e.txt %q, f.txt %q, n.txt %q", e, f, n)
+	}
+
+	stale := edit()
+	writeFile(t, dir, "f.txt", both+"21\n")
+	if _, err := w.Revert(ctx, stale); protocol.CodeOf(err) != protocol.CodeConflict {
+		t.Errorf("revert with a file changed since: %v, want Conflict", err)
+	}
+	if err := w.Stage(ctx, stale); protocol.CodeOf(err) != protocol.CodeConflict {
+		t.Errorf("stage with a file changed since: %v, want Conflict", err)
+	}
+	if e, n := readFile(t, dir, "e.txt"), readFile(t, dir, "n.txt"); e != both || n != "new\n" {
+		t.Errorf("a refused revert wrote e.txt %q, n.txt %q", e, n)
+	}
+	if got := gitRun(t, dir, "diff", "--cached", "--name-only"); got != "" {
+		t.Errorf("a refused stage staged %q", got)
+	}
+}

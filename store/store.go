@@ -295,6 +295,9 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 		if err := deleteEdits(tx, id); err != nil {
 			return err
 		}
+		if err := deleteEvidence(tx, id); err != nil {
+			return err
+		}
 		if err := deleteBranchBase(tx, id); err != nil {
 			return err
 		}

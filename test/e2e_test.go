@@ -36,7 +36,9 @@ func onlySession(t *testing.T, c *fake.Client) protocol.SessionSummary {
 	return res.Items[0]
 }
 
-// catalogue subscribes to a session and waits for its changeset catalogue.
+// catalogue subscribes to a session and waits until it is ready (its
+// baseline taken: what changes from now on is the session's) with its
+// changeset catalogue.
 func catalogue(t *testing.T, c *fake.Client, sessionURI string) map[string]protocol.Changeset {
 	t.Helper()
 	raw, from := subscribe(t, c, sessionURI)
@@ -45,15 +47,21 @@ func catalogue(t *testing.T, c *fake.Client, sessionURI string) map[string]proto
 		t.Fatal(err)
 	}
 	if st.Lifecycle != protocol.LifecycleReady {
-		// The catalogue arrives with session/ready.
+		// The catalogue comes first, then session/ready.
 		err := c.Wait(ctx(t), "session ready", func() bool {
+			ready := false
 			for _, e := range c.Envelopes(sessionURI) {
-				if e.ServerSeq > from && e.Action.ActionType() == "session/changesetsChanged" {
+				if e.ServerSeq <= from {
+					continue
+				}
+				switch e.Action.ActionType() {
+				case "session/changesetsChanged":
 					st.Changesets = e.Action.Action.(protocol.SessionChangesetsChanged).Changesets
-					return true
+				case "session/ready":
+					ready = true
 				}
 			}
-			return false
+			return ready && len(st.Changesets) > 0
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -39,11 +39,14 @@ var layers = map[string]struct {
 	"scm/fswatch":   {nil, true},
 	"scm/snapstore": {[]string{"scm"}, true},
 	"hub":           {[]string{"protocol"}, false},
-	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub"}, true},
-	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "scm", "scm/fswatch", "scm/snapstore"}, true},
+	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/attrib"}, true},
+	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
-	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "web"}, true},
+	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "web"}, true},
 	"ahpclient":     {[]string{"protocol"}, true},
+
+	// Who wrote each hunk: pure, below session.
+	"session/attrib": {[]string{"protocol", "changeset"}, true},
 }
 
 // TestLayering enforces the layering with go list -deps, so an import

@@ -332,7 +332,15 @@ func deliverFeedback(ctx context.Context, c *client, sessionURI, chat, turnID st
 	if err != nil {
 		return err
 	}
-	pending := agent.Select(st.Annotations, others)
+	linesBy, err := c.linesBy(ctx, sessionURI, st.Annotations)
+	if err != nil {
+		return err
+	}
+	self := chat
+	if self == sessionURI {
+		self = protocol.ChatScheme + "/" + strings.TrimPrefix(sessionURI, protocol.SessionScheme+"/")
+	}
+	pending := agent.SelectFor(st.Annotations, others, linesBy, self)
 	if len(pending) == 0 {
 		return nil
 	}

@@ -4,7 +4,7 @@
 // review page of its own. Its commands:
 //
 //	changesetd serve [flags] [DIR...]             run the daemon; each DIR becomes a session
-//	changesetd turn start|end|status [flags]      mark an agent turn boundary; list running turns
+//	changesetd turn start|end|status|edit|notify  mark an agent turn boundary; list running turns; report an agent's writes
 //	changesetd annotations [flags]                print a session's review comments; reply, resolve, reopen
 //	changesetd diff [flags]                       print a changeset as one patch for git apply
 //	changesetd edits [flags]                      report an edit tool's EditOutput events (NDJSON on stdin)

@@ -12,20 +12,22 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/changesetd/changesetd/agent"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session"
 )
 
 const editsUsage = `Usage:
-  edit-tool … | changesetd edits [--dir DIR | --session URI]
+  edit-tool … | changesetd edits [--dir DIR | --session URI] [--agent NAME]
 
 Reads an edit tool's EditOutput events, one JSON object a line, on
 standard input and reports each to the running daemon as it arrives. The
 daemon re-reads the edited file at once (an edit that kept the size and
 the modification time is found too), checks checksum_after (BLAKE3)
 against the bytes on disk, and records the edit on the file, attributed
-to the running turn, in _meta.changesetd.edits. Relative paths are
-relative to the current directory. A bad line is reported with its line
+to the running turn, in _meta.changesetd.edits; it is also the evidence
+of who wrote the file (--agent, or the agent of the one running turn).
+Relative paths are relative to the current directory. A bad line is reported with its line
 number on standard error and the lines after it still count; the exit
 status is 1 if any line was bad.
 `
@@ -40,6 +42,7 @@ func editsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", ".", "a directory inside the session's working directory")
 	sessionURI := fs.String("session", "", "the session URI (instead of --dir)")
+	agentName := fs.String("agent", "", "the agent whose tool wrote the files, for events that name none (default: the agent of the one running turn)")
 	var dc dialConfig
 	dc.flags(fs, true)
 	timeout := fs.Duration("timeout", 60*time.Second, "give up on one event after this long")
@@ -105,10 +108,15 @@ func editsCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		// Paths are the tool's, relative to where it ran.
 		raw := json.RawMessage(text)
-		if !filepath.IsAbs(ev.Path) {
+		if !filepath.IsAbs(ev.Path) || (ev.Agent == "" && *agentName != "") {
 			var obj map[string]json.RawMessage
 			_ = json.Unmarshal(text, &obj)
-			obj["path"], _ = json.Marshal(filepath.Join(cwd, filepath.FromSlash(ev.Path)))
+			if !filepath.IsAbs(ev.Path) {
+				obj["path"], _ = json.Marshal(filepath.Join(cwd, filepath.FromSlash(ev.Path)))
+			}
+			if ev.Agent == "" && *agentName != "" {
+				obj["agent"], _ = json.Marshal(agent.Key(*agentName))
+			}
 			raw, _ = json.Marshal(obj)
 		}
 		var res session.EditEventsResult

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,9 +21,11 @@ import (
 )
 
 const turnUsage = `Usage:
-  changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID] [--feedback]
+  changesetd turn start [--dir DIR | --session URI] [--agent NAME] [--message TEXT] [--id ID] [--feedback | --feedback-json]
   changesetd turn end   [--dir DIR | --session URI] [--agent NAME] [--id ID]
   changesetd turn status [--dir DIR | --session URI]
+  changesetd turn edit --hook | [--agent NAME] FILE...
+  changesetd turn notify JSON
 
 Marks an agent turn boundary on the running daemon, which snapshots the
 session's working directories. The daemon is found through the state dir
@@ -39,12 +43,23 @@ refused (exit 1) and no turn starts or ends.
 "status" lists the running turns (every session's, or only those of
 --dir or --session): the session, the chat's agent, the turn, since when
 it runs and its message.
+
+"edit" reports files an agent wrote (with --hook, from its post-write
+hook), so that each hunk is credited to the agent that wrote it; "notify"
+is Codex CLI's notify program. "changesetd turn edit --help" and
+"changesetd turn notify --help" tell more.
 `
 
 // turnCmd implements "changesetd turn start|end|status".
 func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "status" {
 		return turnStatusCmd(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "edit" {
+		return turnEditCmd(ctx, args[1:], stdin, stderr)
+	}
+	if len(args) > 0 && args[0] == "notify" {
+		return turnNotifyCmd(ctx, args[1:], stderr)
 	}
 	if len(args) == 0 || (args[0] != "start" && args[0] != "end") {
 		fmt.Fprint(stderr, turnUsage)
@@ -63,6 +78,7 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	agentName := fs.String("agent", "", "the agent session the turn belongs to: each gets its own chat and turns (with --hook: the hook's session_id)")
 	hook := fs.Bool("hook", false, "run as an agent hook: read the hook's JSON from stdin (cwd, prompt, session_id), print nothing (but --feedback), never exit 2, and treat 'no turn is running' at end as done")
 	withFeedback := fs.Bool("feedback", false, "start only: print the review annotations the agent has not seen yet, in markdown, and mark them delivered")
+	feedbackJSON := fs.Bool("feedback-json", false, "start only: as --feedback, wrapped in the JSON Gemini CLI's BeforeAgent hook takes ({} when there are none)")
 	fs.Usage = func() { fmt.Fprint(stderr, turnUsage, "\nFlags:\n"); printDefaults(fs, dialEnv) }
 	if err := dc.parse(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -70,6 +86,10 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		fmt.Fprintf(stderr, "changesetd turn %s: %v\n", edge, err)
 		return 2
+	}
+	var wrapped *bytes.Buffer
+	if *feedbackJSON {
+		*withFeedback, wrapped = true, &bytes.Buffer{}
 	}
 	if *withFeedback && edge != "start" {
 		fmt.Fprintf(stderr, "changesetd turn %s: --feedback goes with turn start\n", edge)
@@ -81,6 +101,18 @@ func turnCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var feedback io.Writer
 	if *withFeedback {
 		feedback = stdout
+	}
+	if wrapped != nil {
+		out := stdout
+		feedback = wrapped
+		defer func() {
+			if wrapped.Len() == 0 {
+				fmt.Fprintln(out, "{}")
+				return
+			}
+			b, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "BeforeAgent", "additionalContext": wrapped.String()}})
+			fmt.Fprintf(out, "%s\n", b)
+		}()
 	}
 	if *hook {
 		// Hooks must not block the agent: exit code 2 means "block" to

@@ -70,6 +70,7 @@ const ui = {
   bigOk: new Set(), // diffs too long to open by themselves that the reader opened
   unfolded: new Set(), // reviewed files whose diff the reader opened again
   filter: '', // the path filter's text
+  author: '', // the author filter: an author of package attrib's, '' for everyone
   folded: new Set(), // folders of the file tree the reader folded
   hunkAt: -1, // the hunk n/p went to last
   diffHunks: [], // the parsed hunks of the diff shown
@@ -693,6 +694,7 @@ function renderOps(s) {
   const box = $('cs-ops');
   box.replaceChildren();
   for (const op of s?.operations || []) {
+    if (AUTHOR_OPS[op.id]) continue; // beside the author filter
     if (op.scopes.includes('changeset')) box.append(opButton(op));
     if (op.status === 'running') box.append(el('span', 'opstatus running', `${op.label}: running…`));
     if (op.status === 'error') box.append(el('span', 'opstatus error', `${op.label} failed: ${op.error?.message || 'error'}`));
@@ -744,11 +746,88 @@ let rowCache = new WeakMap();
 function visibleFiles(s) {
   const all = filesOf(s);
   const q = ui.filter.trim().toLowerCase();
-  if (!q) return all;
-  if (filterCache.all !== all || filterCache.q !== q) {
-    filterCache = { all, q, out: all.filter((f) => fileKey(f).toLowerCase().includes(q)) };
+  const who = ui.author;
+  if (!q && !who) return all;
+  if (filterCache.all !== all || filterCache.q !== q || filterCache.who !== who) {
+    const out = all.filter((f) => fileKey(f).toLowerCase().includes(q) && (!who || authorsOfFile(f).includes(who)));
+    filterCache = { all, q, who, out };
   }
   return filterCache.out;
+}
+
+// ---- who wrote each hunk ------------------------------------------------------
+
+// The daemon names who wrote each file's changes and each hunk in
+// _meta.changesetd: "author" (one, or "mixed") and "authors"; an author is
+// an agent's chat URI, "you" or "unknown".
+function authorsOfFile(f) {
+  const own = f?._meta?.changesetd;
+  if (Array.isArray(own?.authors)) return own.authors;
+  return own?.author ? [own.author] : [];
+}
+
+// authorLabel is an author as the page shows it: an icon and a word, so
+// that it does not rest on colour.
+function authorLabel(a) {
+  if (a === 'you') return { icon: '●', text: 'you', title: 'You: a write no agent reported' };
+  if (a === 'unknown' || !a) return { icon: '?', text: 'unknown', title: 'Unknown: the evidence cannot tell who wrote it' };
+  const key = String(a).split('/').slice(2).join('/');
+  const name = !key ? 'agent' : key.length > 12 ? key.slice(0, 8) : key;
+  return { icon: '◆', text: name, title: `Agent ${key || '(default chat)'}: ${a}` };
+}
+
+function authorBadge(authors) {
+  const span = el('span', 'hunk-author');
+  const labels = authors.map(authorLabel);
+  span.textContent = labels.map((l) => `${l.icon} ${l.text}`).join(' + ');
+  span.title = 'Written by ' + labels.map((l) => l.title).join('; ');
+  span.dataset.authors = authors.join(' ');
+  return span;
+}
+
+// renderAuthorFilter offers the authors of the changeset's files, and says
+// how to turn attribution on when nobody can be told apart.
+function renderAuthorFilter(s) {
+  const all = filesOf(s);
+  const seen = [];
+  for (const f of all) for (const a of authorsOfFile(f)) if (!seen.includes(a)) seen.push(a);
+  const sel = $('author-filter');
+  const sig = seen.join('\n');
+  if (sel.dataset.sig !== sig) {
+    sel.dataset.sig = sig;
+    const opts = [el('option', null, 'Everyone')];
+    opts[0].value = '';
+    for (const a of seen) {
+      const l = authorLabel(a);
+      const o = el('option', null, `${l.icon} ${l.text}`);
+      o.value = a;
+      opts.push(o);
+    }
+    sel.replaceChildren(...opts);
+    sel.value = seen.includes(ui.author) ? ui.author : '';
+  }
+  sel.hidden = seen.length === 0 || (seen.length === 1 && seen[0] === 'unknown');
+  $('author-note').hidden = !(seen.length === 1 && seen[0] === 'unknown');
+  renderAuthorOps(s);
+}
+
+// The operations by author act on the author chosen in the filter: its
+// hunks only, everyone else's left as they are.
+const AUTHOR_OPS = { stageAuthor: 'Stage', revertAuthor: 'Revert' };
+
+function renderAuthorOps(s) {
+  const box = $('author-ops');
+  box.replaceChildren();
+  const who = ui.author;
+  if (!who || who === 'unknown' || who === 'mixed') return;
+  const l = authorLabel(who);
+  const whose = who === 'you' ? 'your' : 'this agent\'s';
+  for (const op of s?.operations || []) {
+    if (!AUTHOR_OPS[op.id]) continue;
+    const b = opButton(op, null, `${AUTHOR_OPS[op.id]} ${whose} changes`);
+    b.onclick = () => invoke(op, null, `${op.label}: ${l.icon} ${l.text}`, { author: who });
+    box.append(b);
+  }
 }
 let filterCache = {};
 
@@ -776,7 +855,8 @@ function renderFiles(s) {
   const ul = $('files');
   const all = filesOf(s);
   const files = visibleFiles(s);
-  $('filter-count').textContent = ui.filter.trim() ? `${files.length} of ${all.length}` : '';
+  $('filter-count').textContent = ui.filter.trim() || ui.author ? `${files.length} of ${all.length}` : '';
+  renderAuthorFilter(s);
   // The selected file gone (reverted, committed): the one that took its
   // place in the list is selected, as after a delete in a list.
   const at = files.findIndex((f) => f.id === ui.file);
@@ -1378,6 +1458,20 @@ function decorateHunks(s, f) {
     unstage.hidden = !inIndex || !unst;
     unstage.disabled = off(unst);
     unstage.title = unst?.status === 'disabled' ? `Unstage: ${disabledReason()}` : 'Unstage this hunk: take its lines out of the index';
+    const info = hunkEntry(f, h, hi);
+    const by = info?.author ? (info.author === 'mixed' && Array.isArray(info.authors) ? info.authors : [info.author]) : null;
+    const sigBy = by ? by.join(' ') : '';
+    const authored = td.querySelector('.hunk-author');
+    if ((authored?.dataset.authors || '') !== sigBy) {
+      authored?.remove();
+      if (by) td.insertBefore(authorBadge(by), box);
+    }
+    // With an author chosen, the others' hunks stay listed, set apart.
+    const apart = !!(ui.author && by && !by.includes(ui.author));
+    if (tr.classList.contains('other-author') !== apart) {
+      tr.classList.toggle('other-author', apart);
+      for (let r = tr.nextElementSibling; r && !r.classList.contains('hunk'); r = r.nextElementSibling) r.classList.toggle('other-author', apart);
+    }
     const cb = label.firstChild;
     label.hidden = !entry;
     if (entry) {
@@ -1804,14 +1898,14 @@ function intent(shown, what) {
 
 // invoke runs an operation, asking first when it carries a confirmation.
 // Its running/error status arrives in the changeset state.
-async function invoke(op, target, what) {
+async function invoke(op, target, what, meta) {
   const shown = shownVersions(target ? targetFiles(target.resource) : undefined);
   if (op.confirmation !== undefined && op.confirmation !== null) {
     const text = confirmText(op, target, what);
     if (!(await confirmDialog(text, op.label))) return;
   }
   try {
-    const res = await intent(shown, { op: op.id, target });
+    const res = await intent(shown, { op: op.id, target, meta });
     if (res?.message) toast(doneNote(op, target, plain(res.message)));
   } catch (e) {
     toast(`${op.label} failed: ${errText(e)}`, 'error');
@@ -2420,6 +2514,12 @@ function main() {
   $('full-toggle').onclick = toggleFull;
   $('filter').addEventListener('input', () => {
     ui.filter = $('filter').value;
+    $('files').scrollTop = 0;
+    renderFiles(csState());
+    renderDiff(csState());
+  });
+  $('author-filter').addEventListener('change', () => {
+    ui.author = $('author-filter').value;
     $('files').scrollTop = 0;
     renderFiles(csState());
     renderDiff(csState());
