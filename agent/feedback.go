@@ -106,7 +106,11 @@ func SelectFor(annotations []protocol.Annotation, otherTurns map[string]bool, li
 			case x == "you":
 				p.By = append(p.By, "the user")
 			case strings.HasPrefix(x, protocol.ChatScheme):
-				p.By = append(p.By, "another agent (`"+x+"`)")
+				name := x
+				if _, id, ok := protocol.ParseChatURI(x); ok {
+					name = id
+				}
+				p.By = append(p.By, "another agent (`"+name+"`)")
 			default:
 				p.By = append(p.By, x)
 			}

@@ -113,10 +113,8 @@ func (cs *csChannel) byAuthor() (map[string][]authorShare, []string) {
 // authorName is how a confirmation names an author: the agent's chat
 // key, or "you".
 func authorName(a string) string {
-	if strings.HasPrefix(a, protocol.ChatScheme+"/") {
-		if i := strings.LastIndex(a, "/"); i >= 0 {
-			return a[i+1:]
-		}
+	if _, id, ok := protocol.ParseChatURI(a); ok {
+		return id
 	}
 	return a
 }

@@ -99,7 +99,7 @@ func TestAttributionRecipesFromTheDocs(t *testing.T) {
 	// The user.
 	writeFile(t, repo, "mine.txt", "m\n")
 
-	prefix := protocol.ChatScheme + "/" + strings.TrimPrefix(sum.Resource, protocol.SessionScheme+"/") + "/"
+	sess := sum.Resource
 	uncommitted := expand(t, cat["uncommitted"].URITemplate, nil)
 	want := map[string][]string{
 		"claude.txt":  {"cc-1"},
@@ -110,7 +110,7 @@ func TestAttributionRecipesFromTheDocs(t *testing.T) {
 		"mine.txt":    {"you"},
 	}
 	mirrorChangeset(t, c, uncommitted).Wait("every file's author", func(st protocol.ChangesetState) bool {
-		return ready(st) && sameAuthors(authorsByFile(st, repo, prefix), want)
+		return ready(st) && sameAuthors(authorsByFile(st, repo, sess), want)
 	})
 
 	// Codex CLI: notify runs the configured program with the event as
@@ -137,12 +137,12 @@ func TestAttributionRecipesFromTheDocs(t *testing.T) {
 	notify("t-1")
 	writeFile(t, repo, "codex.txt", "x\n")
 	notify("t-2")
-	turns := chatsOf(t, c, sum.Resource)[prefix+"cx-1"]
+	turns := chatsOf(t, c, sum.Resource)[protocol.ChatURI(sess, "cx-1")]
 	if len(turns) != 2 || !strings.HasPrefix(turns[1], "*") {
 		t.Fatalf("Codex's chat has turns %v; want one ended and one running", turns)
 	}
 	id, _, _ := strings.Cut(turns[0], ":")
 	mirrorChangeset(t, c, expand(t, cat["turn"].URITemplate, map[string]string{"turnId": id})).Wait("Codex's turn, unknown", func(st protocol.ChangesetState) bool {
-		return ready(st) && sameAuthors(authorsByFile(st, repo, prefix), map[string][]string{"codex.txt": {"unknown"}})
+		return ready(st) && sameAuthors(authorsByFile(st, repo, sess), map[string][]string{"codex.txt": {"unknown"}})
 	})
 }

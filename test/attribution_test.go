@@ -25,10 +25,19 @@ func linesOf(prefix string, n int, over map[int]string) string {
 	return b.String()
 }
 
+// chatName is the chat id of uri when it names a chat of the session
+// sess (the agent's name, as its hook gave it), else uri as it is.
+func chatName(sess, uri string) string {
+	if s, id, ok := protocol.ParseChatURI(uri); ok && s == sess {
+		return id
+	}
+	return uri
+}
+
 // authorsByFile lists, for each file of a changeset (relative to root),
-// its hunks' authors in line order, with the chat URIs of prefix cut to
-// the agent's name.
-func authorsByFile(st protocol.ChangesetState, root, prefix string) map[string][]string {
+// its hunks' authors in line order, with the chat URIs of the session sess
+// cut to the agent's name.
+func authorsByFile(st protocol.ChangesetState, root, sess string) map[string][]string {
 	out := map[string][]string{}
 	for _, f := range st.Files {
 		uri := f.ID
@@ -43,7 +52,7 @@ func authorsByFile(st protocol.ChangesetState, root, prefix string) map[string][
 		sort.Slice(hunks, func(i, j int) bool { return hunks[i].NewStart < hunks[j].NewStart })
 		var list []string
 		for _, h := range hunks {
-			a := strings.TrimPrefix(h.Author, prefix)
+			a := chatName(sess, h.Author)
 			if len(h.Authors) > 0 {
 				a += fmt.Sprint(h.Authors)
 			}
@@ -51,7 +60,7 @@ func authorsByFile(st protocol.ChangesetState, root, prefix string) map[string][
 		}
 		if len(hunks) == 0 {
 			a, _ := own["author"].(string)
-			list = []string{"file:" + strings.TrimPrefix(a, prefix)}
+			list = []string{"file:" + chatName(sess, a)}
 		}
 		out[strings.TrimPrefix(uri, "file://"+root+"/")] = list
 	}
@@ -88,8 +97,7 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 	d := startDaemonIn(t, state, repo)
 	c := d.client(t, "panel")
 	sum := onlySession(t, c)
-	sid := strings.TrimPrefix(sum.Resource, protocol.SessionScheme+"/")
-	prefix := protocol.ChatScheme + "/" + sid + "/"
+	sess := sum.Resource
 	hook := func(stdin string, args ...string) string {
 		t.Helper()
 		return d.cliOK(t, stdin, args...)
@@ -152,7 +160,7 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 		if len(list) == 0 {
 			continue
 		}
-		turns[strings.TrimPrefix(chat, prefix)] = strings.Split(list[0], ":")[0]
+		turns[chatName(sess, chat)] = strings.Split(list[0], ":")[0]
 	}
 	if turns["tool-1"] != strings.TrimSpace(tool) || turns["claude-1"] == "" || turns["gemini-1"] == "" {
 		t.Fatalf("turns by chat: %v", turns)
@@ -187,7 +195,7 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 			}
 		}()
 		m.Wait(name+" with every author", func(st protocol.ChangesetState) bool {
-			got = authorsByFile(st, repo, prefix)
+			got = authorsByFile(st, repo, sess)
 			return ready(st) && sameAuthors(got, v.want)
 		})
 	}
@@ -201,7 +209,7 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 	for _, name := range []string{"uncommitted", "claude's turn"} {
 		v := views[name]
 		mirrorChangeset(t, c, v.uri).Wait(name+" after a restart", func(st protocol.ChangesetState) bool {
-			return ready(st) && sameAuthors(authorsByFile(st, repo, prefix), v.want)
+			return ready(st) && sameAuthors(authorsByFile(st, repo, sess), v.want)
 		})
 	}
 

@@ -48,7 +48,7 @@ func TestBrowserHunkAuthors(t *testing.T) {
 
 	// Only the agent's files: g.txt (the user's) leaves the list.
 	var ok bool
-	b.eval(`(() => { const s = document.getElementById('author-filter'); s.value = `+js("ahp-chat:/"+sessionIDOf(t, d)+"/claude-1")+`; s.dispatchEvent(new Event('change')); return s.value !== '' })()`, &ok)
+	b.eval(`(() => { const s = document.getElementById('author-filter'); s.value = [...s.options].find(o => o.textContent === '◆ claude-1').value; s.dispatchEvent(new Event('change')); return s.value !== '' })()`, &ok)
 	b.waitFor("only the agent's file listed", `[...document.querySelectorAll('#files li.file')].length === 1 && !!`+fileRow("f.txt"))
 	// The user's hunk of that file is listed apart, not hidden.
 	b.waitFor("the other author's hunk set apart", `[...document.querySelectorAll('#diff tr.hunk')].map(r => r.classList.contains('other-author') ? 'apart' : 'own').join() === 'own,apart'`)
@@ -64,10 +64,4 @@ func TestBrowserHunkAuthors(t *testing.T) {
 	if !strings.Contains(cached, "+line three") || strings.Contains(cached, "thirty-five") || strings.Contains(cached, "g.txt") {
 		t.Errorf("staged:\n%s", cached)
 	}
-}
-
-// sessionIDOf is the id of the daemon's only session.
-func sessionIDOf(t *testing.T, d *daemon) string {
-	c := d.client(t, "probe")
-	return strings.TrimPrefix(onlySession(t, c).Resource, "ahp-session:/")
 }

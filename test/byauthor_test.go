@@ -23,8 +23,7 @@ func TestStageAndRevertOneAgentsChanges(t *testing.T) {
 	d := startDaemon(t, repo)
 	c := d.client(t, "panel")
 	sum := onlySession(t, c)
-	sid := strings.TrimPrefix(sum.Resource, protocol.SessionScheme+"/")
-	prefix := protocol.ChatScheme + "/" + sid + "/"
+	sess := sum.Resource
 	payload := func(fields map[string]any) string {
 		b, _ := json.Marshal(fields)
 		return string(b)
@@ -67,7 +66,7 @@ func TestStageAndRevertOneAgentsChanges(t *testing.T) {
 
 	var claudeTurn string
 	for chat, list := range chatsOf(t, c, sum.Resource) {
-		if strings.TrimPrefix(chat, prefix) == "claude-1" && len(list) > 0 {
+		if chatName(sess, chat) == "claude-1" && len(list) > 0 {
 			claudeTurn = strings.Split(list[0], ":")[0]
 		}
 	}
@@ -84,7 +83,7 @@ func TestStageAndRevertOneAgentsChanges(t *testing.T) {
 	uncommitted := expand(t, cat["uncommitted"].URITemplate, nil)
 	um := mirrorChangeset(t, c, uncommitted)
 	st := um.Wait("every author, and the operations by author", func(st protocol.ChangesetState) bool {
-		return ready(st) && sameAuthors(authorsByFile(st, repo, prefix), want) && opIn(st, "stageAuthor") != nil
+		return ready(st) && sameAuthors(authorsByFile(st, repo, sess), want) && opIn(st, "stageAuthor") != nil
 	})
 	var confirm string
 	json.Unmarshal(opIn(st, "stageAuthor").Confirmation, &confirm)
@@ -93,7 +92,7 @@ func TestStageAndRevertOneAgentsChanges(t *testing.T) {
 			t.Errorf("stageAuthor's confirmation %q does not say %q", confirm, s)
 		}
 	}
-	for _, meta := range []map[string]any{nil, {"author": prefix + "nobody"}, {"author": "unknown"}} {
+	for _, meta := range []map[string]any{nil, {"author": protocol.ChatURI(sess, "nobody")}, {"author": "unknown"}} {
 		if _, err := invokeOn(t, c, uncommitted, "stageAuthor", nil, meta); rpcCode(err) != protocol.CodeInvalidParams {
 			t.Errorf("stageAuthor with _meta %v: %v, want -32602", meta, err)
 		}
@@ -101,7 +100,7 @@ func TestStageAndRevertOneAgentsChanges(t *testing.T) {
 	if got := git(t, repo, "diff", "--cached", "--name-only"); got != "" {
 		t.Errorf("refused invocations staged %q", got)
 	}
-	res, err := invokeOn(t, c, uncommitted, "stageAuthor", nil, map[string]any{"author": prefix + "claude-1"})
+	res, err := invokeOn(t, c, uncommitted, "stageAuthor", nil, map[string]any{"author": protocol.ChatURI(sess, "claude-1")})
 	if err != nil {
 		t.Fatalf("stageAuthor: %v", err)
 	}
@@ -131,9 +130,9 @@ func TestStageAndRevertOneAgentsChanges(t *testing.T) {
 	turn := expand(t, cat["turn"].URITemplate, map[string]string{"turnId": claudeTurn})
 	tm := mirrorChangeset(t, c, turn)
 	tm.Wait("Claude's turn with every author", func(st protocol.ChangesetState) bool {
-		return ready(st) && sameAuthors(authorsByFile(st, repo, prefix), want) && opIn(st, "revertAuthor") != nil
+		return ready(st) && sameAuthors(authorsByFile(st, repo, sess), want) && opIn(st, "revertAuthor") != nil
 	})
-	if _, err := invokeOn(t, c, turn, "revertAuthor", nil, map[string]any{"author": prefix + "claude-1"}); err != nil {
+	if _, err := invokeOn(t, c, turn, "revertAuthor", nil, map[string]any{"author": protocol.ChatURI(sess, "claude-1")}); err != nil {
 		t.Fatalf("revertAuthor: %v", err)
 	}
 	if got := string(readFileT(t, repo, "shared.txt")); got != linesOf("line", 60, map[int]string{30: "user 30", 55: "gemini 55"}) {
@@ -169,7 +168,7 @@ func TestStageAndRevertOneAgentsChanges(t *testing.T) {
 		o := opIn(st, "revertAuthor")
 		return ready(st) && o != nil && o.Status == protocol.OpIdle
 	})
-	_, err = invokeOn(t, c, turn, "revertAuthor", nil, map[string]any{"author": prefix + "claude-1"})
+	_, err = invokeOn(t, c, turn, "revertAuthor", nil, map[string]any{"author": protocol.ChatURI(sess, "claude-1")})
 	if rpcCode(err) != protocol.CodeConflict || protocol.ReasonOf(err) != protocol.ReasonFileChanged {
 		t.Errorf("revertAuthor with shared.txt changed since the turn: %v, want -32011 fileChanged", err)
 	}

@@ -338,7 +338,7 @@ func deliverFeedback(ctx context.Context, c *client, sessionURI, chat, turnID st
 	}
 	self := chat
 	if self == sessionURI {
-		self = protocol.ChatScheme + "/" + strings.TrimPrefix(sessionURI, protocol.SessionScheme+"/")
+		self = protocol.ChatURI(sessionURI, protocol.DefaultChatID)
 	}
 	pending := agent.SelectFor(st.Annotations, others, linesBy, self)
 	if len(pending) == 0 {
