@@ -1,0 +1,43 @@
+package scm
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// renameat2(2) flags: swap the two names atomically, or fail rather than
+// replace an existing target.
+const (
+	renameExchange  = unix.RENAME_EXCHANGE
+	renameNoReplace = unix.RENAME_NOREPLACE
+)
+
+// errNoRename2 is returned by rename2 when the file system or platform
+// has no renameat2 with the flags asked for.
+var errNoRename2 = errors.New("renameat2 with these flags is not supported here")
+
+// rename2 renames src (in sroot) to dst (in droot) with renameat2(2) on
+// their open parent directories; flags 0 is a plain rename.
+func rename2(sroot *os.Root, src string, droot *os.Root, dst string, flags uint) error {
+	sd, err := sroot.Open(filepath.Dir(src))
+	if err != nil {
+		return err
+	}
+	defer sd.Close()
+	dd, err := droot.Open(filepath.Dir(dst))
+	if err != nil {
+		return err
+	}
+	defer dd.Close()
+	err = unix.Renameat2(int(sd.Fd()), filepath.Base(src), int(dd.Fd()), filepath.Base(dst), flags)
+	switch {
+	case err == nil:
+		return nil
+	case flags != 0 && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP)):
+		return errNoRename2
+	}
+	return &os.LinkError{Op: "renameat2", Old: src, New: dst, Err: err}
+}
