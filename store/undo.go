@@ -19,6 +19,18 @@ type UndoFile struct {
 	Exists  bool   `json:"exists"`
 	Content []byte `json:"content,omitempty"`
 	Mode    uint32 `json:"mode,omitempty"`
+	// Index is the path's index entry, kept where the undo puts it
+	// back; records made before undo restored the index have none.
+	Index *UndoIndex `json:"index,omitempty"`
+}
+
+// UndoIndex is an index entry as an undo record keeps it: absent, or a
+// blob id and mode, with the blob's content where the undo puts it back.
+type UndoIndex struct {
+	Exists  bool   `json:"exists"`
+	OID     string `json:"oid,omitempty"`
+	Mode    uint32 `json:"mode,omitempty"`
+	Content []byte `json:"content,omitempty"`
 }
 
 // Undo is one revert of a changeset that can still be undone: the files
