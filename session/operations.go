@@ -12,6 +12,7 @@ import (
 
 	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session/ops"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
@@ -84,6 +85,11 @@ type Edit struct {
 	// Keep, for a revert, makes the pending Undo durable before the
 	// first write (see Editor.Revert).
 	Keep func(*Undo) error
+	// Shown, for a commit with nothing staged, is exactly what the
+	// client displayed: each path's blob id, or its absence. The commit
+	// stages exactly that or is refused. Nil means the changeset's files
+	// as last published (Files).
+	Shown []ops.Shown
 }
 
 // EditFile is one file of an Edit with its sides as the changeset last
@@ -657,7 +663,7 @@ func (s *Session) pendUndo(uri string, ws int, u *Undo) (*undoRecord, error) {
 		edit: &Undo{Files: u.Files, After: u.After, Pending: true}}
 	if us := s.m.undoStore(); us != nil {
 		if err := us.PutUndo(s.id, r.record(uri)); err != nil {
-			return nil, fmt.Errorf("cannot store what the revert would replace (%w), so it could not be undone; nothing was changed", err)
+			return nil, stateErr(fmt.Errorf("cannot store what the revert would replace (%w), so it could not be undone; nothing was changed", err))
 		}
 	}
 	return r, nil
@@ -846,7 +852,8 @@ func revertSummary(u *Undo) (string, bool) {
 			break
 		}
 		a := u.After[i]
-		if a.Exists == b.Exists && a.Mode == b.Mode && bytes.Equal(a.Content, b.Content) {
+		indexSame := a.Index == nil || b.Index == nil || a.Index.Same(*b.Index)
+		if a.Exists == b.Exists && a.Mode == b.Mode && bytes.Equal(a.Content, b.Content) && indexSame {
 			continue
 		}
 		changed = append(changed, b.Path)

@@ -17,6 +17,7 @@ import (
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/scm"
 	"github.com/changesetd/changesetd/session"
+	"github.com/changesetd/changesetd/session/ops"
 )
 
 // The workspace is the session's write side too: the operations
@@ -38,6 +39,10 @@ func opErr(err error) error {
 		return &protocol.Error{Code: protocol.CodePermissionDenied, Message: err.Error()}
 	case errors.Is(err, scm.ErrIndexLocked):
 		return &protocol.Error{Code: protocol.CodeConflict, Message: "another git process holds .git/index.lock; try again when it has finished (" + err.Error() + ")", Data: map[string]any{"reason": protocol.ReasonIndexLocked}}
+	case errors.Is(err, scm.ErrSigningRequired):
+		return protocol.Errorf(protocol.CodeConflict, "%v; nothing was committed", err).WithReason(protocol.ReasonSigningRequired)
+	case errors.Is(err, scm.ErrNoIdentity):
+		return protocol.Errorf(protocol.CodeConflict, "%v; nothing was committed: set user.name and user.email", err).WithReason(protocol.ReasonNoIdentity)
 	case errors.Is(err, scm.ErrNothingStaged):
 		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: "nothing to commit"}
 	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
@@ -193,6 +198,92 @@ func (w *gitWorkspace) isStaged(path string) bool {
 		return false
 	}
 	return iok != hok || io != ho || im != hm
+}
+
+// readHeld is tree's: what path holds now, for a guarded replace; a file
+// that cannot be read is refused naming it and the cause.
+func (w *gitWorkspace) readHeld(path string) (scm.Held, error) {
+	h, err := w.repo.ReadHeld(path)
+	return h, readErr(path, err)
+}
+
+// replace is tree's: scm.Repo.ReplaceWorktree, refusing with fileChanged
+// a path that no longer holds want.
+func (w *gitWorkspace) replace(path string, want, next scm.Held) error {
+	err := w.repo.ReplaceWorktree(path, want, next)
+	if errors.Is(err, scm.ErrChanged) {
+		return protocol.Errorf(protocol.CodeConflict, "%s changed while the operation ran; it was left as it is (%v)", path, err).WithReason(protocol.ReasonFileChanged)
+	}
+	return opErr(err)
+}
+
+// indexEntry is tree's: the path's stage-0 index entry, without content.
+func (w *gitWorkspace) indexEntry(path string) (ops.IndexEntry, error) {
+	oid, mode, ok, err := w.repo.IndexBlob(path)
+	if err != nil || !ok {
+		return ops.IndexEntry{}, opErr(err)
+	}
+	return ops.IndexEntry{Exists: true, OID: oid, Mode: mode}, nil
+}
+
+// headEntry is tree's: HEAD's entry at path, as an index entry.
+func (w *gitWorkspace) headEntry(path string) (ops.IndexEntry, error) {
+	oid, mode, ok, err := w.repo.HeadBlob(path)
+	if err != nil || !ok {
+		return ops.IndexEntry{}, opErr(err)
+	}
+	return ops.IndexEntry{Exists: true, OID: oid, Mode: mode}, nil
+}
+
+// setIndex is tree's: the entries set in one index write.
+func (w *gitWorkspace) setIndex(ctx context.Context, sets []scm.IndexSet) error {
+	return opErr(w.repo.SetIndexEntries(ctx, sets))
+}
+
+// smudge is tree's: the bytes git checkout writes for a blob of path.
+func (w *gitWorkspace) smudge(path string, blob []byte, oid string) ([]byte, error) {
+	b, err := w.repo.Smudge(path, blob, oid)
+	if errors.Is(err, scm.ErrFilterNotRun) {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "%v; nothing was changed: use git checkout for this file", err).WithReason(protocol.ReasonFilterNotRun)
+	}
+	return b, opErr(err)
+}
+
+// writeBlob is tree's.
+func (w *gitWorkspace) writeBlob(content []byte) (string, error) { return w.repo.WriteBlob(content) }
+
+// changedPaths is tree's: what a status of the session's directory lists.
+func (w *gitWorkspace) changedPaths(ctx context.Context) ([]string, error) {
+	st, err := w.status(ctx)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	out := make([]string, 0, len(st.Changes))
+	for _, c := range w.scoped(st.Changes) {
+		out = append(out, c.Path)
+	}
+	return out, nil
+}
+
+// clean is tree's: what git stores for working-tree bytes of path.
+func (w *gitWorkspace) clean(path string, b []byte) ([]byte, error) {
+	return w.repo.Clean(path, b)
+}
+
+// readErr gives a failed read its protocol code, naming the file and the
+// cause: a file the daemon may not read is unreadable, not a write
+// refused.
+func readErr(path string, err error) error {
+	var pe *protocol.Error
+	switch {
+	case err == nil || errors.As(err, &pe):
+		return err
+	case errors.Is(err, fs.ErrPermission):
+		return protocol.Errorf(protocol.CodePermissionDenied, "%s cannot be read (%v); nothing was changed: make it readable by the daemon's user", path, err).WithReason(protocol.ReasonUnreadable)
+	case errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ESTALE) || errors.Is(err, syscall.ELOOP) || strings.Contains(err.Error(), "kept changing while it was read"):
+		return protocol.Errorf(protocol.CodeConflict, "%s cannot be read (%v); nothing was changed", path, err).WithReason(protocol.ReasonUnreadable)
+	}
+	return opErr(err)
 }
 
 func (w *gitWorkspace) ReadWorktree(path string) ([]byte, uint32, error) {

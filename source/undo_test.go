@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/scm"
 	"github.com/changesetd/changesetd/session"
 )
 
@@ -113,18 +114,11 @@ type failingTree struct {
 	fail string
 }
 
-func (f failingTree) WriteWorktree(path string, content []byte, mode uint32) error {
+func (f failingTree) replace(path string, want, next scm.Held) error {
 	if path == f.fail {
 		return opErr(fmt.Errorf("write %s: %w", path, syscall.ENOSPC))
 	}
-	return f.gitWorkspace.WriteWorktree(path, content, mode)
-}
-
-func (f failingTree) RemoveWorktree(path string) error {
-	if path == f.fail {
-		return opErr(fmt.Errorf("remove %s: %w", path, syscall.ENOSPC))
-	}
-	return f.gitWorkspace.RemoveWorktree(path)
+	return f.gitWorkspace.replace(path, want, next)
 }
 
 // A multi-file revert whose write fails part-way returns, with the error,
