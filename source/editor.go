@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"lukechampine.com/blake3"
 
@@ -367,11 +368,14 @@ func (w *gitWorkspace) Edited(path string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// testGateEnv names the environment variable that stops a revert at one
-// point, for the tests that kill the daemon there: "kept" (its undo is
-// stored, nothing written yet) or "wrote" (the first path written), then
-// ':' and a file to create on arriving. The revert then waits until the
-// daemon stops. Unset, as outside those tests, it does nothing.
+// testGateEnv names the environment variable that stops an operation at
+// one point, for the tests that act on the tree or kill the daemon there:
+// "kept" (a revert's undo is stored, nothing written yet), "wrote" (its
+// first path written), "indexed" (its index entries written, the undo not
+// yet settled) or "commit" (a commit's view checked, nothing staged yet);
+// then ':' and a file to create on arriving, and optionally ':' and a file
+// whose appearance lets it go on. Without that second file it waits until
+// the daemon stops. Unset, as outside those tests, it does nothing.
 const testGateEnv = "CHANGESETD_TEST_REVERT_GATE"
 
 func testGate(ctx context.Context, point string) error {
@@ -379,12 +383,26 @@ func testGate(ctx context.Context, point string) error {
 	if v == "" {
 		return nil
 	}
-	at, file, ok := strings.Cut(v, ":")
-	if !ok || at != point {
+	parts := strings.Split(v, ":")
+	if len(parts) < 2 || parts[0] != point {
 		return nil
 	}
-	if err := os.WriteFile(file, []byte(point+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(parts[1], []byte(point+"\n"), 0o644); err != nil {
 		return fmt.Errorf("%s: %w", testGateEnv, err)
+	}
+	if len(parts) > 2 {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := os.Stat(parts[2]); err == nil {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("stopped at %s=%s: %w", testGateEnv, v, ctx.Err())
+			case <-tick.C:
+			}
+		}
 	}
 	<-ctx.Done()
 	return fmt.Errorf("stopped at %s=%s: %w", testGateEnv, v, ctx.Err())

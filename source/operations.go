@@ -328,6 +328,8 @@ func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) 
 				u.Files[i].Index, u.After[i].Index = nil, nil
 			}
 			werr = errors.Join(werr, err)
+		} else if err := testGate(ctx, "indexed"); err != nil {
+			werr = errors.Join(werr, err)
 		}
 	}
 	if len(changed) > 0 {
@@ -656,6 +658,9 @@ func commit(ctx context.Context, t tree, e session.Edit, msg string, fallback fu
 	}
 	staged, err := t.HasStaged(ctx)
 	if err != nil {
+		return "", "", err
+	}
+	if err := testGate(ctx, "commit"); err != nil {
 		return "", "", err
 	}
 	if !staged {
