@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/unicode"
@@ -217,9 +218,10 @@ func identToWorktree(b []byte, oid string) []byte {
 }
 
 // encodeToWorktree is git's encode_to_worktree: UTF-8 content becomes the
-// working-tree-encoding enc, as iconv writes it (UTF-16 and UTF-32
-// without an order get a big-endian byte-order mark, UTF-16LE-BOM a
-// little-endian one).
+// working-tree-encoding enc, as glibc's iconv writes it: UTF-16 and
+// UTF-32 without an order get a byte-order mark and the machine's order
+// (little-endian on the platforms the daemon is built for), UTF-16LE-BOM a
+// little-endian one.
 func encodeToWorktree(b []byte, enc string) ([]byte, error) {
 	if len(b) == 0 {
 		return b, nil
@@ -233,7 +235,7 @@ func encodeToWorktree(b []byte, enc string) ([]byte, error) {
 	case !isUTF:
 		e = legacyEncoding(enc)
 	case rest == "16":
-		e, bom = unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM), bomUTF16BE
+		e, bom = unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), bomUTF16LE
 	case rest == "16LE-BOM":
 		e, bom = unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), bomUTF16LE
 	case rest == "16LE":
@@ -241,7 +243,7 @@ func encodeToWorktree(b []byte, enc string) ([]byte, error) {
 	case rest == "16BE":
 		e = unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)
 	case rest == "32":
-		e, bom = utf32.UTF32(utf32.BigEndian, utf32.IgnoreBOM), bomUTF32BE
+		e, bom = utf32.UTF32(utf32.LittleEndian, utf32.IgnoreBOM), bomUTF32LE
 	case rest == "32LE":
 		e = utf32.UTF32(utf32.LittleEndian, utf32.IgnoreBOM)
 	case rest == "32BE":
@@ -254,7 +256,7 @@ func encodeToWorktree(b []byte, enc string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: failed to encode from UTF-8 to %s: %v", errEncoding, enc, err)
 	}
-	return append(bom, out...), nil
+	return append(slices.Clip(bom), out...), nil
 }
 
 // lfsObject reads the object a git-lfs pointer names from the common

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +239,65 @@ func TestUndoRestoresTheIndex(t *testing.T) {
 			e.mustInvoke("undo", nil, nil)
 			check(t, e, staged)
 		})
+	}
+}
+
+// A revert writes what git checkout writes: the smudge side of the text,
+// eol and ident attributes applied to the committed blob, for a whole
+// file and for a range, checked against the git binary.
+func TestRevertWritesWhatGitCheckoutWrites(t *testing.T) {
+	lines := func(two, eighteen string) string {
+		var b strings.Builder
+		for i := 1; i <= 20; i++ {
+			l := strconv.Itoa(i)
+			switch i {
+			case 2:
+				l = two
+			case 18:
+				l = eighteen
+			}
+			b.WriteString(l + "\r\n")
+		}
+		return b.String()
+	}
+	repo := gitRepo(t, map[string]string{
+		".gitattributes": "*.txt text eol=crlf\n*.c ident\n",
+		"a.txt":          "one\r\ntwo\r\n",
+		"b.txt":          lines("2", "18"),
+		"id.c":           "/* $Id$ */\nint x;\n",
+	})
+	checkedOut := map[string]string{}
+	for _, rel := range []string{"a.txt", "id.c"} {
+		if err := os.Remove(filepath.Join(repo, rel)); err != nil {
+			t.Fatal(err)
+		}
+		git(t, repo, "checkout", "--", rel)
+		checkedOut[rel] = string(readFileT(t, repo, rel))
+	}
+	if checkedOut["a.txt"] != "one\r\ntwo\r\n" || !strings.HasPrefix(checkedOut["id.c"], "/* $Id: ") {
+		t.Fatalf("git checkout wrote %q", checkedOut)
+	}
+	writeFile(t, repo, "a.txt", "one\r\nTWO\r\n")
+	writeFile(t, repo, "b.txt", lines("TWO", "EIGHTEEN"))
+	writeFile(t, repo, "id.c", "/* $Id$ */\nint y;\n")
+	e := startOps(t, repo)
+	e.m.Wait("three files", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 3 })
+	e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+	for _, rel := range []string{"a.txt", "id.c"} {
+		e.mustInvoke("revert", resTarget(e.id(rel)), nil)
+		if got := string(e.disk(rel)); got != checkedOut[rel] {
+			t.Errorf("%s after the revert = %q, git checkout writes %q", rel, got, checkedOut[rel])
+		}
+	}
+	if got := e.git("status", "--porcelain", "--", "a.txt", "id.c"); got != "" {
+		t.Errorf("git status after the reverts: %q", got)
+	}
+	e.m.Wait("b.txt's hunks", func(st protocol.ChangesetState) bool {
+		f := findFile(st, repo, "b.txt")
+		return ready(st) && len(st.Files) == 1 && f != nil && diffCounts(f) == "+2 -2"
+	})
+	e.mustInvoke("revert", lineTarget(e.id("b.txt"), 17, 17), nil)
+	if got, want := string(e.disk("b.txt")), lines("TWO", "18"); got != want {
+		t.Errorf("b.txt after reverting line 18 = %q, want %q", got, want)
 	}
 }
