@@ -23,3 +23,22 @@ func rename2(sroot *os.Root, src string, droot *os.Root, dst string, flags uint)
 	}
 	return os.Rename(filepath.Join(sroot.Name(), src), filepath.Join(droot.Name(), dst))
 }
+
+// syncTemps makes the temp files named in tmpDir durable, one by one.
+func syncTemps(tmpDir *os.Root, names []string) error {
+	for _, n := range names {
+		if fi, err := tmpDir.Lstat(n); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		f, err := tmpDir.OpenFile(n, os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

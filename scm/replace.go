@@ -123,6 +123,88 @@ func holds(root *os.Root, name string, h Held) (bool, error) {
 // WriteWorktree; a removal also removes the parent directories it left
 // empty.
 func (r *Repo) ReplaceWorktree(p string, want, next Held) error {
+	return r.ReplacePrepared(p, want, next, nil)
+}
+
+// Prepared is the new content of a working-tree path made ready ahead of
+// its rename: a temp file, already durable.
+type Prepared struct {
+	tmp string
+}
+
+// PrepareWrites writes, for each path whose next content exists, the temp
+// file ReplacePrepared renames into place, and makes them all durable
+// with one sync of the file system (syncfs), where a write of each on its
+// own syncs each: a revert of thousands of files waits for the disk once.
+// The result has a nil entry where next[i] is an absence. Temp files not
+// used are removed by DiscardPrepared.
+func (r *Repo) PrepareWrites(paths []string, next []Held) ([]*Prepared, error) {
+	out := make([]*Prepared, len(paths))
+	root, err := os.OpenRoot(r.root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	tmpDir, err := r.openTempDir()
+	if err != nil {
+		return nil, fmt.Errorf("scm: write: temp dir: %w", err)
+	}
+	defer tmpDir.Close()
+	s := newSettings(loadConfig(r.commonDir, r.gitDir))
+	var names []string
+	for i, p := range paths {
+		n := next[i]
+		if !n.Exists {
+			continue
+		}
+		rel, err := writeTarget("write", p)
+		if err != nil {
+			r.DiscardPrepared(out)
+			return nil, err
+		}
+		fm := filemode.FileMode(n.Mode)
+		if fm == filemode.Symlink && !s.symlinks {
+			fm = filemode.Regular
+		}
+		var old fs.FileInfo
+		if checkParents(root, "write", rel, false) == nil {
+			if fi, err := root.Lstat(filepath.FromSlash(rel)); err == nil && fi.Mode().IsRegular() {
+				old = fi
+			}
+		}
+		tmp := newTempName()
+		if err := makeTempUnsynced(tmpDir, tmp, n.Content, fm, old); err != nil {
+			r.DiscardPrepared(out)
+			return nil, fmt.Errorf("scm: write %s: %w", rel, err)
+		}
+		out[i] = &Prepared{tmp: tmp}
+		names = append(names, tmp)
+	}
+	if err := syncTemps(tmpDir, names); err != nil {
+		r.DiscardPrepared(out)
+		return nil, fmt.Errorf("scm: write: sync: %w", err)
+	}
+	return out, nil
+}
+
+// DiscardPrepared removes the temp files of prepared writes not renamed
+// into place.
+func (r *Repo) DiscardPrepared(prs []*Prepared) {
+	tmpDir, err := r.openTempDir()
+	if err != nil {
+		return
+	}
+	defer tmpDir.Close()
+	for _, pr := range prs {
+		if pr != nil && pr.tmp != "" {
+			tmpDir.Remove(pr.tmp)
+		}
+	}
+}
+
+// ReplacePrepared is ReplaceWorktree with next's content already in pr's
+// temp file (from PrepareWrites), or, with pr nil, written now.
+func (r *Repo) ReplacePrepared(p string, want, next Held, pr *Prepared) error {
 	op := "write"
 	if !next.Exists {
 		op = "remove"
@@ -167,9 +249,20 @@ func (r *Repo) ReplaceWorktree(p string, want, next Held) error {
 		return fmt.Errorf("scm: %s %s: temp dir: %w", op, rel, err)
 	}
 	defer tmpDir.Close()
-	err = r.replaceVia(root, name, tmpDir, newTempName(), want, next, fm)
+	var pre string
+	if pr != nil && next.Exists {
+		pre, pr.tmp = pr.tmp, ""
+	}
+	tmp := pre
+	if tmp == "" {
+		tmp = newTempName()
+	}
+	err = r.replaceVia(root, name, tmpDir, tmp, pre != "", want, next, fm)
 	if isCrossDevice(err) {
-		err = r.replaceVia(root, name, root, tempName(name), want, next, fm)
+		if pre != "" {
+			tmpDir.Remove(pre)
+		}
+		err = r.replaceVia(root, name, root, tempName(name), false, want, next, fm)
 	}
 	if err != nil {
 		return fmt.Errorf("scm: %s %s: %w", op, rel, err)
@@ -186,7 +279,8 @@ func (r *Repo) ReplaceWorktree(p string, want, next Held) error {
 }
 
 // replaceVia is ReplaceWorktree with its temp name tmp in tdir.
-func (r *Repo) replaceVia(root *os.Root, name string, tdir *os.Root, tmp string, want, next Held, fm filemode.FileMode) error {
+// With made, tmp already holds next's content.
+func (r *Repo) replaceVia(root *os.Root, name string, tdir *os.Root, tmp string, made bool, want, next Held, fm filemode.FileMode) error {
 	cur, lerr := root.Lstat(name)
 	if lerr != nil && !errors.Is(lerr, fs.ErrNotExist) {
 		return lerr
@@ -220,8 +314,10 @@ func (r *Repo) replaceVia(root *os.Root, name string, tdir *os.Root, tmp string,
 	if lerr == nil && !cur.IsDir() {
 		old = cur
 	}
-	if err := makeTemp(tdir, tmp, next.Content, fm, old); err != nil {
-		return err
+	if !made {
+		if err := makeTemp(tdir, tmp, next.Content, fm, old); err != nil {
+			return err
+		}
 	}
 	if !want.Exists {
 		err := rename2(tdir, tmp, root, name, renameNoReplace)

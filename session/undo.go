@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -250,7 +249,7 @@ func (cs *csChannel) undoChecked(current map[*undoRecord]bool) {
 // stateErr gives a failure to write the state database its protocol code
 // when it is expected: the state dir's disk or quota is full.
 func stateErr(err error) error {
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+	if errors.Is(err, store.ErrNoSpace) {
 		return protocol.Errorf(protocol.CodeConflict, "the state dir's disk is full: %v", err).WithReason(protocol.ReasonStateNoSpace)
 	}
 	return err

@@ -210,13 +210,22 @@ func (w *gitWorkspace) readHeld(path string) (scm.Held, error) {
 
 // replace is tree's: scm.Repo.ReplaceWorktree, refusing with fileChanged
 // a path that no longer holds want.
-func (w *gitWorkspace) replace(path string, want, next scm.Held) error {
-	err := w.repo.ReplaceWorktree(path, want, next)
+func (w *gitWorkspace) replace(path string, want, next scm.Held, pr *scm.Prepared) error {
+	err := w.repo.ReplacePrepared(path, want, next, pr)
 	if errors.Is(err, scm.ErrChanged) {
 		return protocol.Errorf(protocol.CodeConflict, "%s changed while the operation ran; it was left as it is (%v)", path, err).WithReason(protocol.ReasonFileChanged)
 	}
 	return opErr(err)
 }
+
+// prepare is tree's: scm.Repo.PrepareWrites.
+func (w *gitWorkspace) prepare(paths []string, next []scm.Held) ([]*scm.Prepared, error) {
+	prs, err := w.repo.PrepareWrites(paths, next)
+	return prs, opErr(err)
+}
+
+// discard is tree's: scm.Repo.DiscardPrepared.
+func (w *gitWorkspace) discard(prs []*scm.Prepared) { w.repo.DiscardPrepared(prs) }
 
 // indexEntry is tree's: the path's stage-0 index entry, without content.
 func (w *gitWorkspace) indexEntry(path string) (ops.IndexEntry, error) {

@@ -60,8 +60,12 @@ type tree interface {
 	// only if it still holds want, checked right before the rename
 	// (scm.Repo.ReplaceWorktree); a path that changed is refused with
 	// reason fileChanged and left alone.
+	// prepare readies the new contents ahead, durable at once, for
+	// replace (pr nil writes it then); discard drops what was not used.
 	readHeld(path string) (scm.Held, error)
-	replace(path string, want, next scm.Held) error
+	replace(path string, want, next scm.Held, pr *scm.Prepared) error
+	prepare(paths []string, next []scm.Held) ([]*scm.Prepared, error)
+	discard(prs []*scm.Prepared)
 	// indexEntry and headEntry are path's stage-0 index entry and HEAD's
 	// entry; setIndex sets entries in one index write.
 	indexEntry(path string) (ops.IndexEntry, error)
@@ -288,6 +292,17 @@ func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) 
 	if err := testGate(ctx, "kept"); err != nil {
 		return nil, err
 	}
+	nexts := make([]scm.Held, len(paths))
+	for i := range paths {
+		if !sameSaved(before[i], planned[i]) {
+			nexts[i] = held(planned[i])
+		}
+	}
+	prs, err := t.prepare(paths, nexts)
+	if err != nil {
+		return nil, err
+	}
+	defer t.discard(prs)
 	u := &session.Undo{}
 	var changed []string
 	var werr error
@@ -296,7 +311,7 @@ func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) 
 	for i, p := range paths {
 		next := planned[i]
 		if !sameSaved(before[i], next) {
-			err := t.replace(p, cur[p], held(next))
+			err := t.replace(p, cur[p], held(next), prs[i])
 			if protocol.ReasonOf(err) == protocol.ReasonFileChanged {
 				changed = append(changed, p)
 				continue
@@ -872,6 +887,19 @@ func undoRevert(ctx context.Context, t tree, u *session.Undo) error {
 		}
 		cur[want.Path] = h
 	}
+	paths := make([]string, len(u.Files))
+	nexts := make([]scm.Held, len(u.Files))
+	for i, f := range u.Files {
+		paths[i] = f.Path
+		if h, ok := cur[f.Path]; ok && !sameSaved(saved(f.Path, h), f) {
+			nexts[i] = held(f)
+		}
+	}
+	prs, err := t.prepare(paths, nexts)
+	if err != nil {
+		return err
+	}
+	defer t.discard(prs)
 	var sets []scm.IndexSet
 	var changed []string
 	for i, f := range u.Files {
@@ -880,7 +908,7 @@ func undoRevert(ctx context.Context, t tree, u *session.Undo) error {
 			continue
 		}
 		if !sameSaved(saved(f.Path, h), f) {
-			err := t.replace(f.Path, h, held(f))
+			err := t.replace(f.Path, h, held(f), prs[i])
 			if protocol.ReasonOf(err) == protocol.ReasonFileChanged {
 				changed = append(changed, f.Path)
 				continue

@@ -114,11 +114,11 @@ type failingTree struct {
 	fail string
 }
 
-func (f failingTree) replace(path string, want, next scm.Held) error {
+func (f failingTree) replace(path string, want, next scm.Held, pr *scm.Prepared) error {
 	if path == f.fail {
 		return opErr(fmt.Errorf("write %s: %w", path, syscall.ENOSPC))
 	}
-	return f.gitWorkspace.replace(path, want, next)
+	return f.gitWorkspace.replace(path, want, next, pr)
 }
 
 // A multi-file revert whose write fails part-way returns, with the error,

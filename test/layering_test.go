@@ -37,10 +37,11 @@ var layers = map[string]struct {
 	"scm":           {nil, true},
 	"scm/fswatch":   {nil, true},
 	"scm/snapstore": {[]string{"scm"}, true},
-	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store"}, true},
-	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "scm", "scm/fswatch", "scm/snapstore"}, true},
+	"session/ops":   {nil, false},
+	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "session/ops"}, true},
+	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "session/ops", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
-	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "web"}, true},
+	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "session", "session/ops", "web"}, true},
 	"ahpclient":     {[]string{"protocol"}, true},
 }
 
