@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -180,6 +181,23 @@ func TestOperationRefusalCodes(t *testing.T) {
 		if protocol.CodeOf(err) != c.code || protocol.ReasonOf(err) != c.reason {
 			t.Errorf("%v: code %d reason %q, want %d %q", c.err, protocol.CodeOf(err), protocol.ReasonOf(err), c.code, c.reason)
 		}
+	}
+	for _, c := range []struct {
+		err    error
+		code   int64
+		reason string
+	}{
+		{readErr("a.txt", fmt.Errorf("scm: read worktree a.txt: %w", syscall.EACCES)), protocol.CodePermissionDenied, protocol.ReasonUnreadable},
+		{readErr("a.txt", fmt.Errorf("scm: read worktree a.txt: %w", syscall.EIO)), protocol.CodeConflict, protocol.ReasonUnreadable},
+		{opErr(fmt.Errorf("scm: commit: %w", scm.ErrSigningRequired)), protocol.CodeConflict, protocol.ReasonSigningRequired},
+		{opErr(fmt.Errorf("scm: commit: %w", scm.ErrNoIdentity)), protocol.CodeConflict, protocol.ReasonNoIdentity},
+	} {
+		if protocol.CodeOf(c.err) != c.code || protocol.ReasonOf(c.err) != c.reason {
+			t.Errorf("%v: code %d reason %q, want %d %q", c.err, protocol.CodeOf(c.err), protocol.ReasonOf(c.err), c.code, c.reason)
+		}
+	}
+	if err := readErr("a.txt", syscall.EACCES); !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("an unreadable file's refusal %q does not name it and the cause", err)
 	}
 	if err := opErr(errors.New("other")); protocol.CodeOf(err) != protocol.CodeInternalError {
 		t.Errorf("an unexpected error got code %d", protocol.CodeOf(err))

@@ -301,3 +301,44 @@ func TestRevertWritesWhatGitCheckoutWrites(t *testing.T) {
 		t.Errorf("b.txt after reverting line 18 = %q, want %q", got, want)
 	}
 }
+
+// Expected refusals carry their own reason, never -32603: a commit the
+// configuration wants signed, and a file the daemon may not read (named,
+// with the cause).
+func TestExpectedRefusalsHaveTheirReason(t *testing.T) {
+	t.Run("signing required", func(t *testing.T) {
+		repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+		git(t, repo, "config", "commit.gpgsign", "true")
+		git(t, repo, "config", "gpg.program", "/nonexistent/gpg")
+		writeFile(t, repo, "a.txt", "a changed\n")
+		e := startOps(t, repo)
+		e.waitHas("a.txt")
+		e.waitOffered("commit", protocol.ScopeChangeset)
+		head := e.git("rev-parse", "HEAD")
+		_, err := e.invoke("commit", nil, map[string]any{"message": "signed?"})
+		if rpcCode(err) != protocol.CodeConflict || protocol.ReasonOf(err) != protocol.ReasonSigningRequired {
+			t.Errorf("commit with commit.gpgsign: %v (code %d, reason %q), want -32011 %s", err, rpcCode(err), protocol.ReasonOf(err), protocol.ReasonSigningRequired)
+		}
+		if got := e.git("rev-parse", "HEAD"); got != head {
+			t.Errorf("HEAD moved to %s", got)
+		}
+	})
+	t.Run("unreadable", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root reads a file of mode 000")
+		}
+		repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+		writeFile(t, repo, "a.txt", "a changed\n")
+		e := startOps(t, repo)
+		e.waitHas("a.txt")
+		e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+		if err := os.Chmod(filepath.Join(repo, "a.txt"), 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(filepath.Join(repo, "a.txt"), 0o644) })
+		_, err := e.invoke("revert", resTarget(e.id("a.txt")), nil)
+		if rpcCode(err) != protocol.CodePermissionDenied || protocol.ReasonOf(err) != protocol.ReasonUnreadable || !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("revert of an unreadable file: %v (code %d, reason %q), want -32009 %s naming it and the cause", err, rpcCode(err), protocol.ReasonOf(err), protocol.ReasonUnreadable)
+		}
+	})
+}
