@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,14 +42,11 @@ func TestRewindLosesNoConcurrentEdit(t *testing.T) {
 	turnEnd(t, e.c, e.sess)
 	uri := e.turnURI(id)
 	m := mirrorChangeset(t, e.c, uri)
-	st := rewindOffered(m, files, nil)
-	first := findFile(st, repo, names[0])
-	if first == nil || first.Edit.Before == nil {
-		t.Fatalf("%s has no before side", names[0])
-	}
-	firstBefore, err := readResource(t, e.c, first.Edit.Before.Content.URI)
-	if err != nil {
-		t.Fatal(err)
+	rewindOffered(m, files, nil)
+	// Every trial rewinds the same turn: its files go back to initial.
+	rewound := func(i int) bool {
+		b, err := os.ReadFile(filepath.Join(repo, names[i]))
+		return err == nil && string(b) == initial[names[i]]
 	}
 	for trial := range trials {
 		t0 := time.Now()
@@ -67,29 +63,30 @@ func TestRewindLosesNoConcurrentEdit(t *testing.T) {
 			_, err := invokeOn(t, e.c, uri, "revert", nil, nil)
 			done <- err
 		}()
-		// The writer starts once the rewind has written its first file
-		// (files are written in path order).
 		var rewindErr error
 		finished := false
-		for !finished {
-			if b, err := os.ReadFile(filepath.Join(repo, names[0])); err == nil && bytes.Equal(b, firstBefore) {
-				break
-			}
-			select {
-			case rewindErr = <-done:
-				finished = true
-			default:
+		// waitFor waits until cond holds or the rewind has returned.
+		waitFor := func(cond func() bool) {
+			for !finished && !cond() {
+				select {
+				case rewindErr = <-done:
+					finished = true
+				case <-time.After(2 * time.Millisecond):
+				}
 			}
 		}
+		// The writer starts once the rewind has written its first file
+		// (files are written in path order), then appends a line to each
+		// of 50 files spread over that order, last first, each time the
+		// rewind has gone 80 files further: the files get lines before
+		// the rewind reaches them, while it does and after.
+		waitFor(func() bool { return rewound(0) })
 		if finished {
 			t.Fatalf("trial %d: the rewind ended (%v) before its first file was seen written", trial, rewindErr)
 		}
-		// It appends to 50 files spread over the rewind's order, last
-		// first, round and round until the rewind returns: each file gets
-		// lines before the rewind reaches it, while it does and after.
 		var appended []line
-		for round := 0; !finished; round++ {
-			for k := 49; k >= 0 && !finished; k-- {
+		for round := 1; !finished; round++ {
+			for k := 49; k >= 0; k-- {
 				i := k*(files/50) + files/50 - 1
 				l := line{names[i], fmt.Sprintf("trial %d round %d appended to %d\n", trial, round, i)}
 				f, err := os.OpenFile(filepath.Join(repo, l.file), os.O_WRONLY|os.O_APPEND, 0)
@@ -101,28 +98,24 @@ func TestRewindLosesNoConcurrentEdit(t *testing.T) {
 				}
 				f.Close()
 				appended = append(appended, l)
-				select {
-				case rewindErr = <-done:
-					finished = true
-				default:
-				}
 			}
+			next := min(round*80, files-1)
+			waitFor(func() bool { return rewound(next) })
 		}
-		if !finished {
-			rewindErr = <-done
-		}
-		t.Logf("trial %d: files put back in %v, rewind %v", trial, t1.Sub(t0).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 		if rewindErr != nil && protocol.ReasonOf(rewindErr) != protocol.ReasonFileChanged {
 			t.Fatalf("trial %d: rewind: %v", trial, rewindErr)
 		}
+		t.Logf("trial %d: files put back in %v, rewind %v, %d lines appended meanwhile, %d files left alone", trial, t1.Sub(t0).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond), len(appended), len(errFiles(rewindErr)))
 		leftAlone += len(errFiles(rewindErr))
 		appendedTotal += len(appended)
+		content := map[string]string{}
 		for _, l := range appended {
-			b, err := os.ReadFile(filepath.Join(repo, l.file))
-			if err != nil {
-				t.Fatal(err)
+			c, ok := content[l.file]
+			if !ok {
+				c = string(readFileT(t, repo, l.file))
+				content[l.file] = c
 			}
-			if !strings.Contains(string(b), l.text) {
+			if !strings.Contains(c, l.text) {
 				missing = append(missing, l)
 			}
 		}
