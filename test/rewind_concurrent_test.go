@@ -76,19 +76,22 @@ func TestRewindLosesNoConcurrentEdit(t *testing.T) {
 			}
 		}
 		// The writer starts once the rewind has written its first file
-		// (files are written in path order), then appends a line to each
-		// of 50 files spread over that order, last first, each time the
-		// rewind has gone 80 files further: the files get lines before
-		// the rewind reaches them, while it does and after.
+		// (files are written in path order). Each time the rewind has
+		// gone 80 files further, it appends a line to each file within 40
+		// of where the rewind is: to files it has written, is writing and
+		// is about to reach. (Files at multiples of 80 mark the progress
+		// and get no line.)
 		waitFor(func() bool { return rewound(0) })
 		if finished {
 			t.Fatalf("trial %d: the rewind ended (%v) before its first file was seen written", trial, rewindErr)
 		}
 		var appended []line
-		for round := 1; !finished; round++ {
-			for k := 49; k >= 0; k-- {
-				i := k*(files/50) + files/50 - 1
-				l := line{names[i], fmt.Sprintf("trial %d round %d appended to %d\n", trial, round, i)}
+		for at := 0; !finished; at += 80 {
+			for i := max(1, at-40); i < min(files, at+40); i++ {
+				if i%80 == 0 {
+					continue
+				}
+				l := line{names[i], fmt.Sprintf("trial %d appended to %d at %d\n", trial, i, at)}
 				f, err := os.OpenFile(filepath.Join(repo, l.file), os.O_WRONLY|os.O_APPEND, 0)
 				if err != nil {
 					t.Fatal(err)
@@ -99,8 +102,9 @@ func TestRewindLosesNoConcurrentEdit(t *testing.T) {
 				f.Close()
 				appended = append(appended, l)
 			}
-			next := min(round*80, files-1)
-			waitFor(func() bool { return rewound(next) })
+			next := at + 80
+			// Past the last mark, until the rewind returns.
+			waitFor(func() bool { return next < files && rewound(next) })
 		}
 		if rewindErr != nil && protocol.ReasonOf(rewindErr) != protocol.ReasonFileChanged {
 			t.Fatalf("trial %d: rewind: %v", trial, rewindErr)
