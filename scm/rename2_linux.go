@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,4 +88,39 @@ func syncOne(tmpDir *os.Root, name string) error {
 		err = cerr
 	}
 	return err
+}
+
+// quiesce waits until no one has the file name in dir open for writing,
+// and keeps it so (a read lease, fcntl F_SETLEASE) until release is
+// called: a file just renamed away may still be written through a
+// descriptor opened before the rename, and only once that is closed is
+// its content final. ok is false when writers kept it open for the whole
+// wait. Where the file system or the file's owner allows no lease, it
+// returns at once with ok true: the content is then as final as can be
+// told.
+func quiesce(dir *os.Root, name string) (release func(), ok bool) {
+	f, err := dir.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return func() {}, true
+	}
+	fd := int(f.Fd())
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK)
+		if err == nil {
+			return func() {
+				unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
+				f.Close()
+			}, true
+		}
+		if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EBUSY) {
+			f.Close()
+			return func() {}, true
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return func() {}, false
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

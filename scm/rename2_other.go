@@ -42,3 +42,6 @@ func syncTemps(tmpDir *os.Root, names []string) error {
 	}
 	return nil
 }
+
+// quiesce cannot tell here whether a file is still open for writing.
+func quiesce(dir *os.Root, name string) (release func(), ok bool) { return func() {}, true }

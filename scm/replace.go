@@ -355,13 +355,20 @@ func (r *Repo) replaceVia(root *os.Root, name string, tdir *os.Root, tmp string,
 	return settleMoved(root, name, tdir, tmp, want, true)
 }
 
-// settleMoved checks what a rename moved from name to tmp: when it holds
-// want it is deleted; else it goes back (exchanged with what was put in
+// settleMoved checks what a rename moved from name to tmp, once no one
+// has it open for writing: when it holds want it is deleted; else it goes back (exchanged with what was put in
 // its place when exchange, else renamed back unless something new is
 // there) and the error wraps ErrChanged. Should that fail too, the file
 // stays at tmp and the error names it.
 func settleMoved(root *os.Root, name string, tdir *os.Root, tmp string, want Held, exchange bool) error {
+	// A writer that opened the file before the rename writes to what
+	// was moved away: its content is final only once that is closed.
+	release, quiet := quiesce(tdir, tmp)
 	ok, err := holds(tdir, tmp, want)
+	release()
+	if !quiet {
+		ok = false
+	}
 	if err == nil && ok {
 		if err := tdir.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

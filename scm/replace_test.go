@@ -132,3 +132,47 @@ func TestPreparedWrites(t *testing.T) {
 		t.Errorf("temp files left behind: %d", len(ents))
 	}
 }
+
+// A save through a descriptor opened before the rename lands in the file
+// the rename moved away: it is put back in place, never deleted.
+func TestReplaceWorktreeKeepsAWriteThroughAnOpenDescriptor(t *testing.T) {
+	dir := newGitRepo(t)
+	r := openRepo(t, dir)
+	defer r.Close()
+	p := filepath.Join(dir, "open.txt")
+	writeFile(t, dir, "open.txt", "as read\n")
+	ageAll(t, dir)
+	h, err := r.ReadHeld("open.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- r.ReplaceWorktree("open.txt", h, Held{Exists: true, Content: []byte("reverted\n"), Mode: 0o100644})
+	}()
+	// Once the new content is in place, the old file is written and
+	// closed.
+	for {
+		b, _ := os.ReadFile(p)
+		if string(b) == "reverted\n" {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the replace ended (%v) before its rename was seen", err)
+		default:
+		}
+	}
+	f.WriteString("saved through the open file\n")
+	f.Close()
+	if err := <-done; !errors.Is(err, ErrChanged) {
+		t.Errorf("replace: %v, want ErrChanged", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "as read\nsaved through the open file\n" {
+		t.Errorf("open.txt = %q, want the save put back", b)
+	}
+}

@@ -65,7 +65,7 @@ func (w *gitWorkspace) worktreeOID(ctx context.Context, path string) (string, bo
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, opErr(err)
+		return "", false, readErr(path, err)
 	}
 	return oid, true, nil
 }

@@ -765,6 +765,9 @@ func stageShown(ctx context.Context, t tree, shown []ops.Shown) error {
 			continue
 		}
 		if s.OID == "" {
+			if _, _, err := t.worktreeOID(ctx, s.Path); err != nil {
+				return err
+			}
 			return protocol.Errorf(protocol.CodeInvalidParams, "%s was shown without a content id (it is over the size up to which files are hashed); nothing was committed: stage it first, then commit", s.Path).WithReason(protocol.ReasonTooLarge)
 		}
 		oid, mode, ok, err := storeWorktree(t, s.Path)
