@@ -33,4 +33,20 @@ const (
 	// ReasonChangedAfterTurn (CodeConflict): a rewind of a turn found
 	// files changed again since the turn; data.files names them.
 	ReasonChangedAfterTurn = "changedAfterTurn"
+	// ReasonUnreadable: a file the operation must read cannot be read
+	// (CodePermissionDenied when the file system refuses it, else
+	// CodeConflict); the message names the file and the cause.
+	ReasonUnreadable = "unreadable"
+	// ReasonSigningRequired (CodeConflict): commit.gpgsign asks for a
+	// signed commit, which the daemon cannot make.
+	ReasonSigningRequired = "signingRequired"
+	// ReasonNoIdentity (CodeConflict): no author name or email is
+	// configured for a commit.
+	ReasonNoIdentity = "noIdentity"
+	// ReasonStateNoSpace (CodeConflict): the state dir's disk is full, so
+	// what an operation must keep (an undo) cannot be stored.
+	ReasonStateNoSpace = "stateNoSpace"
+	// ReasonFilterNotRun (CodeInvalidParams): the file's filter driver,
+	// whose output git checkout would write, is not run by the daemon.
+	ReasonFilterNotRun = "filterNotRun"
 )

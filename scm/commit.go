@@ -43,6 +43,10 @@ var ErrNoIdentity = errors.New("scm: no commit identity configured")
 // cherry-pick, revert or rebase in progress (git would record extra
 // parents or state), and commit.gpgsign=true (signing needs gpg). Hooks
 // are not run.
+// ErrSigningRequired is returned by Commit when the configuration asks
+// for signed commits (commit.gpgsign), which it cannot make.
+var ErrSigningRequired = errors.New("commit.gpgsign is set and the commit cannot be signed here; commit with git (or sign with git commit -S)")
+
 func (r *Repo) Commit(ctx context.Context, message string) (commitOID string, err error) {
 	msg := cleanupMessage(message)
 	if msg == "" {
@@ -57,7 +61,7 @@ func (r *Repo) Commit(ctx context.Context, message string) (commitOID string, er
 	}
 	cfg := loadConfig(r.commonDir, r.gitDir)
 	if cfg.bool("commit", "", "gpgsign", false) {
-		return "", errors.New("scm: commit: commit.gpgsign is set and signing is not supported; commit with git")
+		return "", fmt.Errorf("scm: commit: %w", ErrSigningRequired)
 	}
 	target, _, err := readHead(r.gitDir) // target is "" for a detached HEAD
 	if err != nil {

@@ -186,9 +186,22 @@ func makeTemp(dir *os.Root, tmp string, content []byte, fm filemode.FileMode, ol
 	return writeTemp(dir, tmp, content, fm, old)
 }
 
+// makeTempUnsynced is makeTemp without the sync of the file, for writes
+// synced together (PrepareWrites).
+func makeTempUnsynced(dir *os.Root, tmp string, content []byte, fm filemode.FileMode, old fs.FileInfo) error {
+	if fm == filemode.Symlink {
+		return dir.Symlink(string(content), tmp)
+	}
+	return writeTempSync(dir, tmp, content, fm, old, false)
+}
+
 // writeTemp creates tmp with content, synced, with the permission bits
 // for fm (see WriteWorktree); old is the file being replaced, if any.
 func writeTemp(root *os.Root, tmp string, content []byte, fm filemode.FileMode, old fs.FileInfo) (err error) {
+	return writeTempSync(root, tmp, content, fm, old, true)
+}
+
+func writeTempSync(root *os.Root, tmp string, content []byte, fm filemode.FileMode, old fs.FileInfo, sync bool) (err error) {
 	perm := fs.FileMode(0o666)
 	if fm == filemode.Executable {
 		perm = 0o777
@@ -206,9 +219,11 @@ func writeTemp(root *os.Root, tmp string, content []byte, fm filemode.FileMode, 
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err

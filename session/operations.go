@@ -11,6 +11,7 @@ import (
 
 	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session/ops"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
@@ -32,13 +33,17 @@ import (
 // nothing.
 type Editor interface {
 	// Revert restores each file of e to its Old side (removing it when
-	// Old is nil), or for a range only the hunks that intersect it. With
-	// e.Index the index entries go back to HEAD as well. Every target is
-	// checked before any is touched; then, before the first write, it
-	// calls e.Keep (when set) with a pending Undo of what it is about to
-	// do, and writes nothing when Keep fails. It returns what it replaced;
-	// when a write fails part-way it returns the error together with an
-	// Undo of what was done.
+	// Old is nil), as git checkout writes it, or for a range only the
+	// hunks that intersect it. With e.Index the index entries go back to
+	// HEAD as well. Every target is checked before any is touched; then,
+	// before the first write, it calls e.Keep (when set) with a pending
+	// Undo of what it is about to do, and writes nothing when Keep fails.
+	// Each file is written only if it still holds what was read before
+	// the checks, checked right before its rename; one that changed is
+	// left alone and named in a ReasonFileChanged error. It returns what
+	// it replaced (the index entries included); when a write fails or a
+	// file is left alone it returns the error together with an Undo of
+	// what was done.
 	Revert(ctx context.Context, e Edit) (*Undo, error)
 	// Stage adds the files of e, or only the lines of e.Range, to the
 	// index.
@@ -46,14 +51,17 @@ type Editor interface {
 	// Unstage resets the files' index entries to HEAD, or only the staged
 	// lines of e.Range (numbered as in the staged version).
 	Unstage(ctx context.Context, e Edit) error
-	// Commit commits what is staged, or every change under the session's
-	// directory when nothing is; e holds the changeset's files, whose view
-	// is checked. An empty message is replaced by fallback(entries), where
-	// entries are exactly what the commit records, called once the index
-	// is settled. It returns the commit id and the message used.
+	// Commit commits what is staged, whose view (e's files) must be
+	// current; or, when nothing is, exactly what was shown: each path of
+	// e.Shown (else of e's files as published) at its blob id, or absent,
+	// refusing with reason protocol.ReasonFileChanged, naming them, when a
+	// shown file changed or a change not shown appeared since. An empty
+	// message is replaced by fallback(entries), where entries are exactly
+	// what the commit records, called once the index is settled. It
+	// returns the commit id and the message used.
 	Commit(ctx context.Context, e Edit, message string, fallback func([]CommitEntry) string) (id, used string, err error)
-	// Undo puts back what a revert replaced, refusing when the files
-	// changed since.
+	// Undo puts back what a revert replaced (bytes, modes and the index
+	// entries it changed), refusing when they changed since.
 	Undo(ctx context.Context, u *Undo) error
 	// UndoCurrent reports whether the files are still as the revert left
 	// them; once they are not, putting back the old content would lose a
@@ -83,6 +91,11 @@ type Edit struct {
 	// Keep, for a revert, makes the pending Undo durable before the
 	// first write (see Editor.Revert).
 	Keep func(*Undo) error
+	// Shown, for a commit with nothing staged, is exactly what the
+	// client displayed: each path's blob id, or its absence. The commit
+	// stages exactly that or is refused. Nil means the changeset's files
+	// as last published (Files).
+	Shown []ops.Shown
 }
 
 // EditFile is one file of an Edit with its sides as the client was shown
@@ -694,7 +707,7 @@ func (s *Session) pendUndo(uri string, ws int, u *Undo) (*undoRecord, error) {
 		edit: &Undo{Files: u.Files, After: u.After, Pending: true}}
 	if us := s.m.undoStore(); us != nil {
 		if err := us.PutUndo(s.id, r.record(uri)); err != nil {
-			return nil, fmt.Errorf("cannot store what the revert would replace (%w), so it could not be undone; nothing was changed", err)
+			return nil, stateErr(fmt.Errorf("cannot store what the revert would replace (%w), so it could not be undone; nothing was changed", err))
 		}
 	}
 	return r, nil
@@ -875,7 +888,8 @@ func revertSummary(u *Undo) (string, bool) {
 			break
 		}
 		a := u.After[i]
-		if a.Exists == b.Exists && a.Mode == b.Mode && bytes.Equal(a.Content, b.Content) {
+		indexSame := a.Index == nil || b.Index == nil || a.Index.Same(*b.Index)
+		if a.Exists == b.Exists && a.Mode == b.Mode && bytes.Equal(a.Content, b.Content) && indexSame {
 			continue
 		}
 		changed = append(changed, b.Path)

@@ -1,12 +1,15 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session/ops"
 	"github.com/changesetd/changesetd/store"
 )
 
@@ -25,22 +28,28 @@ type Undo struct {
 	Pending bool
 }
 
-// SavedFile is one path of an Undo: absent, or its bytes and git mode.
+// SavedFile is one path of an Undo: absent, or its bytes and git mode,
+// and its index entry. Index is nil where the undo does not restore the
+// entry: the revert left it as it was, or the record is older than undo
+// of the index.
 type SavedFile struct {
 	Path    string
 	Exists  bool
 	Content []byte
 	Mode    uint32
+	Index   *ops.IndexEntry
 }
 
 // Bytes is the content an Undo keeps.
 func (u *Undo) Bytes() int {
 	n := 0
-	for _, f := range u.Files {
-		n += len(f.Content)
-	}
-	for _, f := range u.After {
-		n += len(f.Content)
+	for _, fs := range [][]SavedFile{u.Files, u.After} {
+		for _, f := range fs {
+			n += len(f.Content)
+			if f.Index != nil {
+				n += len(f.Index.Content)
+			}
+		}
 	}
 	return n
 }
@@ -89,6 +98,9 @@ func (r *undoRecord) record(uri string) store.Undo {
 		out := make([]store.UndoFile, len(fs))
 		for i, f := range fs {
 			out[i] = store.UndoFile{Path: f.Path, Exists: f.Exists, Content: f.Content, Mode: f.Mode}
+			if x := f.Index; x != nil {
+				out[i].Index = &store.UndoIndex{Exists: x.Exists, OID: x.OID, Mode: x.Mode, Content: x.Content}
+			}
 		}
 		return out
 	}
@@ -100,6 +112,9 @@ func undoFromRecord(u store.Undo) *undoRecord {
 		out := make([]SavedFile, len(fs))
 		for i, f := range fs {
 			out[i] = SavedFile{Path: f.Path, Exists: f.Exists, Content: f.Content, Mode: f.Mode}
+			if x := f.Index; x != nil {
+				out[i].Index = &ops.IndexEntry{Exists: x.Exists, OID: x.OID, Mode: x.Mode, Content: x.Content}
+			}
 		}
 		return out
 	}
@@ -229,4 +244,13 @@ func (cs *csChannel) undoChecked(current map[*undoRecord]bool) {
 	for r, ok := range current {
 		r.current = ok
 	}
+}
+
+// stateErr gives a failure to write the state database its protocol code
+// when it is expected: the state dir's disk or quota is full.
+func stateErr(err error) error {
+	if errors.Is(err, store.ErrNoSpace) {
+		return protocol.Errorf(protocol.CodeConflict, "the state dir's disk is full: %v", err).WithReason(protocol.ReasonStateNoSpace)
+	}
+	return err
 }

@@ -11,12 +11,14 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"lukechampine.com/blake3"
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/scm"
 	"github.com/changesetd/changesetd/session"
+	"github.com/changesetd/changesetd/session/ops"
 )
 
 // The workspace is the session's write side too: the operations
@@ -38,6 +40,10 @@ func opErr(err error) error {
 		return &protocol.Error{Code: protocol.CodePermissionDenied, Message: err.Error()}
 	case errors.Is(err, scm.ErrIndexLocked):
 		return &protocol.Error{Code: protocol.CodeConflict, Message: "another git process holds .git/index.lock; try again when it has finished (" + err.Error() + ")", Data: map[string]any{"reason": protocol.ReasonIndexLocked}}
+	case errors.Is(err, scm.ErrSigningRequired):
+		return protocol.Errorf(protocol.CodeConflict, "%v; nothing was committed", err).WithReason(protocol.ReasonSigningRequired)
+	case errors.Is(err, scm.ErrNoIdentity):
+		return protocol.Errorf(protocol.CodeConflict, "%v; nothing was committed: set user.name and user.email", err).WithReason(protocol.ReasonNoIdentity)
 	case errors.Is(err, scm.ErrNothingStaged):
 		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: "nothing to commit"}
 	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
@@ -59,7 +65,7 @@ func (w *gitWorkspace) worktreeOID(ctx context.Context, path string) (string, bo
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, opErr(err)
+		return "", false, readErr(path, err)
 	}
 	return oid, true, nil
 }
@@ -195,6 +201,101 @@ func (w *gitWorkspace) isStaged(path string) bool {
 	return iok != hok || io != ho || im != hm
 }
 
+// readHeld is tree's: what path holds now, for a guarded replace; a file
+// that cannot be read is refused naming it and the cause.
+func (w *gitWorkspace) readHeld(path string) (scm.Held, error) {
+	h, err := w.repo.ReadHeld(path)
+	return h, readErr(path, err)
+}
+
+// replace is tree's: scm.Repo.ReplaceWorktree, refusing with fileChanged
+// a path that no longer holds want.
+func (w *gitWorkspace) replace(path string, want, next scm.Held, pr *scm.Prepared) error {
+	err := w.repo.ReplacePrepared(path, want, next, pr)
+	if errors.Is(err, scm.ErrChanged) {
+		return protocol.Errorf(protocol.CodeConflict, "%s changed while the operation ran; it was left as it is (%v)", path, err).WithReason(protocol.ReasonFileChanged)
+	}
+	return opErr(err)
+}
+
+// prepare is tree's: scm.Repo.PrepareWrites.
+func (w *gitWorkspace) prepare(paths []string, next []scm.Held) ([]*scm.Prepared, error) {
+	prs, err := w.repo.PrepareWrites(paths, next)
+	return prs, opErr(err)
+}
+
+// discard is tree's: scm.Repo.DiscardPrepared.
+func (w *gitWorkspace) discard(prs []*scm.Prepared) { w.repo.DiscardPrepared(prs) }
+
+// indexEntry is tree's: the path's stage-0 index entry, without content.
+func (w *gitWorkspace) indexEntry(path string) (ops.IndexEntry, error) {
+	oid, mode, ok, err := w.repo.IndexBlob(path)
+	if err != nil || !ok {
+		return ops.IndexEntry{}, opErr(err)
+	}
+	return ops.IndexEntry{Exists: true, OID: oid, Mode: mode}, nil
+}
+
+// headEntry is tree's: HEAD's entry at path, as an index entry.
+func (w *gitWorkspace) headEntry(path string) (ops.IndexEntry, error) {
+	oid, mode, ok, err := w.repo.HeadBlob(path)
+	if err != nil || !ok {
+		return ops.IndexEntry{}, opErr(err)
+	}
+	return ops.IndexEntry{Exists: true, OID: oid, Mode: mode}, nil
+}
+
+// setIndex is tree's: the entries set in one index write.
+func (w *gitWorkspace) setIndex(ctx context.Context, sets []scm.IndexSet) error {
+	return opErr(w.repo.SetIndexEntries(ctx, sets))
+}
+
+// smudge is tree's: the bytes git checkout writes for a blob of path.
+func (w *gitWorkspace) smudge(path string, blob []byte, oid string) ([]byte, error) {
+	b, err := w.repo.Smudge(path, blob, oid)
+	if errors.Is(err, scm.ErrFilterNotRun) {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "%v; nothing was changed: use git checkout for this file", err).WithReason(protocol.ReasonFilterNotRun)
+	}
+	return b, opErr(err)
+}
+
+// writeBlob is tree's.
+func (w *gitWorkspace) writeBlob(content []byte) (string, error) { return w.repo.WriteBlob(content) }
+
+// changedPaths is tree's: what a status of the session's directory lists.
+func (w *gitWorkspace) changedPaths(ctx context.Context) ([]string, error) {
+	st, err := w.status(ctx)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	out := make([]string, 0, len(st.Changes))
+	for _, c := range w.scoped(st.Changes) {
+		out = append(out, c.Path)
+	}
+	return out, nil
+}
+
+// clean is tree's: what git stores for working-tree bytes of path.
+func (w *gitWorkspace) clean(path string, b []byte) ([]byte, error) {
+	return w.repo.Clean(path, b)
+}
+
+// readErr gives a failed read its protocol code, naming the file and the
+// cause: a file the daemon may not read is unreadable, not a write
+// refused.
+func readErr(path string, err error) error {
+	var pe *protocol.Error
+	switch {
+	case err == nil || errors.As(err, &pe):
+		return err
+	case errors.Is(err, fs.ErrPermission):
+		return protocol.Errorf(protocol.CodePermissionDenied, "%s cannot be read (%v); nothing was changed: make it readable by the daemon's user", path, err).WithReason(protocol.ReasonUnreadable)
+	case errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ESTALE) || errors.Is(err, syscall.ELOOP) || strings.Contains(err.Error(), "kept changing while it was read"):
+		return protocol.Errorf(protocol.CodeConflict, "%s cannot be read (%v); nothing was changed", path, err).WithReason(protocol.ReasonUnreadable)
+	}
+	return opErr(err)
+}
+
 func (w *gitWorkspace) ReadWorktree(path string) ([]byte, uint32, error) {
 	b, mode, err := w.repo.ReadWorktree(path)
 	return b, mode, opErr(err)
@@ -276,11 +377,14 @@ func (w *gitWorkspace) Edited(path string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// testGateEnv names the environment variable that stops a revert at one
-// point, for the tests that kill the daemon there: "kept" (its undo is
-// stored, nothing written yet) or "wrote" (the first path written), then
-// ':' and a file to create on arriving. The revert then waits until the
-// daemon stops. Unset, as outside those tests, it does nothing.
+// testGateEnv names the environment variable that stops an operation at
+// one point, for the tests that act on the tree or kill the daemon there:
+// "kept" (a revert's undo is stored, nothing written yet), "wrote" (its
+// first path written), "indexed" (its index entries written, the undo not
+// yet settled) or "commit" (a commit's view checked, nothing staged yet);
+// then ':' and a file to create on arriving, and optionally ':' and a file
+// whose appearance lets it go on. Without that second file it waits until
+// the daemon stops. Unset, as outside those tests, it does nothing.
 const testGateEnv = "CHANGESETD_TEST_REVERT_GATE"
 
 func testGate(ctx context.Context, point string) error {
@@ -288,12 +392,26 @@ func testGate(ctx context.Context, point string) error {
 	if v == "" {
 		return nil
 	}
-	at, file, ok := strings.Cut(v, ":")
-	if !ok || at != point {
+	parts := strings.Split(v, ":")
+	if len(parts) < 2 || parts[0] != point {
 		return nil
 	}
-	if err := os.WriteFile(file, []byte(point+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(parts[1], []byte(point+"\n"), 0o644); err != nil {
 		return fmt.Errorf("%s: %w", testGateEnv, err)
+	}
+	if len(parts) > 2 {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := os.Stat(parts[2]); err == nil {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("stopped at %s=%s: %w", testGateEnv, v, ctx.Err())
+			case <-tick.C:
+			}
+		}
 	}
 	<-ctx.Done()
 	return fmt.Errorf("stopped at %s=%s: %w", testGateEnv, v, ctx.Err())

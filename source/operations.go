@@ -7,7 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io/fs"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,10 +16,11 @@ import (
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/scm"
 	"github.com/changesetd/changesetd/session"
+	"github.com/changesetd/changesetd/session/ops"
 )
 
 // The changeset operations' work on the tree. The session has validated
-// the invocation and holds the repository's lock while these run.
+// the invocation and holds the working tree's lock while these run.
 
 // tree is what the operations read and write: the file-level calls of a
 // git workspace (editor.go), which confine every path to the working
@@ -55,6 +56,30 @@ type tree interface {
 	// inProgress names the merge, cherry-pick, revert or rebase in
 	// progress, or is "".
 	inProgress() string
+	// readHeld reads what path holds now, and replace makes it hold next
+	// only if it still holds want, checked right before the rename
+	// (scm.Repo.ReplaceWorktree); a path that changed is refused with
+	// reason fileChanged and left alone.
+	// prepare readies the new contents ahead, durable at once, for
+	// replace (pr nil writes it then); discard drops what was not used.
+	readHeld(path string) (scm.Held, error)
+	replace(path string, want, next scm.Held, pr *scm.Prepared) error
+	prepare(paths []string, next []scm.Held) ([]*scm.Prepared, error)
+	discard(prs []*scm.Prepared)
+	// indexEntry and headEntry are path's stage-0 index entry and HEAD's
+	// entry; setIndex sets entries in one index write.
+	indexEntry(path string) (ops.IndexEntry, error)
+	headEntry(path string) (ops.IndexEntry, error)
+	setIndex(ctx context.Context, sets []scm.IndexSet) error
+	// smudge gives the bytes git checkout writes for a blob of path, and
+	// clean what git stores for working-tree bytes of it.
+	smudge(path string, blob []byte, oid string) ([]byte, error)
+	clean(path string, b []byte) ([]byte, error)
+	// writeBlob stores a blob; changedPaths lists the paths of the
+	// session's directory whose working tree differs from HEAD (untracked
+	// files included, ignored ones not).
+	writeBlob(content []byte) (string, error)
+	changedPaths(ctx context.Context) ([]string, error)
 }
 
 var _ tree = (*gitWorkspace)(nil)
@@ -71,7 +96,7 @@ func (w *gitWorkspace) Commit(ctx context.Context, e session.Edit, message strin
 	return commit(ctx, w, e, message, fallback)
 }
 
-func (w *gitWorkspace) Undo(ctx context.Context, u *session.Undo) error { return undoRevert(w, u) }
+func (w *gitWorkspace) Undo(ctx context.Context, u *session.Undo) error { return undoRevert(ctx, w, u) }
 
 // UndoCurrent is session.Editor: the files are as the revert left them.
 func (w *gitWorkspace) UndoCurrent(u *session.Undo) bool { return undoStillValid(w, u) }
@@ -90,41 +115,6 @@ func blob(t tree, sd *session.FileVersion) ([]byte, error) {
 
 func nestedRepo(path string) error {
 	return protocol.Errorf(protocol.CodeInvalidParams, "%s is a submodule or a nested repository, which operations do not rewrite or delete; nothing was changed: use git in it", path).WithReason(protocol.ReasonNestedRepository)
-}
-
-// save reads a path's current state for undo.
-func save(t tree, path string) (session.SavedFile, error) {
-	b, mode, err := t.ReadWorktree(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return session.SavedFile{Path: path}, nil
-	}
-	if err != nil {
-		return session.SavedFile{}, err
-	}
-	return session.SavedFile{Path: path, Exists: true, Content: b, Mode: mode}, nil
-}
-
-func saveAll(t tree, paths []string) ([]session.SavedFile, error) {
-	out := make([]session.SavedFile, 0, len(paths))
-	for _, p := range paths {
-		sf, err := save(t, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sf)
-	}
-	return out, nil
-}
-
-func restore(t tree, f session.SavedFile) error {
-	if !f.Exists {
-		err := t.RemoveWorktree(f.Path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	return t.WriteWorktree(f.Path, f.Content, f.Mode)
 }
 
 // checkView refuses an operation whose view of HEAD and the index is out
@@ -207,41 +197,94 @@ func checkTargets(ctx context.Context, t tree, e session.Edit) error {
 	return nil
 }
 
+// saved is what a Held keeps for an undo.
+func saved(path string, h scm.Held) session.SavedFile {
+	return session.SavedFile{Path: path, Exists: h.Exists, Content: h.Content, Mode: h.Mode}
+}
+
+// held is the content and mode a SavedFile puts in place.
+func held(f session.SavedFile) scm.Held {
+	return scm.Held{Exists: f.Exists, Content: f.Content, Mode: f.Mode}
+}
+
+// readAll reads what each path holds now.
+func readAll(t tree, paths []string) (map[string]scm.Held, error) {
+	out := make(map[string]scm.Held, len(paths))
+	for _, p := range paths {
+		h, err := t.readHeld(p)
+		if err != nil {
+			return nil, err
+		}
+		out[p] = h
+	}
+	return out, nil
+}
+
+// revertPaths lists the paths a revert may write, in the order it writes
+// them: per file its new path (a file the revert removes), then its old.
+func revertPaths(e session.Edit) []string {
+	var paths []string
+	add := func(p string) {
+		if p != "" && !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	for _, f := range e.Files {
+		if len(e.RangesOf(f)) > 0 {
+			add(f.New.Path)
+			continue
+		}
+		if f.New != nil && (f.Old == nil || f.Old.Path != f.New.Path) {
+			add(f.New.Path)
+		}
+		if f.Old != nil {
+			add(f.Old.Path)
+		}
+	}
+	return paths
+}
+
 // revert restores each target file to the changeset's before side, or for
-// a range only the hunks that intersect it. For the uncommitted changeset
-// the index entries go back to HEAD as well. Every target is checked and
-// every new content computed first; then the pending undo is handed to
-// e.Keep, and only once it is kept does the first write happen. What a
-// failed write leaves done is returned for undo with the error.
+// a range only the hunks that intersect it, written as git checkout would
+// write them. For the uncommitted changeset the index entries go back to
+// HEAD as well. What each path holds is read first, then every target is
+// checked and every new content computed; the pending undo (the bytes,
+// modes and index entries to put back) is handed to e.Keep, and only once
+// it is kept does the first write happen. Each write happens only if its
+// path still holds what was read, checked right before the rename: a path
+// that changed meanwhile is left alone and named in the error, and what
+// was written stays in the undo. What a failed write leaves done is
+// returned for undo with the error.
 func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) {
+	paths := revertPaths(e)
+	// Read before the checks: a file that changes after its read fails
+	// either the check or the guard of its write.
+	cur, err := readAll(t, paths)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkTargets(ctx, t, e); err != nil {
 		return nil, err
 	}
-	var paths []string
-	for _, f := range e.Files {
-		for _, p := range []string{f.Path(), f.OldPath()} {
-			if p != "" && !slices.Contains(paths, p) {
-				paths = append(paths, p)
-			}
-		}
+	before := make([]session.SavedFile, len(paths))
+	for i, p := range paths {
+		before[i] = saved(p, cur[p])
 	}
-	before, err := saveAll(t, paths)
+	plan, err := planRevert(t, e, cur)
 	if err != nil {
 		return nil, err
 	}
-	u := &session.Undo{Files: before}
-	if n := u.Bytes(); n > session.MaxUndoBytes {
+	planned := make([]session.SavedFile, len(paths))
+	for i, p := range paths {
+		planned[i] = plan[p]
+	}
+	if err := planIndex(t, e, paths, before, planned); err != nil {
+		return nil, err
+	}
+	if n := (&session.Undo{Files: before, After: planned}).Bytes(); n > session.MaxUndoBytes {
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "the revert would replace %d bytes, over the %d MiB kept to undo a revert; nothing was changed: revert fewer or smaller files", n, session.MaxUndoBytes>>20).WithReason(protocol.ReasonTooLarge)
 	}
-	plan, err := planRevert(t, e, before)
-	if err != nil {
-		return nil, err
-	}
 	if e.Keep != nil {
-		planned := make([]session.SavedFile, len(paths))
-		for i, p := range paths {
-			planned[i] = plan[p]
-		}
 		if err := e.Keep(&session.Undo{Files: before, After: planned, Pending: true}); err != nil {
 			return nil, err
 		}
@@ -249,32 +292,166 @@ func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) 
 	if err := testGate(ctx, "kept"); err != nil {
 		return nil, err
 	}
-	indexBefore := t.viewStamp()
-	werr := revertFiles(ctx, t, e, plan)
-	if e.Index && e.Whole() {
-		t.ownIndexWrite(indexBefore, t.viewStamp())
+	nexts := make([]scm.Held, len(paths))
+	for i := range paths {
+		if !sameSaved(before[i], planned[i]) {
+			nexts[i] = held(planned[i])
+		}
 	}
-	after, err := saveAll(t, paths)
+	prs, err := t.prepare(paths, nexts)
 	if err != nil {
-		// What the revert left cannot be read back; the pending undo
-		// (when kept) stays as it is.
-		return nil, errors.Join(werr, err)
+		return nil, err
 	}
-	u.After = after
+	defer t.discard(prs)
+	u := &session.Undo{}
+	var changed []string
+	var werr error
+	written := 0
+	var sets []scm.IndexSet
+	for i, p := range paths {
+		next := planned[i]
+		if !sameSaved(before[i], next) {
+			err := t.replace(p, cur[p], held(next), prs[i])
+			if protocol.ReasonOf(err) == protocol.ReasonFileChanged {
+				changed = append(changed, p)
+				continue
+			}
+			if err != nil {
+				werr = err
+				break
+			}
+			written++
+			if written == 1 {
+				if err := testGate(ctx, "wrote"); err != nil {
+					werr = err
+					break
+				}
+			}
+		}
+		left := next
+		left.Mode = leftMode(t, p, next)
+		u.Files = append(u.Files, before[i])
+		u.After = append(u.After, left)
+		if x := next.Index; x != nil {
+			sets = append(sets, scm.IndexSet{Path: p, Exists: x.Exists, OID: x.OID, Mode: x.Mode})
+		}
+	}
+	if len(sets) > 0 {
+		if err := indexWrite(t, func() error { return t.setIndex(ctx, sets) }); err != nil {
+			// The index was not written: the undo keeps only the files.
+			for i := range u.Files {
+				u.Files[i].Index, u.After[i].Index = nil, nil
+			}
+			werr = errors.Join(werr, err)
+		} else if err := testGate(ctx, "indexed"); err != nil {
+			werr = errors.Join(werr, err)
+		}
+	}
+	if len(changed) > 0 {
+		cerr := &protocol.Error{
+			Code:    protocol.CodeConflict,
+			Message: fmt.Sprintf("%s changed while the revert ran and %s left as %s; the other files were reverted", nameList(changed), wasWere(len(changed)), itThem(len(changed))),
+			Data:    map[string]any{"reason": protocol.ReasonFileChanged, "files": changed},
+		}
+		if werr == nil {
+			werr = cerr
+		}
+	}
 	return u, werr
 }
 
+// leftMode is the mode path has after the revert wrote next there: the
+// file system may not keep what was planned (an executable bit under
+// core.fileMode=false, a symbolic link under core.symlinks=false).
+func leftMode(t tree, p string, next session.SavedFile) uint32 {
+	if !next.Exists {
+		return next.Mode
+	}
+	h, err := t.readHeld(p)
+	if err != nil || !h.Exists || !bytes.Equal(h.Content, next.Content) {
+		return next.Mode
+	}
+	return h.Mode
+}
+
+// planIndex records, for the uncommitted changeset's whole-file revert,
+// the index entries the revert puts back to HEAD: before keeps each
+// entry it replaces (with its blob, so an undo can put it back whatever
+// git gc does), planned the entry it sets. Entries the revert leaves
+// alone are not recorded.
+func planIndex(t tree, e session.Edit, paths []string, before, planned []session.SavedFile) error {
+	if !e.Index || !e.Whole() {
+		return nil
+	}
+	// A file reverted by ranges keeps its index entry.
+	ranged := map[string]bool{}
+	for _, f := range e.Files {
+		if len(e.RangesOf(f)) > 0 {
+			ranged[f.New.Path] = true
+		}
+	}
+	for i, p := range paths {
+		if ranged[p] {
+			continue
+		}
+		was, err := t.indexEntry(p)
+		if err != nil {
+			return err
+		}
+		head, err := t.headEntry(p)
+		if err != nil {
+			return err
+		}
+		if was.Same(head) {
+			continue
+		}
+		if was.Exists && was.Mode != changeset.ModeGitlink {
+			if was.Content, err = t.ReadBlob(was.OID); err != nil {
+				return err
+			}
+		}
+		before[i].Index, planned[i].Index = &was, &head
+	}
+	return nil
+}
+
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it is"
+	}
+	return "they are"
+}
+
+// nameList is "a, b and c", up to 10 names, then how many more.
+func nameList(names []string) string {
+	const most = 10
+	if len(names) > most {
+		return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
+	}
+	if len(names) > 1 {
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return strings.Join(names, "")
+}
+
 // planRevert computes what each path of the revert is to hold: its before
-// side, the range's other hunks applied, or absence. Paths it leaves
-// alone keep what before saved.
-func planRevert(t tree, e session.Edit, before []session.SavedFile) (map[string]session.SavedFile, error) {
-	plan := make(map[string]session.SavedFile, len(before))
-	for _, b := range before {
-		plan[b.Path] = b
+// side as git checkout writes it, the range's other hunks applied, or
+// absence. Paths it leaves alone keep what they hold.
+func planRevert(t tree, e session.Edit, cur map[string]scm.Held) (map[string]session.SavedFile, error) {
+	plan := make(map[string]session.SavedFile, len(cur))
+	for p, h := range cur {
+		plan[p] = saved(p, h)
 	}
 	for _, f := range e.Files {
 		if len(e.RangesOf(f)) > 0 {
-			next, mode, err := revertRange(t, e, f)
+			next, mode, err := revertRange(t, e, f, cur[f.New.Path])
 			if err != nil {
 				return nil, err
 			}
@@ -289,54 +466,19 @@ func planRevert(t tree, e session.Edit, before []session.SavedFile) (map[string]
 			if err != nil {
 				return nil, err
 			}
+			if f.Old.Mode != changeset.ModeSymlink {
+				if b, err = t.smudge(f.Old.Path, b, f.Old.OID); err != nil {
+					return nil, err
+				}
+			}
 			plan[f.Old.Path] = session.SavedFile{Path: f.Old.Path, Exists: true, Content: b, Mode: f.Old.Mode}
 		}
 	}
 	return plan, nil
 }
 
-// revertFiles carries out a plan of planRevert, file by file: for the
-// uncommitted changeset the index entries first, then the paths.
-func revertFiles(ctx context.Context, t tree, e session.Edit, plan map[string]session.SavedFile) error {
-	written := 0
-	write := func(p string) error {
-		if err := restore(t, plan[p]); err != nil {
-			return err
-		}
-		written++
-		if written == 1 {
-			return testGate(ctx, "wrote")
-		}
-		return nil
-	}
-	for _, f := range e.Files {
-		if len(e.RangesOf(f)) > 0 {
-			if err := write(f.New.Path); err != nil {
-				return err
-			}
-			continue
-		}
-		if e.Index {
-			if err := eachPath(f, func(p string) error { return t.UnstagePath(ctx, p) }); err != nil {
-				return err
-			}
-		}
-		if f.New != nil && (f.Old == nil || f.Old.Path != f.New.Path) {
-			if err := write(f.New.Path); err != nil {
-				return err
-			}
-		}
-		if f.Old != nil {
-			if err := write(f.Old.Path); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// selectHunks splits hunks into those intersecting one of rs (0-based
-// lines on the given side) and the rest.
+// selectHunks splits hunks into those intersecting r (0-based lines on the
+// given side) and the rest.
 func selectHunks(hunks []changeset.Hunk, rs []protocol.TextRange, side string) (in, out []changeset.Hunk) {
 	for _, h := range hunks {
 		start, n := h.NewStart, h.NewLines
@@ -373,9 +515,10 @@ func gitBlobID(b []byte, like string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// revertRange computes a range revert's new content of its file, and the
-// mode to write it with.
-func revertRange(t tree, e session.Edit, f session.EditFile) ([]byte, uint32, error) {
+// revertRange computes a range revert's new content of its file, as git
+// checkout would write it, and the mode to write it with; h is what the
+// file holds.
+func revertRange(t tree, e session.Edit, f session.EditFile, h scm.Held) ([]byte, uint32, error) {
 	if f.Old == nil || f.New == nil || f.Old.Path != f.New.Path {
 		return nil, 0, protocol.Errorf(protocol.CodeInvalidParams, "a range revert needs a file modified in place; revert %s as a whole", f.Path())
 	}
@@ -383,12 +526,19 @@ func revertRange(t tree, e session.Edit, f session.EditFile) ([]byte, uint32, er
 	if err != nil {
 		return nil, 0, err
 	}
-	cur, mode, err := t.ReadWorktree(f.New.Path)
-	if err != nil {
-		return nil, 0, err
+	if !h.Exists {
+		return nil, 0, protocol.Errorf(protocol.CodeConflict, "%s was deleted since the version the range refers to was published; nothing was reverted", f.Path()).WithReason(protocol.ReasonFileChanged)
 	}
-	if len(cur) > maxRangeFile {
-		return nil, 0, protocol.Errorf(protocol.CodeInvalidParams, "%s is %d bytes, over the %d MiB up to which files are diffed into lines; act on the whole file", f.Path(), len(cur), maxRangeFile>>20).WithReason(protocol.ReasonTooLarge)
+	if len(h.Content) > maxRangeFile {
+		return nil, 0, protocol.Errorf(protocol.CodeInvalidParams, "%s is %d bytes, over the %d MiB up to which files are diffed into lines; act on the whole file", f.Path(), len(h.Content), maxRangeFile>>20).WithReason(protocol.ReasonTooLarge)
+	}
+	// The lines are those of the stored form (the published side); the
+	// file holds its checked-out form.
+	cur := h.Content
+	if h.Mode != changeset.ModeSymlink {
+		if c, err := t.clean(f.New.Path, cur); err == nil {
+			cur = c
+		}
 	}
 	// The range was picked on the version last published; lines of any
 	// other version are other lines. The check is on the very bytes the
@@ -400,13 +550,18 @@ func revertRange(t tree, e session.Edit, f session.EditFile) ([]byte, uint32, er
 	if err != nil {
 		return nil, 0, err
 	}
-	return next, mode, nil
+	if h.Mode != changeset.ModeSymlink {
+		if next, err = t.smudge(f.New.Path, next, gitBlobID(next, f.New.OID)); err != nil {
+			return nil, 0, err
+		}
+	}
+	return next, h.Mode, nil
 }
 
 // rangeEdit diffs from against to and returns from with either only the
-// hunks that intersect one of rs applied (keepSelected) or all the others:
-// the first stages ranges, the second reverts them. what names the change
-// for the error when no hunk intersects.
+// hunks that intersect r applied (keepSelected) or all the others: the
+// first stages a range, the second reverts one. what names the change for
+// the error when no hunk intersects.
 func rangeEdit(from, to []byte, rs []protocol.TextRange, side string, keepSelected bool, what string) ([]byte, error) {
 	for _, b := range [][]byte{from, to} {
 		if len(b) > maxRangeFile {
@@ -524,8 +679,10 @@ func unstage(ctx context.Context, t tree, e session.Edit) error {
 	})
 }
 
-// commit commits what is staged, or everything when nothing is, with msg
-// or else fallback's message, which is given exactly what is committed.
+// commit commits what is staged, or, when nothing is, exactly the files
+// shown (stageShown), with msg or else fallback's message, which is given
+// exactly what is committed. With something staged, the index must be the
+// one the changeset was computed on (checkView).
 func commit(ctx context.Context, t tree, e session.Edit, msg string, fallback func([]session.CommitEntry) string) (id, used string, err error) {
 	if op := t.inProgress(); op != "" {
 		return "", "", protocol.Errorf(protocol.CodeConflict, "a %s is in progress; finish or abort it with git first, then commit", op).WithReason(protocol.ReasonMergeInProgress)
@@ -537,8 +694,15 @@ func commit(ctx context.Context, t tree, e session.Edit, msg string, fallback fu
 	if err != nil {
 		return "", "", err
 	}
+	if err := testGate(ctx, "commit"); err != nil {
+		return "", "", err
+	}
 	if !staged {
-		if err := t.StageAll(ctx); err != nil {
+		shown := e.Shown
+		if shown == nil {
+			shown = ShownOf(e.Files)
+		}
+		if err := stageShown(ctx, t, shown); err != nil {
 			return "", "", err
 		}
 	}
@@ -554,6 +718,138 @@ func commit(ctx context.Context, t tree, e session.Edit, msg string, fallback fu
 		return "", "", err
 	}
 	return id, msg, nil
+}
+
+// ShownOf is what a changeset's files show: each new side's path, blob id
+// and mode, and the absence of a deleted file and of a renamed file's old
+// path.
+func ShownOf(files []session.EditFile) []ops.Shown {
+	var out []ops.Shown
+	for _, f := range files {
+		if f.New != nil {
+			out = append(out, ops.Shown{Path: f.New.Path, Exists: true, OID: f.New.OID, Mode: f.New.Mode})
+		}
+		if f.Old != nil && (f.New == nil || f.Old.Path != f.New.Path) {
+			out = append(out, ops.Shown{Path: f.Old.Path})
+		}
+	}
+	return out
+}
+
+// StageShown is stageShown on the workspace: the API for staging exactly
+// what a client displayed.
+func (w *gitWorkspace) StageShown(ctx context.Context, shown []ops.Shown) error {
+	return stageShown(ctx, w, shown)
+}
+
+// stageShown stages exactly shown: each path at the blob id it was shown
+// with (the bytes staged are those whose id is checked), or removed. It
+// refuses, staging nothing, when a shown file no longer has that content,
+// or a change in the session's directory was not shown at all (a file
+// written since), naming them all.
+func stageShown(ctx context.Context, t tree, shown []ops.Shown) error {
+	listed := make(map[string]bool, len(shown))
+	for _, s := range shown {
+		listed[s.Path] = true
+	}
+	now, err := t.changedPaths(ctx)
+	if err != nil {
+		return err
+	}
+	var appeared, changed []string
+	for _, p := range now {
+		if !listed[p] {
+			appeared = append(appeared, p)
+		}
+	}
+	var sets []scm.IndexSet
+	var gitlinks []string
+	for _, s := range shown {
+		if !s.Exists {
+			if _, exists, err := t.worktreeOID(ctx, s.Path); err != nil {
+				return err
+			} else if exists {
+				changed = append(changed, s.Path)
+			}
+			sets = append(sets, scm.IndexSet{Path: s.Path})
+			continue
+		}
+		if s.Mode == changeset.ModeGitlink {
+			if oid, _, err := t.worktreeOID(ctx, s.Path); err != nil {
+				return err
+			} else if oid != s.OID {
+				changed = append(changed, s.Path)
+			}
+			gitlinks = append(gitlinks, s.Path)
+			continue
+		}
+		if s.OID == "" {
+			if _, _, err := t.worktreeOID(ctx, s.Path); err != nil {
+				return err
+			}
+			return protocol.Errorf(protocol.CodeInvalidParams, "%s was shown without a content id (it is over the size up to which files are hashed); nothing was committed: stage it first, then commit", s.Path).WithReason(protocol.ReasonTooLarge)
+		}
+		oid, mode, ok, err := storeWorktree(t, s.Path)
+		if err != nil {
+			return err
+		}
+		if !ok || oid != s.OID || (s.Mode != 0 && mode != s.Mode) {
+			changed = append(changed, s.Path)
+			continue
+		}
+		sets = append(sets, scm.IndexSet{Path: s.Path, Exists: true, OID: oid, Mode: mode})
+	}
+	if len(appeared)+len(changed) > 0 {
+		all := slices.Sorted(slices.Values(append(slices.Clone(changed), appeared...)))
+		var parts []string
+		if len(changed) > 0 {
+			parts = append(parts, nameList(changed)+" changed")
+		}
+		if len(appeared) > 0 {
+			parts = append(parts, nameList(appeared)+" appeared")
+		}
+		return &protocol.Error{
+			Code:    protocol.CodeConflict,
+			Message: strings.Join(parts, " and ") + " since the changeset was shown; nothing was committed: review the changeset again, then commit",
+			Data:    map[string]any{"reason": protocol.ReasonFileChanged, "files": all, "changed": orEmpty(changed), "appeared": orEmpty(appeared)},
+		}
+	}
+	return indexWrite(t, func() error {
+		if err := t.setIndex(ctx, sets); err != nil {
+			return err
+		}
+		for _, p := range gitlinks {
+			if err := t.StagePath(ctx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// storeWorktree stores the blob git would store for the working-tree file
+// at path (clean filters applied) and returns its id and mode; ok is
+// false when there is no file.
+func storeWorktree(t tree, path string) (oid string, mode uint32, ok bool, err error) {
+	h, err := t.readHeld(path)
+	if err != nil || !h.Exists {
+		return "", 0, false, err
+	}
+	b := h.Content
+	if h.Mode != changeset.ModeSymlink {
+		if b, err = t.clean(path, b); err != nil {
+			return "", 0, false, protocol.Errorf(protocol.CodeInvalidParams, "%s cannot be stored as git would store it (%v); nothing was committed: stage it with git", path, err)
+		}
+	}
+	oid, err = t.writeBlob(b)
+	return oid, h.Mode, true, opErr(err)
 }
 
 // commitEntries describes staged changes with their line counts; a side
@@ -587,25 +883,103 @@ func commitEntries(t tree, changes []scm.StagedChange) []session.CommitEntry {
 	return out
 }
 
-// undoRevert puts back what a revert replaced, if nothing changed since.
-// A pending revert's files may each be as before it or as it was to leave
-// them.
-func undoRevert(t tree, u *session.Undo) error {
+// undoRevert puts back what a revert replaced, if nothing changed since:
+// the files' bytes and modes, and the index entries the revert changed.
+// Each file is written only if it still holds what the check read. A
+// pending revert's files (and entries) may each be as before it or as it
+// was to leave them.
+func undoRevert(ctx context.Context, t tree, u *session.Undo) error {
+	cur := make(map[string]scm.Held, len(u.After))
 	for i, want := range u.After {
-		got, err := save(t, want.Path)
+		h, err := t.readHeld(want.Path)
 		if err != nil {
 			return err
 		}
-		if !asRevertLeft(u, i, got) {
+		if !asRevertLeft(u, i, saved(want.Path, h)) {
 			return protocol.Errorf(protocol.CodeInvalidParams, "%s changed since the revert; undo would lose that change", want.Path)
 		}
+		if restoresIndex(u, i) {
+			x, err := t.indexEntry(want.Path)
+			if err != nil {
+				return err
+			}
+			if !indexAsLeft(u, i, x) {
+				return protocol.Errorf(protocol.CodeInvalidParams, "the index entry of %s changed since the revert (it was staged or unstaged); undo would lose that change", want.Path)
+			}
+		}
+		cur[want.Path] = h
 	}
-	for _, f := range u.Files {
-		if err := restore(t, f); err != nil {
+	paths := make([]string, len(u.Files))
+	nexts := make([]scm.Held, len(u.Files))
+	for i, f := range u.Files {
+		paths[i] = f.Path
+		if h, ok := cur[f.Path]; ok && !sameSaved(saved(f.Path, h), f) {
+			nexts[i] = held(f)
+		}
+	}
+	prs, err := t.prepare(paths, nexts)
+	if err != nil {
+		return err
+	}
+	defer t.discard(prs)
+	var sets []scm.IndexSet
+	var changed []string
+	for i, f := range u.Files {
+		h, ok := cur[f.Path]
+		if !ok {
+			continue
+		}
+		if !sameSaved(saved(f.Path, h), f) {
+			err := t.replace(f.Path, h, held(f), prs[i])
+			if protocol.ReasonOf(err) == protocol.ReasonFileChanged {
+				changed = append(changed, f.Path)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if restoresIndex(u, i) {
+			x := f.Index
+			set := scm.IndexSet{Path: f.Path, Exists: x.Exists, OID: x.OID, Mode: x.Mode}
+			if x.Exists && x.Content != nil {
+				set.Content = x.Content
+			}
+			sets = append(sets, set)
+		}
+	}
+	if len(sets) > 0 {
+		if err := indexWrite(t, func() error { return t.setIndex(ctx, sets) }); err != nil {
 			return err
 		}
 	}
+	if len(changed) > 0 {
+		return &protocol.Error{
+			Code:    protocol.CodeConflict,
+			Message: fmt.Sprintf("%s changed while the undo ran and %s left as %s; the other files were put back", nameList(changed), wasWere(len(changed)), itThem(len(changed))),
+			Data:    map[string]any{"reason": protocol.ReasonFileChanged, "files": changed},
+		}
+	}
 	return nil
+}
+
+// restoresIndex reports whether the undo puts back the index entry of
+// u.Files[i]: the revert recorded it and changed it.
+func restoresIndex(u *session.Undo, i int) bool {
+	if i >= len(u.Files) || i >= len(u.After) {
+		return false
+	}
+	b, a := u.Files[i].Index, u.After[i].Index
+	return b != nil && a != nil && !b.Same(*a)
+}
+
+// indexAsLeft reports whether x, the index entry of u.After[i]'s path now,
+// is as the revert left it (or, pending, as it was before).
+func indexAsLeft(u *session.Undo, i int, x ops.IndexEntry) bool {
+	if x.Same(*u.After[i].Index) {
+		return true
+	}
+	return u.Pending && x.Same(*u.Files[i].Index)
 }
 
 // asRevertLeft reports whether got, the current state of u.After[i]'s
@@ -632,12 +1006,19 @@ func sameSaved(a, b session.SavedFile) bool {
 	return a.Exists == b.Exists && bytes.Equal(a.Content, b.Content) && a.Mode == b.Mode
 }
 
-// undoStillValid reports whether the files are as the revert left them.
+// undoStillValid reports whether the files and the index entries the
+// undo restores are as the revert left them.
 func undoStillValid(t tree, u *session.Undo) bool {
 	for i, want := range u.After {
-		got, err := save(t, want.Path)
-		if err != nil || !asRevertLeft(u, i, got) {
+		h, err := t.readHeld(want.Path)
+		if err != nil || !asRevertLeft(u, i, saved(want.Path, h)) {
 			return false
+		}
+		if restoresIndex(u, i) {
+			x, err := t.indexEntry(want.Path)
+			if err != nil || !indexAsLeft(u, i, x) {
+				return false
+			}
 		}
 	}
 	return true

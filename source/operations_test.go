@@ -96,9 +96,9 @@ func TestOperationsOnHunks(t *testing.T) {
 		t.Errorf("a refused range revert wrote %q", got)
 	}
 
-	// Nothing staged: the commit takes every change, with the fallback
-	// message.
-	id, msg, err := w.Commit(ctx, session.Edit{}, "", func([]session.CommitEntry) string { return "Update e" })
+	// Nothing staged: the commit takes every change shown, with the
+	// fallback message.
+	id, msg, err := w.Commit(ctx, session.Edit{Files: []session.EditFile{file()}}, "", func([]session.CommitEntry) string { return "Update e" })
 	must(t, err)
 	if msg != "Update e" || strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD")) != id || gitRun(t, dir, "show", "HEAD:e.txt") != base+"11\n" {
 		t.Errorf("commit %s %q does not hold the change", id, msg)

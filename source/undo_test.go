@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/scm"
 	"github.com/changesetd/changesetd/session"
 )
 
@@ -113,18 +115,11 @@ type failingTree struct {
 	fail string
 }
 
-func (f failingTree) WriteWorktree(path string, content []byte, mode uint32) error {
+func (f failingTree) replace(path string, want, next scm.Held, pr *scm.Prepared) error {
 	if path == f.fail {
 		return opErr(fmt.Errorf("write %s: %w", path, syscall.ENOSPC))
 	}
-	return f.gitWorkspace.WriteWorktree(path, content, mode)
-}
-
-func (f failingTree) RemoveWorktree(path string) error {
-	if path == f.fail {
-		return opErr(fmt.Errorf("remove %s: %w", path, syscall.ENOSPC))
-	}
-	return f.gitWorkspace.RemoveWorktree(path)
+	return f.gitWorkspace.replace(path, want, next, pr)
 }
 
 // A multi-file revert whose write fails part-way returns, with the error,
@@ -186,6 +181,23 @@ func TestOperationRefusalCodes(t *testing.T) {
 		if protocol.CodeOf(err) != c.code || protocol.ReasonOf(err) != c.reason {
 			t.Errorf("%v: code %d reason %q, want %d %q", c.err, protocol.CodeOf(err), protocol.ReasonOf(err), c.code, c.reason)
 		}
+	}
+	for _, c := range []struct {
+		err    error
+		code   int64
+		reason string
+	}{
+		{readErr("a.txt", fmt.Errorf("scm: read worktree a.txt: %w", syscall.EACCES)), protocol.CodePermissionDenied, protocol.ReasonUnreadable},
+		{readErr("a.txt", fmt.Errorf("scm: read worktree a.txt: %w", syscall.EIO)), protocol.CodeConflict, protocol.ReasonUnreadable},
+		{opErr(fmt.Errorf("scm: commit: %w", scm.ErrSigningRequired)), protocol.CodeConflict, protocol.ReasonSigningRequired},
+		{opErr(fmt.Errorf("scm: commit: %w", scm.ErrNoIdentity)), protocol.CodeConflict, protocol.ReasonNoIdentity},
+	} {
+		if protocol.CodeOf(c.err) != c.code || protocol.ReasonOf(c.err) != c.reason {
+			t.Errorf("%v: code %d reason %q, want %d %q", c.err, protocol.CodeOf(c.err), protocol.ReasonOf(c.err), c.code, c.reason)
+		}
+	}
+	if err := readErr("a.txt", syscall.EACCES); !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("an unreadable file's refusal %q does not name it and the cause", err)
 	}
 	if err := opErr(errors.New("other")); protocol.CodeOf(err) != protocol.CodeInternalError {
 		t.Errorf("an unexpected error got code %d", protocol.CodeOf(err))

@@ -2,7 +2,9 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,6 +21,18 @@ type UndoFile struct {
 	Exists  bool   `json:"exists"`
 	Content []byte `json:"content,omitempty"`
 	Mode    uint32 `json:"mode,omitempty"`
+	// Index is the path's index entry, kept where the undo puts it
+	// back; records made before undo restored the index have none.
+	Index *UndoIndex `json:"index,omitempty"`
+}
+
+// UndoIndex is an index entry as an undo record keeps it: absent, or a
+// blob id and mode, with the blob's content where the undo puts it back.
+type UndoIndex struct {
+	Exists  bool   `json:"exists"`
+	OID     string `json:"oid,omitempty"`
+	Mode    uint32 `json:"mode,omitempty"`
+	Content []byte `json:"content,omitempty"`
 }
 
 // Undo is one revert of a changeset that can still be undone: the files
@@ -37,13 +51,27 @@ type Undo struct {
 	Pending   bool       `json:"pending,omitempty"`
 }
 
-// PutUndo writes (or rewrites) an undo record of a session.
+// ErrNoSpace is wrapped by a write that failed because the state dir's
+// disk or quota is full.
+var ErrNoSpace = errors.New("the state dir's disk is full")
+
+// noSpace wraps ErrNoSpace around a write's error that is ENOSPC or
+// EDQUOT.
+func noSpace(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w: %w", ErrNoSpace, err)
+	}
+	return err
+}
+
+// PutUndo writes (or rewrites) an undo record of a session. A full disk
+// is an error wrapping ErrNoSpace.
 func (d *DB) PutUndo(sessionID string, u Undo) error {
 	v, err := json.Marshal(u)
 	if err != nil {
 		return err
 	}
-	return d.bolt.Update(func(tx *bolt.Tx) error {
+	return noSpace(d.bolt.Update(func(tx *bolt.Tx) error {
 		root, err := tx.CreateBucketIfNotExists(bucketUndos)
 		if err != nil {
 			return err
@@ -53,7 +81,7 @@ func (d *DB) PutUndo(sessionID string, u Undo) error {
 			return err
 		}
 		return b.Put([]byte(u.ID), v)
-	})
+	}))
 }
 
 // DeleteUndo removes undo records of a session; unknown ids are ignored.

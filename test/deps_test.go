@@ -22,6 +22,7 @@ import (
 	_ "github.com/changesetd/changesetd/server"
 	_ "github.com/changesetd/changesetd/session"
 	_ "github.com/changesetd/changesetd/session/attrib"
+	_ "github.com/changesetd/changesetd/session/ops"
 	_ "github.com/changesetd/changesetd/source"
 	_ "github.com/changesetd/changesetd/store"
 	_ "github.com/changesetd/changesetd/uritemplate"

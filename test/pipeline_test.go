@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -301,7 +300,7 @@ func TestInFlightBoundAndDuplicateIDs(t *testing.T) {
 	p.await("sub")
 	revert := map[string]any{"channel": e.uri, "operationId": "revert", "target": resTarget(e.id("a.txt"))}
 	p.send("r0", protocol.MethodInvokeChangesetOperation, revert)
-	waitFile(t, at)
+	waitFile(t, at, nil)
 
 	// The same id again, while the revert holds it: refused, and only
 	// once answered so far.
@@ -346,17 +345,3 @@ func TestInFlightBoundAndDuplicateIDs(t *testing.T) {
 // flight (server.DefaultMaxInFlight).
 const maxInFlight = 1024
 
-// waitFile waits for path to exist: a gate of the daemon arrived.
-func waitFile(t *testing.T, path string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gate %s was not reached in 30s", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
