@@ -344,4 +344,3 @@ func TestInFlightBoundAndDuplicateIDs(t *testing.T) {
 // maxInFlight is the daemon's bound on the requests one connection has in
 // flight (server.DefaultMaxInFlight).
 const maxInFlight = 1024
-
