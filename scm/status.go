@@ -353,14 +353,23 @@ func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cands []string
-	for _, sc := range scopes {
-		cands = mergeSorted(cands, mergeSorted(under(base.paths, sc), under(s.idx.names, sc)))
-	}
 	sort.Strings(s.untracked)
-	cands = mergeSorted(cands, s.untracked)
-	if len(scopes) > 1 {
-		// Scopes are disjoint but their ranges interleave ("a.b" < "a/").
+	var cands []string
+	if len(scopes) <= 1 {
+		for _, sc := range scopes {
+			cands = mergeSorted(under(base.paths, sc), under(s.idx.names, sc))
+		}
+		cands = mergeSorted(cands, s.untracked)
+	} else {
+		// Many scopes (a burst of saves, a checkout): gathered, then
+		// sorted once. Merging them one by one would copy the list once
+		// per scope. Scopes are disjoint but their ranges interleave
+		// ("a.b" < "a/"), so the sort is needed anyway.
+		for _, sc := range scopes {
+			cands = append(cands, under(base.paths, sc)...)
+			cands = append(cands, under(s.idx.names, sc)...)
+		}
+		cands = append(cands, s.untracked...)
 		sort.Strings(cands)
 		cands = slices.Compact(cands)
 	}
