@@ -205,7 +205,7 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 	c.Close()
 	d = startDaemonIn(t, state, repo)
 	c = d.client(t, "panel")
-	cat = catalogue(t, c, sum.Resource)
+	catalogue(t, c, sum.Resource)
 	for _, name := range []string{"uncommitted", "claude's turn"} {
 		v := views[name]
 		mirrorChangeset(t, c, v.uri).Wait(name+" after a restart", func(st protocol.ChangesetState) bool {

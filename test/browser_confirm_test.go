@@ -87,6 +87,7 @@ func TestBrowserConfirmationsSayWhatHappens(t *testing.T) {
 	b.do(chromedp.KeyEvent(kb.Escape))
 
 	text = confirmation(b, "Undo on the second hunk", `#diff tr.hunk[data-hunk="1"] button.hunk-undo`)
+	says(t, "undoing the second hunk", text, []string{"a.txt"}, []string{"Each file"})
 	b.click("Confirm", `#confirm-ok`)
 	b.waitFor("the note after the undo", `[...document.querySelectorAll('#toasts .toast')].some((e) => e.textContent.startsWith('Reverted'))`)
 	var note string

@@ -913,9 +913,10 @@ func TestBrowserAnnotations(t *testing.T) {
 	})
 
 	// With no turn running, the working tree is no turn's version: a
-	// comment on it goes on the baseline's lines the selected ones came
-	// from (TestBrowserCommentAnchors has the other views).
-	t.Run("a comment on the working tree goes on the baseline's lines", func(t *testing.T) {
+	// comment on lines added since the baseline goes on those very lines
+	// of a snapshot of the working tree (TestBrowserCommentAnchors has the
+	// other views, TestBrowserCommentsReachTheAgent what the agent is told).
+	t.Run("a comment on the working tree's new lines stays on them", func(t *testing.T) {
 		b.t, m.t = t, t
 		writeFile(t, repo, "b.txt", "bee\nhive\n")
 		// commentOn comments on the added lines of path in the working
@@ -949,15 +950,19 @@ func TestBrowserAnnotations(t *testing.T) {
 			i := slices.IndexFunc(st.Annotations, func(a protocol.Annotation) bool { return slices.Equal(entryTexts(&a), []string{text}) })
 			return st.Annotations[i]
 		}
-		// a.txt's added lines: "new 1" and "new 2", then the turn's two,
-		// which replaced the baseline's line 35: baseline lines 1–35.
-		if a := commentOn("a.txt", "All of it?"); a.TurnID != "baseline" || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 0}, End: protocol.TextPosition{Line: 35}}) {
-			t.Errorf("a.txt: turn %q range %+v, want the baseline's lines 0–34 (to the start of 35)", a.TurnID, a.Range)
+		onSnapshot := func(a protocol.Annotation) bool {
+			id, _ := a.Meta[protocol.MetaSnapshot].(string)
+			return a.TurnID == "baseline" && id != ""
 		}
-		// b.txt's "hive" is new since the baseline: the empty range
-		// where it was inserted, after the baseline's only line.
-		if a := commentOn("b.txt", "A hive?"); a.TurnID != "baseline" || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 1}, End: protocol.TextPosition{Line: 1}}) {
-			t.Errorf("b.txt: turn %q range %+v, want the baseline's empty range at line 1", a.TurnID, a.Range)
+		// a.txt's added lines: "new 1" and "new 2" at the top, then the
+		// turn's two, which replaced the baseline's line 35: the working
+		// tree's lines 0–37, each where the reviewer selected it.
+		if a := commentOn("a.txt", "All of it?"); !onSnapshot(a) || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 0}, End: protocol.TextPosition{Line: 38}}) {
+			t.Errorf("a.txt: turn %q range %+v meta %v, want the working tree's lines 0–37 (to the start of 38) on a snapshot", a.TurnID, a.Range, a.Meta)
+		}
+		// b.txt's "hive" is new since the baseline: its own line, 1.
+		if a := commentOn("b.txt", "A hive?"); !onSnapshot(a) || a.Range == nil || *a.Range != (protocol.TextRange{Start: protocol.TextPosition{Line: 1}, End: protocol.TextPosition{Line: 2}}) {
+			t.Errorf("b.txt: turn %q range %+v meta %v, want the working tree's line 1 on a snapshot", a.TurnID, a.Range, a.Meta)
 		}
 		b.waitFor("b.txt's badge", fileRow("b.txt")+`?.querySelector('.cbadge')?.textContent === '1'`)
 	})

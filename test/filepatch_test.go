@@ -109,9 +109,10 @@ func TestFilePatchesGolden(t *testing.T) {
 }
 
 // TestFilePatchVersions: a patch URI names one version of the file. Once
-// the file changes, the old URI is refused as a conflict and the state
-// names a new one, which reads the new patch; a changeset nobody is
-// subscribed to says where its whole patch is.
+// the file changes, the state names a new one, which reads the new patch;
+// the version just before stays readable for a while (a client one
+// version behind is not starved), an older one is refused as a conflict;
+// a changeset nobody is subscribed to says where its whole patch is.
 func TestFilePatchVersions(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"a.txt": "one\n"})
 	writeFile(t, repo, "a.txt", "two\n")
@@ -129,10 +130,18 @@ func TestFilePatchVersions(t *testing.T) {
 	if p := filePatch(t, m.c, &st.Files[0]); !strings.Contains(p, "-one\n+three\n") {
 		t.Errorf("the new patch of a.txt: %q", p)
 	}
+	if old, err := readResource(t, m.c, first); err != nil || !strings.Contains(string(old), "-one\n+two\n") {
+		t.Errorf("reading the version just before the change: %q, %v; want its patch", old, err)
+	}
+	second := metaString(st.Files[0].Meta, "changesetd", "patchUri")
+	writeFile(t, repo, "a.txt", "four\n")
+	st = m.Wait("a.txt changed a third time", func(st protocol.ChangesetState) bool {
+		return len(st.Files) == 1 && metaString(st.Files[0].Meta, "changesetd", "patchUri") != second
+	})
 	_, err := readResource(t, m.c, first)
 	var re *fake.RPCError
 	if !errors.As(err, &re) || re.Code != protocol.CodeConflict || !strings.Contains(fmt.Sprint(re.Data), protocol.ReasonFileChanged) {
-		t.Errorf("reading the first version after the change: %v, want -32011 fileChanged", err)
+		t.Errorf("reading the first version two changes later: %v, want -32011 fileChanged", err)
 	}
 	if _, err := readResource(t, m.c, strings.Replace(first, "?v=", "?w=", 1)); err == nil || !strings.Contains(err.Error(), "(v=…)") {
 		t.Errorf("a patch URI without its version: %v", err)

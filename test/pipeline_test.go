@@ -249,10 +249,15 @@ func TestPipelinedStageThenCommitLandInOrder(t *testing.T) {
 	for round := range 5 {
 		writeFile(t, repo, "a.txt", fmt.Sprintf("a %d\n", round))
 		writeFile(t, repo, "b.txt", fmt.Sprintf("b %d\n", round))
+		// The view of this round: both files as written now, so computed
+		// after the previous round's commit.
+		wantA, wantB := strings.TrimSpace(e.git("hash-object", "a.txt")), strings.TrimSpace(e.git("hash-object", "b.txt"))
+		shows := func(f *protocol.ChangesetFile, oid string) bool {
+			return f != nil && f.Edit.After != nil && f.Edit.After.Content.Nonce == oid
+		}
 		e.m.Wait("both files changed", func(st protocol.ChangesetState) bool {
-			a, b := findFile(st, repo, "a.txt"), findFile(st, repo, "b.txt")
 			o := opIn(st, "commit")
-			return ready(st) && a != nil && b != nil && o != nil && o.Status != protocol.OpRunning
+			return ready(st) && shows(findFile(st, repo, "a.txt"), wantA) && shows(findFile(st, repo, "b.txt"), wantB) && o != nil && o.Status != protocol.OpRunning
 		})
 		head := e.git("rev-parse", "HEAD")
 		s, c := fmt.Sprintf("stage%d", round), fmt.Sprintf("commit%d", round)
@@ -319,11 +324,8 @@ func TestInFlightBoundAndDuplicateIDs(t *testing.T) {
 
 	// Joined to the held revert, each further identical invocation stays
 	// in flight; the one past the bound is refused.
-	var ids []string
 	for i := 1; i < maxInFlight; i++ {
-		id := fmt.Sprintf("r%d", i)
-		p.send(id, protocol.MethodInvokeChangesetOperation, revert)
-		ids = append(ids, id)
+		p.send(fmt.Sprintf("r%d", i), protocol.MethodInvokeChangesetOperation, revert)
 	}
 	p.send("over", protocol.MethodPing, map[string]any{})
 	over := p.await("over")["over"]
