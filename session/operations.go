@@ -91,6 +91,10 @@ type Edit struct {
 	// Keep, for a revert, makes the pending Undo durable before the
 	// first write (see Editor.Revert).
 	Keep func(*Undo) error
+	// View is the view stamp the client named (_meta.view), "" when it
+	// named none. A commit named on a view must find the index exactly
+	// so, even when the daemon's own operations moved it since.
+	View string
 	// Shown, for a commit with nothing staged, is exactly what the
 	// client displayed: each path's blob id, or its absence. The commit
 	// stages exactly that or is refused. Nil means the changeset's files
@@ -822,7 +826,7 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 	if t.byAuthor != nil {
 		return runByAuthor(ctx, ed, kind, t, s, uri, ws)
 	}
-	e := Edit{Range: t.rng, Side: t.side}
+	e := Edit{Range: t.rng, Side: t.side, View: t.view}
 	for _, f := range t.files {
 		ef := EditFile{Old: f.from, New: f.to}
 		if t.view != "" {

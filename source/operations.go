@@ -141,24 +141,6 @@ func checkView(t tree, e session.Edit) error {
 	return nil
 }
 
-// shownView is the view stamp e's files were shown on, "" when they name
-// none or more than one.
-func shownView(e session.Edit) string {
-	view := ""
-	for _, f := range e.Files {
-		for _, sd := range []*session.FileVersion{f.Old, f.New} {
-			if sd == nil || sd.View == "" {
-				continue
-			}
-			if view != "" && sd.View != view {
-				return ""
-			}
-			view = sd.View
-		}
-	}
-	return view
-}
-
 // checkFile refuses a file that no longer has the content the changeset
 // published for it: the operation would act on other bytes than the ones
 // shown. A path the changeset shows absent must still be absent.
@@ -706,9 +688,9 @@ func commit(ctx context.Context, t tree, e session.Edit, msg string, fallback fu
 		return "", "", protocol.Errorf(protocol.CodeConflict, "a %s is in progress; finish or abort it with git first, then commit", op).WithReason(protocol.ReasonMergeInProgress)
 	}
 	// A commit records the index as it is, so the index must be the very
-	// one shown: one the daemon's own stage or unstage moved on since
-	// would commit what the confirmation never listed.
-	if v := shownView(e); v != "" && v != t.viewStamp() {
+	// one the client named: one the daemon's own stage or unstage moved
+	// on since would commit what its confirmation never listed.
+	if e.View != "" && e.View != t.viewStamp() {
 		return "", "", protocol.Errorf(protocol.CodeConflict, "the index changed since the changeset was shown (a stage, unstage or commit since, by this daemon or another program); nothing was committed: look at what is staged now and commit again").WithReason(protocol.ReasonViewChanged)
 	}
 	if err := checkView(t, e); err != nil {
