@@ -9,6 +9,7 @@ import (
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session/attrib"
+	"github.com/changesetd/changesetd/session/view"
 )
 
 // Authors on the wire. Each file of a changeset carries who wrote its
@@ -92,7 +93,7 @@ func (s *Session) withAuthors(cs *csChannel, ws int, fc FileChange, meta protoco
 		}
 		reports = append(reports, r)
 	}
-	hunks := hunksOf(meta)
+	hunks := view.HunksOf(meta)
 	var fa fileAuthors
 	switch {
 	case !in.Evidence:
@@ -203,7 +204,7 @@ func (s *Session) sideContent(ws int, v *FileVersion) ([]byte, bool) {
 func authorsOf(f protocol.ChangesetFile) (any, any, []string) {
 	own, _ := f.Meta["changesetd"].(protocol.Object)
 	var hs []string
-	for _, h := range hunksOf(f.Meta) {
+	for _, h := range view.HunksOf(f.Meta) {
 		hs = append(hs, h.Author+"\x00"+strings.Join(h.Authors, ","))
 	}
 	return own["author"], own["authors"], hs
@@ -225,7 +226,7 @@ func (cs *csChannel) reattribute(s *Session) {
 		return
 	}
 	var changes []protocol.Action
-	for _, f := range cs.state.Files {
+	for _, f := range cs.v.State.Files {
 		o, ok := cs.origin[f.ID]
 		if !ok || o.ws >= len(s.workspaces) {
 			continue

@@ -9,6 +9,7 @@ import (
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session/attrib"
+	"github.com/changesetd/changesetd/session/view"
 )
 
 // Operations by author: stage or revert exactly the hunks one author
@@ -54,7 +55,7 @@ type authorShare struct {
 // 1 for a whole file without any, such as a binary one).
 func (sh authorShare) count() int {
 	if sh.whole {
-		return max(1, len(hunksOf(sh.file.Meta)))
+		return max(1, len(view.HunksOf(sh.file.Meta)))
 	}
 	return len(sh.hunks)
 }
@@ -71,7 +72,7 @@ func (cs *csChannel) byAuthor() (map[string][]authorShare, []string) {
 		}
 		out[a] = append(out[a], sh)
 	}
-	for _, f := range cs.state.Files {
+	for _, f := range cs.v.State.Files {
 		o, ok := cs.origin[f.ID]
 		if !ok {
 			continue
@@ -90,7 +91,7 @@ func (cs *csChannel) byAuthor() (map[string][]authorShare, []string) {
 		}
 		per := map[string][]Hunk{}
 		var seen []string
-		for _, h := range hunksOf(f.Meta) {
+		for _, h := range view.HunksOf(f.Meta) {
 			if h.Author == "" || h.Author == Mixed || h.Author == attrib.Unknown {
 				continue
 			}

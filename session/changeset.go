@@ -11,17 +11,19 @@ import (
 
 	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
-	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/session/view"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
 // csChannel is one subscribed changeset of a session. It is owned by the
 // session actor.
 type csChannel struct {
-	uri   string
-	ref   uritemplate.Ref
-	ch    *hub.Channel
-	state protocol.ChangesetState
+	uri string
+	ref uritemplate.Ref
+	ch  *hub.Channel
+	// v is the changeset as its subscribers hold it, with its review
+	// marks and view stamps (package view).
+	v *view.Model
 
 	loaded    bool          // a full result has been published
 	active    bool          // someone is subscribed: watchers run
@@ -37,25 +39,13 @@ type csChannel struct {
 	pendingPaths map[int][]string // by workspace index
 	// where each published file came from, by file id.
 	origin map[string]fileOrigin
-	// reviews maps a file id to the content key it was reviewed at. A
-	// file is shown reviewed only while its content has that key, so an
-	// edit clears the flag and undoing the edit brings it back.
-	reviews map[string]string
-	// hunkReviews maps a file id to the ids of its hunks marked reviewed
-	// (hunks.go).
-	hunkReviews map[string][]string
 
-	byID     map[string]int     // file id -> index in state.Files; nil: rebuild
 	opStatus map[string]opState // last reported status per operation
 	// opRunning counts invocations per operation that are queued or
 	// running; the status goes back to idle when the last one ends.
 	opRunning map[string]int
 	undos     []*undoRecord // reverts that can be undone, oldest first (undo.go)
 	drift     driftState    // files changed since a turn (rewind.go)
-	// views is the state of HEAD and the index each workspace's files were
-	// last computed on (ChangeList.View), published as the changeset's
-	// view stamp (versions.go).
-	views map[int]string
 	// encoded is the state as JSON, handed out as the snapshot of every
 	// subscriber that attaches until the state next changes; nil when
 	// stale. See snapshot. A snapshot of a changeset with a thousand files
@@ -140,11 +130,9 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 				uri:    uri,
 				ref:    ref,
 				ch:     s.m.newChannel(uri),
-				state:  protocol.ChangesetState{Status: protocol.StatusComputing, Files: []protocol.ChangesetFile{}, Meta: patchMeta(uri)},
+				v:      view.New(patchMeta(uri), s.m.loadReviews(uri), s.m.loadHunkReviews(uri)),
 				origin: map[string]fileOrigin{},
 			}
-			cs.reviews = s.m.loadReviews(uri)
-			cs.hunkReviews = s.m.loadHunkReviews(uri)
 			cs.undos = s.loadUndos(uri)
 			// Nothing before now can be replayed from this channel: a
 			// cursor from an earlier channel of this URI (forgotten when
@@ -153,7 +141,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			s.changesets[uri] = cs
 			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
-		if cs.loaded && !cs.active && cs.live(s) && s.canActivate(cs) && cs.state.Status != protocol.StatusRecomputing {
+		if cs.loaded && !cs.active && cs.live(s) && s.canActivate(cs) && cs.v.State.Status != protocol.StatusRecomputing {
 			// Nobody watched the tree while the channel was idle: what it
 			// holds may be stale. It says so until the refresh that
 			// activating starts has brought it up to date.
@@ -163,7 +151,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 		// megabytes of JSON, and every session's publish waits for that
 		// lock. Nothing changes the state between here and the
 		// registration: the actor owns it.
-		if cs.state.Status != protocol.StatusRecomputing {
+		if cs.v.State.Status != protocol.StatusRecomputing {
 			cs.encode()
 		}
 		s.m.attachOwned(cs.ch, sub, lastSeen, cs.snapshot(), done)
@@ -181,8 +169,8 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 // shown computing instead (protocol.Adapt), which needs the state's
 // fields. It never encodes: attachChangeset does, first.
 func (cs *csChannel) snapshot() any {
-	if cs.state.Status == protocol.StatusRecomputing || cs.encoded == nil {
-		return cs.state.Clone()
+	if cs.v.State.Status == protocol.StatusRecomputing || cs.encoded == nil {
+		return cs.v.State.Clone()
 	}
 	return cs.encoded
 }
@@ -194,7 +182,7 @@ func (cs *csChannel) encode() {
 	}
 	// MarshalJSON itself, not json.Marshal: the latter would scan and
 	// copy the megabytes MarshalJSON returns once more, to the same bytes.
-	if b, err := cs.state.MarshalJSON(); err == nil {
+	if b, err := cs.v.State.MarshalJSON(); err == nil {
 		cs.encoded = b
 	}
 }
@@ -383,17 +371,9 @@ func (cs *csChannel) changed(s *Session, ws int, paths []string, all bool) {
 
 // commit reduces a on the changeset state and publishes it.
 func (cs *csChannel) commit(s *Session, a protocol.Action, origin *protocol.ActionOrigin) {
-	next, out := reducer.ApplyChangeset(cs.state, a, reducer.Env{})
-	if out == reducer.Applied {
-		cs.state = next
-		cs.byID = nil // positions may have moved
+	a, changed := cs.v.Apply(a)
+	if changed {
 		cs.encoded = nil
-	}
-	if cc, ok := a.(protocol.ChangesetContentChanged); ok {
-		// 0.6/0.7 reducers replace error from contentChanged: the stored
-		// action keeps it for them (see protocol.Adapt).
-		cc.Error = cs.state.Error
-		a = cc
 	}
 	s.m.publish(cs.ch, a, origin)
 }
@@ -455,7 +435,7 @@ func (cs *csChannel) refresh(s *Session) {
 			all = true
 		}
 	}
-	if cs.loaded && cs.state.Status != protocol.StatusRecomputing {
+	if cs.loaded && cs.v.State.Status != protocol.StatusRecomputing {
 		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
 	}
 	type job struct {
@@ -589,10 +569,10 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 			continue
 		}
 		if r.list.View != "" {
-			if cs.views == nil {
-				cs.views = map[int]string{}
+			if cs.v.Views == nil {
+				cs.v.Views = map[int]string{}
 			}
-			cs.views[r.ws] = r.list.View
+			cs.v.Views[r.ws] = r.list.View
 		}
 		if r.all {
 			warnings := r.list.Warnings
@@ -625,25 +605,18 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 			if r.err != nil {
 				continue
 			}
-			seen := map[string]bool{}
-			var changes []protocol.Action
+			computed := make([]protocol.ChangesetFile, 0, len(r.list.Files))
 			for _, fc := range r.list.Files {
 				f, o := s.fileOf(r.ws, fc, cs)
-				seen[f.ID] = true
 				cs.setOrigin(s, f.ID, o)
-				if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
-					changes = append(changes, protocol.ChangesetFileSet{File: f})
-				}
+				computed = append(computed, f)
 			}
 			under := newPathSet(r.paths)
-			for _, f := range cs.state.Files {
-				o, ok := cs.origin[f.ID]
-				if !ok || o.ws != r.ws || seen[f.ID] || !under.under(o) {
-					continue
-				}
-				delete(cs.origin, f.ID)
-				changes = append(changes, protocol.ChangesetFileRemoved{FileID: f.ID})
-			}
+			changes := cs.v.Reconcile(computed, func(id string) bool {
+				o, ok := cs.origin[id]
+				return ok && o.ws == r.ws && under.under(o)
+			})
+			cs.forget(changes)
 			cs.commitFiles(s, changes)
 		}
 	}
@@ -651,7 +624,7 @@ func (cs *csChannel) apply(s *Session, all bool, results []wsResult) {
 	if failure != nil {
 		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusError, Error: failure}, nil)
 	} else {
-		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusReady, Meta: viewMeta(cs.viewToken(len(s.workspaces)))}, nil)
+		cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusReady, Meta: view.StampMeta(cs.v.ViewStamp(len(s.workspaces)))}, nil)
 	}
 	if cs.ref.Kind == protocol.KindUncommitted {
 		s.m.notifyRoot(protocol.NotifySessionSummaryChanged, protocol.SessionSummaryChangedParams{
@@ -703,44 +676,12 @@ func (ps pathSet) under(o fileOrigin) bool {
 	return false
 }
 
-// find returns the published file with the id, or nil. A refresh looks up
-// every file it computed, so the positions are indexed once per state.
-func (cs *csChannel) find(id string) *protocol.ChangesetFile {
-	if cs.byID == nil {
-		cs.byID = make(map[string]int, len(cs.state.Files))
-		for i, f := range cs.state.Files {
-			cs.byID[f.ID] = i
-		}
-	}
-	if i, ok := cs.byID[id]; ok {
-		return &cs.state.Files[i]
-	}
-	return nil
-}
-
-// sameFile reports whether republishing f would change nothing.
-func sameFile(a, b protocol.ChangesetFile) bool {
-	return contentKey(a) == contentKey(b) && a.IsReviewed() == b.IsReviewed() && sameEdits(a, b) && sameAuthors(a, b) && indexMark(a) == indexMark(b) && patchURIOf(a) == patchURIOf(b)
-}
-
 // indexMark is where an uncommitted file's change stands in git's index
 // (_meta.changesetd.index): staging changes it and nothing else.
 func indexMark(f protocol.ChangesetFile) string {
 	own, _ := f.Meta["changesetd"].(protocol.Object)
 	m, _ := own["index"].(string)
 	return m
-}
-
-// contentKey identifies the content pair a review applies to.
-func contentKey(f protocol.ChangesetFile) string {
-	var b, a string
-	if f.Edit.Before != nil {
-		b = f.Edit.Before.URI + "@" + f.Edit.Before.Content.Nonce
-	}
-	if f.Edit.After != nil {
-		a = f.Edit.After.URI + "@" + f.Edit.After.Content.Nonce
-	}
-	return b + "\x00" + a
 }
 
 // fileOf builds the wire form of a file change. A reviewed flag carries
@@ -774,14 +715,7 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 	if !fc.Binary && fc.Precise {
 		f.Edit.Diff = &protocol.FileEditDiffStats{Added: protocol.Ptr(fc.Added), Removed: protocol.Ptr(fc.Removed)}
 	}
-	if key, ok := cs.reviews[f.ID]; ok && key == contentKey(f) {
-		f.Reviewed = protocol.Ptr(true)
-	} else if prev := cs.find(f.ID); prev != nil && prev.Reviewed != nil && !*prev.Reviewed && contentKey(*prev) == contentKey(f) {
-		f.Reviewed = protocol.Ptr(false) // an explicit "not reviewed" stays while nothing changed
-	}
-	if cs.markHunks(&f) {
-		f.Reviewed = protocol.Ptr(true) // every hunk reviewed
-	}
+	cs.v.Decorate(&f)
 	return f, o
 }
 
@@ -798,7 +732,7 @@ func (s *Session) changes() *protocol.ChangesSummary {
 			continue
 		}
 		var add, del int
-		for _, f := range cs.state.Files {
+		for _, f := range cs.v.State.Files {
 			if d := f.Edit.Diff; d != nil {
 				if d.Added != nil {
 					add += *d.Added
@@ -808,7 +742,7 @@ func (s *Session) changes() *protocol.ChangesSummary {
 				}
 			}
 		}
-		return &protocol.ChangesSummary{Additions: protocol.Ptr(add), Deletions: protocol.Ptr(del), Files: protocol.Ptr(len(cs.state.Files))}
+		return &protocol.ChangesSummary{Additions: protocol.Ptr(add), Deletions: protocol.Ptr(del), Files: protocol.Ptr(len(cs.v.State.Files))}
 	}
 	return nil
 }
@@ -841,17 +775,7 @@ func (s *Session) dispatchChangeset(sub Subscriber, uri string, a protocol.Actio
 		s.m.reject(sub, uri, a, origin, reason)
 		return
 	}
-	next := make(map[string]string, len(cs.reviews)+len(rv.Files))
-	for k, v := range cs.reviews {
-		next[k] = v
-	}
-	for _, id := range rv.Files {
-		if !rv.Reviewed {
-			delete(next, id)
-		} else if f := cs.find(id); f != nil {
-			next[id] = contentKey(*f)
-		}
-	}
+	next := cs.v.Reviewed(rv.Files, rv.Reviewed)
 	// One durable write for the whole batch, before the echo: a client
 	// that saw the echo never loses the flag to a crash.
 	if err := s.m.saveReviews(uri, next); err != nil {
@@ -859,7 +783,7 @@ func (s *Session) dispatchChangeset(sub Subscriber, uri string, a protocol.Actio
 		s.m.reject(sub, uri, a, origin, "the review state could not be saved: "+err.Error())
 		return
 	}
-	cs.reviews = next
+	cs.v.Reviews = next
 	cs.commit(s, a, origin)
 	s.hunksFollowFiles(cs, rv)
 }
@@ -919,8 +843,7 @@ func (s *Session) readBlob(ctx context.Context, oid string, limit int64) ([]byte
 // into the new one. Files of a workspace that failed are kept.
 func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
 	failed := map[int]bool{}
-	seen := map[string]bool{}
-	var changes []protocol.Action
+	var computed []protocol.ChangesetFile
 	for _, r := range results {
 		if r.err != nil {
 			failed[r.ws] = true
@@ -928,101 +851,35 @@ func (cs *csChannel) applyDelta(s *Session, results []wsResult) {
 		}
 		for _, fc := range r.list.Files {
 			f, o := s.fileOf(r.ws, fc, cs)
-			seen[f.ID] = true
 			cs.setOrigin(s, f.ID, o)
-			if old := cs.find(f.ID); old == nil || !sameFile(*old, f) {
-				changes = append(changes, protocol.ChangesetFileSet{File: f})
-			}
+			computed = append(computed, f)
 		}
 	}
-	for _, f := range cs.state.Files {
-		if seen[f.ID] {
-			continue
-		}
-		if o, ok := cs.origin[f.ID]; ok && failed[o.ws] {
-			continue
-		}
-		delete(cs.origin, f.ID)
-		changes = append(changes, protocol.ChangesetFileRemoved{FileID: f.ID})
-	}
+	changes := cs.v.Reconcile(computed, func(id string) bool {
+		o, ok := cs.origin[id]
+		return !ok || !failed[o.ws]
+	})
+	cs.forget(changes)
 	cs.commitFiles(s, changes)
 }
 
-// fileChunk is how many fileSet and fileRemoved actions of a refresh are
-// published at a time: one hold of the sequencing lock each, and a burst
-// reaches clients as runs of at most this many files they can render as
-// they come.
-const fileChunk = 256
-
-// commitFiles publishes a refresh's fileSet and fileRemoved actions (only
-// files whose state changed), in order and in chunks of fileChunk. When
-// most of the resulting list is new (a checkout, a rebase) one
-// contentChanged with the list is smaller than the deltas and goes out
-// instead (operations kept), as it does when most of the list went.
-// Either way what a refresh sends grows with what changed, not with the
-// list: a burst spread over many refreshes costs about what it changed.
-func (cs *csChannel) commitFiles(s *Session, changes []protocol.Action) {
-	if len(changes) <= fileChunk {
-		for _, a := range changes {
-			cs.commit(s, a, nil)
+// forget drops the origins of the files changes remove.
+func (cs *csChannel) forget(changes []protocol.Action) {
+	for _, a := range changes {
+		if rm, ok := a.(protocol.ChangesetFileRemoved); ok {
+			delete(cs.origin, rm.FileID)
 		}
-		return
-	}
-	kept, set := applyFiles(cs.state.Files, changes)
-	// Most of the list is new, or most of it went: the list is the
-	// smaller message (a fileRemoved is an id; a file is far more).
-	if removed := len(changes) - set; 2*set+removed > len(kept) {
-		cs.commit(s, protocol.ChangesetContentChanged{Files: kept}, nil)
-		return
-	}
-	// The reducer's effects applied in one pass rather than action by
-	// action, each of which would copy the list.
-	cs.state.Files = kept
-	cs.byID = nil
-	cs.encoded = nil
-	for chunk := range slices.Chunk(changes, fileChunk) {
-		s.m.publishAll(cs.ch, chunk)
 	}
 }
 
-// applyFiles returns the list that reducing changes on files gives, and
-// how many of them set a file: fileSet replaces in place or appends,
-// fileRemoved removes.
-func applyFiles(files []protocol.ChangesetFile, changes []protocol.Action) ([]protocol.ChangesetFile, int) {
-	files = slices.Clone(files)
-	removed := make([]bool, len(files), len(files)+len(changes))
-	at := make(map[string]int, len(files))
-	for i, f := range files {
-		at[f.ID] = i
+// commitFiles publishes a refresh's fileSet and fileRemoved actions as
+// the model batches them (view.Model.Publish).
+func (cs *csChannel) commitFiles(s *Session, changes []protocol.Action) {
+	batches := cs.v.Publish(changes)
+	if len(batches) > 0 {
+		cs.encoded = nil
 	}
-	set := 0
-	for _, a := range changes {
-		switch a := a.(type) {
-		case protocol.ChangesetFileSet:
-			set++
-			f := a.File.Clone()
-			if i, ok := at[f.ID]; ok {
-				files[i] = f
-				continue
-			}
-			at[f.ID] = len(files)
-			files = append(files, f)
-			removed = append(removed, false)
-		case protocol.ChangesetFileRemoved:
-			if i, ok := at[a.FileID]; ok {
-				removed[i] = true
-				delete(at, a.FileID)
-			}
-		}
+	for _, b := range batches {
+		s.m.publishAll(cs.ch, b)
 	}
-	kept := files[:0]
-	for i, f := range files {
-		if !removed[i] {
-			kept = append(kept, f)
-		}
-	}
-	if kept == nil {
-		kept = []protocol.ChangesetFile{}
-	}
-	return kept, set
 }

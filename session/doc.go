@@ -16,7 +16,17 @@
 // Snapshots are registered under the same lock: fromSeq is the sequence
 // number at registration and every later action on the channel is
 // delivered live. A refresh publishes the files that changed, in chunks
-// (changeset.go, commitFiles).
+// (view.Model.Publish).
+//
+// # The view model
+//
+// What a changeset's subscribers hold is a value of package view
+// (session/view): the state, the review flags and hunk marks bound to the
+// content they were given at, and the view stamps. The actor builds each
+// computed file's wire form, hands the list to the Model, and publishes
+// the actions it returns (Reconcile, Publish); it stores and notifies from
+// what it returns as well. The Model runs no goroutine and imports neither
+// this package, server nor store, which the layering test enforces.
 //
 // # Actors
 //
@@ -44,7 +54,7 @@
 // # Versions
 //
 // Every intent of a client (an operation, a review flag, a hunk mark) is
-// bound to the versions it was made on (versions.go): the content nonces
+// bound to the versions it was made on (view.Shown, versions.go): the content nonces
 // of the files and the view stamp of HEAD and the index it names in its
 // _meta, checked equal to what the changeset published, else what the
 // changeset last published. The Editor receives those versions in the
@@ -71,7 +81,7 @@
 // directories are checked, and their symbolic links resolved, by confine;
 // the package itself imports neither os nor syscall.
 //
-// The package imports protocol, reducer, uritemplate, changeset, confine
-// and store (for its record types); it never imports server, scm, metrics,
+// The package imports protocol, reducer, uritemplate, changeset, confine,
+// store (for its record types) and its own pure parts (view, ops, attrib); it never imports server, scm, metrics,
 // jsonrpc2, gorilla, go-git or fsnotify.
 package session

@@ -2,12 +2,12 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session/view"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
@@ -23,23 +23,12 @@ import (
 // kept per changeset and file, durably, and shown as hunks[i].reviewed. A
 // file whose hunks are all marked is shown reviewed.
 
-// Hunk is one hunk of a file's diff as _meta.changesetd.hunks lists it.
-// Lines are 1-based and counted as in a unified diff's "@@" header.
-type Hunk struct {
-	ID       string `json:"id"`
-	OldStart int    `json:"oldStart"`
-	OldLines int    `json:"oldLines"`
-	NewStart int    `json:"newStart"`
-	NewLines int    `json:"newLines"`
-	Reviewed bool   `json:"reviewed"`
-	// Author is who wrote the hunk (authors.go); Authors lists them when
-	// it is "mixed".
-	Author  string   `json:"author,omitempty"`
-	Authors []string `json:"authors,omitempty"`
-}
+// Hunk is one hunk of a file's diff as _meta.changesetd.hunks lists it
+// (view.Hunk).
+type Hunk = view.Hunk
 
 // MetaHunks is the key of the hunk list in a file's _meta.changesetd.
-const MetaHunks = "hunks"
+const MetaHunks = view.MetaHunks
 
 // HunkStore is implemented by a Store that keeps hunk review marks (the
 // daemon's *store.DB): per changeset, file id -> the ids of its reviewed
@@ -69,71 +58,6 @@ func (m *Manager) loadHunkReviews(uri string) map[string][]string {
 	return r
 }
 
-// hunksOf reads a file's hunk list from its _meta: as a Workspace put it,
-// or decoded from JSON.
-func hunksOf(meta protocol.Object) []Hunk {
-	own, _ := meta["changesetd"].(protocol.Object)
-	if own == nil {
-		if m, ok := meta["changesetd"].(map[string]any); ok {
-			own = m
-		}
-	}
-	switch v := own[MetaHunks].(type) {
-	case []Hunk:
-		return v
-	case nil:
-		return nil
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil
-		}
-		var out []Hunk
-		if json.Unmarshal(b, &out) != nil {
-			return nil
-		}
-		return out
-	}
-}
-
-// markHunks sets the reviewed marks of f's hunks from cs's marks, in a
-// _meta of f's own, and reports whether f has hunks and all are marked.
-func (cs *csChannel) markHunks(f *protocol.ChangesetFile) bool {
-	hs := hunksOf(f.Meta)
-	if len(hs) == 0 {
-		return false
-	}
-	marked := cs.hunkReviews[f.ID]
-	if len(marked) == 0 && !slices.ContainsFunc(hs, func(h Hunk) bool { return h.Reviewed }) {
-		return false // as the Workspace listed them: none marked
-	}
-	out := make([]Hunk, len(hs))
-	all := true
-	for i, h := range hs {
-		h.Reviewed = slices.Contains(marked, h.ID)
-		all = all && h.Reviewed
-		out[i] = h
-	}
-	meta := make(protocol.Object, len(f.Meta))
-	for k, v := range f.Meta {
-		meta[k] = v
-	}
-	own := protocol.Object{}
-	if prev, ok := f.Meta["changesetd"].(protocol.Object); ok {
-		for k, v := range prev {
-			own[k] = v
-		}
-	} else if prev, ok := f.Meta["changesetd"].(map[string]any); ok {
-		for k, v := range prev {
-			own[k] = v
-		}
-	}
-	own[MetaHunks] = out
-	meta["changesetd"] = own
-	f.Meta = meta
-	return all
-}
-
 // SetHunksReviewed is x-changesetd/hunksReviewChanged: it marks (or
 // unmarks) hunks of one file of a changeset as reviewed, stores the marks
 // and publishes the file with them. Unmarking a hunk of a file reviewed as
@@ -159,7 +83,7 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 		if !s.hasReview(cs.ref.Kind) {
 			return struct{}{}, protocol.Errorf(protocol.CodeInvalidParams, "%s: the %s changeset does not offer review", method, cs.ref.Kind)
 		}
-		f := cs.find(p.File)
+		f := cs.v.Find(p.File)
 		if f == nil {
 			return struct{}{}, protocol.Errorf(protocol.CodeInvalidParams, "%s: %q is not a file id of %s", method, p.File, p.Channel)
 		}
@@ -167,7 +91,7 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 			return struct{}{}, protocol.Errorf(protocol.CodeConflict, "%s: %s", method, reason).WithReason(protocol.ReasonFileChanged)
 		}
 		var ids []string
-		for _, h := range hunksOf(f.Meta) {
+		for _, h := range view.HunksOf(f.Meta) {
 			ids = append(ids, h.ID)
 		}
 		for _, id := range p.Hunks {
@@ -179,7 +103,7 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 		// has a new id, and the old one would never match again.
 		var marked []string
 		for _, id := range ids {
-			was := slices.Contains(cs.hunkReviews[f.ID], id)
+			was := slices.Contains(cs.v.HunkReviews[f.ID], id)
 			if slices.Contains(p.Hunks, id) {
 				was = p.Reviewed
 			}
@@ -187,8 +111,8 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 				marked = append(marked, id)
 			}
 		}
-		next := make(map[string][]string, len(cs.hunkReviews)+1)
-		for k, v := range cs.hunkReviews {
+		next := make(map[string][]string, len(cs.v.HunkReviews)+1)
+		for k, v := range cs.v.HunkReviews {
 			next[k] = v
 		}
 		if len(marked) > 0 {
@@ -201,9 +125,9 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 				return struct{}{}, fmt.Errorf("%s: the marks could not be saved: %w", method, err)
 			}
 		}
-		if _, whole := cs.reviews[f.ID]; whole && !p.Reviewed {
-			reviews := make(map[string]string, len(cs.reviews))
-			for k, v := range cs.reviews {
+		if _, whole := cs.v.Reviews[f.ID]; whole && !p.Reviewed {
+			reviews := make(map[string]string, len(cs.v.Reviews))
+			for k, v := range cs.v.Reviews {
 				if k != f.ID {
 					reviews[k] = v
 				}
@@ -211,13 +135,13 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 			if err := m.saveReviews(p.Channel, reviews); err != nil {
 				return struct{}{}, fmt.Errorf("%s: the file's review could not be cleared: %w", method, err)
 			}
-			cs.reviews = reviews
+			cs.v.Reviews = reviews
 		}
-		cs.hunkReviews = next
+		cs.v.HunkReviews = next
 		nf := *f
-		all := cs.markHunks(&nf)
+		all := cs.v.MarkHunks(&nf)
 		switch {
-		case all || cs.reviews[nf.ID] == contentKey(nf):
+		case all || cs.v.Reviews[nf.ID] == view.ContentKey(nf):
 			nf.Reviewed = protocol.Ptr(true)
 		case nf.Reviewed != nil && *nf.Reviewed:
 			nf.Reviewed = protocol.Ptr(false)
@@ -233,19 +157,19 @@ func (m *Manager) SetHunksReviewed(ctx context.Context, p protocol.HunksReviewCh
 // hunks are all marked would show reviewed again after a reviewer cleared
 // it. The files whose marks change are published again.
 func (s *Session) hunksFollowFiles(cs *csChannel, rv protocol.ChangesetFilesReviewChanged) {
-	next := make(map[string][]string, len(cs.hunkReviews))
-	for k, v := range cs.hunkReviews {
+	next := make(map[string][]string, len(cs.v.HunkReviews))
+	for k, v := range cs.v.HunkReviews {
 		next[k] = v
 	}
 	var changed []string
 	for _, id := range rv.Files {
-		f := cs.find(id)
+		f := cs.v.Find(id)
 		if f == nil {
 			continue
 		}
 		var marked []string
 		if rv.Reviewed {
-			for _, h := range hunksOf(f.Meta) {
+			for _, h := range view.HunksOf(f.Meta) {
 				marked = append(marked, h.ID)
 			}
 		}
@@ -268,11 +192,11 @@ func (s *Session) hunksFollowFiles(cs *csChannel, rv protocol.ChangesetFilesRevi
 			return
 		}
 	}
-	cs.hunkReviews = next
+	cs.v.HunkReviews = next
 	for _, id := range changed {
-		f := cs.find(id)
+		f := cs.v.Find(id)
 		nf := *f
-		cs.markHunks(&nf)
+		cs.v.MarkHunks(&nf)
 		cs.commit(s, protocol.ChangesetFileSet{File: nf}, nil)
 	}
 }

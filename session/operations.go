@@ -12,6 +12,7 @@ import (
 	"github.com/changesetd/changesetd/confine"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session/ops"
+	"github.com/changesetd/changesetd/session/view"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
@@ -323,7 +324,7 @@ func (cs *csChannel) syncOperations(s *Session) {
 	}
 	want := cs.operations(s)
 	a, _ := json.Marshal(want)
-	b, _ := json.Marshal(cs.state.Operations)
+	b, _ := json.Marshal(cs.v.State.Operations)
 	if !bytes.Equal(a, b) {
 		cs.commit(s, protocol.ChangesetOperationsChanged{Operations: want}, nil)
 	}
@@ -473,10 +474,10 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 	}
 	var op *protocol.ChangesetOperation
 	var offered []string
-	for i := range cs.state.Operations {
-		offered = append(offered, cs.state.Operations[i].ID)
-		if cs.state.Operations[i].ID == p.OperationID {
-			op = &cs.state.Operations[i]
+	for i := range cs.v.State.Operations {
+		offered = append(offered, cs.v.State.Operations[i].ID)
+		if cs.v.State.Operations[i].ID == p.OperationID {
+			op = &cs.v.State.Operations[i]
 		}
 	}
 	if op == nil {
@@ -535,7 +536,7 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 		}
 		t.rng = r
 	}
-	sh, err := parseShown(p.Meta)
+	sh, err := view.ParseShown(p.Meta)
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: %v", err)
 	}
@@ -795,7 +796,7 @@ func (s *Session) targetFiles(cs *csChannel, resource string) ([]fileOrigin, err
 	if path, err := confine.PathFromFileURI(resource); err == nil && !s.contains(path) {
 		return nil, protocol.Errorf(protocol.CodePermissionDenied, "invokeChangesetOperation: %s is outside the session's working directories", resource)
 	}
-	for _, f := range cs.state.Files {
+	for _, f := range cs.v.State.Files {
 		if f.ID == resource || (f.Edit.Before != nil && f.Edit.Before.URI == resource) || (f.Edit.After != nil && f.Edit.After.URI == resource) {
 			if o, ok := cs.origin[f.ID]; ok {
 				return []fileOrigin{o}, nil
@@ -804,7 +805,7 @@ func (s *Session) targetFiles(cs *csChannel, resource string) ([]fileOrigin, err
 	}
 	prefix := strings.TrimSuffix(resource, "/") + "/"
 	var files []fileOrigin
-	for _, f := range cs.state.Files {
+	for _, f := range cs.v.State.Files {
 		if strings.HasPrefix(f.ID, prefix) {
 			o := cs.origin[f.ID]
 			if o.from != nil {

@@ -277,7 +277,7 @@ func (m *Manager) FilePatch(ctx context.Context, uri string) ([]byte, bool, erro
 // is cheaper than an index kept up to date on every change.
 func (cs *csChannel) byPatchVersion(v string, now time.Time) (fileOrigin, bool) {
 	for id, o := range cs.origin {
-		if cs.find(id) == nil {
+		if cs.v.Find(id) == nil {
 			continue
 		}
 		if o.patchV == v {

@@ -40,10 +40,11 @@ var layers = map[string]struct {
 	"scm/snapstore": {[]string{"scm"}, true},
 	"hub":           {[]string{"protocol"}, false},
 	"session/ops":   {nil, false},
-	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/attrib", "session/ops"}, true},
-	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "session/ops", "scm", "scm/fswatch", "scm/snapstore"}, true},
+	"session/view":  {[]string{"protocol", "reducer"}, false},
+	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/attrib", "session/ops", "session/view"}, true},
+	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "session/ops", "session/view", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
-	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "session/ops", "web"}, true},
+	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "session/ops", "session/view", "web"}, true},
 	"ahpclient":     {[]string{"protocol"}, true},
 
 	// Who wrote each hunk: pure, below session.
