@@ -249,20 +249,3 @@ func runByAuthor(ctx context.Context, ed Editor, kind string, t opTarget, s *Ses
 	}
 	return res, rec, err
 }
-
-// RangesOf is the lines an operation acts on in f: its own Ranges, else
-// the Edit's Range, else none (the whole file).
-func (e Edit) RangesOf(f EditFile) []protocol.TextRange {
-	if len(f.Ranges) > 0 {
-		return f.Ranges
-	}
-	if e.Range != nil {
-		return []protocol.TextRange{*e.Range}
-	}
-	return nil
-}
-
-// Whole reports whether the operation acts on some file as a whole.
-func (e Edit) Whole() bool {
-	return slices.ContainsFunc(e.Files, func(f EditFile) bool { return len(e.RangesOf(f)) == 0 })
-}

@@ -70,68 +70,16 @@ type Editor interface {
 	UndoCurrent(u *Undo) bool
 }
 
-// CommitEntry is one path a commit records, with its line counts (zero
-// for binary or very large files).
-type CommitEntry struct {
-	Path      string
-	Operation string // "add", "delete" or "modify"
-	Added     int
-	Removed   int
-}
-
-// Edit is the target of an operation as an Editor gets it.
-type Edit struct {
-	Files []EditFile
-	// Range, when set, limits the operation to the hunks of the one file
-	// that intersect these 0-based lines of Side ("before" or "after").
-	Range *protocol.TextRange
-	Side  string
-	// Index: the revert is of the uncommitted changeset, so the index
-	// entries go back to HEAD too.
-	Index bool
-	// Keep, for a revert, makes the pending Undo durable before the
-	// first write (see Editor.Revert).
-	Keep func(*Undo) error
-	// View is the view stamp the client named (_meta.view), "" when it
-	// named none. A commit named on a view must find the index exactly
-	// so, even when the daemon's own operations moved it since.
-	View string
-	// Shown, for a commit with nothing staged, is exactly what the
-	// client displayed: each path's blob id, or its absence. The commit
-	// stages exactly that or is refused. Nil means the changeset's files
-	// as last published (Files).
-	Shown []ops.Shown
-}
-
-// EditFile is one file of an Edit with its sides as the client was shown
-// them; nil when absent on that side. The session binds an invocation to
-// what its client showed (versions.go): the content nonces in its
-// _meta.versions must be those the changeset published, and the view
-// stamp in its _meta.view is put in each version's View. Without them the
-// sides are those the changeset last published, never what is on disk at
-// the time of the write.
-type EditFile struct {
-	Old, New *FileVersion
-	// Ranges, when set, limits the operation on this file to its hunks
-	// that intersect these 0-based lines of the after side (byauthor.go).
-	Ranges []protocol.TextRange
-}
-
-// Path is the file's current path, or its old path when it was deleted.
-func (f EditFile) Path() string {
-	if f.New != nil {
-		return f.New.Path
-	}
-	return f.Old.Path
-}
-
-// OldPath is the path a renamed file had, else "".
-func (f EditFile) OldPath() string {
-	if f.Old != nil && f.New != nil && f.Old.Path != f.New.Path {
-		return f.Old.Path
-	}
-	return ""
-}
+// The vocabulary of an operation is package ops's; these names keep it
+// where the session's callers have always found it.
+type (
+	FileVersion = ops.FileVersion
+	Edit        = ops.Edit
+	EditFile    = ops.EditFile
+	CommitEntry = ops.CommitEntry
+	Undo        = ops.Undo
+	SavedFile   = ops.SavedFile
+)
 
 // Operation ids.
 const (
@@ -864,7 +812,7 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 	case OpUnstage:
 		return nil, nil, ed.Unstage(ctx, e)
 	case OpCommit:
-		id, msg, err := ed.Commit(ctx, e, metaMessage(t.meta), s.commitMessage)
+		id, msg, err := ed.Commit(ctx, e, metaMessage(t.meta), ops.CommitMessage)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -956,22 +904,6 @@ func metaMessage(meta protocol.Object) string {
 		}
 	}
 	return ""
-}
-
-// commitMessage describes exactly what a commit records: a subject with
-// the counts and one line per path.
-func (s *Session) commitMessage(entries []CommitEntry) string {
-	var add, del int
-	var lines []string
-	for _, f := range entries {
-		add, del = add+f.Added, del+f.Removed
-		name := f.Path
-		if i := strings.LastIndex(name, "/"); i >= 0 {
-			name = name[i+1:]
-		}
-		lines = append(lines, fmt.Sprintf("- %s %s (+%d -%d)", f.Operation, name, f.Added, f.Removed))
-	}
-	return fmt.Sprintf("Update %d file(s) (+%d -%d)\n\n%s\n", len(entries), add, del, strings.Join(lines, "\n"))
 }
 
 // contains reports whether path lies inside one of the session's working

@@ -13,47 +13,6 @@ import (
 	"github.com/changesetd/changesetd/store"
 )
 
-// Undo is what a revert replaced, as its Editor recorded it: the files as
-// they were before it and as it left them. A revert that failed part-way
-// returns one for what it did.
-//
-// A Pending Undo is the one an Editor hands to Edit.Keep before its first
-// write: After is what the revert is about to leave. It stays pending when
-// the revert did not get to report what it left (the daemon was killed
-// meanwhile), so each file may be as before or as planned; it is current
-// while every file is one or the other, and undoing it puts back Files.
-type Undo struct {
-	Files   []SavedFile // before the revert
-	After   []SavedFile // as the revert left them, or, pending, was to
-	Pending bool
-}
-
-// SavedFile is one path of an Undo: absent, or its bytes and git mode,
-// and its index entry. Index is nil where the undo does not restore the
-// entry: the revert left it as it was, or the record is older than undo
-// of the index.
-type SavedFile struct {
-	Path    string
-	Exists  bool
-	Content []byte
-	Mode    uint32
-	Index   *ops.IndexEntry
-}
-
-// Bytes is the content an Undo keeps.
-func (u *Undo) Bytes() int {
-	n := 0
-	for _, fs := range [][]SavedFile{u.Files, u.After} {
-		for _, f := range fs {
-			n += len(f.Content)
-			if f.Index != nil {
-				n += len(f.Index.Content)
-			}
-		}
-	}
-	return n
-}
-
 // UndoStore is implemented by a Store that keeps undo records (the
 // daemon's *store.DB): the bytes reverts replaced, until they are undone
 // or dismissed, across restarts.

@@ -110,24 +110,6 @@ type ChangeList struct {
 	View string
 }
 
-// FileVersion is one side of a file change as a workspace names it: its
-// path and blob id, not its content (that is changeset.Side, the diff
-// engine's input).
-type FileVersion struct {
-	Path string // slash-separated, relative to the workspace Root
-	OID  string // git blob id
-	Mode uint32 // git mode
-	Size int64
-	Live bool // the content is the working-tree file, not a stored object
-	// View names the state of HEAD and the index the version was computed
-	// against, when the changeset depends on them (uncommitted, branch);
-	// opaque. An Editor refuses to act on a view that is out of date.
-	View string
-	// Staged: the index entry of Path differs from HEAD's (uncommitted
-	// changeset only).
-	Staged bool
-}
-
 // FileChange is one changed file with its diff data, computed by the
 // workspace implementation with package changeset.
 type FileChange struct {

@@ -39,7 +39,7 @@ var layers = map[string]struct {
 	"scm/fswatch":   {nil, true},
 	"scm/snapstore": {[]string{"scm"}, true},
 	"hub":           {[]string{"protocol"}, false},
-	"session/ops":   {nil, false},
+	"session/ops":   {[]string{"protocol"}, false},
 	"session/view":  {[]string{"protocol", "reducer"}, false},
 	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/attrib", "session/ops", "session/view"}, true},
 	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "session/ops", "session/view", "scm", "scm/fswatch", "scm/snapstore"}, true},

@@ -1,9 +1,10 @@
 // Package ops holds what a changeset operation is made of, apart from the
 // session that validates it and the workspace that carries it out: the
-// versions a client was shown, which an operation must find on disk
-// before it writes, and the index entries an undo puts back. It depends on
-// nothing of the daemon, so the view a client saw can be checked by any
-// layer that writes.
+// plan (Edit: its targets, the versions a client was shown, which an
+// operation must find on disk before it writes), what an undo puts back
+// (Undo, with the index entries), and what a commit records. It depends
+// on nothing of the daemon but the wire types, so the view a client saw
+// can be checked by any layer that writes.
 package ops
 
 // Shown is one path as a client was shown it: the git blob id of its
