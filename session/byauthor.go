@@ -227,13 +227,7 @@ func runByAuthor(ctx context.Context, ed Editor, kind string, t opTarget, s *Ses
 		return message(fmt.Sprintf("Staged %s's changes: %s", who, t.byAuthor.names)), nil, nil
 	}
 	e.Index = kind == protocol.KindUncommitted
-	var rec *undoRecord
-	e.Keep = func(u *Undo) error {
-		var err error
-		rec, err = s.pendUndo(uri, ws, u)
-		return err
-	}
-	u, err := ed.Revert(ctx, e)
+	rec, u, err := s.revert(ctx, ed, e, uri, ws)
 	rec, storeErr := s.settleUndo(uri, ws, rec, u)
 	if rec == nil {
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/session/ops"
 	"github.com/changesetd/changesetd/store"
 	"github.com/changesetd/changesetd/uritemplate"
 )
@@ -272,7 +273,19 @@ func (w *fakeWorkspace) file(path string) (string, bool) {
 // reverts or stages its whole file (the hunk arithmetic is the real
 // workspace's, tested in package source). edits records every Edit.
 
-func (w *fakeWorkspace) Revert(ctx context.Context, e Edit) (*Undo, error) {
+// fakePrepared is a revert the fake planned: the Edit, carried out at
+// once by ApplyRevert. It has no pending undo: the session stores the
+// undo once the revert is over.
+type fakePrepared struct{ e Edit }
+
+func (fakePrepared) Pending() *Undo { return nil }
+
+func (w *fakeWorkspace) PrepareRevert(ctx context.Context, e Edit) (PreparedRevert, error) {
+	return fakePrepared{e}, nil
+}
+
+func (w *fakeWorkspace) ApplyRevert(ctx context.Context, p PreparedRevert) (*Undo, error) {
+	e := p.(fakePrepared).e
 	w.mu.Lock()
 	gate, entered := w.writeGate, w.writeEntered
 	w.mu.Unlock()
@@ -381,7 +394,7 @@ func (w *fakeWorkspace) setIndex(e Edit, fromHead bool) error {
 	return nil
 }
 
-func (w *fakeWorkspace) Commit(ctx context.Context, _ Edit, message string, fallback func([]CommitEntry) string) (string, string, error) {
+func (w *fakeWorkspace) Commit(ctx context.Context, _ Edit, message string) (string, string, error) {
 	w.mu.Lock()
 	if maps.Equal(w.index, w.head) {
 		w.index = maps.Clone(w.work)
@@ -398,7 +411,7 @@ func (w *fakeWorkspace) Commit(ctx context.Context, _ Edit, message string, fall
 			}
 		}
 		w.mu.Unlock()
-		message = fallback(entries)
+		message = ops.CommitMessage(entries)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

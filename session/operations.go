@@ -33,19 +33,22 @@ import (
 // protocol.ReasonFileChanged or protocol.ReasonViewChanged, and writes
 // nothing.
 type Editor interface {
-	// Revert restores each file of e to its Old side (removing it when
-	// Old is nil), as git checkout writes it, or for a range only the
-	// hunks that intersect it. With e.Index the index entries go back to
-	// HEAD as well. Every target is checked before any is touched; then,
-	// before the first write, it calls e.Keep (when set) with a pending
-	// Undo of what it is about to do, and writes nothing when Keep fails.
-	// Each file is written only if it still holds what was read before
-	// the checks, checked right before its rename; one that changed is
+	// PrepareRevert plans the restoring of each file of e to its Old
+	// side (removing it when Old is nil), as git checkout writes it, or
+	// for a range only the hunks that intersect it; with e.Index the
+	// index entries go back to HEAD as well. It reads what each path
+	// holds and checks every target against the versions e names;
+	// nothing is written. The plan's Pending undo is what the revert
+	// will replace and leave, the index entries included.
+	PrepareRevert(ctx context.Context, e Edit) (PreparedRevert, error)
+	// ApplyRevert carries out a revert PrepareRevert planned, as one
+	// unit: each file is written only if it still holds what was read
+	// for the plan, checked right before its rename; one that changed is
 	// left alone and named in a ReasonFileChanged error. It returns what
 	// it replaced (the index entries included); when a write fails or a
 	// file is left alone it returns the error together with an Undo of
 	// what was done.
-	Revert(ctx context.Context, e Edit) (*Undo, error)
+	ApplyRevert(ctx context.Context, p PreparedRevert) (*Undo, error)
 	// Stage adds the files of e, or only the lines of e.Range, to the
 	// index.
 	Stage(ctx context.Context, e Edit) error
@@ -57,10 +60,9 @@ type Editor interface {
 	// e.Shown (else of e's files as published) at its blob id, or absent,
 	// refusing with reason protocol.ReasonFileChanged, naming them, when a
 	// shown file changed or a change not shown appeared since. An empty
-	// message is replaced by fallback(entries), where entries are exactly
-	// what the commit records, called once the index is settled. It
-	// returns the commit id and the message used.
-	Commit(ctx context.Context, e Edit, message string, fallback func([]CommitEntry) string) (id, used string, err error)
+	// message is replaced by ops.CommitMessage of exactly what the commit
+	// records. It returns the commit id and the message used.
+	Commit(ctx context.Context, e Edit, message string) (id, used string, err error)
 	// Undo puts back what a revert replaced (bytes, modes and the index
 	// entries it changed), refusing when they changed since.
 	Undo(ctx context.Context, u *Undo) error
@@ -80,6 +82,13 @@ type (
 	Undo        = ops.Undo
 	SavedFile   = ops.SavedFile
 )
+
+// PreparedRevert is a revert an Editor planned and has not written. The
+// session makes its Pending undo durable before it hands the plan back to
+// ApplyRevert, so a revert killed part-way can still be undone.
+type PreparedRevert interface {
+	Pending() *Undo
+}
 
 // Operation ids.
 const (
@@ -669,7 +678,7 @@ func (s *Session) pendUndo(uri string, ws int, u *Undo) (*undoRecord, error) {
 // settleUndo records what a revert left, once it is over: the pending
 // record becomes the revert's undo, or is forgotten when nothing changed
 // after all. It stays pending when what the revert left is not known. An
-// Editor that did not call Keep gets its undo stored only now. It returns
+// Editor whose plan had no pending undo gets its undo stored only now. It returns
 // the undo, if any, and the error of storing it.
 func (s *Session) settleUndo(uri string, ws int, r *undoRecord, u *Undo) (*undoRecord, error) {
 	us := s.m.undoStore()
@@ -786,18 +795,12 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 	switch t.op {
 	case OpRevert:
 		e.Index = kind == protocol.KindUncommitted
-		var rec *undoRecord
-		e.Keep = func(u *Undo) error {
-			var err error
-			rec, err = s.pendUndo(uri, ws, u)
-			return err
-		}
 		if t.scope == protocol.ScopeChangeset {
 			if err := checkRewind(ctx, ed, e); err != nil {
 				return nil, nil, err
 			}
 		}
-		u, err := ed.Revert(ctx, e)
+		rec, u, err := s.revert(ctx, ed, e, uri, ws)
 		rec, storeErr := s.settleUndo(uri, ws, rec, u)
 		if rec != nil {
 			res, err := undoResult(rec, storeErr, err)
@@ -812,7 +815,7 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 	case OpUnstage:
 		return nil, nil, ed.Unstage(ctx, e)
 	case OpCommit:
-		id, msg, err := ed.Commit(ctx, e, metaMessage(t.meta), ops.CommitMessage)
+		id, msg, err := ed.Commit(ctx, e, metaMessage(t.meta))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -827,6 +830,24 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 		return message("Forgot the undo of: " + undo.summary), nil, nil
 	}
 	return nil, nil, protocol.Errorf(protocol.CodeInvalidParams, "operation %q is not implemented", t.op)
+}
+
+// revert has ed plan the revert, makes its pending undo durable, and only
+// then has ed carry it out: a revert that is killed part-way leaves a
+// pending undo that puts back everything it replaced. It returns the
+// pending record (nil when the plan changes nothing) and what the revert
+// did.
+func (s *Session) revert(ctx context.Context, ed Editor, e Edit, uri string, ws int) (*undoRecord, *Undo, error) {
+	p, err := ed.PrepareRevert(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, err := s.pendUndo(uri, ws, p.Pending())
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := ed.ApplyRevert(ctx, p)
+	return rec, u, err
 }
 
 // revertSummary describes what a revert changed ("Reverted 2 files

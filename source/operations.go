@@ -84,16 +84,39 @@ type tree interface {
 
 var _ tree = (*gitWorkspace)(nil)
 
+func (w *gitWorkspace) PrepareRevert(ctx context.Context, e session.Edit) (session.PreparedRevert, error) {
+	p, err := prepareRevert(ctx, w, e)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return p, nil
+}
+
+func (w *gitWorkspace) ApplyRevert(ctx context.Context, p session.PreparedRevert) (*session.Undo, error) {
+	pr, ok := p.(*preparedRevert)
+	if !ok {
+		return nil, fmt.Errorf("a revert prepared by another workspace (%T)", p)
+	}
+	return applyRevert(ctx, w, pr)
+}
+
+// Revert prepares a revert and carries it out at once, with no undo kept
+// in between: what tests and the daemon's own callers without an undo
+// store use.
 func (w *gitWorkspace) Revert(ctx context.Context, e session.Edit) (*session.Undo, error) {
-	return revert(ctx, w, e)
+	p, err := prepareRevert(ctx, w, e)
+	if err != nil {
+		return nil, err
+	}
+	return applyRevert(ctx, w, p)
 }
 
 func (w *gitWorkspace) Stage(ctx context.Context, e session.Edit) error { return stage(ctx, w, e) }
 
 func (w *gitWorkspace) Unstage(ctx context.Context, e session.Edit) error { return unstage(ctx, w, e) }
 
-func (w *gitWorkspace) Commit(ctx context.Context, e session.Edit, message string, fallback func([]session.CommitEntry) string) (string, string, error) {
-	return commit(ctx, w, e, message, fallback)
+func (w *gitWorkspace) Commit(ctx context.Context, e session.Edit, message string) (string, string, error) {
+	return commit(ctx, w, e, message)
 }
 
 func (w *gitWorkspace) Undo(ctx context.Context, u *session.Undo) error { return undoRevert(ctx, w, u) }
@@ -244,18 +267,32 @@ func revertPaths(e session.Edit) []string {
 	return paths
 }
 
-// revert restores each target file to the changeset's before side, or for
-// a range only the hunks that intersect it, written as git checkout would
-// write them. For the uncommitted changeset the index entries go back to
-// HEAD as well. What each path holds is read first, then every target is
-// checked and every new content computed; the pending undo (the bytes,
-// modes and index entries to put back) is handed to e.Keep, and only once
-// it is kept does the first write happen. Each write happens only if its
-// path still holds what was read, checked right before the rename: a path
-// that changed meanwhile is left alone and named in the error, and what
-// was written stays in the undo. What a failed write leaves done is
-// returned for undo with the error.
-func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) {
+// preparedRevert is a revert planned and not yet written: the paths it
+// may write, what each held when it was read (with the stat data that
+// tells cheaply whether it still does), and what each is to hold.
+type preparedRevert struct {
+	e       session.Edit
+	paths   []string
+	cur     map[string]scm.Held
+	before  []session.SavedFile
+	planned []session.SavedFile
+}
+
+// Pending is the undo of the revert before it is carried out: what it
+// replaces and what it is to leave.
+func (p *preparedRevert) Pending() *session.Undo {
+	return &session.Undo{Files: p.before, After: p.planned, Pending: true}
+}
+
+// prepareRevert plans a revert of each target file to the changeset's
+// before side, or for a range only the hunks that intersect it, written
+// as git checkout would write them; for the uncommitted changeset the
+// index entries go back to HEAD as well. What each path holds is read
+// first, then every target is checked against the versions e names and
+// every new content computed, with the index entries to put back. Nothing
+// is written: the caller makes the pending undo durable, then has
+// applyRevert carry it out.
+func prepareRevert(ctx context.Context, t tree, e session.Edit) (*preparedRevert, error) {
 	paths := revertPaths(e)
 	// Read before the checks: a file that changes after its read fails
 	// either the check or the guard of its write.
@@ -284,14 +321,19 @@ func revert(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) 
 	if n := (&session.Undo{Files: before, After: planned}).Bytes(); n > session.MaxUndoBytes {
 		return nil, protocol.Errorf(protocol.CodeInvalidParams, "the revert would replace %d bytes, over the %d MiB kept to undo a revert; nothing was changed: revert fewer or smaller files", n, session.MaxUndoBytes>>20).WithReason(protocol.ReasonTooLarge)
 	}
-	if e.Keep != nil {
-		if err := e.Keep(&session.Undo{Files: before, After: planned, Pending: true}); err != nil {
-			return nil, err
-		}
-	}
+	return &preparedRevert{e: e, paths: paths, cur: cur, before: before, planned: planned}, nil
+}
+
+// applyRevert carries out a prepared revert. Each write happens only if
+// its path still holds what was read, checked right before the rename: a
+// path that changed meanwhile is left alone and named in the error, and
+// what was written stays in the undo. What a failed write leaves done is
+// returned for undo with the error.
+func applyRevert(ctx context.Context, t tree, pr *preparedRevert) (*session.Undo, error) {
 	if err := testGate(ctx, "kept"); err != nil {
 		return nil, err
 	}
+	paths, cur, before, planned := pr.paths, pr.cur, pr.before, pr.planned
 	nexts := make([]scm.Held, len(paths))
 	for i := range paths {
 		if !sameSaved(before[i], planned[i]) {
@@ -680,10 +722,10 @@ func unstage(ctx context.Context, t tree, e session.Edit) error {
 }
 
 // commit commits what is staged, or, when nothing is, exactly the files
-// shown (stageShown), with msg or else fallback's message, which is given
-// exactly what is committed. With something staged, the index must be the
+// shown (stageShown), with msg or else the default message
+// (ops.CommitMessage) of exactly what is committed. With something staged, the index must be the
 // one the changeset was computed on (checkView).
-func commit(ctx context.Context, t tree, e session.Edit, msg string, fallback func([]session.CommitEntry) string) (id, used string, err error) {
+func commit(ctx context.Context, t tree, e session.Edit, msg string) (id, used string, err error) {
 	if op := t.inProgress(); op != "" {
 		return "", "", protocol.Errorf(protocol.CodeConflict, "a %s is in progress; finish or abort it with git first, then commit", op).WithReason(protocol.ReasonMergeInProgress)
 	}
@@ -717,7 +759,7 @@ func commit(ctx context.Context, t tree, e session.Edit, msg string, fallback fu
 		if err != nil {
 			return "", "", err
 		}
-		msg = fallback(commitEntries(t, changes))
+		msg = ops.CommitMessage(commitEntries(t, changes))
 	}
 	id, err = t.commitIndex(ctx, msg)
 	if err != nil {

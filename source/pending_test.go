@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,10 +12,9 @@ import (
 	"github.com/changesetd/changesetd/session"
 )
 
-// A revert hands its pending undo to Keep before its first write: what it
-// plans to leave is what it leaves; and when Keep fails nothing is
-// written.
-func TestRevertKeepsItsUndoFirst(t *testing.T) {
+// A prepared revert names its pending undo and writes nothing; carried
+// out, what it planned to leave is what it leaves.
+func TestPreparedRevertWritesNothingUntilApplied(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
 	writeFile(t, dir, "a.txt", "alpha edited\n")
@@ -24,32 +22,25 @@ func TestRevertKeepsItsUndoFirst(t *testing.T) {
 	w := openGit(t, dir)
 	files := []session.EditFile{viewOf(t, w, "a.txt"), viewOf(t, w, "new.txt")}
 
-	refused := errors.New("the store is full")
-	_, err := w.Revert(ctx, session.Edit{Files: files, Index: true, Keep: func(*session.Undo) error { return refused }})
-	if !errors.Is(err, refused) {
-		t.Fatalf("revert with Keep failing: %v", err)
+	p, err := w.PrepareRevert(ctx, session.Edit{Files: files, Index: true})
+	must(t, err)
+	kept := p.Pending()
+	if kept == nil || !kept.Pending {
+		t.Fatalf("the plan's undo is %+v, want a pending undo", kept)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "alpha edited\n" {
-		t.Fatalf("a.txt = %q: written although Keep failed", b)
+		t.Fatalf("a.txt = %q: written by the plan", b)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "new.txt")); err != nil {
-		t.Fatalf("new.txt deleted although Keep failed: %v", err)
+		t.Fatalf("new.txt deleted by the plan: %v", err)
 	}
-
-	var kept *session.Undo
-	u, err := w.Revert(ctx, session.Edit{Files: files, Index: true, Keep: func(p *session.Undo) error {
-		if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "alpha edited\n" {
-			t.Errorf("a.txt = %q when Keep is called: written first", b)
-		}
-		kept = p
-		return nil
-	}})
+	u, err := w.ApplyRevert(ctx, p)
 	must(t, err)
-	if kept == nil || !kept.Pending {
-		t.Fatalf("Keep got %+v, want a pending undo", kept)
-	}
 	if !slices.EqualFunc(kept.After, u.After, sameSaved) || !slices.EqualFunc(kept.Files, u.Files, sameSaved) {
 		t.Errorf("planned %+v, left %+v", kept.After, u.After)
+	}
+	if got := readFile(t, dir, "a.txt"); got != "alpha\n" {
+		t.Errorf("a.txt = %q after the revert", got)
 	}
 }
 

@@ -73,7 +73,7 @@ func TestOperationsRefuseAnOutOfDateView(t *testing.T) {
 				"stage":   func() error { return w.Stage(ctx, session.Edit{Files: []session.EditFile{f}}) },
 				"unstage": func() error { return w.Unstage(ctx, session.Edit{Files: []session.EditFile{f}}) },
 				"commit": func() error {
-					_, _, err := w.Commit(ctx, session.Edit{Files: []session.EditFile{f}}, "x", nil)
+					_, _, err := w.Commit(ctx, session.Edit{Files: []session.EditFile{f}}, "x")
 					return err
 				},
 			}
@@ -131,7 +131,9 @@ func TestRevertFailingPartWayKeepsAnUndo(t *testing.T) {
 	writeFile(t, dir, "new.txt", "created\n")
 	w := openGit(t, dir)
 	e := session.Edit{Files: []session.EditFile{viewOf(t, w, "a.txt"), viewOf(t, w, "new.txt")}, Index: true}
-	u, err := revert(ctx, failingTree{w, "new.txt"}, e)
+	p, err := prepareRevert(ctx, failingTree{w, "new.txt"}, e)
+	must(t, err)
+	u, err := applyRevert(ctx, failingTree{w, "new.txt"}, p)
 	if protocol.CodeOf(err) != protocol.CodeConflict || protocol.ReasonOf(err) != protocol.ReasonNoSpace {
 		t.Errorf("revert with a full disk: %v (reason %q), want -32011 noSpace", err, protocol.ReasonOf(err))
 	}

@@ -36,9 +36,6 @@ type Edit struct {
 	// Index: the revert is of the uncommitted changeset, so the index
 	// entries go back to HEAD too.
 	Index bool
-	// Keep, for a revert, makes the pending Undo durable before the
-	// first write (see Editor.Revert).
-	Keep func(*Undo) error
 	// View is the view stamp the client named (_meta.view), "" when it
 	// named none. A commit named on a view must find the index exactly
 	// so, even when the daemon's own operations moved it since.
@@ -110,7 +107,7 @@ type CommitEntry struct {
 // they were before it and as it left them. A revert that failed part-way
 // returns one for what it did.
 //
-// A Pending Undo is the one an Editor hands to Edit.Keep before its first
+// A Pending Undo is the one a prepared revert names before its first
 // write: After is what the revert is about to leave. It stays pending when
 // the revert did not get to report what it left (the daemon was killed
 // meanwhile), so each file may be as before or as planned; it is current
