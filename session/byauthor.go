@@ -221,10 +221,18 @@ func runByAuthor(ctx context.Context, ed Editor, kind string, t opTarget, s *Ses
 	}
 	who := authorName(t.byAuthor.author)
 	if t.op == OpStageAuthor {
-		if err := ed.Stage(ctx, e); err != nil {
+		u, err := ed.Stage(ctx, e)
+		if err != nil {
 			return nil, nil, err
 		}
-		return message(fmt.Sprintf("Staged %s's changes: %s", who, t.byAuthor.names)), nil, nil
+		res, rec, err := s.indexUndo(uri, ws, u)
+		text := fmt.Sprintf("Staged %s's changes: %s", who, t.byAuthor.names)
+		if res != nil {
+			var more string
+			json.Unmarshal(res.Message, &more)
+			text += ". " + more
+		}
+		return message(text), rec, err
 	}
 	e.Index = kind == protocol.KindUncommitted
 	rec, u, err := s.revert(ctx, ed, e, uri, ws)

@@ -50,11 +50,13 @@ type Editor interface {
 	// what was done.
 	ApplyRevert(ctx context.Context, p PreparedRevert) (*Undo, error)
 	// Stage adds the files of e, or only the lines of e.Range, to the
-	// index.
-	Stage(ctx context.Context, e Edit) error
+	// index. It returns the undo of the index entries it changed (Op
+	// "stage"), nil when it changed none.
+	Stage(ctx context.Context, e Edit) (*Undo, error)
 	// Unstage resets the files' index entries to HEAD, or only the staged
-	// lines of e.Range (numbered as in the staged version).
-	Unstage(ctx context.Context, e Edit) error
+	// lines of e.Range (numbered as in the staged version), and returns
+	// the undo of the entries it changed (Op "unstage").
+	Unstage(ctx context.Context, e Edit) (*Undo, error)
 	// Commit commits what is staged, whose view (e's files) must be
 	// current; or, when nothing is, exactly what was shown: each path of
 	// e.Shown (else of e's files as published) at its blob id, or absent,
@@ -140,18 +142,19 @@ func (cs *csChannel) operations(s *Session) []protocol.ChangesetOperation {
 	}
 	ops = append(ops, cs.authorOperations()...)
 	if u := cs.offeredUndo(); u != nil {
-		desc := "Put back exactly what the last revert replaced"
+		desc := "Put back exactly what the last " + u.edit.OpName() + " replaced"
 		if u.summary != "" {
 			desc += " (" + u.summary + ")"
 		}
 		if n := cs.undoable(); n > 1 {
-			desc += fmt.Sprintf("; %d reverts can be undone, newest first", n)
+			desc += fmt.Sprintf("; %d operations can be undone, newest first", n)
 		}
-		ops = append(ops, protocol.ChangesetOperation{ID: OpUndo, Label: "Undo Revert", Icon: "history", Group: "file", Description: desc, Scopes: []string{protocol.ScopeChangeset}})
+		ops = append(ops, protocol.ChangesetOperation{ID: OpUndo, Label: undoLabel(u.edit), Icon: "history", Group: "file", Description: desc, Scopes: []string{protocol.ScopeChangeset}})
 	}
-	if len(cs.undos) > 0 {
-		ops = append(ops, protocol.ChangesetOperation{ID: OpDismissUndo, Label: "Forget Undo", Icon: "close", Group: "file", Description: "Forget the newest revert kept for undo, and the bytes it replaced", Scopes: []string{protocol.ScopeChangeset},
-			Confirmation: confirm("Forget what the last revert replaced? It can no longer be undone.")})
+	if n := len(cs.undos); n > 0 {
+		last := cs.undos[n-1].edit.OpName()
+		ops = append(ops, protocol.ChangesetOperation{ID: OpDismissUndo, Label: "Forget Undo", Icon: "close", Group: "file", Description: "Forget the newest operation kept for undo (a " + last + "), and what it replaced", Scopes: []string{protocol.ScopeChangeset},
+			Confirmation: confirm("Forget what the last " + last + " replaced? It can no longer be undone.")})
 	}
 	running := s.activeTurn() != nil
 	for i := range ops {
@@ -660,7 +663,7 @@ func (cs *csChannel) pickUndo(op string, meta protocol.Object) (*undoRecord, err
 // is kept for a revert that changes nothing. When it cannot be stored the
 // revert is refused, since it could not be undone.
 func (s *Session) pendUndo(uri string, ws int, u *Undo) (*undoRecord, error) {
-	summary, changed := revertSummary(u)
+	summary, changed := undoSummary(u)
 	if !changed {
 		return nil, nil
 	}
@@ -682,7 +685,7 @@ func (s *Session) pendUndo(uri string, ws int, u *Undo) (*undoRecord, error) {
 // the undo, if any, and the error of storing it.
 func (s *Session) settleUndo(uri string, ws int, r *undoRecord, u *Undo) (*undoRecord, error) {
 	us := s.m.undoStore()
-	summary, changed := revertSummary(u)
+	summary, changed := undoSummary(u)
 	switch {
 	case r == nil && !changed:
 		return nil, nil
@@ -699,7 +702,7 @@ func (s *Session) settleUndo(uri string, ws int, r *undoRecord, u *Undo) (*undoR
 		}
 		return nil, nil
 	}
-	r.summary, r.edit = summary, &Undo{Files: u.Files, After: u.After}
+	r.summary, r.edit = summary, &Undo{Files: u.Files, After: u.After, Op: u.Op}
 	if us == nil {
 		return r, nil
 	}
@@ -713,9 +716,9 @@ func (s *Session) settleUndo(uri string, ws int, r *undoRecord, u *Undo) (*undoR
 // undoResult says in the result, or in the error of a revert that failed
 // part-way, that the revert can be undone.
 func undoResult(r *undoRecord, storeErr, opErr error) (*protocol.InvokeChangesetOperationResult, error) {
-	kept := " Undo Revert puts back what it replaced (undo id " + r.id + ")."
+	kept := " " + undoLabel(r.edit) + " puts back what it replaced (undo id " + r.id + ")."
 	if storeErr != nil {
-		kept = " Undo Revert puts back what it replaced (undo id " + r.id + "); what it left could not be stored (" + storeErr.Error() + "), so after a restart the undo is offered while each file is as before the revert or as it left it."
+		kept = " " + undoLabel(r.edit) + " puts back what it replaced (undo id " + r.id + "); what it left could not be stored (" + storeErr.Error() + "), so after a restart the undo is offered while each file is as before the " + r.edit.OpName() + " or as it left it."
 	}
 	if opErr != nil {
 		var pe *protocol.Error
@@ -810,10 +813,16 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 			return nil, nil, err
 		}
 		return message("Nothing to revert: the files already have their original content"), nil, nil
-	case OpStage:
-		return nil, nil, ed.Stage(ctx, e)
-	case OpUnstage:
-		return nil, nil, ed.Unstage(ctx, e)
+	case OpStage, OpUnstage:
+		do := ed.Stage
+		if t.op == OpUnstage {
+			do = ed.Unstage
+		}
+		u, err := do(ctx, e)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s.indexUndo(uri, ws, u)
 	case OpCommit:
 		id, msg, err := ed.Commit(ctx, e, metaMessage(t.meta))
 		if err != nil {
@@ -825,7 +834,7 @@ func runOp(ctx context.Context, ed Editor, kind string, t opTarget, undo *undoRe
 		if err := ed.Undo(ctx, undo.edit); err != nil {
 			return nil, nil, err
 		}
-		return message("Restored what the revert replaced (" + undo.summary + ")"), nil, nil
+		return message("Restored what the " + undo.edit.OpName() + " replaced (" + undo.summary + ")"), nil, nil
 	case OpDismissUndo:
 		return message("Forgot the undo of: " + undo.summary), nil, nil
 	}
@@ -850,11 +859,45 @@ func (s *Session) revert(ctx context.Context, ed Editor, e Edit, uri string, ws 
 	return rec, u, err
 }
 
-// revertSummary describes what a revert changed ("Reverted 2 files
-// (deleted notes.txt)") and reports whether it changed anything.
-func revertSummary(u *Undo) (string, bool) {
+// indexUndo keeps the undo of a stage or unstage, once it is over, and
+// says in the result that it can be undone; a stage that changed no
+// index entry has none and no result.
+func (s *Session) indexUndo(uri string, ws int, u *Undo) (*protocol.InvokeChangesetOperationResult, *undoRecord, error) {
+	rec, storeErr := s.settleUndo(uri, ws, nil, u)
+	if rec == nil {
+		return nil, nil, nil
+	}
+	res, err := undoResult(rec, storeErr, nil)
+	return res, rec, err
+}
+
+// undoLabel is the label of the operation that undoes u.
+func undoLabel(u *Undo) string {
+	return "Undo " + capital(u.OpName())
+}
+
+// undoSummary describes what an operation with the undo u changed
+// ("Reverted 2 files (deleted notes.txt)", "Staged a.txt") and reports
+// whether it changed anything.
+func undoSummary(u *Undo) (string, bool) {
 	if u == nil {
 		return "", false
+	}
+	if u.IndexOnly() {
+		var changed []string
+		for i, b := range u.Files {
+			if i < len(u.After) && b.Index != nil && u.After[i].Index != nil && !b.Index.Same(*u.After[i].Index) {
+				changed = append(changed, b.Path)
+			}
+		}
+		if len(changed) == 0 {
+			return "", false
+		}
+		verb := "Staged "
+		if u.Op == OpUnstage {
+			verb = "Unstaged "
+		}
+		return verb + nameList(changed), true
 	}
 	var changed, deleted []string
 	for i, b := range u.Files {

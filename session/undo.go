@@ -63,7 +63,7 @@ func (r *undoRecord) record(uri string) store.Undo {
 		}
 		return out
 	}
-	return store.Undo{ID: r.id, Changeset: uri, Workspace: r.ws, CreatedAt: r.at, Summary: r.summary, Before: conv(r.edit.Files), After: conv(r.edit.After), Pending: r.edit.Pending}
+	return store.Undo{ID: r.id, Changeset: uri, Workspace: r.ws, CreatedAt: r.at, Summary: r.summary, Before: conv(r.edit.Files), After: conv(r.edit.After), Pending: r.edit.Pending, Op: r.edit.Op}
 }
 
 func undoFromRecord(u store.Undo) *undoRecord {
@@ -77,7 +77,7 @@ func undoFromRecord(u store.Undo) *undoRecord {
 		}
 		return out
 	}
-	return &undoRecord{id: u.ID, ws: u.Workspace, at: u.CreatedAt, summary: u.Summary, edit: &Undo{Files: conv(u.Before), After: conv(u.After), Pending: u.Pending}}
+	return &undoRecord{id: u.ID, ws: u.Workspace, at: u.CreatedAt, summary: u.Summary, edit: &Undo{Files: conv(u.Before), After: conv(u.After), Pending: u.Pending, Op: u.Op}}
 }
 
 func (m *Manager) undoStore() UndoStore {

@@ -111,9 +111,13 @@ func (w *gitWorkspace) Revert(ctx context.Context, e session.Edit) (*session.Und
 	return applyRevert(ctx, w, p)
 }
 
-func (w *gitWorkspace) Stage(ctx context.Context, e session.Edit) error { return stage(ctx, w, e) }
+func (w *gitWorkspace) Stage(ctx context.Context, e session.Edit) (*session.Undo, error) {
+	return stage(ctx, w, e)
+}
 
-func (w *gitWorkspace) Unstage(ctx context.Context, e session.Edit) error { return unstage(ctx, w, e) }
+func (w *gitWorkspace) Unstage(ctx context.Context, e session.Edit) (*session.Undo, error) {
+	return unstage(ctx, w, e)
+}
 
 func (w *gitWorkspace) Commit(ctx context.Context, e session.Edit, message string) (string, string, error) {
 	return commit(ctx, w, e, message)
@@ -652,11 +656,11 @@ func indexWrite(t tree, fn func() error) error {
 	return err
 }
 
-func stage(ctx context.Context, t tree, e session.Edit) error {
+func stage(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) {
 	if err := checkTargets(ctx, t, e); err != nil {
-		return err
+		return nil, err
 	}
-	return indexWrite(t, func() error {
+	return withIndexUndo(t, e, "stage", func() error {
 		for _, f := range e.Files {
 			if len(e.RangesOf(f)) == 0 {
 				if err := eachPath(f, func(p string) error { return t.StagePath(ctx, p) }); err != nil {
@@ -684,13 +688,71 @@ func stage(ctx context.Context, t tree, e session.Edit) error {
 	})
 }
 
+// withIndexUndo runs write, a stage or unstage of e's files (op), under
+// the index lock, and returns the undo that puts back the index entries
+// it changed: each entry before it (with its blob, so that an undo can
+// put back a staged version nothing else refers to, whatever git gc
+// does) and after it. Nil when it changed no entry.
+func withIndexUndo(t tree, e session.Edit, op string, write func() error) (*session.Undo, error) {
+	var paths []string
+	for _, f := range e.Files {
+		_ = eachPath(f, func(p string) error {
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+	}
+	before := make([]ops.IndexEntry, len(paths))
+	for i, p := range paths {
+		x, err := t.indexEntry(p)
+		if err != nil {
+			return nil, err
+		}
+		before[i] = x
+	}
+	if err := indexWrite(t, write); err != nil {
+		return nil, err
+	}
+	u := &session.Undo{Op: op}
+	for i, p := range paths {
+		x, err := t.indexEntry(p)
+		if err != nil {
+			// Written, but what it left cannot be told: no undo.
+			return nil, nil
+		}
+		if x.Same(before[i]) {
+			continue
+		}
+		b := before[i]
+		if b.Exists {
+			if c, err := t.ReadBlob(b.OID); err == nil {
+				b.Content = c
+			}
+		}
+		u.Files = append(u.Files, session.SavedFile{Path: p, Index: &b})
+		u.After = append(u.After, session.SavedFile{Path: p, Index: &x})
+	}
+	if len(u.Files) == 0 {
+		return nil, nil
+	}
+	if u.Bytes() > session.MaxUndoBytes {
+		// The blobs stay in the object store until git gc prunes them:
+		// the undo keeps their ids only.
+		for i := range u.Files {
+			u.Files[i].Index.Content = nil
+		}
+	}
+	return u, nil
+}
+
 // unstage resets index entries to HEAD; for a range, the lines are those
 // of the staged version.
-func unstage(ctx context.Context, t tree, e session.Edit) error {
+func unstage(ctx context.Context, t tree, e session.Edit) (*session.Undo, error) {
 	if err := checkTargets(ctx, t, e); err != nil {
-		return err
+		return nil, err
 	}
-	return indexWrite(t, func() error {
+	return withIndexUndo(t, e, "unstage", func() error {
 		for _, f := range e.Files {
 			if e.Range == nil {
 				if err := eachPath(f, func(p string) error { return t.UnstagePath(ctx, p) }); err != nil {
@@ -937,6 +999,9 @@ func commitEntries(t tree, changes []scm.StagedChange) []session.CommitEntry {
 // pending revert's files (and entries) may each be as before it or as it
 // was to leave them.
 func undoRevert(ctx context.Context, t tree, u *session.Undo) error {
+	if u.IndexOnly() {
+		return undoIndex(ctx, t, u)
+	}
 	cur := make(map[string]scm.Held, len(u.After))
 	for i, want := range u.After {
 		h, err := t.readHeld(want.Path)
@@ -1011,6 +1076,37 @@ func undoRevert(ctx context.Context, t tree, u *session.Undo) error {
 	return nil
 }
 
+// undoIndex puts back the index entries a stage or unstage replaced,
+// refusing when one of them changed since: that change would be lost.
+// The working tree is neither read nor written.
+func undoIndex(ctx context.Context, t tree, u *session.Undo) error {
+	var sets []scm.IndexSet
+	return indexWrite(t, func() error {
+		for i, f := range u.Files {
+			if !restoresIndex(u, i) {
+				continue
+			}
+			x, err := t.indexEntry(f.Path)
+			if err != nil {
+				return err
+			}
+			if !indexAsLeft(u, i, x) {
+				return protocol.Errorf(protocol.CodeConflict, "the index entry of %s changed since the %s (it was staged, unstaged or committed since); nothing was changed: undo would lose that change", f.Path, u.Op).WithReason(protocol.ReasonFileChanged)
+			}
+			b := f.Index
+			set := scm.IndexSet{Path: f.Path, Exists: b.Exists, OID: b.OID, Mode: b.Mode}
+			if b.Exists && b.Content != nil {
+				set.Content = b.Content
+			}
+			sets = append(sets, set)
+		}
+		if len(sets) == 0 {
+			return nil
+		}
+		return t.setIndex(ctx, sets)
+	})
+}
+
 // restoresIndex reports whether the undo puts back the index entry of
 // u.Files[i]: the revert recorded it and changed it.
 func restoresIndex(u *session.Undo, i int) bool {
@@ -1057,6 +1153,18 @@ func sameSaved(a, b session.SavedFile) bool {
 // undoStillValid reports whether the files and the index entries the
 // undo restores are as the revert left them.
 func undoStillValid(t tree, u *session.Undo) bool {
+	if u.IndexOnly() {
+		for i, f := range u.After {
+			if !restoresIndex(u, i) {
+				continue
+			}
+			x, err := t.indexEntry(f.Path)
+			if err != nil || !indexAsLeft(u, i, x) {
+				return false
+			}
+		}
+		return true
+	}
 	for i, want := range u.After {
 		h, err := t.readHeld(want.Path)
 		if err != nil || !asRevertLeft(u, i, saved(want.Path, h)) {

@@ -55,11 +55,13 @@ func TestOperationsOnHunks(t *testing.T) {
 		return &protocol.TextRange{Start: protocol.TextPosition{Line: n}, End: protocol.TextPosition{Line: n}}
 	}
 
-	must(t, w.Stage(ctx, session.Edit{Files: []session.EditFile{file()}, Range: line(1), Side: "after"}))
+	_, err := w.Stage(ctx, session.Edit{Files: []session.EditFile{file()}, Range: line(1), Side: "after"})
+	must(t, err)
 	if got := gitRun(t, dir, "show", ":e.txt"); got != lines("TWO", "18") {
 		t.Errorf("staging line 2 staged %q", got)
 	}
-	must(t, w.Unstage(ctx, session.Edit{Files: []session.EditFile{file()}, Range: line(1), Side: "after"}))
+	_, err = w.Unstage(ctx, session.Edit{Files: []session.EditFile{file()}, Range: line(1), Side: "after"})
+	must(t, err)
 	if got := gitRun(t, dir, "show", ":e.txt"); got != base {
 		t.Errorf("unstaging line 2 left %q staged", got)
 	}
@@ -171,7 +173,8 @@ func TestOperationsOnHunksOfSeveralFiles(t *testing.T) {
 		return e
 	}
 
-	must(t, w.Stage(ctx, edit()))
+	_, err := w.Stage(ctx, edit())
+	must(t, err)
 	if e, f, n := gitRun(t, dir, "show", ":e.txt"), gitRun(t, dir, "show", ":f.txt"), gitRun(t, dir, "show", ":n.txt"); e != lines("TWO", "18") || f != lines("2", "EIGHTEEN") || n != "new\n" {
 		t.Errorf("staged e.txt %q, f.txt %q, n.txt %q", e, f, n)
 	}
@@ -195,7 +198,7 @@ func TestOperationsOnHunksOfSeveralFiles(t *testing.T) {
 	if _, err := w.Revert(ctx, stale); protocol.CodeOf(err) != protocol.CodeConflict {
 		t.Errorf("revert with a file changed since: %v, want Conflict", err)
 	}
-	if err := w.Stage(ctx, stale); protocol.CodeOf(err) != protocol.CodeConflict {
+	if _, err := w.Stage(ctx, stale); protocol.CodeOf(err) != protocol.CodeConflict {
 		t.Errorf("stage with a file changed since: %v, want Conflict", err)
 	}
 	if e, n := readFile(t, dir, "e.txt"), readFile(t, dir, "n.txt"); e != both || n != "new\n" {

@@ -70,8 +70,8 @@ func TestOperationsRefuseAnOutOfDateView(t *testing.T) {
 					_, err := w.Revert(ctx, session.Edit{Files: []session.EditFile{f}, Range: &protocol.TextRange{}, Side: "after", Index: true})
 					return err
 				},
-				"stage":   func() error { return w.Stage(ctx, session.Edit{Files: []session.EditFile{f}}) },
-				"unstage": func() error { return w.Unstage(ctx, session.Edit{Files: []session.EditFile{f}}) },
+				"stage":   func() error { _, err := w.Stage(ctx, session.Edit{Files: []session.EditFile{f}}); return err },
+				"unstage": func() error { _, err := w.Unstage(ctx, session.Edit{Files: []session.EditFile{f}}); return err },
 				"commit": func() error {
 					_, _, err := w.Commit(ctx, session.Edit{Files: []session.EditFile{f}}, "x")
 					return err

@@ -49,6 +49,9 @@ type Undo struct {
 	Before    []UndoFile `json:"before"`
 	After     []UndoFile `json:"after"`
 	Pending   bool       `json:"pending,omitempty"`
+	// Op is the operation that made it: "" for a revert, "stage" or
+	// "unstage" for one that changed index entries only.
+	Op string `json:"op,omitempty"`
 }
 
 // ErrNoSpace is wrapped by a write that failed because the state dir's

@@ -56,7 +56,7 @@ func TestUndoSurvivesRestart(t *testing.T) {
 			}
 			e = attachOps(t, startDaemonIn(t, state, repo), repo)
 			o := e.undoOffered("deleted notes.txt")
-			if !strings.Contains(o.Description, "2 reverts can be undone") {
+			if !strings.Contains(o.Description, "2 operations can be undone") {
 				t.Errorf("undo after the restart: %q, want both reverts kept", o.Description)
 			}
 			e.mustInvoke("undo", nil, nil)

@@ -116,7 +116,24 @@ type Undo struct {
 	Files   []SavedFile // before the revert
 	After   []SavedFile // as the revert left them, or, pending, was to
 	Pending bool
+	// Op is the operation that made the undo: "" for a revert, or
+	// "stage" or "unstage". A stage or unstage changes index entries
+	// only: its undo holds and restores them alone, and never looks at
+	// or writes the working tree (Files and After carry no content).
+	Op string
 }
+
+// OpName is the operation that made the undo: "revert", "stage" or
+// "unstage".
+func (u *Undo) OpName() string {
+	if u == nil || u.Op == "" {
+		return "revert"
+	}
+	return u.Op
+}
+
+// IndexOnly reports whether the undo restores index entries alone.
+func (u *Undo) IndexOnly() bool { return u.Op != "" }
 
 // SavedFile is one path of an Undo: absent, or its bytes and git mode,
 // and its index entry. Index is nil where the undo does not restore the
