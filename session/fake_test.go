@@ -370,9 +370,13 @@ func (w *fakeWorkspace) Undo(ctx context.Context, u *Undo) error {
 	return nil
 }
 
-func (w *fakeWorkspace) Stage(ctx context.Context, e Edit) (*Undo, error) { return nil, w.setIndex(e, false) }
+func (w *fakeWorkspace) Stage(ctx context.Context, e Edit) (*Undo, error) {
+	return nil, w.setIndex(e, false)
+}
 
-func (w *fakeWorkspace) Unstage(ctx context.Context, e Edit) (*Undo, error) { return nil, w.setIndex(e, true) }
+func (w *fakeWorkspace) Unstage(ctx context.Context, e Edit) (*Undo, error) {
+	return nil, w.setIndex(e, true)
+}
 
 // setIndex records e and sets the index entry of each of its files to the
 // file's working content, or its HEAD content for an unstage.
