@@ -28,6 +28,10 @@ import (
 const (
 	OpStageAuthor  = "stageAuthor"
 	OpRevertAuthor = "revertAuthor"
+	// OpStageTurn, on a turn, stages exactly the hunks its agents wrote:
+	// every author but "you", so the person's own edits made during the
+	// turn stay unstaged.
+	OpStageTurn = "stageTurn"
 )
 
 // MetaAuthor is the _meta key of a stageAuthor or revertAuthor invocation
@@ -160,7 +164,18 @@ func (cs *csChannel) authorOperations() []protocol.ChangesetOperation {
 	}
 	who := strings.Join(parts, "; ")
 	confirm := func(text string) json.RawMessage { b, _ := json.Marshal(text); return b }
-	return []protocol.ChangesetOperation{
+	var turnOps []protocol.ChangesetOperation
+	if agents := agentShares(shares, order); cs.ref.Kind == protocol.KindTurn && len(agents) > 0 {
+		text := "Stage exactly what this turn's agent wrote: " + shareList(agents) + "?"
+		if len(shares[string(attrib.You)]) > 0 {
+			text += " Your own edits stay unstaged: " + shareList(shares[string(attrib.You)]) + "."
+		}
+		turnOps = append(turnOps, protocol.ChangesetOperation{ID: OpStageTurn, Label: "Stage Turn", Icon: "add", Group: "author",
+			Description:  "Add to the index exactly the hunks this turn's agent wrote, leaving your own edits unstaged; it can be undone with Undo Stage",
+			Scopes:       []string{protocol.ScopeChangeset},
+			Confirmation: confirm(text)})
+	}
+	return append(turnOps, []protocol.ChangesetOperation{
 		{ID: OpStageAuthor, Label: "Stage This Agent's Changes", Icon: "add", Group: "author",
 			Description:  "Add to the index exactly the hunks the author in _meta.author wrote, leaving every other author's unstaged",
 			Scopes:       []string{protocol.ScopeChangeset},
@@ -169,7 +184,53 @@ func (cs *csChannel) authorOperations() []protocol.ChangesetOperation {
 			Description:  "Restore exactly the hunks the author in _meta.author wrote to the changeset's original version, leaving every other author's in place",
 			Scopes:       []string{protocol.ScopeChangeset},
 			Confirmation: confirm("Revert only the chosen author's hunks? Every other author's stay in place; a file only that author changed returns to its original version (a new one is deleted). It can be undone with Undo Revert. By author: " + who + ".")},
+	}...)
+}
+
+// agentShares merges the parts of every author but "you" file by file: a
+// file whose every change an agent wrote is whole, else the agents'
+// hunks, in the order of the files' paths.
+func agentShares(shares map[string][]authorShare, order []string) []authorShare {
+	byPath := map[string]*authorShare{}
+	var paths []string
+	for _, a := range order {
+		if a == string(attrib.You) {
+			continue
+		}
+		for _, sh := range shares[a] {
+			p := sh.o.path()
+			cur, ok := byPath[p]
+			if !ok {
+				c := sh
+				c.hunks = slices.Clone(sh.hunks)
+				byPath[p] = &c
+				paths = append(paths, p)
+				continue
+			}
+			if !cur.whole {
+				cur.hunks = append(cur.hunks, sh.hunks...)
+			}
+		}
 	}
+	slices.Sort(paths)
+	out := make([]authorShare, 0, len(paths))
+	for _, p := range paths {
+		sh := *byPath[p]
+		slices.SortFunc(sh.hunks, func(a, b Hunk) int { return a.NewStart - b.NewStart })
+		out = append(out, sh)
+	}
+	return out
+}
+
+// pickTurn resolves stageTurn to the files and hunks of the turn's
+// agents. On the actor.
+func (cs *csChannel) pickTurn(t *opTarget) error {
+	shares, order := cs.byAuthor()
+	mine := agentShares(shares, order)
+	if len(mine) == 0 {
+		return protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: no hunk of this turn is by an agent (its authors: %s)", strings.Join(order, ", "))
+	}
+	return pickShares(t, "the turn's agent", mine)
 }
 
 // pickAuthor resolves an operation by author to its files and hunks. On
@@ -184,9 +245,15 @@ func (cs *csChannel) pickAuthor(t *opTarget) error {
 	if len(mine) == 0 {
 		return protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: no hunk of this changeset is by %q (its authors: %s)", author, strings.Join(order, ", "))
 	}
+	return pickShares(t, author, mine)
+}
+
+// pickShares sets t to act on exactly the parts of files in shares, which
+// are author's.
+func pickShares(t *opTarget, author string, shares []authorShare) error {
 	pick := &authorPick{author: author}
-	for _, sh := range mine {
-		if sh.o.ws != mine[0].o.ws {
+	for _, sh := range shares {
+		if sh.o.ws != shares[0].o.ws {
 			return protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: %s's hunks are in several working trees; act on them file by file", authorName(author))
 		}
 		t.files = append(t.files, sh.o)
@@ -196,7 +263,7 @@ func (cs *csChannel) pickAuthor(t *opTarget) error {
 			pick.hunks = append(pick.hunks, sh.hunks)
 		}
 	}
-	pick.names = shareList(mine)
+	pick.names = shareList(shares)
 	t.byAuthor = pick
 	return nil
 }
@@ -220,7 +287,7 @@ func runByAuthor(ctx context.Context, ed Editor, kind string, t opTarget, s *Ses
 		e.Files = append(e.Files, ef)
 	}
 	who := authorName(t.byAuthor.author)
-	if t.op == OpStageAuthor {
+	if t.op == OpStageAuthor || t.op == OpStageTurn {
 		u, err := ed.Stage(ctx, e)
 		if err != nil {
 			return nil, nil, err

@@ -462,6 +462,11 @@ func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (
 			return nil, err
 		}
 	}
+	if t.op == OpStageTurn {
+		if err := cs.pickTurn(&t); err != nil {
+			return nil, err
+		}
+	}
 	if t.scope != protocol.ScopeChangeset {
 		files, err := s.targetFiles(cs, p.Target.Resource)
 		if err != nil {
