@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/session/annotation"
 )
 
 // Review annotations: comment threads anchored to a file (and optionally a
@@ -21,14 +21,6 @@ import (
 // annotations/* actions; the server validates each, stores the whole state
 // durably, then echoes it. It also keeps, in each annotation's _meta, where
 // its lines are in the working tree now (protocol.MetaCurrent).
-
-// Limits on what a client may store; a larger action is rejected.
-const (
-	maxAnnotations     = 10_000
-	maxEntries         = 1_000 // per annotation
-	maxEntryTextBytes  = 64 << 10
-	maxAnnotationBytes = 1 << 20 // one annotation, encoded
-)
 
 // maxSessionAnnotationBytes bounds all of a session's annotations,
 // encoded: what a snapshot of the channel hands every subscriber, and
@@ -140,35 +132,12 @@ func (n *notes) dropSlot(id string) {
 	delete(n.sizes, id)
 }
 
-// annotationIDOf names the one annotation action a changes, and whether
-// a removes it.
-func annotationIDOf(a protocol.Action) (id string, removed bool) {
-	switch a := a.(type) {
-	case protocol.AnnotationsSet:
-		return a.Annotation.ID, false
-	case protocol.AnnotationsUpdated:
-		return a.AnnotationID, false
-	case protocol.AnnotationsRemoved:
-		return a.AnnotationID, true
-	case protocol.AnnotationsEntrySet:
-		return a.AnnotationID, false
-	case protocol.AnnotationsEntryRemoved:
-		return a.AnnotationID, false
-	}
-	return "", false
-}
-
 func (s *Session) annotationsSummary() *protocol.AnnotationsSummary {
 	sum := &protocol.AnnotationsSummary{Resource: s.annotationsURI(), AnnotationCount: len(s.notes.state.Annotations)}
 	for _, a := range s.notes.state.Annotations {
 		sum.EntryCount += len(a.Entries)
 	}
 	return sum
-}
-
-func cloneAnnotations(st protocol.AnnotationsState) protocol.AnnotationsState {
-	st.Annotations = slices.Clone(st.Annotations)
-	return st
 }
 
 func (s *Session) attachAnnotations(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
@@ -191,7 +160,7 @@ func (s *Session) attachAnnotations(sub Subscriber, lastSeen int64, done func(At
 }
 
 func (s *Session) attachNotes(w waitingAttach) {
-	s.m.attachOwned(s.notes.ch, w.sub, w.lastSeen, cloneAnnotations(s.notes.state), w.done)
+	s.m.attachOwned(s.notes.ch, w.sub, w.lastSeen, annotation.CloneState(s.notes.state), w.done)
 }
 
 // detachAnnotations unsubscribes sub, also from an attachment still
@@ -233,7 +202,7 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	if s.disposed {
 		return
 	}
-	if set, ok := a.(protocol.AnnotationsSet); ok && onWorkingTree(set.Annotation) {
+	if set, ok := a.(protocol.AnnotationsSet); ok && annotation.OnWorkingTree(set.Annotation) {
 		s.setOnWorkingTree(sub, set, origin)
 		return
 	}
@@ -243,13 +212,6 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 		return
 	}
 	s.commitChecked(sub, a, origin)
-}
-
-// onWorkingTree says whether a client asks for an annotation's range to
-// be taken on the working tree as it is now (protocol.MetaOnWorkingTree).
-func onWorkingTree(a protocol.Annotation) bool {
-	v, _ := a.Meta[protocol.MetaOnWorkingTree].(bool)
-	return v && a.Range != nil
 }
 
 // setOnWorkingTree applies an annotations/set whose range is on the
@@ -285,7 +247,7 @@ func (s *Session) setOnWorkingTree(sub Subscriber, set protocol.AnnotationsSet, 
 				return
 			}
 			checked := a.(protocol.AnnotationsSet)
-			n := cloneAnnotationMeta(checked.Annotation)
+			n := annotation.CloneMeta(checked.Annotation)
 			delete(n.Meta, protocol.MetaOnWorkingTree)
 			n.Meta[protocol.MetaSnapshot] = tree
 			checked.Annotation = n
@@ -335,7 +297,7 @@ func (s *Session) applyAnnotations(a protocol.Action, origin *protocol.ActionOri
 		s.m.publish(s.notes.ch, a, origin)
 		return nil
 	}
-	id, removed := annotationIDOf(a)
+	id, removed := annotation.IDOf(a)
 	var raw []byte
 	if !removed {
 		i := slices.IndexFunc(next.Annotations, func(x protocol.Annotation) bool { return x.ID == id })
@@ -377,121 +339,21 @@ func (s *Session) applyAnnotations(a protocol.Action, origin *protocol.ActionOri
 }
 
 func (s *Session) annotation(id string) *protocol.Annotation {
-	for i := range s.notes.state.Annotations {
-		if s.notes.state.Annotations[i].ID == id {
-			return &s.notes.state.Annotations[i]
-		}
-	}
-	return nil
+	return annotation.Find(s.notes.state, id)
 }
 
 // checkAnnotationAction returns the action to apply — a client's with the
 // server-owned _meta keys put back — or why it is refused.
 func (s *Session) checkAnnotationAction(a protocol.Action) (protocol.Action, string) {
 	now := formatTime(s.m.opts.Now())
-	switch a := a.(type) {
-	case protocol.AnnotationsSet:
-		n := a.Annotation
-		if n.ID == "" {
-			return a, "annotation.id is empty"
-		}
-		prev := s.annotation(n.ID)
-		if prev == nil && len(s.notes.state.Annotations) >= maxAnnotations {
-			return a, fmt.Sprintf("this session already has %d annotations (the limit)", maxAnnotations)
-		}
-		n.TurnID = s.feedbackTurn(n, prev)
-		if r := s.checkAnchor(n.TurnID, n.Resource, n.Range); r != "" {
-			return a, "annotation." + r
-		}
-		if len(n.Entries) == 0 {
-			return a, "annotation.entries is empty: an annotation has at least one entry"
-		}
-		if len(n.Entries) > maxEntries {
-			return a, fmt.Sprintf("annotation.entries has %d entries; at most %d are kept", len(n.Entries), maxEntries)
-		}
-		seen := map[string]bool{}
-		n.Entries = slices.Clone(n.Entries)
-		for i := range n.Entries {
-			e := &n.Entries[i]
-			if r := checkEntry(*e); r != "" {
-				return a, fmt.Sprintf("annotation.entries[%d].%s", i, r)
-			}
-			if seen[e.ID] {
-				return a, fmt.Sprintf("annotation.entries[%d].id %q appears twice", i, e.ID)
-			}
-			seen[e.ID] = true
-			var old *protocol.AnnotationEntry
-			if prev != nil {
-				if j := slices.IndexFunc(prev.Entries, func(x protocol.AnnotationEntry) bool { return x.ID == e.ID }); j >= 0 {
-					old = &prev.Entries[j]
-				}
-			}
-			*e = stampEntry(*e, old, now)
-		}
-		n.Meta = withServerMeta(n.Meta, prev)
-		if prev != nil && !sameAnchor(*prev, n) {
-			// The snapshot was of the lines the annotation had.
-			delete(n.Meta, protocol.MetaSnapshot)
-		}
-		n = adoptFeedback(n, s.uri, now)
-		if b, _ := json.Marshal(n); len(b) > maxAnnotationBytes {
-			return a, fmt.Sprintf("the annotation is %d bytes encoded; at most %d are kept", len(b), maxAnnotationBytes)
-		}
-		a.Annotation = n
-		return a, ""
-	case protocol.AnnotationsUpdated:
-		prev := s.annotation(a.AnnotationID)
-		if prev == nil {
-			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
-		}
-		turn, res := prev.TurnID, prev.Resource
-		if a.TurnID != nil {
-			turn = *a.TurnID
-		}
-		if a.Resource != nil {
-			res = *a.Resource
-		}
-		if r := s.checkAnchor(turn, res, a.Range); r != "" {
-			return a, r
-		}
-		return a, ""
-	case protocol.AnnotationsRemoved:
-		if s.annotation(a.AnnotationID) == nil {
-			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
-		}
-		return a, ""
-	case protocol.AnnotationsEntrySet:
-		prev := s.annotation(a.AnnotationID)
-		if prev == nil {
-			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
-		}
-		if r := checkEntry(a.Entry); r != "" {
-			return a, "entry." + r
-		}
-		j := slices.IndexFunc(prev.Entries, func(x protocol.AnnotationEntry) bool { return x.ID == a.Entry.ID })
-		if j < 0 && len(prev.Entries) >= maxEntries {
-			return a, fmt.Sprintf("annotation %q already has %d entries (the limit)", a.AnnotationID, maxEntries)
-		}
-		var old *protocol.AnnotationEntry
-		if j >= 0 {
-			old = &prev.Entries[j]
-		}
-		a.Entry = stampEntry(a.Entry, old, now)
-		return a, ""
-	case protocol.AnnotationsEntryRemoved:
-		prev := s.annotation(a.AnnotationID)
-		if prev == nil {
-			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
-		}
-		if !slices.ContainsFunc(prev.Entries, func(x protocol.AnnotationEntry) bool { return x.ID == a.EntryID }) {
-			return a, fmt.Sprintf("annotation %q has no entry %q", a.AnnotationID, a.EntryID)
-		}
-		if len(prev.Entries) == 1 {
-			return a, "that is the annotation's last entry: an annotation keeps at least one, so dispatch annotations/removed instead"
-		}
-		return a, ""
+	c := annotation.Checker{
+		State:  s.notes.state,
+		Now:    now,
+		TurnOf: s.feedbackTurn,
+		Anchor: s.checkAnchor,
+		Adopt:  func(n protocol.Annotation) protocol.Annotation { return adoptFeedback(n, s.uri, now) },
 	}
-	return a, fmt.Sprintf("%s cannot be dispatched on an annotations channel; the annotations/* actions can", a.ActionType())
+	return c.Check(a)
 }
 
 // checkAnchor checks what an annotation is anchored to and returns what is
@@ -512,52 +374,7 @@ func (s *Session) checkAnchor(turnID, resource string, r *protocol.TextRange) st
 			return fmt.Sprintf("resource %q cannot carry an annotation: %s", resource, why)
 		}
 	}
-	if r != nil {
-		switch {
-		case r.Start.Line < 0 || r.Start.Character < 0 || r.End.Line < 0 || r.End.Character < 0:
-			return "range has a negative line or character"
-		case r.End.Line < r.Start.Line || (r.End.Line == r.Start.Line && r.End.Character < r.Start.Character):
-			return "range ends before it starts"
-		}
-	}
-	return ""
-}
-
-func checkEntry(e protocol.AnnotationEntry) string {
-	switch {
-	case e.ID == "":
-		return "id is empty"
-	case strings.TrimSpace(e.Text.Text) == "":
-		return "text is empty"
-	case len(e.Text.Text) > maxEntryTextBytes:
-		return fmt.Sprintf("text is %d bytes; at most %d are kept", len(e.Text.Text), maxEntryTextBytes)
-	}
-	return ""
-}
-
-// stampEntry gives an entry the time the server first saw it, keeping the
-// one it already had.
-func stampEntry(e protocol.AnnotationEntry, old *protocol.AnnotationEntry, now string) protocol.AnnotationEntry {
-	at := now
-	if old != nil {
-		if v, ok := old.Meta[protocol.MetaCreatedAt].(string); ok {
-			at = v
-		}
-	}
-	meta := protocol.Object{}
-	for k, v := range e.Meta {
-		meta[k] = v
-	}
-	meta[protocol.MetaCreatedAt] = at
-	stampFeedbackAuthor(meta)
-	e.Meta = meta
-	return e
-}
-
-// sameAnchor says whether two versions of an annotation name the same
-// lines of the same version of the same file.
-func sameAnchor(a, b protocol.Annotation) bool {
-	return a.TurnID == b.TurnID && a.Resource == b.Resource && sameRange(a.Range, b.Range)
+	return annotation.CheckRange(r)
 }
 
 // dropSnapshot forgets the working tree snapshot annotation id's lines
@@ -571,40 +388,11 @@ func (s *Session) dropSnapshot(id string) {
 	if _, ok := cur.Meta[protocol.MetaSnapshot]; !ok {
 		return
 	}
-	n := cloneAnnotationMeta(*cur)
+	n := annotation.CloneMeta(*cur)
 	delete(n.Meta, protocol.MetaSnapshot)
 	if err := s.commitAnnotations(protocol.AnnotationsSet{Annotation: n}, nil); err != nil {
 		s.log.Error("cannot save an annotation moved off its snapshot", "annotation", id, "err", err)
 	}
-}
-
-// snapshotOf is the working tree snapshot a's range is on, or "".
-func snapshotOf(a protocol.Annotation) string {
-	t, _ := a.Meta[protocol.MetaSnapshot].(string)
-	return t
-}
-
-// withServerMeta returns a client's _meta for an annotation with the keys
-// the server owns taken from prev (or dropped).
-func withServerMeta(meta protocol.Object, prev *protocol.Annotation) protocol.Object {
-	owned := []string{protocol.MetaCurrent, protocol.MetaDelivered, protocol.MetaSnapshot}
-	out := protocol.Object{}
-	for k, v := range meta {
-		if !slices.Contains(owned, k) {
-			out[k] = v
-		}
-	}
-	if prev != nil {
-		for _, k := range owned {
-			if v, ok := prev.Meta[k]; ok {
-				out[k] = v
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 // locate finds the workspace holding a file:// resource: its index and the
@@ -663,7 +451,7 @@ func (m *Manager) AnnotationsDelivered(ctx context.Context, channel string, ids 
 			if prev == nil {
 				continue
 			}
-			n := cloneAnnotationMeta(*prev)
+			n := annotation.CloneMeta(*prev)
 			d := protocol.AnnotationDelivery{At: at, TurnID: turnID, Entries: []string{}}
 			for _, e := range prev.Entries {
 				d.Entries = append(d.Entries, e.ID)
@@ -677,17 +465,6 @@ func (m *Manager) AnnotationsDelivered(ctx context.Context, channel string, ids 
 		return struct{}{}, nil
 	})
 	return err
-}
-
-// cloneAnnotationMeta copies a with a _meta of its own to write into.
-func cloneAnnotationMeta(a protocol.Annotation) protocol.Annotation {
-	meta := protocol.Object{}
-	for k, v := range a.Meta {
-		meta[k] = v
-	}
-	a.Meta = meta
-	a.Entries = slices.Clone(a.Entries)
-	return a
 }
 
 // anchor is what an annotation's current place is computed from.
@@ -732,7 +509,7 @@ func (s *Session) placeAnnotations(ids ...string) {
 			continue
 		}
 		an := anchor{id: a.ID, ws: s.workspaces[i].ws, rel: rel, abs: filepath.Join(s.workspaces[i].root(), filepath.FromSlash(rel)), rng: a.Range, turnID: a.TurnID, resource: a.Resource}
-		if snap := snapshotOf(a); snap != "" {
+		if snap := annotation.SnapshotOf(a); snap != "" {
 			an.tree = snap
 		} else if a.TurnID == BaselineTurnID {
 			an.tree = s.baselineOf(i)
@@ -827,7 +604,7 @@ func (s *Session) setPlace(an anchor, p protocol.AnnotationPlace) {
 		return // could not be computed
 	}
 	prev := s.annotation(an.id)
-	if prev == nil || prev.TurnID != an.turnID || prev.Resource != an.resource || !sameRange(prev.Range, an.rng) {
+	if prev == nil || prev.TurnID != an.turnID || prev.Resource != an.resource || !annotation.SameRange(prev.Range, an.rng) {
 		return
 	}
 	if old, ok := prev.Meta[protocol.MetaCurrent]; ok {
@@ -835,7 +612,7 @@ func (s *Session) setPlace(an anchor, p protocol.AnnotationPlace) {
 			return
 		}
 	}
-	n := cloneAnnotationMeta(*prev)
+	n := annotation.CloneMeta(*prev)
 	n.Meta[protocol.MetaCurrent] = p
 	if err := s.applyAnnotations(protocol.AnnotationsSet{Annotation: n}, nil, false); err != nil {
 		s.log.Warn("cannot save an annotation's current place", "annotation", an.id, "err", err)
@@ -845,13 +622,6 @@ func (s *Session) setPlace(an anchor, p protocol.AnnotationPlace) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
-}
-
-func sameRange(a, b *protocol.TextRange) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }
 
 // places computes where each anchor's lines are in the working tree now,
@@ -927,7 +697,7 @@ func (m *Manager) places(ctx context.Context, anchors []anchor) []protocol.Annot
 			if ft.lines == nil {
 				out[i] = protocol.AnnotationPlace{Status: protocol.PlaceEdited, Range: an.rng}
 			} else {
-				out[i] = mapRange(ft.lines, ft.cur, *an.rng)
+				out[i] = annotation.MapRange(ft.lines, ft.cur, *an.rng)
 			}
 		}
 	}
@@ -956,60 +726,4 @@ func (m *Manager) readChanged(an anchor, fc *FileChange) *fileText {
 		return &fileText{}
 	}
 	return &fileText{cur: cur, lines: changeset.NewLineMapper(old, cur)}
-}
-
-// mapRange says where range r of the old text lies in cur, through m. A
-// range whose end is at character 0 of a later line ends at the line
-// before (the usual way to select whole lines).
-func mapRange(m *changeset.LineMapper, cur []byte, r protocol.TextRange) protocol.AnnotationPlace {
-	first, last := r.Start.Line, r.End.Line
-	wholeLines := r.End.Character == 0 && r.End.Line > r.Start.Line
-	if wholeLines {
-		last--
-	}
-	lm := m.Map(first, last)
-	switch {
-	case lm.Gone:
-		return protocol.AnnotationPlace{Status: protocol.PlaceGone}
-	case !lm.Edited && lm.First == first:
-		return protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: &r}
-	}
-	out := r
-	out.Start.Line = lm.First
-	out.End.Line = lm.Last
-	if wholeLines {
-		out.End.Line++
-	}
-	status := protocol.PlaceMoved
-	if lm.Edited {
-		status = protocol.PlaceEdited
-		out.Start.Character = 0
-		if !wholeLines {
-			out.End.Character = lineLength(cur, lm.Last)
-		}
-	}
-	return protocol.AnnotationPlace{Status: status, Range: &out}
-}
-
-// lineLength is the length of line n (zero-based) of b in UTF-16 code
-// units, as TextPosition.character counts.
-func lineLength(b []byte, n int) int {
-	for ; n > 0; n-- {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			return 0
-		}
-		b = b[i+1:]
-	}
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		b = b[:i]
-	}
-	u := 0
-	for _, r := range string(bytes.TrimSuffix(b, []byte("\r"))) {
-		u++
-		if r > 0xFFFF {
-			u++
-		}
-	}
-	return u
 }
