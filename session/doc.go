@@ -72,6 +72,12 @@
 // the package itself imports neither os nor syscall.
 //
 // The package imports protocol, reducer, uritemplate, changeset, confine
-// and store (for its record types); it never imports server, scm, metrics,
-// jsonrpc2, gorilla, go-git or fsnotify.
+// and store (for its record types), and its pure parts: session/attrib
+// (who wrote each hunk), session/ops (what an operation is checked
+// against and puts back) and session/annotation (what an annotation
+// action may be, the stamps on its entries, and where an anchored range
+// lies in another version of its file; annotations.go keeps the actor's
+// half: storing, publishing, snapshots and placing off the loop). It
+// never imports server, scm, metrics, jsonrpc2, gorilla, go-git or
+// fsnotify.
 package session

@@ -21,6 +21,7 @@ import (
 	_ "github.com/changesetd/changesetd/scm/snapstore"
 	_ "github.com/changesetd/changesetd/server"
 	_ "github.com/changesetd/changesetd/session"
+	_ "github.com/changesetd/changesetd/session/annotation"
 	_ "github.com/changesetd/changesetd/session/attrib"
 	_ "github.com/changesetd/changesetd/session/ops"
 	_ "github.com/changesetd/changesetd/source"

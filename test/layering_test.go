@@ -40,14 +40,17 @@ var layers = map[string]struct {
 	"scm/snapstore": {[]string{"scm"}, true},
 	"hub":           {[]string{"protocol"}, false},
 	"session/ops":   {nil, false},
-	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/attrib", "session/ops"}, true},
-	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "session/ops", "scm", "scm/fswatch", "scm/snapstore"}, true},
+	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/annotation", "session/attrib", "session/ops"}, true},
+	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/annotation", "session/attrib", "session/ops", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
-	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "session/ops", "web"}, true},
+	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/annotation", "session/attrib", "session/ops", "web"}, true},
 	"ahpclient":     {[]string{"protocol"}, true},
 
 	// Who wrote each hunk: pure, below session.
 	"session/attrib": {[]string{"protocol", "changeset"}, true},
+	// Annotations apart from the actor (checks, stamps, placement): pure,
+	// below session; never the actor, the store, the hub or the server.
+	"session/annotation": {[]string{"protocol", "changeset"}, true},
 }
 
 // TestLayering enforces the layering with go list -deps, so an import
