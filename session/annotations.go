@@ -202,8 +202,8 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	if s.disposed {
 		return
 	}
-	if set, ok := a.(protocol.AnnotationsSet); ok && annotation.OnWorkingTree(set.Annotation) {
-		s.setOnWorkingTree(sub, set, origin)
+	if set, ok := a.(protocol.AnnotationsSet); ok {
+		s.setAnnotation(sub, set, origin)
 		return
 	}
 	a, reason := s.checkAnnotationAction(a)
@@ -214,46 +214,146 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	s.commitChecked(sub, a, origin)
 }
 
-// setOnWorkingTree applies an annotations/set whose range is on the
-// working tree now: the working directory is snapshotted off the actor,
-// and the annotation is stored with that snapshot as the version its
-// lines are on (protocol.MetaSnapshot), so lines added since the turn it
-// names (or the baseline) are placed as they were selected. The action is
-// checked before the snapshot and again after it, against the state then.
-func (s *Session) setOnWorkingTree(sub Subscriber, set protocol.AnnotationsSet, origin *protocol.ActionOrigin) {
-	if _, reason := s.checkAnnotationAction(set); reason != "" {
-		s.m.reject(sub, s.annotationsURI(), set, origin, reason)
+// setAnnotation applies an annotations/set. Most are checked and stored at
+// once. Two kinds need the working directory first, off the actor:
+//
+//   - A range on the working tree as it is now (protocol.MetaOnWorkingTree):
+//     the working directory is snapshotted, and the annotation is stored
+//     with that snapshot as the version its lines are on
+//     (protocol.MetaSnapshot), so lines added since the turn it names (or
+//     the baseline) are placed as they were selected.
+//   - A range whose client names the version of the file it showed
+//     (_meta.versions, as an operation does): the lines are on that
+//     version. When the content the annotation is kept on (the snapshot
+//     just taken, a turn's end, or the working tree while the turn runs)
+//     is no longer it, the range is carried from the shown content to the
+//     current one (annotation.Rebind), so that it lands on the lines the
+//     person selected; or the action is refused, nothing stored, when they
+//     are gone or the shown content cannot be read. Lines of the baseline
+//     are of a version that does not change, and a client without
+//     versions is taken at its word, as before.
+//
+// The action is checked before that work and again after it, against the
+// state then. Its _meta is the sender's and is not echoed.
+func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, origin *protocol.ActionOrigin) {
+	sent := set
+	reject := func(reason string) { s.m.reject(sub, s.annotationsURI(), sent, origin, reason) }
+	sh, err := parseShown(set.Meta)
+	if err != nil {
+		reject(err.Error())
 		return
 	}
-	i, _, _ := s.locate(set.Annotation.Resource)
+	set.Meta = nil
+	checked, reason := s.checkAnnotationAction(set)
+	if reason != "" {
+		reject(reason)
+		return
+	}
+	n := checked.(protocol.AnnotationsSet).Annotation
+	onTree := annotation.OnWorkingTree(n)
+	var shown *shownFile
+	if sh != nil && sh.files != nil && n.Range != nil && (onTree || n.TurnID != BaselineTurnID) {
+		v, ok := sh.files[n.Resource]
+		if !ok {
+			reject(fmt.Sprintf("_meta.%s names no version of %s: name the one the annotation's lines were selected on", MetaVersions, n.Resource))
+			return
+		}
+		shown = &v
+	}
+	if !onTree && shown == nil {
+		s.commitChecked(sub, checked, origin)
+		return
+	}
+	i, rel, _ := s.locate(n.Resource)
 	if i >= len(s.workspaces) || s.workspaces[i].ws == nil {
-		s.m.reject(sub, s.annotationsURI(), set, origin, "annotation._meta: the working directory of "+set.Annotation.Resource+" cannot be snapshotted, so lines of its working tree cannot be kept; name lines of a turn or of the baseline")
+		if onTree {
+			reject("annotation._meta: the working directory of " + n.Resource + " cannot be snapshotted, so lines of its working tree cannot be kept; name lines of a turn or of the baseline")
+		} else {
+			reject("the working directory of " + n.Resource + " cannot be read, so the version shown cannot be checked; nothing was stored")
+		}
 		return
 	}
-	ws, ctx := s.workspaces[i].ws, s.ctx
-	s.m.spawn("snapshot for an annotation", func() {
-		tree, err := ws.Snapshot(ctx, false)
+	ws, ctx, m := s.workspaces[i].ws, s.ctx, s.m
+	abs := filepath.Join(s.workspaces[i].root(), filepath.FromSlash(rel))
+	tree := "" // the version the lines are kept on; "" = the working tree
+	if t := s.turnByID(n.TurnID); t != nil && !onTree {
+		tree = t.endOf(i)
+	}
+	s.m.spawn("versions for an annotation", func() {
+		var snap string
+		var cur []byte
+		var sv annotation.Shown
+		var err error
+		if onTree {
+			if snap, err = ws.Snapshot(ctx, false); err != nil {
+				err = fmt.Errorf("the working tree could not be snapshotted to keep the annotation's lines: %w", err)
+			}
+			tree = snap
+		}
+		if err == nil && shown != nil {
+			sv.OID = shown.after
+			if sv.OID != "" {
+				b, rerr := ws.ReadBlob(sv.OID)
+				sv.Content, sv.Readable = b, rerr == nil
+			}
+			if cur, err = m.contentAt(ctx, ws, tree, rel, abs); err != nil {
+				err = fmt.Errorf("the file changed since it was shown or cannot be read, so the lines selected cannot be found in it: %w; nothing was stored", err)
+			}
+		}
 		s.do(func() {
 			if s.disposed {
 				return
 			}
 			if err != nil {
-				s.m.reject(sub, s.annotationsURI(), set, origin, "the working tree could not be snapshotted to keep the annotation's lines: "+err.Error())
+				reject(err.Error())
 				return
 			}
 			a, reason := s.checkAnnotationAction(set)
 			if reason != "" {
-				s.m.reject(sub, s.annotationsURI(), a, origin, reason)
+				reject(reason)
 				return
 			}
 			checked := a.(protocol.AnnotationsSet)
 			n := annotation.CloneMeta(checked.Annotation)
-			delete(n.Meta, protocol.MetaOnWorkingTree)
-			n.Meta[protocol.MetaSnapshot] = tree
+			if shown != nil {
+				r, why := annotation.Rebind(*n.Range, sv, cur)
+				if why != "" {
+					reject(why)
+					return
+				}
+				n.Range = &r
+			}
+			if onTree {
+				delete(n.Meta, protocol.MetaOnWorkingTree)
+				n.Meta[protocol.MetaSnapshot] = snap
+			} else if len(n.Meta) == 0 {
+				n.Meta = nil
+			}
 			checked.Annotation = n
 			s.commitChecked(sub, checked, origin)
 		})
 	})
+}
+
+// contentAt reads file rel (abs on disk) of workspace ws as it is in the
+// snapshot tree, or in the working tree when tree is "".
+func (m *Manager) contentAt(ctx context.Context, ws Workspace, tree, rel, abs string) ([]byte, error) {
+	if tree != "" {
+		list, err := ws.Changes(ctx, Query{View: ViewTrees, From: tree, Paths: []string{rel}})
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range list.Files {
+			switch {
+			case f.Old != nil && f.Old.Path == rel:
+				return ws.ReadBlob(f.Old.OID)
+			case f.Old == nil && f.New != nil && f.New.Path == rel:
+				return nil, fmt.Errorf("%s is not in the version the annotation is kept on", rel)
+			}
+		}
+		// The same in the working tree.
+	}
+	return m.readFile(FileURI(abs), changeset.DefaultMaxFileBytes)
 }
 
 // commitChecked stores and publishes an action checkAnnotationAction
