@@ -40,6 +40,13 @@ type notes struct {
 	// waiting are attachments held until the places being computed are in
 	// the state, so a snapshot says where the lines are now.
 	waiting []waitingAttach
+	// setting is set while an annotations/set waits for the working
+	// directory (a snapshot, or the version its client named) off the
+	// actor; the actions dispatched meanwhile wait in held, so that every
+	// action takes effect in the order it came (a reply sent right after
+	// the comment it answers finds it).
+	setting bool
+	held    []heldAction
 	// served are the attachments that waited when the running round
 	// started: it lets them through when it ends, even if more changes
 	// queued another round meanwhile (under continuous change a round
@@ -54,6 +61,12 @@ type notes struct {
 	nextSlot uint64
 	sizes    map[string]int
 	total    int
+}
+
+type heldAction struct {
+	sub    Subscriber
+	a      protocol.Action
+	origin *protocol.ActionOrigin
 }
 
 type waitingAttach struct {
@@ -202,6 +215,10 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	if s.disposed {
 		return
 	}
+	if s.notes.setting {
+		s.notes.held = append(s.notes.held, heldAction{sub, a, origin})
+		return
+	}
 	if set, ok := a.(protocol.AnnotationsSet); ok {
 		s.setAnnotation(sub, set, origin)
 		return
@@ -279,6 +296,7 @@ func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, ori
 	if t := s.turnByID(n.TurnID); t != nil && !onTree {
 		tree = t.endOf(i)
 	}
+	s.notes.setting = true
 	s.m.spawn("versions for an annotation", func() {
 		var snap string
 		var cur []byte
@@ -301,6 +319,8 @@ func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, ori
 			}
 		}
 		s.do(func() {
+			s.notes.setting = false
+			defer s.releaseHeld()
 			if s.disposed {
 				return
 			}
@@ -333,6 +353,20 @@ func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, ori
 			s.commitChecked(sub, checked, origin)
 		})
 	})
+}
+
+// releaseHeld dispatches, in order, the actions held while an
+// annotations/set waited, until one of them must wait in turn.
+func (s *Session) releaseHeld() {
+	for len(s.notes.held) > 0 && !s.notes.setting && !s.disposed {
+		h := s.notes.held[0]
+		s.notes.held[0] = heldAction{}
+		s.notes.held = s.notes.held[1:]
+		s.dispatchAnnotations(h.sub, h.a, h.origin)
+	}
+	if s.disposed {
+		s.notes.held = nil
+	}
 }
 
 // contentAt reads file rel (abs on disk) of workspace ws as it is in the

@@ -139,3 +139,57 @@ func TestCommentBindsToTheShownVersion(t *testing.T) {
 		})
 	}
 }
+
+// The annotations actions of a client take effect in the order it sent
+// them, also when one must wait for the working directory (a snapshot, or
+// the version it names): a reply dispatched right after the comment it
+// answers, without waiting for its echo, lands on it.
+func TestAnnotationActionsKeepTheirOrder(t *testing.T) {
+	files := map[string]string{"a.txt": numberedLines(1, 20)}
+	for i := range 2000 {
+		files[fmt.Sprintf("d/f%d.txt", i)] = "x\n"
+	}
+	repo := gitRepo(t, files)
+	for i := range 2000 { // a snapshot that takes a while
+		writeFile(t, repo, fmt.Sprintf("d/f%d.txt", i), "y\n")
+	}
+	d := startDaemon(t, repo)
+	c := d.client(t, "reviewer")
+	uri := requireAnnotationsChannel(t, c, onlySession(t, c))
+	m := mirrorAnnotations(t, c, uri)
+	file := fileURI(repo, "a.txt")
+	set := newAnnotation("A1", "baseline", file, lineRange(2, 4, 0), "r1", "On the working tree.")
+	set["annotation"].(map[string]any)["_meta"] = map[string]any{protocol.MetaOnWorkingTree: true}
+	// Sent one after the other without waiting for an answer.
+	for i, action := range []map[string]any{
+		set,
+		{"type": "annotations/entrySet", "annotationId": "A1", "entry": map[string]any{"id": "r2", "text": "And a reply."}},
+		{"type": "annotations/updated", "annotationId": "A1", "resolved": true},
+	} {
+		req := map[string]any{"jsonrpc": "2.0", "id": 900 + i, "method": protocol.MethodDispatchAction,
+			"params": map[string]any{"channel": uri, "clientSeq": i + 1, "action": action}}
+		if err := c.Send(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := c.Wait(ctx(t), "three echoes or rejections", func() bool {
+		n := 0
+		for _, e := range c.Envelopes(uri) {
+			if e.Origin != nil && e.Origin.ClientID == "reviewer" {
+				n++
+			}
+		}
+		return n >= 3
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range c.Envelopes(uri) {
+		if e.RejectionReason != "" {
+			t.Errorf("clientSeq %d was rejected: %s", e.Origin.ClientSeq, e.RejectionReason)
+		}
+	}
+	if a := findAnnotation(m.State(), "A1"); a == nil || len(a.Entries) != 2 || !a.Resolved {
+		t.Errorf("A1 is %+v, want the comment with its reply, resolved", a)
+	}
+}
