@@ -298,6 +298,16 @@ func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, ori
 	}
 	s.notes.setting = true
 	s.m.spawn("versions for an annotation", func() {
+		settled := false
+		defer func() {
+			if !settled { // the work panicked: the held actions go on
+				s.do(func() {
+					s.notes.setting = false
+					reject("the annotation could not be checked against its working directory; nothing was stored")
+					s.releaseHeld()
+				})
+			}
+		}()
 		var snap string
 		var cur []byte
 		var sv annotation.Shown
@@ -318,6 +328,7 @@ func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, ori
 				err = fmt.Errorf("the file changed since it was shown or cannot be read, so the lines selected cannot be found in it: %w; nothing was stored", err)
 			}
 		}
+		settled = true
 		s.do(func() {
 			s.notes.setting = false
 			defer s.releaseHeld()
