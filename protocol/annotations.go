@@ -187,6 +187,10 @@ type AnnotationsUpdated struct {
 	Resource     *string    `json:"resource,omitempty"`
 	Range        *TextRange `json:"range,omitempty"`
 	Resolved     *bool      `json:"resolved,omitempty"`
+	// Meta carries, from a client that moves the annotation to Range,
+	// the versions of the file it showed (as on AnnotationsSet); the
+	// server reads them and does not echo them.
+	Meta Object `json:"_meta,omitzero"`
 }
 
 func (AnnotationsSet) ActionType() string          { return "annotations/set" }

@@ -219,8 +219,12 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 		s.notes.held = append(s.notes.held, heldAction{sub, a, origin})
 		return
 	}
-	if set, ok := a.(protocol.AnnotationsSet); ok {
-		s.setAnnotation(sub, set, origin)
+	switch a := a.(type) {
+	case protocol.AnnotationsSet:
+		s.setAnnotation(sub, a, origin)
+		return
+	case protocol.AnnotationsUpdated:
+		s.updateAnnotation(sub, a, origin)
 		return
 	}
 	a, reason := s.checkAnnotationAction(a)
@@ -290,12 +294,120 @@ func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, ori
 		}
 		return
 	}
-	ws, ctx, m := s.workspaces[i].ws, s.ctx, s.m
-	abs := filepath.Join(s.workspaces[i].root(), filepath.FromSlash(rel))
 	tree := "" // the version the lines are kept on; "" = the working tree
 	if t := s.turnByID(n.TurnID); t != nil && !onTree {
 		tree = t.endOf(i)
 	}
+	look := diskLook{i: i, rel: rel, tree: tree, snapshot: onTree, shown: shown}
+	s.lookAtDisk(look, reject, func(snap string, cur []byte, sv annotation.Shown) {
+		a, reason := s.checkAnnotationAction(set)
+		if reason != "" {
+			reject(reason)
+			return
+		}
+		checked := a.(protocol.AnnotationsSet)
+		n := annotation.CloneMeta(checked.Annotation)
+		if shown != nil {
+			r, why := annotation.Rebind(*n.Range, sv, cur)
+			if why != "" {
+				reject(why)
+				return
+			}
+			n.Range = &r
+		}
+		if onTree {
+			delete(n.Meta, protocol.MetaOnWorkingTree)
+			n.Meta[protocol.MetaSnapshot] = snap
+		} else if len(n.Meta) == 0 {
+			n.Meta = nil
+		}
+		checked.Annotation = n
+		s.commitChecked(sub, checked, origin)
+	})
+}
+
+// updateAnnotation applies an annotations/updated. One that moves an
+// annotation to a range and names the version of the file its client
+// showed (_meta.versions) is bound to that version as a set is (see
+// setAnnotation): the range is carried to the content the annotation is
+// kept on, or the action is refused; any other is checked and stored at
+// once.
+func (s *Session) updateAnnotation(sub Subscriber, u protocol.AnnotationsUpdated, origin *protocol.ActionOrigin) {
+	sent := u
+	reject := func(reason string) { s.m.reject(sub, s.annotationsURI(), sent, origin, reason) }
+	sh, err := parseShown(u.Meta)
+	if err != nil {
+		reject(err.Error())
+		return
+	}
+	u.Meta = nil
+	checked, reason := s.checkAnnotationAction(u)
+	if reason != "" {
+		reject(reason)
+		return
+	}
+	prev := s.annotation(u.AnnotationID)
+	turn, res := prev.TurnID, prev.Resource
+	if u.TurnID != nil {
+		turn = *u.TurnID
+	}
+	if u.Resource != nil {
+		res = *u.Resource
+	}
+	if sh == nil || sh.files == nil || u.Range == nil || turn == BaselineTurnID {
+		s.commitChecked(sub, checked, origin)
+		return
+	}
+	v, ok := sh.files[res]
+	if !ok {
+		reject(fmt.Sprintf("_meta.%s names no version of %s: name the one the annotation's lines were selected on", MetaVersions, res))
+		return
+	}
+	i, rel, _ := s.locate(res)
+	if i >= len(s.workspaces) || s.workspaces[i].ws == nil {
+		reject("the working directory of " + res + " cannot be read, so the version shown cannot be checked; nothing was stored")
+		return
+	}
+	tree := ""
+	if t := s.turnByID(turn); t != nil {
+		tree = t.endOf(i)
+	}
+	s.lookAtDisk(diskLook{i: i, rel: rel, tree: tree, shown: &v}, reject, func(_ string, cur []byte, sv annotation.Shown) {
+		a, reason := s.checkAnnotationAction(u)
+		if reason != "" {
+			reject(reason)
+			return
+		}
+		checked := a.(protocol.AnnotationsUpdated)
+		r, why := annotation.Rebind(*checked.Range, sv, cur)
+		if why != "" {
+			reject(why)
+			return
+		}
+		checked.Range = &r
+		s.commitChecked(sub, checked, origin)
+	})
+}
+
+// diskLook is what an annotations action needs of the disk before it can
+// be stored: a snapshot of workspace i's working tree, and, when its
+// client named the version it showed, that version and file rel as it is
+// in the snapshot tree (or in the working tree when tree is "").
+type diskLook struct {
+	i        int
+	rel      string
+	tree     string
+	snapshot bool
+	shown    *shownFile
+}
+
+// lookAtDisk does what look asks off the actor, then calls done on the
+// actor with the snapshot taken, the file's current content and the
+// version shown; a failure is rejected with reject instead. Annotations
+// actions dispatched meanwhile are held, and dispatched in order after.
+func (s *Session) lookAtDisk(look diskLook, reject func(string), done func(snap string, cur []byte, shown annotation.Shown)) {
+	ws, ctx, m := s.workspaces[look.i].ws, s.ctx, s.m
+	abs := filepath.Join(s.workspaces[look.i].root(), filepath.FromSlash(look.rel))
 	s.notes.setting = true
 	s.m.spawn("versions for an annotation", func() {
 		settled := false
@@ -308,23 +420,24 @@ func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, ori
 				})
 			}
 		}()
+		tree := look.tree
 		var snap string
 		var cur []byte
 		var sv annotation.Shown
 		var err error
-		if onTree {
+		if look.snapshot {
 			if snap, err = ws.Snapshot(ctx, false); err != nil {
 				err = fmt.Errorf("the working tree could not be snapshotted to keep the annotation's lines: %w", err)
 			}
 			tree = snap
 		}
-		if err == nil && shown != nil {
-			sv.OID = shown.after
+		if err == nil && look.shown != nil {
+			sv.OID = look.shown.after
 			if sv.OID != "" {
 				b, rerr := ws.ReadBlob(sv.OID)
 				sv.Content, sv.Readable = b, rerr == nil
 			}
-			if cur, err = m.contentAt(ctx, ws, tree, rel, abs); err != nil {
+			if cur, err = m.contentAt(ctx, ws, tree, look.rel, abs); err != nil {
 				err = fmt.Errorf("the file changed since it was shown or cannot be read, so the lines selected cannot be found in it: %w; nothing was stored", err)
 			}
 		}
@@ -339,29 +452,7 @@ func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, ori
 				reject(err.Error())
 				return
 			}
-			a, reason := s.checkAnnotationAction(set)
-			if reason != "" {
-				reject(reason)
-				return
-			}
-			checked := a.(protocol.AnnotationsSet)
-			n := annotation.CloneMeta(checked.Annotation)
-			if shown != nil {
-				r, why := annotation.Rebind(*n.Range, sv, cur)
-				if why != "" {
-					reject(why)
-					return
-				}
-				n.Range = &r
-			}
-			if onTree {
-				delete(n.Meta, protocol.MetaOnWorkingTree)
-				n.Meta[protocol.MetaSnapshot] = snap
-			} else if len(n.Meta) == 0 {
-				n.Meta = nil
-			}
-			checked.Annotation = n
-			s.commitChecked(sub, checked, origin)
+			done(snap, cur, sv)
 		})
 	})
 }

@@ -193,3 +193,39 @@ func TestAnnotationActionsKeepTheirOrder(t *testing.T) {
 		t.Errorf("A1 is %+v, want the comment with its reply, resolved", a)
 	}
 }
+
+// Moving a comment to other lines (annotations/updated with a range)
+// names the version they were selected on too, and lands on them.
+func TestMovedCommentBindsToTheShownVersion(t *testing.T) {
+	shownText := numberedLines(1, 20)
+	repo := gitRepo(t, map[string]string{"a.txt": "start\n"})
+	d := startDaemon(t, repo)
+	e := attachOps(t, d, repo)
+	uri := requireAnnotationsChannel(t, e.c, onlySession(t, e.c))
+	m := mirrorAnnotations(t, e.c, uri)
+	hook := func(edge, id string) {
+		t.Helper()
+		in, _ := json.Marshal(map[string]any{"session_id": "cc-1", "cwd": repo, "prompt": "prompt " + id})
+		args := []string{"turn", edge, "--hook"}
+		if id != "" {
+			args = append(args, "--id", id)
+		}
+		d.cliOK(t, string(in), args...)
+	}
+	hook("start", "t1")
+	writeFile(t, repo, "a.txt", shownText)
+	hook("end", "")
+	hook("start", "t2")
+	nonce := hashObject(t, shownText)
+	st := e.m.Wait("a.txt as shown", func(st protocol.ChangesetState) bool {
+		f := findFile(st, repo, "a.txt")
+		return ready(st) && f != nil && f.Edit.After != nil && f.Edit.After.Content.Nonce == nonce
+	})
+	annotate(t, m, 1, newAnnotation("A1", "t2", e.id("a.txt"), lineRange(0, 1, 0), "r1", "Move me."))
+	writeFile(t, repo, "a.txt", "new 1\nnew 2\nnew 3\nnew 4\nnew 5\n"+shownText)
+	annotate(t, m, 2, map[string]any{"type": "annotations/updated", "annotationId": "A1", "range": lineRange(9, 12, 0),
+		"_meta": map[string]any{"versions": versionsOf(st, e.id("a.txt"))}})
+	if a := findAnnotation(m.State(), "A1"); a == nil || a.Range == nil || a.Range.Start.Line != 14 || a.Range.End.Line != 17 {
+		t.Fatalf("the comment was moved to %+v, want lines 14..17: the lines selected, moved by the insert", a)
+	}
+}
