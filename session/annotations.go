@@ -40,11 +40,12 @@ type notes struct {
 	// waiting are attachments held until the places being computed are in
 	// the state, so a snapshot says where the lines are now.
 	waiting []waitingAttach
-	// setting is set while an annotations/set waits for the working
-	// directory (a snapshot, or the version its client named) off the
-	// actor; the actions dispatched meanwhile wait in held, so that every
-	// action takes effect in the order it came (a reply sent right after
-	// the comment it answers finds it).
+	// setting is set while an annotations/set or annotations/updated
+	// waits for the working directory (a snapshot, or the version its
+	// client named) off the actor (lookAtDisk); the actions dispatched
+	// meanwhile wait in held, so that every action takes effect in the
+	// order it came (a reply sent right after the comment it answers
+	// finds it).
 	setting bool
 	held    []heldAction
 	// served are the attachments that waited when the running round
@@ -63,6 +64,8 @@ type notes struct {
 	total    int
 }
 
+// heldAction is an annotations action dispatched while another waited
+// for the disk.
 type heldAction struct {
 	sub    Subscriber
 	a      protocol.Action
@@ -457,8 +460,8 @@ func (s *Session) lookAtDisk(look diskLook, reject func(string), done func(snap 
 	})
 }
 
-// releaseHeld dispatches, in order, the actions held while an
-// annotations/set waited, until one of them must wait in turn.
+// releaseHeld dispatches, in order, the actions held while another
+// waited for the disk, until one of them must wait in turn.
 func (s *Session) releaseHeld() {
 	for len(s.notes.held) > 0 && !s.notes.setting && !s.disposed {
 		h := s.notes.held[0]
