@@ -1,6 +1,7 @@
 package test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -188,6 +189,37 @@ func TestOnlyTheClientDialsAHP(t *testing.T) {
 		}
 		if own != "test" && slices.Contains(strings.Fields(tests), websocketLib) {
 			t.Errorf("the tests of %s import %s: dial AHP through ahpclient", own, websocketLib)
+		}
+	}
+}
+
+// pure are the packages that are values in and values out: no
+// goroutines, no locks, no files. The session's actor runs them.
+var pure = []string{"session/annotation"}
+
+// TestPurePackagesStayPure: the pure packages start no goroutine and
+// import neither os, syscall nor sync (the layering keeps the store, the
+// hub and the actor out of them).
+func TestPurePackagesStayPure(t *testing.T) {
+	for _, pkg := range pure {
+		files := goList(t, `{{join .GoFiles "\n"}}`, "./"+pkg)
+		fset := token.NewFileSet()
+		for _, name := range files {
+			f, err := parser.ParseFile(fset, filepath.Join("..", pkg, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); path == "os" || path == "syscall" || path == "sync" {
+					t.Errorf("%s/%s imports %s: the package is pure", pkg, name, path)
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if g, ok := n.(*ast.GoStmt); ok {
+					t.Errorf("%s: a go statement in the pure package %s", fset.Position(g.Pos()), pkg)
+				}
+				return true
+			})
 		}
 	}
 }
