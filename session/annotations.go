@@ -277,7 +277,7 @@ func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, ori
 	onTree := annotation.OnWorkingTree(n)
 	var shown *shownFile
 	if sh != nil && sh.files != nil && n.Range != nil && (onTree || n.TurnID != BaselineTurnID) {
-		v, ok := sh.files[n.Resource]
+		v, ok := shownOf(sh, n.Resource)
 		if !ok {
 			reject(fmt.Sprintf("_meta.%s names no version of %s: name the one the annotation's lines were selected on", MetaVersions, n.Resource))
 			return
@@ -361,7 +361,7 @@ func (s *Session) updateAnnotation(sub Subscriber, u protocol.AnnotationsUpdated
 		s.commitChecked(sub, checked, origin)
 		return
 	}
-	v, ok := sh.files[res]
+	v, ok := shownOf(sh, res)
 	if !ok {
 		reject(fmt.Sprintf("_meta.%s names no version of %s: name the one the annotation's lines were selected on", MetaVersions, res))
 		return
@@ -390,6 +390,21 @@ func (s *Session) updateAnnotation(sub Subscriber, u protocol.AnnotationsUpdated
 		checked.Range = &r
 		s.commitChecked(sub, checked, origin)
 	})
+}
+
+// shownOf is the version sh names for resource, a file id as this
+// server names it; a client may name it as it names resources itself
+// (localizeAction).
+func shownOf(sh *shown, resource string) (shownFile, bool) {
+	if v, ok := sh.files[resource]; ok {
+		return v, true
+	}
+	for id, v := range sh.files {
+		if protocol.LocalResourceURI(id) == resource {
+			return v, true
+		}
+	}
+	return shownFile{}, false
 }
 
 // diskLook is what an annotations action needs of the disk before it can
