@@ -154,6 +154,11 @@ type AnnotationsSummary struct {
 // AnnotationsSet inserts Annotation, or replaces the one with its id.
 type AnnotationsSet struct {
 	Annotation Annotation `json:"annotation"`
+	// Meta carries, from a client, the versions of the file it showed
+	// when the annotation's lines were selected (view, and versions: file
+	// id -> {before, after} content nonces); the server reads them and
+	// does not echo them.
+	Meta Object `json:"_meta,omitzero"`
 }
 
 // AnnotationsRemoved removes the annotation with AnnotationID.
@@ -182,6 +187,10 @@ type AnnotationsUpdated struct {
 	Resource     *string    `json:"resource,omitempty"`
 	Range        *TextRange `json:"range,omitempty"`
 	Resolved     *bool      `json:"resolved,omitempty"`
+	// Meta carries, from a client that moves the annotation to Range,
+	// the versions of the file it showed (as on AnnotationsSet); the
+	// server reads them and does not echo them.
+	Meta Object `json:"_meta,omitzero"`
 }
 
 func (AnnotationsSet) ActionType() string          { return "annotations/set" }

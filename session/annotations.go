@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/reducer"
+	"github.com/changesetd/changesetd/session/annotation"
+	"github.com/changesetd/changesetd/session/view"
 )
 
 // Review annotations: comment threads anchored to a file (and optionally a
@@ -21,14 +22,6 @@ import (
 // annotations/* actions; the server validates each, stores the whole state
 // durably, then echoes it. It also keeps, in each annotation's _meta, where
 // its lines are in the working tree now (protocol.MetaCurrent).
-
-// Limits on what a client may store; a larger action is rejected.
-const (
-	maxAnnotations     = 10_000
-	maxEntries         = 1_000 // per annotation
-	maxEntryTextBytes  = 64 << 10
-	maxAnnotationBytes = 1 << 20 // one annotation, encoded
-)
 
 // maxSessionAnnotationBytes bounds all of a session's annotations,
 // encoded: what a snapshot of the channel hands every subscriber, and
@@ -48,6 +41,14 @@ type notes struct {
 	// waiting are attachments held until the places being computed are in
 	// the state, so a snapshot says where the lines are now.
 	waiting []waitingAttach
+	// setting is set while an annotations/set or annotations/updated
+	// waits for the working directory (a snapshot, or the version its
+	// client named) off the actor (lookAtDisk); the actions dispatched
+	// meanwhile wait in held, so that every action takes effect in the
+	// order it came (a reply sent right after the comment it answers
+	// finds it).
+	setting bool
+	held    []heldAction
 	// served are the attachments that waited when the running round
 	// started: it lets them through when it ends, even if more changes
 	// queued another round meanwhile (under continuous change a round
@@ -62,6 +63,14 @@ type notes struct {
 	nextSlot uint64
 	sizes    map[string]int
 	total    int
+}
+
+// heldAction is an annotations action dispatched while another waited
+// for the disk.
+type heldAction struct {
+	sub    Subscriber
+	a      protocol.Action
+	origin *protocol.ActionOrigin
 }
 
 type waitingAttach struct {
@@ -140,35 +149,12 @@ func (n *notes) dropSlot(id string) {
 	delete(n.sizes, id)
 }
 
-// annotationIDOf names the one annotation action a changes, and whether
-// a removes it.
-func annotationIDOf(a protocol.Action) (id string, removed bool) {
-	switch a := a.(type) {
-	case protocol.AnnotationsSet:
-		return a.Annotation.ID, false
-	case protocol.AnnotationsUpdated:
-		return a.AnnotationID, false
-	case protocol.AnnotationsRemoved:
-		return a.AnnotationID, true
-	case protocol.AnnotationsEntrySet:
-		return a.AnnotationID, false
-	case protocol.AnnotationsEntryRemoved:
-		return a.AnnotationID, false
-	}
-	return "", false
-}
-
 func (s *Session) annotationsSummary() *protocol.AnnotationsSummary {
 	sum := &protocol.AnnotationsSummary{Resource: s.annotationsURI(), AnnotationCount: len(s.notes.state.Annotations)}
 	for _, a := range s.notes.state.Annotations {
 		sum.EntryCount += len(a.Entries)
 	}
 	return sum
-}
-
-func cloneAnnotations(st protocol.AnnotationsState) protocol.AnnotationsState {
-	st.Annotations = slices.Clone(st.Annotations)
-	return st
 }
 
 func (s *Session) attachAnnotations(sub Subscriber, lastSeen int64, done func(Attachment, error)) {
@@ -191,7 +177,7 @@ func (s *Session) attachAnnotations(sub Subscriber, lastSeen int64, done func(At
 }
 
 func (s *Session) attachNotes(w waitingAttach) {
-	s.m.attachOwned(s.notes.ch, w.sub, w.lastSeen, cloneAnnotations(s.notes.state), w.done)
+	s.m.attachOwned(s.notes.ch, w.sub, w.lastSeen, annotation.CloneState(s.notes.state), w.done)
 }
 
 // detachAnnotations unsubscribes sub, also from an attachment still
@@ -233,8 +219,16 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	if s.disposed {
 		return
 	}
-	if set, ok := a.(protocol.AnnotationsSet); ok && onWorkingTree(set.Annotation) {
-		s.setOnWorkingTree(sub, set, origin)
+	if s.notes.setting {
+		s.notes.held = append(s.notes.held, heldAction{sub, a, origin})
+		return
+	}
+	switch a := a.(type) {
+	case protocol.AnnotationsSet:
+		s.setAnnotation(sub, a, origin)
+		return
+	case protocol.AnnotationsUpdated:
+		s.updateAnnotation(sub, a, origin)
 		return
 	}
 	a, reason := s.checkAnnotationAction(a)
@@ -245,53 +239,276 @@ func (s *Session) dispatchAnnotations(sub Subscriber, a protocol.Action, origin 
 	s.commitChecked(sub, a, origin)
 }
 
-// onWorkingTree says whether a client asks for an annotation's range to
-// be taken on the working tree as it is now (protocol.MetaOnWorkingTree).
-func onWorkingTree(a protocol.Annotation) bool {
-	v, _ := a.Meta[protocol.MetaOnWorkingTree].(bool)
-	return v && a.Range != nil
+// setAnnotation applies an annotations/set. Most are checked and stored at
+// once. Two kinds need the working directory first, off the actor:
+//
+//   - A range on the working tree as it is now (protocol.MetaOnWorkingTree):
+//     the working directory is snapshotted, and the annotation is stored
+//     with that snapshot as the version its lines are on
+//     (protocol.MetaSnapshot), so lines added since the turn it names (or
+//     the baseline) are placed as they were selected.
+//   - A range whose client names the version of the file it showed
+//     (_meta.versions, as an operation does): the lines are on that
+//     version. When the content the annotation is kept on (the snapshot
+//     just taken, a turn's end, or the working tree while the turn runs)
+//     is no longer it, the range is carried from the shown content to the
+//     current one (annotation.Rebind), so that it lands on the lines the
+//     person selected; or the action is refused, nothing stored, when they
+//     are gone or the shown content cannot be read. Lines of the baseline
+//     are of a version that does not change, and a client without
+//     versions is taken at its word, as before.
+//
+// The action is checked before that work and again after it, against the
+// state then. Its _meta is the sender's and is not echoed.
+func (s *Session) setAnnotation(sub Subscriber, set protocol.AnnotationsSet, origin *protocol.ActionOrigin) {
+	sent := set
+	reject := func(reason string) { s.m.reject(sub, s.annotationsURI(), sent, origin, reason) }
+	sh, err := view.ParseShown(set.Meta)
+	if err != nil {
+		reject(err.Error())
+		return
+	}
+	set.Meta = nil
+	checked, reason := s.checkAnnotationAction(set)
+	if reason != "" {
+		reject(reason)
+		return
+	}
+	n := checked.(protocol.AnnotationsSet).Annotation
+	onTree := annotation.OnWorkingTree(n)
+	var shown *view.Sides
+	if sh != nil && sh.Files != nil && n.Range != nil && (onTree || n.TurnID != BaselineTurnID) {
+		v, ok := shownOf(sh, n.Resource)
+		if !ok {
+			reject(fmt.Sprintf("_meta.%s names no version of %s: name the one the annotation's lines were selected on", MetaVersions, n.Resource))
+			return
+		}
+		shown = &v
+	}
+	if !onTree && shown == nil {
+		s.commitChecked(sub, checked, origin)
+		return
+	}
+	i, rel, _ := s.locate(n.Resource)
+	if i >= len(s.workspaces) || s.workspaces[i].ws == nil {
+		if onTree {
+			reject("annotation._meta: the working directory of " + n.Resource + " cannot be snapshotted, so lines of its working tree cannot be kept; name lines of a turn or of the baseline")
+		} else {
+			reject("the working directory of " + n.Resource + " cannot be read, so the version shown cannot be checked; nothing was stored")
+		}
+		return
+	}
+	tree := "" // the version the lines are kept on; "" = the working tree
+	if t := s.turnByID(n.TurnID); t != nil && !onTree {
+		tree = t.endOf(i)
+	}
+	look := diskLook{i: i, rel: rel, tree: tree, snapshot: onTree, shown: shown}
+	s.lookAtDisk(look, reject, func(snap string, cur []byte, sv annotation.Shown) {
+		a, reason := s.checkAnnotationAction(set)
+		if reason != "" {
+			reject(reason)
+			return
+		}
+		checked := a.(protocol.AnnotationsSet)
+		n := annotation.CloneMeta(checked.Annotation)
+		if shown != nil {
+			r, why := annotation.Rebind(*n.Range, sv, cur)
+			if why != "" {
+				reject(why)
+				return
+			}
+			n.Range = &r
+		}
+		if onTree {
+			delete(n.Meta, protocol.MetaOnWorkingTree)
+			n.Meta[protocol.MetaSnapshot] = snap
+		} else if len(n.Meta) == 0 {
+			n.Meta = nil
+		}
+		checked.Annotation = n
+		s.commitChecked(sub, checked, origin)
+	})
 }
 
-// setOnWorkingTree applies an annotations/set whose range is on the
-// working tree now: the working directory is snapshotted off the actor,
-// and the annotation is stored with that snapshot as the version its
-// lines are on (protocol.MetaSnapshot), so lines added since the turn it
-// names (or the baseline) are placed as they were selected. The action is
-// checked before the snapshot and again after it, against the state then.
-func (s *Session) setOnWorkingTree(sub Subscriber, set protocol.AnnotationsSet, origin *protocol.ActionOrigin) {
-	if _, reason := s.checkAnnotationAction(set); reason != "" {
-		s.m.reject(sub, s.annotationsURI(), set, origin, reason)
+// updateAnnotation applies an annotations/updated. One that moves an
+// annotation to a range and names the version of the file its client
+// showed (_meta.versions) is bound to that version as a set is (see
+// setAnnotation): the range is carried to the content the annotation is
+// kept on, or the action is refused; any other is checked and stored at
+// once.
+func (s *Session) updateAnnotation(sub Subscriber, u protocol.AnnotationsUpdated, origin *protocol.ActionOrigin) {
+	sent := u
+	reject := func(reason string) { s.m.reject(sub, s.annotationsURI(), sent, origin, reason) }
+	sh, err := view.ParseShown(u.Meta)
+	if err != nil {
+		reject(err.Error())
 		return
 	}
-	i, _, _ := s.locate(set.Annotation.Resource)
+	u.Meta = nil
+	checked, reason := s.checkAnnotationAction(u)
+	if reason != "" {
+		reject(reason)
+		return
+	}
+	prev := s.annotation(u.AnnotationID)
+	turn, res := prev.TurnID, prev.Resource
+	if u.TurnID != nil {
+		turn = *u.TurnID
+	}
+	if u.Resource != nil {
+		res = *u.Resource
+	}
+	if sh == nil || sh.Files == nil || u.Range == nil || turn == BaselineTurnID {
+		s.commitChecked(sub, checked, origin)
+		return
+	}
+	v, ok := shownOf(sh, res)
+	if !ok {
+		reject(fmt.Sprintf("_meta.%s names no version of %s: name the one the annotation's lines were selected on", MetaVersions, res))
+		return
+	}
+	i, rel, _ := s.locate(res)
 	if i >= len(s.workspaces) || s.workspaces[i].ws == nil {
-		s.m.reject(sub, s.annotationsURI(), set, origin, "annotation._meta: the working directory of "+set.Annotation.Resource+" cannot be snapshotted, so lines of its working tree cannot be kept; name lines of a turn or of the baseline")
+		reject("the working directory of " + res + " cannot be read, so the version shown cannot be checked; nothing was stored")
 		return
 	}
-	ws, ctx := s.workspaces[i].ws, s.ctx
-	s.m.spawn("snapshot for an annotation", func() {
-		tree, err := ws.Snapshot(ctx, false)
+	tree := ""
+	if t := s.turnByID(turn); t != nil {
+		tree = t.endOf(i)
+	}
+	s.lookAtDisk(diskLook{i: i, rel: rel, tree: tree, shown: &v}, reject, func(_ string, cur []byte, sv annotation.Shown) {
+		a, reason := s.checkAnnotationAction(u)
+		if reason != "" {
+			reject(reason)
+			return
+		}
+		checked := a.(protocol.AnnotationsUpdated)
+		r, why := annotation.Rebind(*checked.Range, sv, cur)
+		if why != "" {
+			reject(why)
+			return
+		}
+		checked.Range = &r
+		s.commitChecked(sub, checked, origin)
+	})
+}
+
+// shownOf is the version sh names for resource, a file id as this
+// server names it; a client may name it as it names resources itself
+// (localizeAction).
+func shownOf(sh *view.Shown, resource string) (view.Sides, bool) {
+	if v, ok := sh.Files[resource]; ok {
+		return v, true
+	}
+	for id, v := range sh.Files {
+		if protocol.LocalResourceURI(id) == resource {
+			return v, true
+		}
+	}
+	return view.Sides{}, false
+}
+
+// diskLook is what an annotations action needs of the disk before it can
+// be stored: a snapshot of workspace i's working tree, and, when its
+// client named the version it showed, that version and file rel as it is
+// in the snapshot tree (or in the working tree when tree is "").
+type diskLook struct {
+	i        int
+	rel      string
+	tree     string
+	snapshot bool
+	shown    *view.Sides
+}
+
+// lookAtDisk does what look asks off the actor, then calls done on the
+// actor with the snapshot taken, the file's current content and the
+// version shown; a failure is rejected with reject instead. Annotations
+// actions dispatched meanwhile are held, and dispatched in order after.
+func (s *Session) lookAtDisk(look diskLook, reject func(string), done func(snap string, cur []byte, shown annotation.Shown)) {
+	ws, ctx, m := s.workspaces[look.i].ws, s.ctx, s.m
+	abs := filepath.Join(s.workspaces[look.i].root(), filepath.FromSlash(look.rel))
+	s.notes.setting = true
+	s.m.spawn("versions for an annotation", func() {
+		settled := false
+		defer func() {
+			if !settled { // the work panicked: the held actions go on
+				s.do(func() {
+					s.notes.setting = false
+					reject("the annotation could not be checked against its working directory; nothing was stored")
+					s.releaseHeld()
+				})
+			}
+		}()
+		tree := look.tree
+		var snap string
+		var cur []byte
+		var sv annotation.Shown
+		var err error
+		if look.snapshot {
+			if snap, err = ws.Snapshot(ctx, false); err != nil {
+				err = fmt.Errorf("the working tree could not be snapshotted to keep the annotation's lines: %w", err)
+			}
+			tree = snap
+		}
+		if err == nil && look.shown != nil {
+			sv.OID = look.shown.After
+			if sv.OID != "" {
+				b, rerr := ws.ReadBlob(sv.OID)
+				sv.Content, sv.Readable = b, rerr == nil
+			}
+			if cur, err = m.contentAt(ctx, ws, tree, look.rel, abs); err != nil {
+				err = fmt.Errorf("the file changed since it was shown or cannot be read, so the lines selected cannot be found in it: %w; nothing was stored", err)
+			}
+		}
+		settled = true
 		s.do(func() {
+			s.notes.setting = false
+			defer s.releaseHeld()
 			if s.disposed {
 				return
 			}
 			if err != nil {
-				s.m.reject(sub, s.annotationsURI(), set, origin, "the working tree could not be snapshotted to keep the annotation's lines: "+err.Error())
+				reject(err.Error())
 				return
 			}
-			a, reason := s.checkAnnotationAction(set)
-			if reason != "" {
-				s.m.reject(sub, s.annotationsURI(), a, origin, reason)
-				return
-			}
-			checked := a.(protocol.AnnotationsSet)
-			n := cloneAnnotationMeta(checked.Annotation)
-			delete(n.Meta, protocol.MetaOnWorkingTree)
-			n.Meta[protocol.MetaSnapshot] = tree
-			checked.Annotation = n
-			s.commitChecked(sub, checked, origin)
+			done(snap, cur, sv)
 		})
 	})
+}
+
+// releaseHeld dispatches, in order, the actions held while another
+// waited for the disk, until one of them must wait in turn.
+func (s *Session) releaseHeld() {
+	for len(s.notes.held) > 0 && !s.notes.setting && !s.disposed {
+		h := s.notes.held[0]
+		s.notes.held[0] = heldAction{}
+		s.notes.held = s.notes.held[1:]
+		s.dispatchAnnotations(h.sub, h.a, h.origin)
+	}
+	if s.disposed {
+		s.notes.held = nil
+	}
+}
+
+// contentAt reads file rel (abs on disk) of workspace ws as it is in the
+// snapshot tree, or in the working tree when tree is "".
+func (m *Manager) contentAt(ctx context.Context, ws Workspace, tree, rel, abs string) ([]byte, error) {
+	if tree != "" {
+		list, err := ws.Changes(ctx, Query{View: ViewTrees, From: tree, Paths: []string{rel}})
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range list.Files {
+			switch {
+			case f.Old != nil && f.Old.Path == rel:
+				return ws.ReadBlob(f.Old.OID)
+			case f.Old == nil && f.New != nil && f.New.Path == rel:
+				return nil, fmt.Errorf("%s is not in the version the annotation is kept on", rel)
+			}
+		}
+		// The same in the working tree.
+	}
+	return m.readFile(FileURI(abs), changeset.DefaultMaxFileBytes)
 }
 
 // commitChecked stores and publishes an action checkAnnotationAction
@@ -335,7 +552,7 @@ func (s *Session) applyAnnotations(a protocol.Action, origin *protocol.ActionOri
 		s.m.publish(s.notes.ch, a, origin)
 		return nil
 	}
-	id, removed := annotationIDOf(a)
+	id, removed := annotation.IDOf(a)
 	var raw []byte
 	if !removed {
 		i := slices.IndexFunc(next.Annotations, func(x protocol.Annotation) bool { return x.ID == id })
@@ -377,121 +594,21 @@ func (s *Session) applyAnnotations(a protocol.Action, origin *protocol.ActionOri
 }
 
 func (s *Session) annotation(id string) *protocol.Annotation {
-	for i := range s.notes.state.Annotations {
-		if s.notes.state.Annotations[i].ID == id {
-			return &s.notes.state.Annotations[i]
-		}
-	}
-	return nil
+	return annotation.Find(s.notes.state, id)
 }
 
 // checkAnnotationAction returns the action to apply — a client's with the
 // server-owned _meta keys put back — or why it is refused.
 func (s *Session) checkAnnotationAction(a protocol.Action) (protocol.Action, string) {
 	now := formatTime(s.m.opts.Now())
-	switch a := a.(type) {
-	case protocol.AnnotationsSet:
-		n := a.Annotation
-		if n.ID == "" {
-			return a, "annotation.id is empty"
-		}
-		prev := s.annotation(n.ID)
-		if prev == nil && len(s.notes.state.Annotations) >= maxAnnotations {
-			return a, fmt.Sprintf("this session already has %d annotations (the limit)", maxAnnotations)
-		}
-		n.TurnID = s.feedbackTurn(n, prev)
-		if r := s.checkAnchor(n.TurnID, n.Resource, n.Range); r != "" {
-			return a, "annotation." + r
-		}
-		if len(n.Entries) == 0 {
-			return a, "annotation.entries is empty: an annotation has at least one entry"
-		}
-		if len(n.Entries) > maxEntries {
-			return a, fmt.Sprintf("annotation.entries has %d entries; at most %d are kept", len(n.Entries), maxEntries)
-		}
-		seen := map[string]bool{}
-		n.Entries = slices.Clone(n.Entries)
-		for i := range n.Entries {
-			e := &n.Entries[i]
-			if r := checkEntry(*e); r != "" {
-				return a, fmt.Sprintf("annotation.entries[%d].%s", i, r)
-			}
-			if seen[e.ID] {
-				return a, fmt.Sprintf("annotation.entries[%d].id %q appears twice", i, e.ID)
-			}
-			seen[e.ID] = true
-			var old *protocol.AnnotationEntry
-			if prev != nil {
-				if j := slices.IndexFunc(prev.Entries, func(x protocol.AnnotationEntry) bool { return x.ID == e.ID }); j >= 0 {
-					old = &prev.Entries[j]
-				}
-			}
-			*e = stampEntry(*e, old, now)
-		}
-		n.Meta = withServerMeta(n.Meta, prev)
-		if prev != nil && !sameAnchor(*prev, n) {
-			// The snapshot was of the lines the annotation had.
-			delete(n.Meta, protocol.MetaSnapshot)
-		}
-		n = adoptFeedback(n, s.uri, now)
-		if b, _ := json.Marshal(n); len(b) > maxAnnotationBytes {
-			return a, fmt.Sprintf("the annotation is %d bytes encoded; at most %d are kept", len(b), maxAnnotationBytes)
-		}
-		a.Annotation = n
-		return a, ""
-	case protocol.AnnotationsUpdated:
-		prev := s.annotation(a.AnnotationID)
-		if prev == nil {
-			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
-		}
-		turn, res := prev.TurnID, prev.Resource
-		if a.TurnID != nil {
-			turn = *a.TurnID
-		}
-		if a.Resource != nil {
-			res = *a.Resource
-		}
-		if r := s.checkAnchor(turn, res, a.Range); r != "" {
-			return a, r
-		}
-		return a, ""
-	case protocol.AnnotationsRemoved:
-		if s.annotation(a.AnnotationID) == nil {
-			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
-		}
-		return a, ""
-	case protocol.AnnotationsEntrySet:
-		prev := s.annotation(a.AnnotationID)
-		if prev == nil {
-			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
-		}
-		if r := checkEntry(a.Entry); r != "" {
-			return a, "entry." + r
-		}
-		j := slices.IndexFunc(prev.Entries, func(x protocol.AnnotationEntry) bool { return x.ID == a.Entry.ID })
-		if j < 0 && len(prev.Entries) >= maxEntries {
-			return a, fmt.Sprintf("annotation %q already has %d entries (the limit)", a.AnnotationID, maxEntries)
-		}
-		var old *protocol.AnnotationEntry
-		if j >= 0 {
-			old = &prev.Entries[j]
-		}
-		a.Entry = stampEntry(a.Entry, old, now)
-		return a, ""
-	case protocol.AnnotationsEntryRemoved:
-		prev := s.annotation(a.AnnotationID)
-		if prev == nil {
-			return a, fmt.Sprintf("no annotation %q", a.AnnotationID)
-		}
-		if !slices.ContainsFunc(prev.Entries, func(x protocol.AnnotationEntry) bool { return x.ID == a.EntryID }) {
-			return a, fmt.Sprintf("annotation %q has no entry %q", a.AnnotationID, a.EntryID)
-		}
-		if len(prev.Entries) == 1 {
-			return a, "that is the annotation's last entry: an annotation keeps at least one, so dispatch annotations/removed instead"
-		}
-		return a, ""
+	c := annotation.Checker{
+		State:  s.notes.state,
+		Now:    now,
+		TurnOf: s.feedbackTurn,
+		Anchor: s.checkAnchor,
+		Adopt:  func(n protocol.Annotation) protocol.Annotation { return adoptFeedback(n, s.uri, now) },
 	}
-	return a, fmt.Sprintf("%s cannot be dispatched on an annotations channel; the annotations/* actions can", a.ActionType())
+	return c.Check(a)
 }
 
 // checkAnchor checks what an annotation is anchored to and returns what is
@@ -512,52 +629,7 @@ func (s *Session) checkAnchor(turnID, resource string, r *protocol.TextRange) st
 			return fmt.Sprintf("resource %q cannot carry an annotation: %s", resource, why)
 		}
 	}
-	if r != nil {
-		switch {
-		case r.Start.Line < 0 || r.Start.Character < 0 || r.End.Line < 0 || r.End.Character < 0:
-			return "range has a negative line or character"
-		case r.End.Line < r.Start.Line || (r.End.Line == r.Start.Line && r.End.Character < r.Start.Character):
-			return "range ends before it starts"
-		}
-	}
-	return ""
-}
-
-func checkEntry(e protocol.AnnotationEntry) string {
-	switch {
-	case e.ID == "":
-		return "id is empty"
-	case strings.TrimSpace(e.Text.Text) == "":
-		return "text is empty"
-	case len(e.Text.Text) > maxEntryTextBytes:
-		return fmt.Sprintf("text is %d bytes; at most %d are kept", len(e.Text.Text), maxEntryTextBytes)
-	}
-	return ""
-}
-
-// stampEntry gives an entry the time the server first saw it, keeping the
-// one it already had.
-func stampEntry(e protocol.AnnotationEntry, old *protocol.AnnotationEntry, now string) protocol.AnnotationEntry {
-	at := now
-	if old != nil {
-		if v, ok := old.Meta[protocol.MetaCreatedAt].(string); ok {
-			at = v
-		}
-	}
-	meta := protocol.Object{}
-	for k, v := range e.Meta {
-		meta[k] = v
-	}
-	meta[protocol.MetaCreatedAt] = at
-	stampFeedbackAuthor(meta)
-	e.Meta = meta
-	return e
-}
-
-// sameAnchor says whether two versions of an annotation name the same
-// lines of the same version of the same file.
-func sameAnchor(a, b protocol.Annotation) bool {
-	return a.TurnID == b.TurnID && a.Resource == b.Resource && sameRange(a.Range, b.Range)
+	return annotation.CheckRange(r)
 }
 
 // dropSnapshot forgets the working tree snapshot annotation id's lines
@@ -571,40 +643,11 @@ func (s *Session) dropSnapshot(id string) {
 	if _, ok := cur.Meta[protocol.MetaSnapshot]; !ok {
 		return
 	}
-	n := cloneAnnotationMeta(*cur)
+	n := annotation.CloneMeta(*cur)
 	delete(n.Meta, protocol.MetaSnapshot)
 	if err := s.commitAnnotations(protocol.AnnotationsSet{Annotation: n}, nil); err != nil {
 		s.log.Error("cannot save an annotation moved off its snapshot", "annotation", id, "err", err)
 	}
-}
-
-// snapshotOf is the working tree snapshot a's range is on, or "".
-func snapshotOf(a protocol.Annotation) string {
-	t, _ := a.Meta[protocol.MetaSnapshot].(string)
-	return t
-}
-
-// withServerMeta returns a client's _meta for an annotation with the keys
-// the server owns taken from prev (or dropped).
-func withServerMeta(meta protocol.Object, prev *protocol.Annotation) protocol.Object {
-	owned := []string{protocol.MetaCurrent, protocol.MetaDelivered, protocol.MetaSnapshot}
-	out := protocol.Object{}
-	for k, v := range meta {
-		if !slices.Contains(owned, k) {
-			out[k] = v
-		}
-	}
-	if prev != nil {
-		for _, k := range owned {
-			if v, ok := prev.Meta[k]; ok {
-				out[k] = v
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 // locate finds the workspace holding a file:// resource: its index and the
@@ -663,7 +706,7 @@ func (m *Manager) AnnotationsDelivered(ctx context.Context, channel string, ids 
 			if prev == nil {
 				continue
 			}
-			n := cloneAnnotationMeta(*prev)
+			n := annotation.CloneMeta(*prev)
 			d := protocol.AnnotationDelivery{At: at, TurnID: turnID, Entries: []string{}}
 			for _, e := range prev.Entries {
 				d.Entries = append(d.Entries, e.ID)
@@ -677,17 +720,6 @@ func (m *Manager) AnnotationsDelivered(ctx context.Context, channel string, ids 
 		return struct{}{}, nil
 	})
 	return err
-}
-
-// cloneAnnotationMeta copies a with a _meta of its own to write into.
-func cloneAnnotationMeta(a protocol.Annotation) protocol.Annotation {
-	meta := protocol.Object{}
-	for k, v := range a.Meta {
-		meta[k] = v
-	}
-	a.Meta = meta
-	a.Entries = slices.Clone(a.Entries)
-	return a
 }
 
 // anchor is what an annotation's current place is computed from.
@@ -732,7 +764,7 @@ func (s *Session) placeAnnotations(ids ...string) {
 			continue
 		}
 		an := anchor{id: a.ID, ws: s.workspaces[i].ws, rel: rel, abs: filepath.Join(s.workspaces[i].root(), filepath.FromSlash(rel)), rng: a.Range, turnID: a.TurnID, resource: a.Resource}
-		if snap := snapshotOf(a); snap != "" {
+		if snap := annotation.SnapshotOf(a); snap != "" {
 			an.tree = snap
 		} else if a.TurnID == BaselineTurnID {
 			an.tree = s.baselineOf(i)
@@ -827,7 +859,7 @@ func (s *Session) setPlace(an anchor, p protocol.AnnotationPlace) {
 		return // could not be computed
 	}
 	prev := s.annotation(an.id)
-	if prev == nil || prev.TurnID != an.turnID || prev.Resource != an.resource || !sameRange(prev.Range, an.rng) {
+	if prev == nil || prev.TurnID != an.turnID || prev.Resource != an.resource || !annotation.SameRange(prev.Range, an.rng) {
 		return
 	}
 	if old, ok := prev.Meta[protocol.MetaCurrent]; ok {
@@ -835,7 +867,7 @@ func (s *Session) setPlace(an anchor, p protocol.AnnotationPlace) {
 			return
 		}
 	}
-	n := cloneAnnotationMeta(*prev)
+	n := annotation.CloneMeta(*prev)
 	n.Meta[protocol.MetaCurrent] = p
 	if err := s.applyAnnotations(protocol.AnnotationsSet{Annotation: n}, nil, false); err != nil {
 		s.log.Warn("cannot save an annotation's current place", "annotation", an.id, "err", err)
@@ -845,13 +877,6 @@ func (s *Session) setPlace(an anchor, p protocol.AnnotationPlace) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
-}
-
-func sameRange(a, b *protocol.TextRange) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }
 
 // places computes where each anchor's lines are in the working tree now,
@@ -927,7 +952,7 @@ func (m *Manager) places(ctx context.Context, anchors []anchor) []protocol.Annot
 			if ft.lines == nil {
 				out[i] = protocol.AnnotationPlace{Status: protocol.PlaceEdited, Range: an.rng}
 			} else {
-				out[i] = mapRange(ft.lines, ft.cur, *an.rng)
+				out[i] = annotation.MapRange(ft.lines, ft.cur, *an.rng)
 			}
 		}
 	}
@@ -956,60 +981,4 @@ func (m *Manager) readChanged(an anchor, fc *FileChange) *fileText {
 		return &fileText{}
 	}
 	return &fileText{cur: cur, lines: changeset.NewLineMapper(old, cur)}
-}
-
-// mapRange says where range r of the old text lies in cur, through m. A
-// range whose end is at character 0 of a later line ends at the line
-// before (the usual way to select whole lines).
-func mapRange(m *changeset.LineMapper, cur []byte, r protocol.TextRange) protocol.AnnotationPlace {
-	first, last := r.Start.Line, r.End.Line
-	wholeLines := r.End.Character == 0 && r.End.Line > r.Start.Line
-	if wholeLines {
-		last--
-	}
-	lm := m.Map(first, last)
-	switch {
-	case lm.Gone:
-		return protocol.AnnotationPlace{Status: protocol.PlaceGone}
-	case !lm.Edited && lm.First == first:
-		return protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: &r}
-	}
-	out := r
-	out.Start.Line = lm.First
-	out.End.Line = lm.Last
-	if wholeLines {
-		out.End.Line++
-	}
-	status := protocol.PlaceMoved
-	if lm.Edited {
-		status = protocol.PlaceEdited
-		out.Start.Character = 0
-		if !wholeLines {
-			out.End.Character = lineLength(cur, lm.Last)
-		}
-	}
-	return protocol.AnnotationPlace{Status: status, Range: &out}
-}
-
-// lineLength is the length of line n (zero-based) of b in UTF-16 code
-// units, as TextPosition.character counts.
-func lineLength(b []byte, n int) int {
-	for ; n > 0; n-- {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			return 0
-		}
-		b = b[i+1:]
-	}
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		b = b[:i]
-	}
-	u := 0
-	for _, r := range string(bytes.TrimSuffix(b, []byte("\r"))) {
-		u++
-		if r > 0xFFFF {
-			u++
-		}
-	}
-	return u
 }

@@ -3,7 +3,6 @@ package session
 import (
 	"testing"
 
-	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -11,32 +10,31 @@ func rng(l1, c1, l2, c2 int) protocol.TextRange {
 	return protocol.TextRange{Start: protocol.TextPosition{Line: l1, Character: c1}, End: protocol.TextPosition{Line: l2, Character: c2}}
 }
 
-func TestMapRange(t *testing.T) {
-	old := []byte("a\nb\nc\nd\ne\n")
-	cases := []struct {
-		name string
-		cur  string
-		r    protocol.TextRange
-		want protocol.AnnotationPlace
-	}{
-		{"same", "a\nb\nc\nd\ne\n", rng(1, 0, 3, 0), protocol.AnnotationPlace{Status: protocol.PlaceSame, Range: ptr(rng(1, 0, 3, 0))}},
-		// Whole lines b..c (end at character 0 of d) moved down by two.
-		{"moved, whole lines", "x\ny\na\nb\nc\nd\ne\n", rng(1, 0, 3, 0), protocol.AnnotationPlace{Status: protocol.PlaceMoved, Range: ptr(rng(3, 0, 5, 0))}},
-		// A partial selection keeps its characters when its lines moved.
-		{"moved, characters kept", "x\na\nb\nc\nd\ne\n", rng(1, 0, 2, 1), protocol.AnnotationPlace{Status: protocol.PlaceMoved, Range: ptr(rng(2, 0, 3, 1))}},
-		// c rewritten: the span is widened to whole lines, ending at the
-		// end of the last line (in UTF-16 units).
-		{"edited", "a\nb\nc — é😀\nd\ne\n", rng(1, 1, 2, 1), protocol.AnnotationPlace{Status: protocol.PlaceEdited, Range: ptr(rng(1, 0, 2, 7))}},
-		{"gone", "a\nd\ne\n", rng(1, 0, 3, 0), protocol.AnnotationPlace{Status: protocol.PlaceGone}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := mapRange(changeset.NewLineMapper(old, []byte(c.cur)), []byte(c.cur), c.r)
-			if got.Status != c.want.Status || !sameRange(got.Range, c.want.Range) {
-				t.Errorf("MapRange = %s %+v, want %s %+v", got.Status, got.Range, c.want.Status, c.want.Range)
+// The annotations actions held behind a set that waits for the disk go
+// on when that work fails unexpectedly (it panicked): the set is refused
+// and the next actions are taken in order.
+func TestHeldAnnotationsActionsGoOnAfterAPanic(t *testing.T) {
+	r := newRig(t, Options{}, map[string]string{"a.txt": "one\ntwo\n"}, map[string]string{"a.txt": "one\ntwo\nthree\n"})
+	w := newClient("w")
+	r.watchUncommitted(t, w, "a.txt")
+	uri := protocol.AnnotationsURI(r.uri)
+	c := newClient("c1")
+	c.subscribe(t, r.m, uri)
+	r.ws.snapPanic.Store(true)
+	rg := rng(2, 0, 3, 0)
+	entries := []protocol.AnnotationEntry{{ID: "e1", Text: protocol.PlainText("why?")}}
+	r.m.Dispatch(c, uri, 1, protocol.AnnotationsSet{Annotation: protocol.Annotation{ID: "n1", TurnID: BaselineTurnID, Resource: r.fileURI("a.txt"), Range: &rg,
+		Entries: entries, Meta: protocol.Object{protocol.MetaOnWorkingTree: true}}})
+	r.m.Dispatch(c, uri, 2, protocol.AnnotationsSet{Annotation: protocol.Annotation{ID: "n2", TurnID: BaselineTurnID, Resource: r.fileURI("a.txt"), Entries: entries}})
+	c.await(t, "the refusal of the set, then the next set", func() bool {
+		refused, stored := false, false
+		for _, e := range c.envs {
+			if e.Origin == nil || e.Channel != uri {
+				continue
 			}
-		})
-	}
+			refused = refused || e.Origin.ClientSeq == 1 && e.RejectionReason != ""
+			stored = stored || e.Origin.ClientSeq == 2 && e.RejectionReason == ""
+		}
+		return refused && stored
+	})
 }
-
-func ptr[T any](v T) *T { return &v }

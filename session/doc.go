@@ -81,7 +81,13 @@
 // directories are checked, and their symbolic links resolved, by confine;
 // the package itself imports neither os nor syscall.
 //
-// The package imports protocol, reducer, uritemplate, changeset, confine,
-// store (for its record types) and its own pure parts (view, ops, attrib); it never imports server, scm, metrics,
-// jsonrpc2, gorilla, go-git or fsnotify.
+// The package imports protocol, reducer, uritemplate, changeset, confine
+// and store (for its record types), and its pure parts: session/view (a
+// changeset's view model), session/ops (an operation's plan: what it is
+// checked against, writes and puts back), session/attrib (who wrote each
+// hunk) and session/annotation (what an annotation action may be, the
+// stamps on its entries, and where an anchored range lies in another
+// version of its file; annotations.go keeps the actor's half: storing,
+// publishing, snapshots and placing off the loop). It never imports
+// server, scm, metrics, jsonrpc2, gorilla, go-git or fsnotify.
 package session

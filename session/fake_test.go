@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,6 +53,8 @@ type fakeWorkspace struct {
 	// then returns.
 	snapGate chan struct{}
 	snapErr  error
+	// snapPanic, when set, makes Snapshot panic.
+	snapPanic atomic.Bool
 	// snapEntered, when set, is sent to once Snapshot is in, before
 	// snapGate holds it.
 	snapEntered chan struct{}
@@ -212,6 +215,9 @@ func (w *fakeWorkspace) watching() int {
 }
 
 func (w *fakeWorkspace) Snapshot(ctx context.Context, track bool) (string, error) {
+	if w.snapPanic.Load() {
+		panic("snapshot")
+	}
 	if w.snapEntered != nil {
 		select {
 		case w.snapEntered <- struct{}{}:

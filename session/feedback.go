@@ -2,6 +2,7 @@ package session
 
 import (
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session/annotation"
 )
 
 // VS Code's agent feedback on the annotations channel (see
@@ -87,33 +88,11 @@ func (s *Session) syncFeedback(id string) {
 	if f, ok := protocol.FeedbackOf(*cur); ok && f.State == feedbackState(*cur) {
 		return
 	}
-	n := cloneAnnotationMeta(*cur)
+	n := annotation.CloneMeta(*cur)
 	n.Meta = protocol.WithFeedbackState(n.Meta, feedbackState(n), s.uri)
 	if err := s.commitAnnotations(protocol.AnnotationsSet{Annotation: n}, nil); err != nil {
 		s.log.Error("cannot save an annotation's feedback state", "annotation", id, "err", err)
 	}
-}
-
-// stampFeedbackAuthor names the author of an entry in VS Code's terms
-// (_meta["vscode.agentFeedback"].author, read by
-// readFeedbackAnnotationEntryAuthor): "agent" for the entries the agent
-// writes (changesetd annotations reply), "user" for every other entry
-// this server is handed, unless the entry already names one.
-func stampFeedbackAuthor(meta protocol.Object) {
-	fb := map[string]any{}
-	if old, ok := meta[protocol.MetaFeedback].(map[string]any); ok {
-		if a, ok := old["author"].(string); ok && a != "" {
-			return
-		}
-		for k, v := range old {
-			fb[k] = v
-		}
-	}
-	fb["author"] = protocol.FeedbackUser
-	if meta[protocol.MetaAuthor] == "agent" {
-		fb["author"] = "agent"
-	}
-	meta[protocol.MetaFeedback] = fb
 }
 
 // withFeedbackAll gives each stored annotation the Feedback its records

@@ -187,15 +187,18 @@ func TestAnnotationsChannel(t *testing.T) {
 
 	// Resolve, then compare both clients' views and the summary.
 	dispatchOn(t, reviewer, uri, 2, map[string]any{"type": "annotations/updated", "annotationId": "n1", "resolved": true})
-	mr.Wait("resolved", func(st protocol.AnnotationsState) bool {
+	// Resolving is echoed, then the feedback state follows it in an
+	// annotations/set of its own: both clients wait for that too.
+	resolved := func(st protocol.AnnotationsState) bool {
 		a := findAnnotation(st, "n1")
-		return a != nil && a.Resolved
-	})
-	got := mi.Wait("resolved on the ide", func(st protocol.AnnotationsState) bool {
-		a := findAnnotation(st, "n1")
-		return a != nil && a.Resolved && hasPlace(st, "n1", protocol.PlaceGone, -1)
-	})
-	want := mr.State()
+		if a == nil {
+			return false
+		}
+		f, _ := protocol.FeedbackOf(*a)
+		return a.Resolved && f.State == protocol.FeedbackResolved && hasPlace(st, "n1", protocol.PlaceGone, -1)
+	}
+	want := mr.Wait("resolved", resolved)
+	got := mi.Wait("resolved on the ide", resolved)
 	if !reflect.DeepEqual(want, got) {
 		t.Errorf("the two clients disagree:\nreviewer %+v\nide      %+v", want, got)
 	}

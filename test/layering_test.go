@@ -1,6 +1,7 @@
 package test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -41,14 +42,17 @@ var layers = map[string]struct {
 	"hub":           {[]string{"protocol"}, false},
 	"session/ops":   {[]string{"protocol"}, false},
 	"session/view":  {[]string{"protocol", "reducer"}, false},
-	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/attrib", "session/ops", "session/view"}, true},
-	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "session/ops", "session/view", "scm", "scm/fswatch", "scm/snapstore"}, true},
+	"session":       {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/annotation", "session/attrib", "session/ops", "session/view"}, true},
+	"source":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/annotation", "session/attrib", "session/ops", "session/view", "scm", "scm/fswatch", "scm/snapstore"}, true},
 	"web":           {nil, false},
-	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/attrib", "session/ops", "session/view", "web"}, true},
+	"server":        {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/annotation", "session/attrib", "session/ops", "session/view", "web"}, true},
 	"ahpclient":     {[]string{"protocol"}, true},
 
 	// Who wrote each hunk: pure, below session.
 	"session/attrib": {[]string{"protocol", "changeset"}, true},
+	// Annotations apart from the actor (checks, stamps, placement): pure,
+	// below session; never the actor, the store, the hub or the server.
+	"session/annotation": {[]string{"protocol", "changeset"}, true},
 }
 
 // TestLayering enforces the layering with go list -deps, so an import
@@ -186,6 +190,37 @@ func TestOnlyTheClientDialsAHP(t *testing.T) {
 		}
 		if own != "test" && slices.Contains(strings.Fields(tests), websocketLib) {
 			t.Errorf("the tests of %s import %s: dial AHP through ahpclient", own, websocketLib)
+		}
+	}
+}
+
+// pure are the packages that are values in and values out: no
+// goroutines, no locks, no files. The session's actor runs them.
+var pure = []string{"session/annotation", "session/view", "session/ops"}
+
+// TestPurePackagesStayPure: the pure packages start no goroutine and
+// import neither os, syscall nor sync (the layering keeps the store, the
+// hub and the actor out of them).
+func TestPurePackagesStayPure(t *testing.T) {
+	for _, pkg := range pure {
+		files := goList(t, `{{join .GoFiles "\n"}}`, "./"+pkg)
+		fset := token.NewFileSet()
+		for _, name := range files {
+			f, err := parser.ParseFile(fset, filepath.Join("..", pkg, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); path == "os" || path == "syscall" || path == "sync" {
+					t.Errorf("%s/%s imports %s: the package is pure", pkg, name, path)
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if g, ok := n.(*ast.GoStmt); ok {
+					t.Errorf("%s: a go statement in the pure package %s", fset.Position(g.Pos()), pkg)
+				}
+				return true
+			})
 		}
 	}
 }

@@ -324,21 +324,36 @@ func TestExpectedRefusalsHaveTheirReason(t *testing.T) {
 		}
 	})
 	t.Run("unreadable", func(t *testing.T) {
-		if os.Geteuid() == 0 {
-			t.Skip("root reads a file of mode 000")
-		}
-		repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+		// As root the daemon runs as nobody: root reads a file of mode 000.
+		repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+		git(t, repo, "config", "user.name", "Test")
+		git(t, repo, "config", "user.email", "test@example.com")
 		writeFile(t, repo, "a.txt", "a changed\n")
-		e := startOps(t, repo)
-		e.waitHas("a.txt")
+		writeFile(t, repo, "b.txt", "b changed\n")
+		e := attachOps(t, startUnprivileged(t, repo), repo)
+		e.m.Wait("two files", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 2 })
 		e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
+		e.waitOffered("commit", protocol.ScopeChangeset)
+		head := e.git("rev-parse", "HEAD")
 		if err := os.Chmod(filepath.Join(repo, "a.txt"), 0); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.Chmod(filepath.Join(repo, "a.txt"), 0o644) })
+		unreadable := func(what string, err error) {
+			t.Helper()
+			if rpcCode(err) != protocol.CodePermissionDenied || protocol.ReasonOf(err) != protocol.ReasonUnreadable || !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "permission denied") {
+				t.Errorf("%s touching an unreadable file: %v (code %d, reason %q), want -32009 %s naming it and the cause", what, err, rpcCode(err), protocol.ReasonOf(err), protocol.ReasonUnreadable)
+			}
+		}
 		_, err := e.invoke("revert", resTarget(e.id("a.txt")), nil)
-		if rpcCode(err) != protocol.CodePermissionDenied || protocol.ReasonOf(err) != protocol.ReasonUnreadable || !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "permission denied") {
-			t.Errorf("revert of an unreadable file: %v (code %d, reason %q), want -32009 %s naming it and the cause", err, rpcCode(err), protocol.ReasonOf(err), protocol.ReasonUnreadable)
+		unreadable("revert", err)
+		_, err = e.invoke("commit", nil, map[string]any{"message": "everything"})
+		unreadable("commit", err)
+		if got := e.git("rev-parse", "HEAD"); got != head {
+			t.Errorf("HEAD moved to %s", got)
+		}
+		if got := e.git("ls-files", "-s", "a.txt", "b.txt"); strings.Contains(got, hashObject(t, "b changed\n")) {
+			t.Errorf("the refused commit staged b.txt:\n%s", got)
 		}
 	})
 }
