@@ -236,17 +236,31 @@ func (c *conn) subscribe(req *jsonrpc2.Request, p protocol.SubscribeParams) {
 		c.reply(req, nil, err)
 		return
 	}
-	// The owner calls back on its goroutine with the registration in
-	// effect; replying from there queues the snapshot ahead of any action
-	// the owner commits next.
-	c.srv.m.Attach(c, p.Channel, -1, func(at session.Attachment, err error) {
-		if err != nil {
+	// The owner calls back with the registration in effect, under the
+	// sequencing lock: there the reply only takes its place in the
+	// stream, ahead of any action committed next. The snapshot, which
+	// may be thousands of files, is encoded after, off the lock, so no
+	// other channel's publish waits for it.
+	c.async(req, func() {
+		var (
+			snap protocol.Snapshot
+			sl   *slot
+			aerr error
+		)
+		registered := make(chan struct{})
+		c.srv.m.Attach(c, p.Channel, -1, func(at session.Attachment, err error) {
+			defer close(registered)
+			if aerr = err; err == nil {
+				snap, sl = at.Snapshot, c.stream.reserve()
+			}
+		})
+		<-registered
+		if aerr != nil {
 			c.releaseSub(p.Channel)
-			c.reply(req, nil, err)
+			c.reply(req, nil, aerr)
 			return
 		}
-		snap := at.Snapshot
-		c.reply(req, protocol.SubscribeResult{Snapshot: &snap}, nil)
+		c.stream.fill(sl, c.encodeReply(req, protocol.SubscribeResult{Snapshot: &snap}))
 	})
 }
 
