@@ -391,9 +391,12 @@ func (c *conn) disposeSession(p protocol.DisposeSessionParams) (any, error) {
 const maxResourceBytes = 64 << 20
 
 // Reads in flight, per connection and for the whole server. A read holds
-// its content and its encoded reply (4/3 of it as base64) until the reply
-// is queued: the bounds keep that below a few hundred MiB in the worst
-// case. Further reads wait their turn, in order of arrival per connection.
+// its content, then its encoded reply (4/3 of it as base64), until the
+// reply has been written to the socket, not merely queued: a client that
+// pipelines reads and does not read the replies holds at most
+// DefaultReadsPerConn replies in the daemon, and all clients together
+// DefaultReadsTotal. Further reads wait their turn, in order of arrival
+// per connection.
 const (
 	DefaultReadsPerConn = 2
 	DefaultReadsTotal   = 8
@@ -423,17 +426,40 @@ func (c *conn) resourceRead(req *jsonrpc2.Request, p protocol.ResourceReadParams
 		frame := encodeResourceReply(rawID(req.ID), data, p.Encoding != "base64" && utf8.Valid(data))
 		data = nil
 		c.answeredID(req)
-		_ = c.stream.write(frame)
+		written, err := c.stream.writeTracked(frame)
+		frame = nil
+		if err != nil {
+			return
+		}
+		// The place is given back once the reply has left: a dropped
+		// reply (the connection closing) ends the connection's context.
+		select {
+		case <-written:
+		case <-c.ctx.Done():
+		}
 	})
 }
+
+// readWaiting, when set (by tests only), is called with +1 as a read
+// starts waiting for a place among its connection's reads, and -1 once
+// it has one.
+var readWaiting func(delta int)
 
 // acquireRead waits for a place among the reads in flight of the
 // connection and then of the server.
 func (c *conn) acquireRead() (release func(), err error) {
 	select {
 	case c.reads <- struct{}{}:
-	case <-c.ctx.Done():
-		return nil, protocol.Errorf(protocol.CodeInternalError, "resourceRead: the connection is closing")
+	default:
+		if readWaiting != nil {
+			readWaiting(+1)
+			defer readWaiting(-1)
+		}
+		select {
+		case c.reads <- struct{}{}:
+		case <-c.ctx.Done():
+			return nil, protocol.Errorf(protocol.CodeInternalError, "resourceRead: the connection is closing")
+		}
 	}
 	select {
 	case c.srv.reads <- struct{}{}:

@@ -35,6 +35,7 @@ type frame struct {
 	legacy  bool          // env is written in the 0.6/0.7 shape
 	channel string
 	slot    *slot
+	written chan struct{} // if set, closed once the frame is on the socket
 }
 
 // size is what the frame adds to the backlog.
@@ -171,6 +172,14 @@ func (s *stream) WriteObject(obj any) error {
 }
 
 func (s *stream) write(data []byte) error { return s.push(frame{data: data}) }
+
+// writeTracked queues data and returns a channel closed once it has been
+// written to the socket: what holds a budget until its bytes leave the
+// process waits there (or for the connection's end, when it is dropped).
+func (s *stream) writeTracked(data []byte) (<-chan struct{}, error) {
+	written := make(chan struct{})
+	return written, s.push(frame{data: data, written: written})
+}
 
 // writeEnvelope queues an action envelope, written in the shape legacy
 // selects. channel, when set, is the changeset channel whose snapshot can
@@ -437,6 +446,9 @@ func (s *stream) writeLoop() {
 				case f.data != nil || f.env != nil:
 					err = s.writeFrame(f)
 				}
+				if f.written != nil && err == nil {
+					close(f.written)
+				}
 				if err != nil {
 					s.writeFailed(err)
 					return
@@ -477,10 +489,18 @@ func (s *stream) ackedProgress() {
 // nothing".
 const writeChunk = 64 << 10
 
+// frameWriting, when set (by tests only), is called with a frame's
+// length before it is written: a test holds it there as a client that
+// reads nothing would.
+var frameWriting func(n int)
+
 // writeFrame writes one message. Each piece the client takes is a sign
 // of life as good as a pong (which a client far behind reaches only once
 // it has read what came before): it extends the read deadline too.
 func (s *stream) writeFrame(f frame) error {
+	if frameWriting != nil {
+		frameWriting(len(f.data))
+	}
 	extend := func() {
 		now := time.Now()
 		s.ws.SetWriteDeadline(now.Add(s.cfg.WriteTimeout))
