@@ -97,10 +97,10 @@ func TestUnreadRepliesHoldTheirReads(t *testing.T) {
 	if n > DefaultReadsPerConn {
 		t.Errorf("%d reads served while their replies sat unwritten; a connection holds at most %d", n, DefaultReadsPerConn)
 	}
-	// The reply being written, the next read's content and its reply
-	// (each reply an eighth larger than the content, as sized for
-	// escapes), with room for the rest of the process: a third reply
-	// held would pass it.
+	// The content of the reply being written and of the next read (each
+	// reply is encoded as it is written), with room for the rest of the
+	// process and a piece being encoded: the replies of the reads still
+	// waiting, were they held, would pass it.
 	if limit := int64(DefaultReadsPerConn+2) * size; held > limit {
 		t.Errorf("the heap grew by %d MiB with %d unread replies of %d MiB, more than %d MiB", held>>20, reads, size>>20, limit>>20)
 	}
