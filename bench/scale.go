@@ -54,6 +54,8 @@ type burstResult struct {
 	bytesPerSub  int64         // the most a fast subscriber received
 	encoded      int64         // the encoded size of the files that changed
 	daemonCPU    time.Duration // the daemon's CPU time (user + system) from the burst's start to the last convergence
+	benchCPU     time.Duration // the bench's own, its subscribers' reading and scanning, over the same time
+	load         string        // the load average when the burst converged
 }
 
 // runScale measures the first view, later subscribers, a restart, memory,
@@ -626,6 +628,7 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 		m.mu.Unlock()
 	}
 	cpu0, _ := cpuTime(d.cmd.Process.Pid)
+	self0, _ := cpuTime(os.Getpid())
 	start := time.Now()
 	for _, p := range paths {
 		f, err := os.OpenFile(filepath.Join(r.dir, filepath.FromSlash(p)), os.O_APPEND|os.O_WRONLY, 0)
@@ -672,6 +675,10 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 	if cpu1, err := cpuTime(d.cmd.Process.Pid); err == nil {
 		res.daemonCPU = cpu1 - cpu0
 	}
+	if self1, err := cpuTime(os.Getpid()); err == nil {
+		res.benchCPU = self1 - self0
+	}
+	res.load = loadavg()
 	for _, m := range mirrors[:fast] {
 		m.mu.Lock()
 		res.bytesPerSub = max(res.bytesPerSub, m.bytes)
@@ -766,13 +773,13 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResul
 		if r.burst == nil {
 			return "—"
 		}
-		return fmtDur(r.burst.daemonCPU)
+		return fmt.Sprintf("%s (the bench's subscribers: %s; load average %s)", fmtDur(r.burst.daemonCPU), fmtDur(r.burst.benchCPU), r.burst.load)
 	})
 	line("… the same files changed again, 1 subscriber: converged", "≤ 1 s", func(r scaleResult) string {
 		if r.burst1 == nil {
 			return "—"
 		}
-		return fmt.Sprintf("%s (%d disconnected; daemon CPU %s)", fmtDur(r.burst1.all), r.burst1.disconnected, fmtDur(r.burst1.daemonCPU))
+		return fmt.Sprintf("%s (%d disconnected; daemon CPU %s, the bench's %s; load average %s)", fmtDur(r.burst1.all), r.burst1.disconnected, fmtDur(r.burst1.daemonCPU), fmtDur(r.burst1.benchCPU), r.burst1.load)
 	})
 	printCheckouts(co)
 	fmt.Println()
