@@ -159,6 +159,10 @@ func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stre
 		}
 		return err
 	})
+	if cork, ok := ws.NetConn().(*corkConn); ok {
+		// Taking our bytes is a sign of life, within a write too.
+		cork.setPatience(cfg.WriteTimeout, extend)
+	}
 	go s.writeLoop()
 	return s
 }
