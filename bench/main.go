@@ -69,8 +69,16 @@ func main() {
 	flag.IntVar(&sc.checkouts, "checkouts", 100, "with -scale: round trips between two branches for the RSS measure (0: skip it)")
 	flag.IntVar(&sc.checkoutFiles, "checkout-files", 10000, "with -scale: tracked files of the checkouts' tree")
 	flag.IntVar(&sc.checkoutDiffer, "checkout-differ", 5000, "with -scale: files the two branches differ in")
+	budgets := flag.Bool("budgets", false, "measure the daemon's peak RSS under inputs that grow without bound instead (see budgets.go)")
 	flag.Parse()
 	cpuProfiles = c.profiles
+	if *budgets {
+		if err := runBudgets(c); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: FAILED:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *scale {
 		var err error
 		if *sizes == "" {

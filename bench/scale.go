@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/protocol"
 )
 
@@ -55,6 +54,8 @@ type burstResult struct {
 	bytesPerSub  int64         // the most a fast subscriber received
 	encoded      int64         // the encoded size of the files that changed
 	daemonCPU    time.Duration // the daemon's CPU time (user + system) from the burst's start to the last convergence
+	benchCPU     time.Duration // the bench's own, its subscribers' reading and scanning, over the same time
+	load         string        // the load average when the burst converged
 }
 
 // runScale measures the first view, later subscribers, a restart, memory,
@@ -235,7 +236,7 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 // and decodes no more of an action than that: a hundred mirrors of the
 // whole state would make the bench's own heap and decoding the measure.
 type burstMirror struct {
-	c      *ahpclient.Client
+	c      *rawSub
 	mu     sync.Mutex
 	files  map[string]mirrorFile
 	status string
@@ -249,7 +250,13 @@ type burstMirror struct {
 	want    int           // changed files once converged; 0 until the burst starts
 	done    chan struct{} // closed once converged
 	at      time.Time
+	frames  int   // action frames taken in; every checkEvery-th is decoded in full too
+	scanErr error // the first frame scanned otherwise than decoded in full
 }
+
+// checkEvery is how often a frame scanned by scanFrame is decoded in
+// full as well, and the two compared: the scan is checked as it goes.
+const checkEvery = 64
 
 type mirrorFile struct {
 	nonce string // of the after side; "" when deleted
@@ -283,10 +290,122 @@ func decodeFile(raw json.RawMessage) (string, mirrorFile, error) {
 // notifyOverhead is what an action notification adds to its params.
 var notifyOverhead = int64(len(`{"jsonrpc":"2.0","method":"action","params":}`))
 
-func (m *burstMirror) apply(uri string, n *ahpclient.Message) {
-	if n.Method != protocol.NotifyAction {
+// take applies a frame, scanned (scanFrame) when it can be, else
+// decoded in full.
+func (m *burstMirror) take(uri string, frame []byte) {
+	h, ok := scanFrame(frame)
+	var heads []fileHeadScan
+	if ok {
+		for _, f := range h.files {
+			id, mf, fok := scanFile(f)
+			if !fok {
+				ok = false
+				break
+			}
+			heads = append(heads, fileHeadScan{id, mf})
+		}
+	}
+	if !ok {
+		var n struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(frame, &n) == nil && n.Method == protocol.NotifyAction {
+			m.apply(uri, n.Params)
+		}
 		return
 	}
+	m.mu.Lock()
+	m.frames++
+	check := m.frames%checkEvery == 0 && m.scanErr == nil
+	m.mu.Unlock()
+	if check {
+		if err := checkScan(frame, h, heads); err != nil {
+			m.mu.Lock()
+			m.scanErr = err
+			m.mu.Unlock()
+		}
+	}
+	if h.channel != uri || h.rejected {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.start != nil {
+		m.bytes += int64(len(frame))
+	}
+	if h.serverSeq <= m.last {
+		return
+	}
+	m.last = h.serverSeq
+	switch h.typ {
+	case "changeset/fileSet":
+		m.files[heads[0].id] = heads[0].f
+		m.mark(heads[0].id, heads[0].f)
+	case "changeset/fileRemoved":
+		delete(m.files, h.fileID)
+		delete(m.changed, h.fileID)
+	case "changeset/contentChanged":
+		m.files = make(map[string]mirrorFile, len(heads))
+		if m.changed != nil {
+			m.changed = map[string]bool{}
+		}
+		for _, fh := range heads {
+			m.files[fh.id] = fh.f
+			m.mark(fh.id, fh.f)
+		}
+	case "changeset/statusChanged":
+		m.status = h.status
+	case "changeset/cleared":
+		clear(m.files)
+		clear(m.changed)
+	}
+	m.check()
+}
+
+type fileHeadScan struct {
+	id string
+	f  mirrorFile
+}
+
+// checkScan decodes frame in full and compares it with what scanFrame
+// and scanFile read of it.
+func checkScan(frame []byte, h frameHead, heads []fileHeadScan) error {
+	var n struct {
+		Params struct {
+			Channel         string `json:"channel"`
+			ServerSeq       int64  `json:"serverSeq"`
+			RejectionReason string `json:"rejectionReason"`
+			Action          struct {
+				Type   string            `json:"type"`
+				File   json.RawMessage   `json:"file"`
+				FileID string            `json:"fileId"`
+				Files  []json.RawMessage `json:"files"`
+				Status string            `json:"status"`
+			} `json:"action"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(frame, &n); err != nil {
+		return fmt.Errorf("a scanned frame does not decode: %w", err)
+	}
+	p := n.Params
+	files := p.Action.Files
+	if p.Action.File != nil {
+		files = []json.RawMessage{p.Action.File}
+	}
+	same := p.Channel == h.channel && p.ServerSeq == h.serverSeq && (p.RejectionReason != "") == h.rejected &&
+		p.Action.Type == h.typ && p.Action.FileID == h.fileID && p.Action.Status == h.status && len(files) == len(heads)
+	for i := 0; same && i < len(files); i++ {
+		id, f, err := decodeFile(files[i])
+		same = err == nil && id == heads[i].id && f == heads[i].f
+	}
+	if !same {
+		return fmt.Errorf("frame scanned otherwise than decoded: %.300s", frame)
+	}
+	return nil
+}
+
+func (m *burstMirror) apply(uri string, params json.RawMessage) {
 	var e struct {
 		Channel         string `json:"channel"`
 		ServerSeq       int64  `json:"serverSeq"`
@@ -299,13 +418,13 @@ func (m *burstMirror) apply(uri string, n *ahpclient.Message) {
 			Status string            `json:"status"`
 		} `json:"action"`
 	}
-	if json.Unmarshal(n.Params, &e) != nil || e.Channel != uri || e.RejectionReason != "" {
+	if json.Unmarshal(params, &e) != nil || e.Channel != uri || e.RejectionReason != "" {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.start != nil {
-		m.bytes += int64(len(n.Params)) + notifyOverhead
+		m.bytes += int64(len(params)) + notifyOverhead
 	}
 	if e.ServerSeq <= m.last {
 		return
@@ -393,29 +512,48 @@ func burstSubscribers(ctx context.Context, d *daemon, uri string, subs int) ([]*
 		}
 	}
 	for i := range subs {
-		c, _, err := ahpclient.Dial(ctx, d.url, ahpclient.Options{})
+		c, err := dialRaw(ctx, d.url)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
 		m := &burstMirror{c: c, done: make(chan struct{})}
 		mirrors = append(mirrors, m)
-		if _, err := c.Initialize(ctx, fmt.Sprintf("bench-burst-%d", i), nil); err != nil {
+		if _, err := c.call(1, protocol.MethodInitialize, map[string]any{
+			"channel": protocol.RootURI, "protocolVersions": []string{"1.0.0"}, "clientId": fmt.Sprintf("bench-burst-%d", i),
+		}); err != nil {
 			closeAll()
 			return nil, nil, err
 		}
-		snap, err := c.Subscribe(ctx, uri, nil)
+		raw, err := c.call(2, protocol.MethodSubscribe, map[string]any{"channel": uri})
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
-		var st struct {
-			Status string            `json:"status"`
-			Files  []json.RawMessage `json:"files"`
+		var res struct {
+			Snapshot struct {
+				FromSeq int64 `json:"fromSeq"`
+				State   struct {
+					Status string            `json:"status"`
+					Files  []json.RawMessage `json:"files"`
+				} `json:"state"`
+			} `json:"snapshot"`
 		}
-		if err := json.Unmarshal(snap.State, &st); err != nil {
+		if err := json.Unmarshal(raw, &res); err != nil {
 			closeAll()
 			return nil, nil, err
+		}
+		snap, st := res.Snapshot, res.Snapshot.State
+		if i == 0 {
+			// The scan reads the daemon's files as a full decode does.
+			for _, raw := range st.Files {
+				id, f, err := decodeFile(raw)
+				sid, sf, ok := scanFile(raw)
+				if err != nil || !ok || id != sid || f != sf {
+					closeAll()
+					return nil, nil, fmt.Errorf("a file scanned otherwise than decoded: %.300s", raw)
+				}
+			}
 		}
 		m.mu.Lock()
 		m.last, m.status = snap.FromSeq, st.Status
@@ -426,7 +564,7 @@ func burstSubscribers(ctx context.Context, d *daemon, uri string, subs int) ([]*
 			}
 		}
 		m.mu.Unlock()
-		c.Listen(func(n *ahpclient.Message) { m.apply(uri, n) })
+		c.listen(func(frame []byte) { m.take(uri, frame) })
 	}
 	return mirrors, closeAll, nil
 }
@@ -461,6 +599,17 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 	if slow {
 		mirrors[subs-1].c.SetReadDelay(2 * time.Millisecond)
 	}
+	// A refresh may still be running (the git status that timed the
+	// burst before this one touched the index): start from ready.
+	for i, m := range mirrors {
+		if err := m.c.Wait(ctx, fmt.Sprintf("subscriber %d ready", i), func() bool {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return m.status == protocol.StatusReady
+		}); err != nil {
+			return nil, err
+		}
+	}
 	base := -1
 	for i, m := range mirrors {
 		m.mu.Lock()
@@ -479,6 +628,7 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 		m.mu.Unlock()
 	}
 	cpu0, _ := cpuTime(d.cmd.Process.Pid)
+	self0, _ := cpuTime(os.Getpid())
 	start := time.Now()
 	for _, p := range paths {
 		f, err := os.OpenFile(filepath.Join(r.dir, filepath.FromSlash(p)), os.O_APPEND|os.O_WRONLY, 0)
@@ -508,6 +658,14 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 			return nil, fmt.Errorf("subscriber %d: %d of %d files changed, %s: %w", i, n, len(paths), st, ctx.Err())
 		}
 	}
+	for i, m := range mirrors {
+		m.mu.Lock()
+		err := m.scanErr
+		m.mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("subscriber %d: %w", i, err)
+		}
+	}
 	fast := subs
 	if slow && subs > 1 {
 		fast = subs - 1
@@ -517,6 +675,10 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 	if cpu1, err := cpuTime(d.cmd.Process.Pid); err == nil {
 		res.daemonCPU = cpu1 - cpu0
 	}
+	if self1, err := cpuTime(os.Getpid()); err == nil {
+		res.benchCPU = self1 - self0
+	}
+	res.load = loadavg()
 	for _, m := range mirrors[:fast] {
 		m.mu.Lock()
 		res.bytesPerSub = max(res.bytesPerSub, m.bytes)
@@ -611,13 +773,13 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResul
 		if r.burst == nil {
 			return "—"
 		}
-		return fmtDur(r.burst.daemonCPU)
+		return fmt.Sprintf("%s (the bench's subscribers: %s; load average %s)", fmtDur(r.burst.daemonCPU), fmtDur(r.burst.benchCPU), r.burst.load)
 	})
 	line("… the same files changed again, 1 subscriber: converged", "≤ 1 s", func(r scaleResult) string {
 		if r.burst1 == nil {
 			return "—"
 		}
-		return fmt.Sprintf("%s (%d disconnected; daemon CPU %s)", fmtDur(r.burst1.all), r.burst1.disconnected, fmtDur(r.burst1.daemonCPU))
+		return fmt.Sprintf("%s (%d disconnected; daemon CPU %s, the bench's %s; load average %s)", fmtDur(r.burst1.all), r.burst1.disconnected, fmtDur(r.burst1.daemonCPU), fmtDur(r.burst1.benchCPU), r.burst1.load)
 	})
 	printCheckouts(co)
 	fmt.Println()

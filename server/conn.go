@@ -301,9 +301,16 @@ func (c *conn) reply(req *jsonrpc2.Request, result any, err error) {
 	_ = c.stream.write(c.encodeReply(req, result))
 }
 
+// replyEncoding, when set (by tests only), is called as a success
+// reply starts being encoded: a test holds it there to show what waits.
+var replyEncoding func(method string)
+
 // encodeReply builds the bytes of a success response, adapted to the
 // connection's version, for replies released through stream.release.
 func (c *conn) encodeReply(req *jsonrpc2.Request, result any) []byte {
+	if replyEncoding != nil {
+		replyEncoding(req.Method)
+	}
 	c.answeredID(req)
 	// MarshalJSON directly: json.Marshal would scan its output once more.
 	b, err := protocol.Response{ID: rawID(req.ID), Result: c.adapt(result)}.MarshalJSON()

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,17 +238,31 @@ func (c *conn) subscribe(req *jsonrpc2.Request, p protocol.SubscribeParams) {
 		c.reply(req, nil, err)
 		return
 	}
-	// The owner calls back on its goroutine with the registration in
-	// effect; replying from there queues the snapshot ahead of any action
-	// the owner commits next.
-	c.srv.m.Attach(c, p.Channel, -1, func(at session.Attachment, err error) {
-		if err != nil {
+	// The owner calls back with the registration in effect, under the
+	// sequencing lock: there the reply only takes its place in the
+	// stream, ahead of any action committed next. The snapshot, which
+	// may be thousands of files, is encoded after, off the lock, so no
+	// other channel's publish waits for it.
+	c.async(req, func() {
+		var (
+			snap protocol.Snapshot
+			sl   *slot
+			aerr error
+		)
+		registered := make(chan struct{})
+		c.srv.m.Attach(c, p.Channel, -1, func(at session.Attachment, err error) {
+			defer close(registered)
+			if aerr = err; err == nil {
+				snap, sl = at.Snapshot, c.stream.reserve()
+			}
+		})
+		<-registered
+		if aerr != nil {
 			c.releaseSub(p.Channel)
-			c.reply(req, nil, err)
+			c.reply(req, nil, aerr)
 			return
 		}
-		snap := at.Snapshot
-		c.reply(req, protocol.SubscribeResult{Snapshot: &snap}, nil)
+		c.stream.fill(sl, c.encodeReply(req, protocol.SubscribeResult{Snapshot: &snap}))
 	})
 }
 
@@ -377,12 +393,16 @@ func (c *conn) disposeSession(p protocol.DisposeSessionParams) (any, error) {
 const maxResourceBytes = 64 << 20
 
 // Reads in flight, per connection and for the whole server. A read holds
-// its content and its encoded reply (4/3 of it as base64) until the reply
-// is queued: the bounds keep that below a few hundred MiB in the worst
-// case. Further reads wait their turn, in order of arrival per connection.
+// its content (at most maxResourceBytes), encoded only as it is written,
+// until the reply has been written to the socket, not merely queued: a
+// client that pipelines reads and does not read the replies holds at
+// most DefaultReadsPerConn contents in the daemon, and all clients
+// together DefaultReadsTotal, 256 MiB at the most; with the collector's
+// headroom the daemon stays within 512 MiB. Further reads wait their
+// turn, in order of arrival per connection.
 const (
 	DefaultReadsPerConn = 2
-	DefaultReadsTotal   = 8
+	DefaultReadsTotal   = 4
 )
 
 func (c *conn) resourceRead(req *jsonrpc2.Request, p protocol.ResourceReadParams) {
@@ -406,20 +426,45 @@ func (c *conn) resourceRead(req *jsonrpc2.Request, p protocol.ResourceReadParams
 			c.reply(req, nil, protocol.Errorf(protocol.CodeInvalidParams, "resourceRead %s: content is larger than %d bytes, the most one read returns", p.URI, maxResourceBytes))
 			return
 		}
-		frame := encodeResourceReply(rawID(req.ID), data, p.Encoding != "base64" && utf8.Valid(data))
+		// The reply is encoded as it is written, a piece at a time: a read
+		// holds its content until then, not the content and its encoding.
+		body := newResourceReply(rawID(req.ID), data, p.Encoding != "base64" && utf8.Valid(data))
 		data = nil
 		c.answeredID(req)
-		_ = c.stream.write(frame)
+		written, err := c.stream.writeBody(body)
+		body = nil
+		if err != nil {
+			return
+		}
+		// The place is given back once the reply has left: a dropped
+		// reply (the connection closing) ends the connection's context.
+		select {
+		case <-written:
+		case <-c.ctx.Done():
+		}
 	})
 }
+
+// readWaiting, when set (by tests only), is called with +1 as a read
+// starts waiting for a place among its connection's reads, and -1 once
+// it has one.
+var readWaiting func(delta int)
 
 // acquireRead waits for a place among the reads in flight of the
 // connection and then of the server.
 func (c *conn) acquireRead() (release func(), err error) {
 	select {
 	case c.reads <- struct{}{}:
-	case <-c.ctx.Done():
-		return nil, protocol.Errorf(protocol.CodeInternalError, "resourceRead: the connection is closing")
+	default:
+		if readWaiting != nil {
+			readWaiting(+1)
+			defer readWaiting(-1)
+		}
+		select {
+		case c.reads <- struct{}{}:
+		case <-c.ctx.Done():
+			return nil, protocol.Errorf(protocol.CodeInternalError, "resourceRead: the connection is closing")
+		}
 	}
 	select {
 	case c.srv.reads <- struct{}{}:
@@ -430,28 +475,86 @@ func (c *conn) acquireRead() (release func(), err error) {
 	return func() { <-c.srv.reads; <-c.reads }, nil
 }
 
-// encodeResourceReply writes the success response of a resourceRead in
-// one buffer sized up front, as encoding/json would write it: the content
-// is copied once, into the frame, instead of into a string, a result
-// struct and an encoder's buffer in turn.
-func encodeResourceReply(id json.RawMessage, data []byte, text bool) []byte {
-	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":{"data":"`
+// resourceReply is the success response of a resourceRead, as
+// encoding/json would write it, kept as the content until it is written:
+// the content is encoded a piece at a time into the socket (writeTo)
+// instead of into a string, a result struct, an encoder's buffer and a
+// frame in turn.
+type resourceReply struct {
+	head, tail []byte
+	data       []byte
+	text       bool // data is valid UTF-8, sent as a JSON string; else base64
+}
+
+func newResourceReply(id json.RawMessage, data []byte, text bool) *resourceReply {
 	enc := "base64"
-	n := base64.StdEncoding.EncodedLen(len(data))
 	if text {
-		enc, n = "utf-8", len(data)+len(data)/8
+		enc = "utf-8"
 	}
-	tail := `","encoding":"` + enc + `"}}`
-	b := make([]byte, 0, len(head)+len(id)+len(mid)+n+len(tail))
-	b = append(b, head...)
-	b = append(b, id...)
-	b = append(b, mid...)
-	if text {
-		b = appendJSONStringBody(b, data)
-	} else {
-		b = base64.StdEncoding.AppendEncode(b, data)
+	head := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":{"data":"`...)
+	return &resourceReply{head: head, tail: []byte(`","encoding":"` + enc + `"}}`), data: data, text: text}
+}
+
+// size is about what the reply takes on the wire.
+func (r *resourceReply) size() int64 {
+	n := base64.StdEncoding.EncodedLen(len(r.data))
+	if r.text {
+		n = len(r.data) + len(r.data)/8
 	}
-	return append(b, tail...)
+	return int64(len(r.head) + n + len(r.tail))
+}
+
+// writeTo writes the reply to w in pieces of about chunk bytes, calling
+// before ahead of each (writeChunks).
+func (r *resourceReply) writeTo(w io.Writer, chunk int, before func()) error {
+	if err := writeChunks(w, chunk, before, r.head); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, chunk+chunk/8+8)
+	for p := r.data; len(p) > 0; {
+		var n int
+		if r.text {
+			// A piece ends at the start of a character, so each is
+			// escaped as the whole would be.
+			n = min(len(p), chunk*7/8)
+			for n < len(p) && !utf8.RuneStart(p[n]) {
+				n++
+			}
+			buf = appendJSONStringBody(buf[:0], p[:n])
+		} else {
+			n = min(len(p), chunk/4*3) // whole groups of three bytes
+			buf = base64.StdEncoding.AppendEncode(buf[:0], p[:n])
+		}
+		before()
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return writeChunks(w, chunk, before, r.tail)
+}
+
+// writeChunks writes each of parts to w in pieces of at most chunk bytes,
+// calling before ahead of each.
+func writeChunks(w io.Writer, chunk int, before func(), parts ...[]byte) error {
+	for _, p := range parts {
+		for len(p) > 0 {
+			n := min(len(p), chunk)
+			before()
+			if _, err := w.Write(p[:n]); err != nil {
+				return err
+			}
+			p = p[n:]
+		}
+	}
+	return nil
+}
+
+// encodeResourceReply returns the whole reply in one buffer.
+func encodeResourceReply(id json.RawMessage, data []byte, text bool) []byte {
+	var b bytes.Buffer
+	_ = newResourceReply(id, data, text).writeTo(&b, writeChunk, func() {})
+	return b.Bytes()
 }
 
 // appendJSONStringBody appends valid UTF-8 text escaped as encoding/json

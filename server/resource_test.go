@@ -339,3 +339,36 @@ func TestTrackerStartsRaceWithNothing(t *testing.T) {
 		t.Error("goFunc started work after stop")
 	}
 }
+
+// TestResourceReplyInPiecesIsTheWhole: a reply encoded a piece at a time
+// as it is written is the reply encoded at once, whatever the pieces'
+// size, multi-byte characters and escapes across their edges included.
+func TestResourceReplyInPiecesIsTheWhole(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	texts := []string{strings.Repeat("é日😀\n\"<&", 300), strings.Repeat("x", 5000)}
+	for range 20 {
+		b := make([]byte, r.IntN(3000))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		texts = append(texts, string(b))
+	}
+	for _, in := range texts {
+		data := []byte(in)
+		for _, text := range []bool{false, true} {
+			if text && !utf8.Valid(data) {
+				continue
+			}
+			whole := encodeResourceReply(json.RawMessage("7"), data, text)
+			for _, chunk := range []int{8, 13, 64, 1000} {
+				var b bytes.Buffer
+				if err := newResourceReply(json.RawMessage("7"), data, text).writeTo(&b, chunk, func() {}); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(b.Bytes(), whole) {
+					t.Fatalf("in pieces of %d (text %v): %.200s…, want %.200s…", chunk, text, b.Bytes(), whole)
+				}
+			}
+		}
+	}
+}

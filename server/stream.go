@@ -35,6 +35,8 @@ type frame struct {
 	legacy  bool          // env is written in the 0.6/0.7 shape
 	channel string
 	slot    *slot
+	body    *resourceReply // instead of data: a reply encoded as it is written
+	written chan struct{}  // if set, closed once the frame is on the socket
 }
 
 // size is what the frame adds to the backlog.
@@ -44,6 +46,8 @@ func (f frame) size() int64 {
 		return int64(f.env.Size())
 	case f.slot != nil:
 		return f.slot.size()
+	case f.body != nil:
+		return f.body.size()
 	}
 	return int64(len(f.data))
 }
@@ -155,6 +159,10 @@ func newStream(ws *websocket.Conn, cfg *Config, onClose func(int, string)) *stre
 		}
 		return err
 	})
+	if cork, ok := ws.NetConn().(*corkConn); ok {
+		// Taking our bytes is a sign of life, within a write too.
+		cork.setPatience(cfg.WriteTimeout, extend)
+	}
 	go s.writeLoop()
 	return s
 }
@@ -171,6 +179,15 @@ func (s *stream) WriteObject(obj any) error {
 }
 
 func (s *stream) write(data []byte) error { return s.push(frame{data: data}) }
+
+// writeBody queues a reply encoded as it is written and returns a
+// channel closed once it has been written to the socket: what holds a
+// budget until its bytes leave the process waits there (or for the
+// connection's end, when it is dropped).
+func (s *stream) writeBody(body *resourceReply) (<-chan struct{}, error) {
+	written := make(chan struct{})
+	return written, s.push(frame{body: body, written: written})
+}
 
 // writeEnvelope queues an action envelope, written in the shape legacy
 // selects. channel, when set, is the changeset channel whose snapshot can
@@ -434,8 +451,11 @@ func (s *stream) writeLoop() {
 							break
 						}
 					}
-				case f.data != nil || f.env != nil:
+				case f.data != nil || f.env != nil || f.body != nil:
 					err = s.writeFrame(f)
+				}
+				if f.written != nil && err == nil {
+					close(f.written)
 				}
 				if err != nil {
 					s.writeFailed(err)
@@ -477,16 +497,24 @@ func (s *stream) ackedProgress() {
 // nothing".
 const writeChunk = 64 << 10
 
+// frameWriting, when set (by tests only), is called with a frame's
+// length before it is written: a test holds it there as a client that
+// reads nothing would.
+var frameWriting func(n int)
+
 // writeFrame writes one message. Each piece the client takes is a sign
 // of life as good as a pong (which a client far behind reaches only once
 // it has read what came before): it extends the read deadline too.
 func (s *stream) writeFrame(f frame) error {
+	if frameWriting != nil {
+		frameWriting(int(frame{data: f.data, body: f.body}.size()))
+	}
 	extend := func() {
 		now := time.Now()
 		s.ws.SetWriteDeadline(now.Add(s.cfg.WriteTimeout))
 		s.ws.SetReadDeadline(now.Add(s.cfg.ReadTimeout))
 	}
-	if f.env == nil && len(f.data) <= writeChunk {
+	if f.env == nil && f.body == nil && len(f.data) <= writeChunk {
 		extend()
 		return s.ws.WriteMessage(websocket.TextMessage, f.data)
 	}
@@ -494,9 +522,12 @@ func (s *stream) writeFrame(f frame) error {
 	if err != nil {
 		return err
 	}
-	if f.env != nil {
+	switch {
+	case f.env != nil:
 		err = f.env.WriteTo(w, f.legacy, writeChunk, extend)
-	} else {
+	case f.body != nil:
+		err = f.body.writeTo(w, writeChunk, extend)
+	default:
 		for p := f.data; len(p) > 0 && err == nil; p = p[min(len(p), writeChunk):] {
 			extend()
 			_, err = w.Write(p[:min(len(p), writeChunk)])

@@ -21,12 +21,17 @@ import (
 // for draftTimeout. Only files inside the session's working directories,
 // regular or not yet existing, up to maxDraftBytes, take drafts, and a
 // file's drafts are published at most every minDraftInterval (those
-// between are answered but not shown; the final one always is).
+// between are answered but not shown; the final one always is). A
+// session holds at most maxSessionDrafts drafts of at most
+// maxSessionDraftBytes in all: past either, a draft of another file is
+// refused until one ends.
 
 const (
-	maxDraftBytes    = 1 << 20
-	minDraftInterval = 50 * time.Millisecond
-	draftTimeout     = 30 * time.Second
+	maxDraftBytes        = 1 << 20
+	maxSessionDrafts     = 64
+	maxSessionDraftBytes = 16 << 20
+	minDraftInterval     = 50 * time.Millisecond
+	draftTimeout         = 30 * time.Second
 	// draftAfterFinal is how long a final draft stands in for the file
 	// its writer is about to write.
 	draftAfterFinal = 5 * time.Second
@@ -78,6 +83,9 @@ func (m *Manager) Draft(ctx context.Context, sessionURI, resource, text string, 
 			return draftPlan{}, protocol.Errorf(protocol.CodePermissionDenied, "%s: %s is not a file inside the session's working directories", method, resource)
 		}
 		key := editKey{ws: ws, path: rel}
+		if err := s.draftRoom(key, len(text)); err != nil {
+			return draftPlan{}, err
+		}
 		p := draftPlan{key: key, abs: filepath.Join(s.workspaces[ws].root(), filepath.FromSlash(rel)), uri: resource}
 		if d := s.drafts[key]; d != nil && !final && time.Since(d.published) < minDraftInterval {
 			p.skip = true
@@ -127,6 +135,11 @@ func (m *Manager) Draft(ctx context.Context, sessionURI, resource, text string, 
 		if s.disposed || cs == nil || !cs.loaded {
 			return false, nil // nobody watches uncommitted changes: nothing to show
 		}
+		// Again, now that the text is placed: other drafts may have come
+		// meanwhile.
+		if err := s.draftRoom(plan.key, len(prov)); err != nil {
+			return false, err
+		}
 		if s.drafts == nil {
 			s.drafts = map[editKey]*draft{}
 		}
@@ -167,6 +180,23 @@ func (m *Manager) draftOriginal(abs, uri string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	return b, true, nil
+}
+
+// draftRoom refuses a draft of n bytes for key when the session's drafts
+// with it would pass maxSessionDrafts or maxSessionDraftBytes; it
+// replaces key's own draft, if any. On the actor.
+func (s *Session) draftRoom(key editKey, n int) error {
+	count, total := 1, n
+	for k, d := range s.drafts {
+		if k != key {
+			count++
+			total += len(d.text)
+		}
+	}
+	if count > maxSessionDrafts || total > maxSessionDraftBytes {
+		return protocol.Errorf(protocol.CodeInvalidParams, "x-changesetd/draft: the session holds %d other drafts of %d bytes; it keeps at most %d drafts of %d bytes in all: finish one (final: true) or write its file first", count-1, total-n, maxSessionDrafts, maxSessionDraftBytes).WithReason(protocol.ReasonTooLarge)
+	}
+	return nil
 }
 
 // uncommitted is the session's uncommitted changeset channel, if open.

@@ -80,6 +80,33 @@ type EditEventError struct {
 // maxEditRecords bounds the events kept per file; count keeps the total.
 const maxEditRecords = 20
 
+// A request carries at most maxEditEvents events, and each recorded
+// string field at most maxEditField bytes (a path's PATH_MAX; checksums
+// and modes are far shorter): past either the request is refused whole,
+// since the records are kept, published with their file and stored.
+const (
+	maxEditEvents = 1000
+	maxEditField  = 4096
+)
+
+// checkEditFields refuses an event whose recorded strings are too long.
+func checkEditFields(i int, ev EditOutput) error {
+	strategy := ""
+	if ev.Strategy != nil {
+		strategy = *ev.Strategy
+	}
+	for _, f := range []struct{ name, v string }{
+		{"path", ev.Path}, {"type", ev.Type}, {"mode", ev.Mode},
+		{"checksum_before", ev.ChecksumBefore}, {"checksum_after", ev.ChecksumAfter},
+		{"strategy", strategy}, {"write_strategy", ev.WriteStrategy},
+	} {
+		if len(f.v) > maxEditField {
+			return protocol.Errorf(protocol.CodeInvalidParams, "editEvents: event %d: field %s is %d bytes, more than the %d an event may have; nothing was recorded", i, f.name, len(f.v), maxEditField)
+		}
+	}
+	return nil
+}
+
 type editKey struct {
 	ws   int
 	path string // relative to the workspace root
@@ -152,6 +179,9 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 		todo []target
 		errs []EditEventError
 	}
+	if len(events) > maxEditEvents {
+		return EditEventsResult{}, protocol.Errorf(protocol.CodeInvalidParams, "editEvents: %d events in one request, more than the %d one may carry; nothing was recorded: send them in several requests", len(events), maxEditEvents)
+	}
 	res := EditEventsResult{}
 	decoded := make([]EditOutput, len(events))
 	bad := make([]bool, len(events))
@@ -161,6 +191,9 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			res.Errors = append(res.Errors, EditEventError{Index: i, Message: err.Error()})
 			bad[i] = true
 			continue
+		}
+		if err := checkEditFields(i, ev); err != nil {
+			return EditEventsResult{}, err
 		}
 		decoded[i] = ev
 	}
@@ -217,6 +250,8 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 			turn = t.id
 		}
 		touched := map[int][]string{}
+		var keys []editKey
+		seen := map[editKey]bool{}
 		everything := false // a new kind of evidence: every file's authors may change
 		for j, t := range todo {
 			rec := recs[j]
@@ -229,6 +264,10 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 				fe = &fileEdits{}
 				s.edits[t.key] = fe
 			}
+			if !seen[t.key] {
+				seen[t.key] = true
+				keys = append(keys, t.key)
+			}
 			fe.add(rec)
 			if t.ev.OK == nil || *t.ev.OK { // a failed edit wrote nothing
 				everything = s.addEvidence(evs[j], t.ev.Agent) || everything
@@ -238,7 +277,7 @@ func (m *Manager) EditEvents(ctx context.Context, sessionURI string, events []js
 		if len(todo) > 0 {
 			// Durable before the answer; a failed write keeps the records
 			// for this run rather than losing what the tool reported.
-			if err := s.saveEdits(); err != nil {
+			if err := s.saveEdits(keys); err != nil {
 				s.log.Error("cannot save the edit records", "err", err)
 			}
 		}

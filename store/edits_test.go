@@ -68,3 +68,45 @@ func TestBranchBaseRoundTripAndDelete(t *testing.T) {
 		t.Errorf("base survived delete: %q", b)
 	}
 }
+
+// Edit records written a file at a time replace that file's only, come
+// after the whole records of earlier versions, and go with their session.
+func TestFileEditsArePerFile(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.PutEdits("s1", []byte(`[{"path":"old"}]`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutFileEdits("s1", map[string][]byte{"0/a": []byte(`{"path":"a"}`), "0/b": []byte(`{"path":"b"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutFileEdits("s1", map[string][]byte{"0/a": []byte(`{"path":"a","count":2}`)}); err != nil {
+		t.Fatal(err)
+	}
+	db.PutFileEdits("s10", map[string][]byte{"0/c": []byte(`{"path":"c"}`)})
+	got, err := db.FileEdits("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`[{"path":"old"}]`, `{"path":"a","count":2}`, `{"path":"b"}`}
+	if len(got) != len(want) {
+		t.Fatalf("stored sets %q, want %q", got, want)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("set %d = %s, want %s", i, got[i], want[i])
+		}
+	}
+	if err := db.DeleteSession("s1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.FileEdits("s1"); len(got) != 0 {
+		t.Errorf("edits survived delete: %q", got)
+	}
+	if got, _ := db.FileEdits("s10"); len(got) != 1 {
+		t.Errorf("another session's edits: %q", got)
+	}
+}

@@ -2,6 +2,8 @@ package test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -81,5 +83,54 @@ func TestDrafts(t *testing.T) {
 	}
 	if _, err := draft(fileA, strings.Repeat("x", 1<<20+1), false); protocol.CodeOf(err) != protocol.CodeInvalidParams {
 		t.Errorf("an oversized draft: %v, want InvalidParams", err)
+	}
+}
+
+// TestDraftsAreCappedPerSession: a session keeps at most 64 drafts and
+// 16 MiB of them; a draft of one more file is refused with InvalidParams
+// (reason tooLarge) saying so, while a file already drafted may still be
+// drafted again. Drafts are held until they end, so without the caps an
+// agent drafting many files holds them all.
+func TestDraftsAreCappedPerSession(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fits int    // drafts that fit
+		text string // each draft's text
+	}{
+		{"count", 64, "drafted\n"},
+		{"bytes", 16, strings.Repeat("0123456789abcde\n", 1<<16)}, // 1 MiB each
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
+			d := startDaemon(t, repo)
+			c := d.client(t, "agent")
+			sum := onlySession(t, c)
+			cat := catalogue(t, c, sum.Resource)
+			unc := mirrorChangeset(t, c, expand(t, cat["uncommitted"].URITemplate, nil))
+			unc.Wait("uncommitted ready", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 0 })
+			draft := func(i int, text string) error {
+				var res map[string]any
+				err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": sum.Resource, "resource": fmt.Sprintf("file://%s/d%03d.txt", repo, i), "text": text, "final": false}, &res)
+				if err == nil && res["published"] != true {
+					return fmt.Errorf("draft %d not published: %v", i, res)
+				}
+				return err
+			}
+			for i := range tc.fits {
+				if err := draft(i, tc.text); err != nil {
+					t.Fatalf("draft %d of %d: %v", i, tc.fits, err)
+				}
+			}
+			err := draft(tc.fits, tc.text)
+			var pe *protocol.Error
+			if !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidParams || protocol.ReasonOf(err) != protocol.ReasonTooLarge || !strings.Contains(pe.Message, "at most 64 drafts of 16777216 bytes") {
+				t.Fatalf("one draft more: %v, want InvalidParams (tooLarge) naming the caps", err)
+			}
+			// A file already drafted takes a new draft (final: shown at once).
+			var res map[string]any
+			if err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": sum.Resource, "resource": fmt.Sprintf("file://%s/d%03d.txt", repo, 0), "text": tc.text, "final": true}, &res); err != nil || res["published"] != true {
+				t.Fatalf("a drafted file drafted again: %v %v", res, err)
+			}
+		})
 	}
 }
