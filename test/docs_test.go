@@ -199,7 +199,7 @@ func TestProtocolDocErrors(t *testing.T) {
 	}
 	// The _meta keys it documents are ones the daemon writes.
 	src := ""
-	for _, dir := range []string{"session", "source", "changeset", "protocol", "server"} {
+	for _, dir := range []string{"session", "session/view", "session/ops", "session/annotation", "source", "changeset", "protocol", "server"} {
 		files, _ := filepath.Glob(filepath.Join("..", dir, "*.go"))
 		for _, f := range files {
 			if !strings.HasSuffix(f, "_test.go") {
