@@ -435,6 +435,7 @@ func (w *gitWorkspace) trackedWarnings() []string {
 // workspace is gone. It waits for the watcher's goroutines, so its inotify
 // watches are released when it returns.
 func (w *gitWorkspace) Close() error {
+	w.stopFirstScan()
 	tr := &w.tr
 	tr.mu.Lock()
 	fw, mode := tr.fw, tr.mode
