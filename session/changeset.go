@@ -153,6 +153,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			s.changesets[uri] = cs
 			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
+		cs.showLastKnown(s)
 		if cs.loaded && !cs.active && cs.live(s) && s.canActivate(cs) && cs.state.Status != protocol.StatusRecomputing {
 			// Nobody watched the tree while the channel was idle: what it
 			// holds may be stale. It says so until the refresh that
@@ -273,6 +274,7 @@ func (cs *csChannel) forgettable() bool {
 func (cs *csChannel) activate(s *Session) {
 	cs.active = true
 	cs.pendingAll = true
+	cs.showLastKnown(s)
 	if !cs.startWatching(s) {
 		cs.refresh(s)
 	}
