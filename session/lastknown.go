@@ -1,6 +1,10 @@
 package session
 
-import "github.com/changesetd/changesetd/protocol"
+import (
+	"time"
+
+	"github.com/changesetd/changesetd/protocol"
+)
 
 // LastKnower is implemented by workspaces that kept their uncommitted
 // view from before the daemon started (a restart): the uncommitted
@@ -21,6 +25,7 @@ func (cs *csChannel) showLastKnown(s *Session) {
 	if cs.loaded || cs.computing || cs.ref.Kind != protocol.KindUncommitted || s.workspaces == nil || len(cs.state.Files) > 0 {
 		return
 	}
+	start := time.Now()
 	var files []protocol.ChangesetFile
 	origin := map[string]fileOrigin{}
 	shown := false
@@ -53,5 +58,5 @@ func (cs *csChannel) showLastKnown(s *Session) {
 	cs.commit(s, protocol.ChangesetContentChanged{Files: files, Operations: cs.operations(s)}, nil)
 	cs.commit(s, protocol.ChangesetStatusChanged{Status: protocol.StatusRecomputing}, nil)
 	cs.loaded = true
-	s.log.Debug("last-known view shown", "changeset", cs.uri, "files", len(files))
+	s.log.Debug("last-known view shown", "changeset", cs.uri, "files", len(files), "took", time.Since(start))
 }

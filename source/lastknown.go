@@ -271,20 +271,25 @@ func (w *gitWorkspace) hasKnown() bool {
 	return w.known.files != nil
 }
 
-// firstScan is the workspace's first full status when it runs in the
-// background (a restart with a last-known view to show meanwhile): what
-// needs the status waits for it.
+// firstScan is the workspace's first full status when it is deferred (a
+// restart with a last-known view to show meanwhile): it starts when
+// something needs the status (awaitFirst), so that showing the view does
+// not share the cores with it, and what needs the status waits for it.
 type firstScan struct {
 	done   chan struct{} // closed when it ended; nil: it ran in Opener
+	kick   chan struct{} // closed to start it
+	once   sync.Once
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// awaitFirst waits for the first scan, or for ctx.
+// awaitFirst starts the first scan if it has not started, and waits for
+// it or for ctx.
 func (w *gitWorkspace) awaitFirst(ctx context.Context) error {
 	if w.first.done == nil {
 		return nil
 	}
+	w.first.once.Do(func() { close(w.first.kick) })
 	select {
 	case <-w.first.done:
 		return nil
@@ -293,13 +298,19 @@ func (w *gitWorkspace) awaitFirst(ctx context.Context) error {
 	}
 }
 
-// startFirstScan runs the first full status in the background, owned by
-// the workspace: Close cancels and waits for it.
-func (w *gitWorkspace) startFirstScan() {
+// deferFirstScan arranges the first full status to run in the
+// background once something needs it, owned by the workspace: Close
+// cancels and waits for it.
+func (w *gitWorkspace) deferFirstScan() {
 	ctx, cancel := context.WithCancel(context.Background())
-	w.first.done, w.first.cancel = make(chan struct{}), cancel
+	w.first.done, w.first.kick, w.first.cancel = make(chan struct{}), make(chan struct{}), cancel
 	w.first.wg.Go(func() {
 		defer close(w.first.done)
+		select {
+		case <-w.first.kick:
+		case <-ctx.Done():
+			return
+		}
 		if _, _, err := w.trackedChanges(ctx); err != nil && ctx.Err() == nil {
 			// The changeset's own computation runs the status again
 			// and reports what fails.
@@ -308,7 +319,7 @@ func (w *gitWorkspace) startFirstScan() {
 	})
 }
 
-// stopFirstScan cancels the background first scan and waits for it.
+// stopFirstScan cancels the deferred first scan and waits for it.
 func (w *gitWorkspace) stopFirstScan() {
 	if w.first.cancel != nil {
 		w.first.cancel()

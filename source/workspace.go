@@ -190,9 +190,9 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 			}
 		}
 		if w.hasKnown() {
-			// The session shows the last-known view while the first
-			// scan verifies it.
-			w.startFirstScan()
+			// The session shows the last-known view; the first scan
+			// that verifies it starts when the view is computed.
+			w.deferFirstScan()
 			return w, nil
 		}
 		// The first scan fills the stat cache and starts the tracker: the
