@@ -273,8 +273,10 @@ func (w *gitWorkspace) hasKnown() bool {
 
 // firstScan is the workspace's first full status when it is deferred (a
 // restart with a last-known view to show meanwhile): it starts when
-// something needs the status (awaitFirst), so that showing the view does
-// not share the cores with it, and what needs the status waits for it.
+// something watches the tree or needs the status (the session does both
+// once it has shown the view), so that showing the view does not share
+// the cores with it; what needs the status waits for it. Started from
+// Watch, it arms the watcher while it reads the index and HEAD's tree.
 type firstScan struct {
 	done   chan struct{} // closed when it ended; nil: it ran in Opener
 	kick   chan struct{} // closed to start it
@@ -283,13 +285,20 @@ type firstScan struct {
 	wg     sync.WaitGroup
 }
 
+// startFirst starts the deferred first scan unless it has started.
+func (w *gitWorkspace) startFirst() {
+	if w.first.kick != nil {
+		w.first.once.Do(func() { close(w.first.kick) })
+	}
+}
+
 // awaitFirst starts the first scan if it has not started, and waits for
 // it or for ctx.
 func (w *gitWorkspace) awaitFirst(ctx context.Context) error {
 	if w.first.done == nil {
 		return nil
 	}
-	w.first.once.Do(func() { close(w.first.kick) })
+	w.startFirst()
 	select {
 	case <-w.first.done:
 		return nil
