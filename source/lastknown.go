@@ -26,8 +26,8 @@ import (
 // lastView holds the diff results of the workspace's latest uncommitted
 // view, by the file's path (a rename's new path), and the state key it
 // was computed against. Results keep their sides' sizes and blob ids,
-// never their content; their patches are the strings the session holds
-// anyway.
+// and no content but that of a text file created or deleted (its count);
+// their patches are the strings the session holds anyway.
 type lastView struct {
 	mu    sync.Mutex
 	key   string // "" when unknown: nothing is saved
@@ -48,15 +48,18 @@ type resultSink struct {
 	rs []changeset.Result
 }
 
-// add keeps r without its sides' content. A nil sink keeps nothing.
+// add keeps r without its sides' content, except the one side of a text
+// file created or deleted: its line count is counted from it (a
+// modification's from the hunks). A nil sink keeps nothing.
 func (k *resultSink) add(r changeset.Result) {
 	if k == nil {
 		return
 	}
-	if r.Old != nil {
+	counted := !r.Binary && !r.TooLarge && (r.ChangeType() == changeset.Created || r.ChangeType() == changeset.Deleted)
+	if r.Old != nil && !counted {
 		r.Old = bare(r.Old)
 	}
-	if r.New != nil {
+	if r.New != nil && !counted {
 		r.New = bare(r.New)
 	}
 	k.mu.Lock()
