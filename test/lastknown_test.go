@@ -205,3 +205,40 @@ func onlyState(t *testing.T, stateDir string) string {
 	}
 	return states[0]
 }
+
+// TestLegacyClientOnRestartSeesLastKnownComputing: a 0.7 client, which
+// knows no recomputing, is shown the last-known view of a restart as
+// computing, then ready.
+func TestLegacyClientOnRestartSeesLastKnownComputing(t *testing.T) {
+	repo := lastKnownRepo(t)
+	d := startDaemon(t, repo)
+	before := gitUncommitted(t, repo)
+	m := subscribeUncommitted(t, d)
+	m.Wait("ready before the restart", matchesGit(repo, before))
+	if err := d.stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	writeFile(t, repo, "b.txt", "bravo, edited while stopped\n")
+	want := gitUncommitted(t, repo)
+
+	restarted := startDaemonIn(t, d.StateDir, repo)
+	old := restarted.dial(t)
+	if res, err := old.Initialize(ctx(t), "old-ide", nil, "0.7.0"); err != nil || res.ProtocolVersion != "0.7.0" {
+		t.Fatalf("initialize 0.7.0: %v %+v", err, res)
+	}
+	sum := onlySession(t, old)
+	m = mirrorChangeset(t, old, expand(t, catalogue(t, old, sum.Resource)["uncommitted"].URITemplate, nil))
+	m.Wait("ready with git's view after the restart", matchesGit(repo, want))
+	listed := false
+	for _, st := range states(m) {
+		if st.Status == protocol.StatusRecomputing {
+			t.Fatalf("the 0.7 client was shown recomputing")
+		}
+		if !listed && len(st.Files) > 0 {
+			listed = true
+			if got, w := pathsOf(st, repo), sortedKeys(before); st.Status != protocol.StatusComputing || !slices.Equal(got, w) {
+				t.Errorf("the 0.7 client's first listing is %q with %v, want computing with the last-known %v", st.Status, got, w)
+			}
+		}
+	}
+}
