@@ -190,8 +190,9 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 			}
 		}
 		if w.hasKnown() {
-			// The session shows the last-known view; the first scan
-			// that verifies it starts when the view is computed.
+			// The session shows the last-known view; the first scan,
+			// which verifies it, starts once the session watches the
+			// tree or asks for the status (deferFirstScan).
 			w.deferFirstScan()
 			return w, nil
 		}
@@ -223,8 +224,12 @@ func (w *gitWorkspace) saveState(diffs bool) {
 		return
 	}
 	w.viewMu.Lock()
-	if b := w.last.encode(w.scope, &w.diffs); diffs && b != nil {
-		w.viewBytes = b
+	if diffs {
+		// The view is encoded at close only, like the diffs; a state
+		// written between carries the one saved or loaded last.
+		if b := w.last.encode(w.scope, &w.diffs); b != nil {
+			w.viewBytes = b
+		}
 	}
 	view := w.viewBytes
 	w.viewMu.Unlock()
