@@ -224,16 +224,17 @@ func decodeView(b []byte, key, scope string, cache *diffCache) (map[string]viewF
 // replaces it.
 type known struct {
 	mu    sync.Mutex
+	key   string              // the state key it was computed against
 	files map[string]viewFile // nil: none (any more)
-	list  *session.ChangeList
 }
 
 // LastKnown returns the uncommitted changes as the workspace last computed
 // them, before this process started (session.LastKnower): the state file's
 // view, for the same HEAD, index and ignore inputs as now. False once the
 // workspace computed a view of its own, or when none was trusted. Its
-// files are not stamped with a view: an operation on one waits for the
-// verified view.
+// files carry the view stamp of HEAD and the index as they are, checked
+// to be the view's: an operation on one is refused once either changes,
+// as on a computed view.
 func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 	k := &w.known
 	k.mu.Lock()
@@ -241,29 +242,32 @@ func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 	if k.files == nil {
 		return nil, false
 	}
-	if k.list == nil {
-		q := session.Query{View: protocol.KindUncommitted}
-		root := w.repo.Root()
-		list := &session.ChangeList{Files: make([]session.FileChange, 0, len(k.files))}
-		for _, f := range k.files {
-			fc := resultChange(f.r, q, root, true)
-			if own, ok := fc.Meta["changesetd"].(protocol.Object); ok && f.index != "" {
-				own["index"] = f.index
-			}
-			list.Files = append(list.Files, fc)
-		}
-		slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
-		k.list = list
+	// The stamp first: when the key still matches after it, the stamp
+	// was taken on the state the view was computed against.
+	stamp := w.viewStamp()
+	if key, err := w.repo.StateKey(); err != nil || key != k.key {
+		k.files = nil
+		return nil, false
 	}
-	out := *k.list
-	out.Files = slices.Clone(out.Files)
-	return &out, true
+	q := session.Query{View: protocol.KindUncommitted}
+	root := w.repo.Root()
+	list := &session.ChangeList{Files: make([]session.FileChange, 0, len(k.files)), View: stamp}
+	for _, f := range k.files {
+		fc := resultChange(f.r, q, root, true)
+		if own, ok := fc.Meta["changesetd"].(protocol.Object); ok && f.index != "" {
+			own["index"] = f.index
+		}
+		list.Files = append(list.Files, fc)
+	}
+	slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
+	w.stampView(list, q, stamp)
+	return list, true
 }
 
 // forgetKnown stops offering the loaded view: a computed one replaces it.
 func (w *gitWorkspace) forgetKnown() {
 	w.known.mu.Lock()
-	w.known.files, w.known.list = nil, nil
+	w.known.files = nil
 	w.known.mu.Unlock()
 }
 

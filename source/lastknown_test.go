@@ -36,8 +36,9 @@ func fileSummary(list *session.ChangeList) map[string]string {
 // TestLastKnownView: a workspace reopened on the state the previous one
 // saved offers that one's uncommitted view (a modification, an addition
 // and a rename) before any scan, the same file for file; once it computed
-// its own view it offers none. A session on a subdirectory of the same
-// repository is not offered the whole tree's view.
+// its own view it offers none, nor once the index changed. A session on
+// a subdirectory of the same repository is not offered the whole tree's
+// view.
 func TestLastKnownView(t *testing.T) {
 	dir := newRepo(t)
 	writeFile(t, dir, "a.txt", "alpha\nmore alpha\n")
@@ -72,6 +73,13 @@ func TestLastKnownView(t *testing.T) {
 	if !ok {
 		t.Fatal("a restart on the unchanged tree offers no last-known view")
 	}
+	for _, f := range known.Files {
+		for _, v := range []*session.FileVersion{f.Old, f.New} {
+			if v != nil && (v.View == "" || v.View != known.View) {
+				t.Errorf("last-known %s has view stamp %q, want the list's %q", f.Path(), v.View, known.View)
+			}
+		}
+	}
 	got := fileSummary(known)
 	for p, s := range want {
 		if got[p] != s {
@@ -85,6 +93,13 @@ func TestLastKnownView(t *testing.T) {
 	must(t, err)
 	if _, ok := w.LastKnown(); ok {
 		t.Errorf("the last-known view is still offered after a computed one")
+	}
+	must(t, w.Close())
+
+	w = openAt(dir)
+	gitRun(t, dir, "add", "a.txt") // the index changes after the open
+	if _, ok := w.LastKnown(); ok {
+		t.Errorf("the last-known view is offered after the index changed")
 	}
 	must(t, w.Close())
 

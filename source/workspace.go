@@ -180,6 +180,7 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 		if len(extra) > 0 {
 			key, err := repo.StateKey()
 			if err == nil {
+				w.known.key = key
 				w.known.files, err = decodeView(extra, key, scope, &w.diffs)
 			}
 			if err != nil {
