@@ -257,10 +257,17 @@ func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 		if own, ok := fc.Meta["changesetd"].(protocol.Object); ok && f.index != "" {
 			own["index"] = f.index
 		}
+		// Stamped as stampView does, Staged taken from the index mark
+		// rather than from HEAD's tree, which is not read yet.
+		staged := f.index == "staged" || f.index == "partial"
+		for _, v := range []*session.FileVersion{fc.Old, fc.New} {
+			if v != nil {
+				v.View, v.Staged = stamp, staged
+			}
+		}
 		list.Files = append(list.Files, fc)
 	}
 	slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
-	w.stampView(list, q, stamp)
 	return list, true
 }
 
