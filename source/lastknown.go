@@ -6,6 +6,8 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +33,7 @@ import (
 type lastView struct {
 	mu    sync.Mutex
 	key   string // "" when unknown: nothing is saved
+	stamp string // the view stamp of HEAD and the index it carries
 	files map[string]viewFile
 }
 
@@ -78,7 +81,7 @@ func resultPath(r *changeset.Result) string {
 // record makes the results of a computation of the uncommitted view the
 // last-known view: the whole of it when paths is nil (computed against
 // key), else the files under paths, whose earlier results go.
-func (v *lastView) record(key string, paths []string, sink *resultSink, list *session.ChangeList) {
+func (v *lastView) record(key, stamp string, paths []string, sink *resultSink, list *session.ChangeList) {
 	index := make(map[string]string, len(list.Files))
 	for _, fc := range list.Files {
 		if own, ok := fc.Meta["changesetd"].(protocol.Object); ok {
@@ -90,7 +93,7 @@ func (v *lastView) record(key string, paths []string, sink *resultSink, list *se
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if paths == nil {
-		v.key, v.files = key, make(map[string]viewFile, len(sink.rs))
+		v.key, v.stamp, v.files = key, stamp, make(map[string]viewFile, len(sink.rs))
 	} else if v.files == nil {
 		return // no whole view to update
 	} else {
@@ -109,8 +112,8 @@ func (v *lastView) record(key string, paths []string, sink *resultSink, list *se
 // savedView is the last-known view as the state file keeps it. A file
 // whose diff is in the saved diffs is named by its key alone.
 type savedView struct {
-	Build, Key, Scope string
-	Files             []savedViewFile
+	Build, Key, Scope, Stamp string
+	Files                    []savedViewFile
 }
 
 type savedViewFile struct {
@@ -123,7 +126,7 @@ type savedViewFile struct {
 // Diffs found in cache are named by key: they are saved with it.
 func (v *lastView) encode(scope string, cache *diffCache) []byte {
 	v.mu.Lock()
-	sv := savedView{Build: builtBy, Key: v.key, Scope: scope}
+	sv := savedView{Build: builtBy, Key: v.key, Scope: scope, Stamp: v.stamp}
 	if v.key == "" || v.files == nil {
 		v.mu.Unlock()
 		return nil
@@ -187,18 +190,20 @@ func (d *diffCache) lookup(k diffKey) (changeset.Result, bool) {
 // decodeView reads what encode wrote into the view it describes, for a
 // repository now in the state key, or fails saying why it is not used.
 // Saved diffs must be loaded first.
-func decodeView(b []byte, key, scope string, cache *diffCache) (map[string]viewFile, error) {
+func decodeView(b []byte, key, scope string, cache *diffCache) (map[string]viewFile, string, error) {
 	var sv savedView
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&sv); err != nil {
-		return nil, fmt.Errorf("last-known view: %w", err)
+		return nil, "", fmt.Errorf("last-known view: %w", err)
 	}
 	switch {
 	case sv.Build != builtBy:
-		return nil, fmt.Errorf("last-known view: written by another build (%s)", sv.Build)
+		return nil, "", fmt.Errorf("last-known view: written by another build (%s)", sv.Build)
 	case sv.Scope != scope:
-		return nil, fmt.Errorf("last-known view: of directory %q of the repository, not %q", sv.Scope, scope)
+		return nil, "", fmt.Errorf("last-known view: of directory %q of the repository, not %q", sv.Scope, scope)
 	case sv.Key != key:
-		return nil, errors.New("last-known view: computed for another HEAD, index or ignore configuration")
+		return nil, "", errors.New("last-known view: computed for another HEAD, index or ignore configuration")
+	case sv.Stamp == "":
+		return nil, "", errors.New("last-known view: without a view stamp")
 	}
 	files := make(map[string]viewFile, len(sv.Files))
 	for _, f := range sv.Files {
@@ -207,17 +212,17 @@ func decodeView(b []byte, key, scope string, cache *diffCache) (map[string]viewF
 		case f.Diff != nil:
 			c, ok := cache.lookup(*f.Diff)
 			if !ok {
-				return nil, fmt.Errorf("last-known view: the diff of %s was not saved", f.Diff.Path)
+				return nil, "", fmt.Errorf("last-known view: the diff of %s was not saved", f.Diff.Path)
 			}
 			r = c
 		case f.Result != nil && (f.Result.Old != nil || f.Result.New != nil):
 			r = *f.Result
 		default:
-			return nil, errors.New("last-known view: a file without its diff")
+			return nil, "", errors.New("last-known view: a file without its diff")
 		}
 		files[resultPath(&r)] = viewFile{r: r, index: f.Index}
 	}
-	return files, nil
+	return files, sv.Stamp, nil
 }
 
 // known is the view loaded at open, offered until the first computed view
@@ -225,6 +230,7 @@ func decodeView(b []byte, key, scope string, cache *diffCache) (map[string]viewF
 type known struct {
 	mu    sync.Mutex
 	key   string              // the state key it was computed against
+	stamp string              // the view stamp it was computed with
 	files map[string]viewFile // nil: none (any more)
 }
 
@@ -232,9 +238,8 @@ type known struct {
 // them, before this process started (session.LastKnower): the state file's
 // view, for the same HEAD, index and ignore inputs as now. False once the
 // workspace computed a view of its own, or when none was trusted. Its
-// files carry the view stamp of HEAD and the index as they are, checked
-// to be the view's: an operation on one is refused once either changes,
-// as on a computed view.
+// files carry the view stamp saved with it: an operation on one is
+// refused once HEAD or the index moved from it, as on a computed view.
 func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 	k := &w.known
 	k.mu.Lock()
@@ -242,10 +247,14 @@ func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 	if k.files == nil {
 		return nil, false
 	}
-	// The stamp first: when the key still matches after it, the stamp
-	// was taken on the state the view was computed against.
-	stamp := w.viewStamp()
-	if key, err := w.repo.StateKey(); err != nil || key != k.key {
+	// The saved stamp is the one viewStamp would give now when the
+	// state key (HEAD's commit, the index's bytes) is the same and HEAD
+	// names the same branch, the stamp's first field; it is not
+	// computed, which would decode the whole index before the view
+	// could be shown.
+	stamp := k.stamp
+	head, _ := os.ReadFile(filepath.Join(w.repo.GitDir(), "HEAD"))
+	if key, err := w.repo.StateKey(); err != nil || key != k.key || !strings.HasPrefix(stamp, strings.TrimSpace(string(head))+" ") {
 		k.files = nil
 		return nil, false
 	}

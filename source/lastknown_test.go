@@ -73,6 +73,9 @@ func TestLastKnownView(t *testing.T) {
 	if !ok {
 		t.Fatal("a restart on the unchanged tree offers no last-known view")
 	}
+	if now := w.viewStamp(); known.View != now {
+		t.Errorf("last-known view stamp %q, want the stamp of now %q", known.View, now)
+	}
 	for _, f := range known.Files {
 		for _, v := range []*session.FileVersion{f.Old, f.New} {
 			if v != nil && (v.View == "" || v.View != known.View) {

@@ -181,7 +181,7 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 			key, err := repo.StateKey()
 			if err == nil {
 				w.known.key = key
-				w.known.files, err = decodeView(extra, key, scope, &w.diffs)
+				w.known.files, w.known.stamp, err = decodeView(extra, key, scope, &w.diffs)
 			}
 			if err != nil {
 				w.log.Info("the last-known view is not shown", "reason", err)
@@ -416,8 +416,15 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 	if err := w.awaitFirst(ctx); err != nil {
 		return nil, err
 	}
+	var key string
+	if q.View == protocol.KindUncommitted && q.Paths == nil && q.MaxPatchBytes == 0 {
+		// Read before the stamp: a view saved with both is trusted
+		// only while the state is the key's, and the stamp was then
+		// taken on that state or a later one (which operations refuse).
+		key, _ = w.repo.StateKey()
+	}
 	stamp := w.viewStamp()
-	list, err := w.changes(ctx, q)
+	list, err := w.changes(ctx, q, key, stamp)
 	w.stampView(list, q, stamp)
 	if list != nil && (q.View == protocol.KindUncommitted || q.View == protocol.KindBranch) {
 		list.View = stamp
@@ -425,7 +432,7 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 	return list, err
 }
 
-func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp string) (*session.ChangeList, error) {
 	scope := "full"
 	if q.Paths != nil {
 		scope = "paths"
@@ -438,17 +445,13 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 		changes  []scm.Change
 		warnings []string
 		// sink gathers the uncommitted view's diffs, the last-known
-		// view of the next start; key is the state they are against.
+		// view of the next start (against key, stamped stamp).
 		sink *resultSink
-		key  string
 	)
 	switch q.View {
 	case protocol.KindUncommitted:
 		if q.MaxPatchBytes == 0 {
 			sink = &resultSink{}
-			if q.Paths == nil {
-				key, _ = w.repo.StateKey()
-			}
 		}
 		if q.Paths != nil {
 			cs, err := w.repo.StatusPaths(ctx, q.Paths)
@@ -538,7 +541,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 		w.markIndex(list, changes)
 	}
 	if sink != nil {
-		w.last.record(key, q.Paths, sink, list)
+		w.last.record(key, stamp, q.Paths, sink, list)
 		if q.Paths == nil {
 			w.forgetKnown() // a computed view replaces the loaded one
 		}
