@@ -32,6 +32,7 @@ import (
 //	entries, sorted by path: path, stat (mtime, ctime, size as int64;
 //	        inode uint64; uid, gid, mode uint32; a flags byte), the clean
 //	        plan's key, the index blob the plan consulted and the blob id
+//	extra: a uvarint length and the caller's bytes (SaveStateWith)
 //	trailer: SHA-1 of everything before it
 //
 // A state is trusted only whole and only for the same root, HEAD, index
@@ -42,7 +43,7 @@ import (
 // it against the index file): a file written in the same tick as the
 // state may have changed after it was hashed.
 
-const stateMagic = "changesetd worktree state 1\n"
+const stateMagic = "changesetd worktree state 2\n"
 
 // stateHeader is what a state is valid for.
 type stateHeader struct {
@@ -119,10 +120,28 @@ func (r *Repo) stateInputs() string {
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
+// StateKey names the state of the repository a saved state is valid
+// for: its root, HEAD's commit, the index's checksum and the digest of
+// the ignore and attribute inputs. Two calls return the same key only
+// when none of them changed between.
+func (r *Repo) StateKey() (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hdr, err := r.stateHeaderLocked()
+	if err != nil {
+		return "", err
+	}
+	return strings.Join([]string{hdr.root, hdr.head, hdr.index, hdr.inputs}, "\x00"), nil
+}
+
 // SaveState writes the stat cache to path, atomically (temp file, sync,
 // rename), for LoadState after a restart. Only entries a scan could
 // trust now are written (hashed before their file's last write tick).
-func (r *Repo) SaveState(path string) error {
+func (r *Repo) SaveState(path string) error { return r.SaveStateWith(path, nil) }
+
+// SaveStateWith is SaveState keeping extra, the caller's own bytes, in
+// the same file: LoadStateWith returns them only with a state it trusts.
+func (r *Repo) SaveStateWith(path string, extra []byte) error {
 	r.mu.Lock()
 	hdr, err := r.stateHeaderLocked()
 	if err != nil {
@@ -163,6 +182,8 @@ func (r *Repo) SaveState(path string) error {
 		b.Write(e.oid[:])
 	}
 	r.mu.Unlock()
+	b.Write(binary.AppendUvarint(nil, uint64(len(extra))))
+	b.Write(extra)
 	sum := sha1.Sum(b.Bytes())
 	b.Write(sum[:])
 	if err := writeAtomic(path, b.Bytes()); err != nil {
@@ -248,26 +269,33 @@ func (d *stateReader) str() string {
 // nothing, for a state that is missing (wrapping fs.ErrNotExist),
 // corrupt, of another repository, or stale (wrapping ErrStateStale).
 func (r *Repo) LoadState(path string) (int, error) {
+	n, _, err := r.LoadStateWith(path)
+	return n, err
+}
+
+// LoadStateWith is LoadState also returning the extra bytes
+// SaveStateWith kept, which come only with a state it trusts.
+func (r *Repo) LoadStateWith(path string) (int, []byte, error) {
 	removeStaleTemps(path)
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if len(data) < len(stateMagic)+sha1.Size || !strings.HasPrefix(string(data), stateMagic) {
-		return 0, errors.New("scm: load worktree state: not a state file")
+		return 0, nil, errors.New("scm: load worktree state: not a state file")
 	}
 	body, sum := data[:len(data)-sha1.Size], data[len(data)-sha1.Size:]
 	if s := sha1.Sum(body); !bytes.Equal(s[:], sum) {
-		return 0, errors.New("scm: load worktree state: checksum mismatch (corrupt or truncated)")
+		return 0, nil, errors.New("scm: load worktree state: checksum mismatch (corrupt or truncated)")
 	}
 	d := &stateReader{b: body[len(stateMagic):]}
 	var hdr stateHeader
@@ -280,7 +308,7 @@ func (r *Repo) LoadState(path string) (int, error) {
 		n = binary.LittleEndian.Uint32(c)
 	}
 	if d.err != nil {
-		return 0, fmt.Errorf("scm: load worktree state: header: %v", d.err)
+		return 0, nil, fmt.Errorf("scm: load worktree state: header: %v", d.err)
 	}
 	// The racy boundary: the state file's own mtime. An entry whose file
 	// was last written within racySlack of it may have changed after it
@@ -293,7 +321,7 @@ func (r *Repo) LoadState(path string) (int, error) {
 		plan := d.str()
 		base, oid := d.take(20), d.take(20)
 		if d.err != nil {
-			return 0, fmt.Errorf("scm: load worktree state: entries: %v", d.err)
+			return 0, nil, fmt.Errorf("scm: load worktree state: entries: %v", d.err)
 		}
 		e := cacheEntry{plan: plan}
 		e.st.mtime = int64(binary.LittleEndian.Uint64(fixed[0:]))
@@ -311,20 +339,27 @@ func (r *Repo) LoadState(path string) (int, error) {
 		}
 		entries[p] = e
 	}
-	if len(d.b) != 0 {
-		return 0, errors.New("scm: load worktree state: trailing bytes")
+	var extra []byte
+	if n, k := binary.Uvarint(d.b); k > 0 {
+		d.b = d.b[k:]
+		extra = d.take(int(n))
+	} else {
+		d.err = errors.New("bad length")
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return 0, nil, errors.New("scm: load worktree state: bad extra bytes")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now, err := r.stateHeaderLocked()
 	if err != nil {
-		return 0, fmt.Errorf("scm: load worktree state: %w", err)
+		return 0, nil, fmt.Errorf("scm: load worktree state: %w", err)
 	}
 	switch {
 	case hdr.root != now.root:
-		return 0, fmt.Errorf("scm: load worktree state: written for %s, not %s", hdr.root, now.root)
+		return 0, nil, fmt.Errorf("scm: load worktree state: written for %s, not %s", hdr.root, now.root)
 	case hdr.head != now.head, hdr.index != now.index, hdr.inputs != now.inputs:
-		return 0, fmt.Errorf("scm: load worktree state: %w", ErrStateStale)
+		return 0, nil, fmt.Errorf("scm: load worktree state: %w", ErrStateStale)
 	}
 	for p, e := range entries {
 		if _, ok := r.cache[p]; !ok {
@@ -332,5 +367,5 @@ func (r *Repo) LoadState(path string) (int, error) {
 		}
 	}
 	r.stateGen = max(r.stateGen, hdr.generation)
-	return len(entries), nil
+	return len(entries), extra, nil
 }

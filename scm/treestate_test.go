@@ -246,3 +246,36 @@ func TestStateWriterProcess(t *testing.T) {
 		fmt.Println("saved")
 	}
 }
+
+// TestStateKeepsExtraBytes: the caller's bytes come back with a state
+// that is trusted, and not with one written before a commit; the state
+// key names the state they were saved under and changes with HEAD.
+func TestStateKeepsExtraBytes(t *testing.T) {
+	dir, state := stateRepo(t)
+	r := openRepo(t, dir)
+	_, err := r.LoadState(state)
+	must(t, err)
+	key, err := r.StateKey()
+	must(t, err)
+	must(t, r.SaveStateWith(state, []byte("the view")))
+
+	r2 := openRepo(t, dir)
+	n, extra, err := r2.LoadStateWith(state)
+	must(t, err)
+	if n != 2 || string(extra) != "the view" {
+		t.Errorf("loaded %d entries and %q, want 2 and %q", n, extra, "the view")
+	}
+	if k, err := r2.StateKey(); err != nil || k != key {
+		t.Errorf("state key of the same repository: %q, %v; want %q", k, err, key)
+	}
+
+	gitRun(t, dir, "commit", "-q", "-am", "more")
+	r3 := openRepo(t, dir)
+	_, extra, err = r3.LoadStateWith(state)
+	if !errors.Is(err, ErrStateStale) || extra != nil {
+		t.Errorf("after a commit: %q, %v; want nothing and ErrStateStale", extra, err)
+	}
+	if k, err := r3.StateKey(); err != nil || k == key {
+		t.Errorf("the state key did not change with a commit: %q, %v", k, err)
+	}
+}

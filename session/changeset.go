@@ -141,6 +141,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 			s.changesets[uri] = cs
 			s.m.opts.Metrics.ChangesetChannels(+1)
 		}
+		cs.showLastKnown(s)
 		if cs.loaded && !cs.active && cs.live(s) && s.canActivate(cs) && cs.v.State.Status != protocol.StatusRecomputing {
 			// Nobody watched the tree while the channel was idle: what it
 			// holds may be stale. It says so until the refresh that
@@ -261,6 +262,7 @@ func (cs *csChannel) forgettable() bool {
 func (cs *csChannel) activate(s *Session) {
 	cs.active = true
 	cs.pendingAll = true
+	cs.showLastKnown(s)
 	if !cs.startWatching(s) {
 		cs.refresh(s)
 	}

@@ -10,6 +10,12 @@
 // operations' work on the tree, by file or by hunk (operations.go). A
 // directory that is not a repository is served from snapshots only.
 //
+// Across restarts a git workspace keeps, in its working-tree state file,
+// the stat cache, and beside it the diffs of its changed files and its
+// last uncommitted view (lastknown.go): a restart on a repository in the
+// same state offers that view at once (session.LastKnower) and verifies
+// it with its first scan.
+//
 // It also names repositories for session records: the id a directory's
 // session gets, and whether a directory still holds the repository a
 // session was made for.

@@ -205,7 +205,7 @@ func (w *plainWorkspace) Changes(ctx context.Context, q session.Query) (*session
 		}
 		sides = append(sides, [2]*changeset.Side{old, cur})
 	}
-	return diffAll(ctx, w.root, sides, q, func(*changeset.Side) bool { return live })
+	return diffAll(ctx, w.root, sides, q, func(*changeset.Side) bool { return live }, nil)
 }
 
 func (w *plainWorkspace) side(e *snapstore.Entry) (*changeset.Side, error) {

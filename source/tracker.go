@@ -276,10 +276,20 @@ func (w *gitWorkspace) stopIfIdleLocked() {
 
 // Watch registers a listener on the shared watcher.
 func (w *gitWorkspace) Watch(onChange func(paths []string, all bool)) (session.Watch, error) {
+	// A first scan deferred until now starts, and whichever of the two
+	// arms the watcher reads the index and HEAD's tree meanwhile, which
+	// the scan needs first.
+	w.startFirst()
 	tr := &w.tr
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	if err := w.ensureWatcherLocked(); err != nil {
+	var wg sync.WaitGroup
+	if tr.fw == nil && w.first.kick != nil {
+		wg.Go(func() { _ = w.repo.Preload(context.Background()) })
+	}
+	err := w.ensureWatcherLocked()
+	wg.Wait()
+	if err != nil {
 		return nil, err
 	}
 	if tr.listeners == nil {
@@ -435,6 +445,7 @@ func (w *gitWorkspace) trackedWarnings() []string {
 // workspace is gone. It waits for the watcher's goroutines, so its inotify
 // watches are released when it returns.
 func (w *gitWorkspace) Close() error {
+	w.stopFirstScan()
 	tr := &w.tr
 	tr.mu.Lock()
 	fw, mode := tr.fw, tr.mode

@@ -55,6 +55,18 @@ type gitWorkspace struct {
 	// diffs are the diffs of files changed on both sides, by content,
 	// saved beside the state.
 	diffs diffCache
+	// last is the latest uncommitted view, saved with the state; known
+	// is the one loaded at open, offered until a computed one replaces
+	// it; first runs the first scan in the background when there is one
+	// to show meanwhile.
+	last  lastView
+	known known
+	first firstScan
+	// viewBytes is the view saved last (or loaded), kept in each state
+	// written between two saves of the view: it carries its own state
+	// key, so a stale one is not trusted.
+	viewMu    sync.Mutex
+	viewBytes []byte
 
 	// readWorktree, when set by a test, stands in for
 	// repo.ReadWorktreeCanonical (to simulate a file that cannot be read,
@@ -152,7 +164,8 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 		w := &gitWorkspace{repo: repo, snaps: snaps, top: top, scope: scope, log: log.With("component", "workspace", "root", repo.Root())}
 		w.hashWorktree = repo.HashWorktree
 		w.statePath = statePath(snaps, repo.Root())
-		if n, err := repo.LoadState(w.statePath); err == nil {
+		n, extra, err := repo.LoadStateWith(w.statePath)
+		if err == nil {
 			w.log.Debug("working-tree state loaded", "entries", n)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			// Another HEAD or index, or a damaged file: nothing of it
@@ -163,6 +176,26 @@ func Opener(log *slog.Logger, snaps *snapstore.Store) func(dir string) (session.
 			w.log.Debug("saved diffs loaded", "files", n)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			w.log.Info("the saved diffs are not used", "reason", err)
+		}
+		if len(extra) > 0 {
+			key, err := repo.StateKey()
+			if err == nil {
+				w.known.key = key
+				w.known.files, w.known.stamp, err = decodeView(extra, key, scope, &w.diffs)
+			}
+			if err != nil {
+				w.log.Info("the last-known view is not shown", "reason", err)
+			} else {
+				w.viewBytes = extra
+				w.log.Debug("last-known view loaded", "files", len(w.known.files))
+			}
+		}
+		if w.hasKnown() {
+			// The session shows the last-known view; the first scan,
+			// which verifies it, starts once the session watches the
+			// tree or asks for the status (deferFirstScan).
+			w.deferFirstScan()
+			return w, nil
 		}
 		// The first scan fills the stat cache and starts the tracker: the
 		// session's baseline snapshot and the first uncommitted changeset
@@ -191,7 +224,17 @@ func (w *gitWorkspace) saveState(diffs bool) {
 	if w.statePath == "" {
 		return
 	}
-	if err := w.repo.SaveState(w.statePath); errors.Is(err, fs.ErrNotExist) {
+	w.viewMu.Lock()
+	if diffs {
+		// The view is encoded at close only, like the diffs; a state
+		// written between carries the one saved or loaded last.
+		if b := w.last.encode(w.scope, &w.diffs); b != nil {
+			w.viewBytes = b
+		}
+	}
+	view := w.viewBytes
+	w.viewMu.Unlock()
+	if err := w.repo.SaveStateWith(w.statePath, view); errors.Is(err, fs.ErrNotExist) {
 		w.log.Debug("cannot save the working-tree state", "err", err) // the repository went away
 	} else if err != nil {
 		w.log.Warn("cannot save the working-tree state", "err", err)
@@ -307,6 +350,9 @@ const maxListedHash = maxSnapshotFile
 // snapshot re-checks only the paths the watcher reported, so a turn
 // boundary costs a watcher barrier plus the changed files, not a scan.
 func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error) {
+	if err := w.awaitFirst(ctx); err != nil {
+		return "", err
+	}
 	w.snapMu.Lock()
 	defer w.snapMu.Unlock()
 	// The changes are overlaid on the tree of the HEAD they were read
@@ -367,8 +413,18 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 // versions carry the state of HEAD and the index as it was before the
 // computation (editor.go), which the operations check.
 func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+	if err := w.awaitFirst(ctx); err != nil {
+		return nil, err
+	}
+	var key string
+	if q.View == protocol.KindUncommitted && q.Paths == nil && q.MaxPatchBytes == 0 {
+		// Read before the stamp: a view saved with both is trusted
+		// only while the state is the key's, and the stamp was then
+		// taken on that state or a later one (which operations refuse).
+		key, _ = w.repo.StateKey()
+	}
 	stamp := w.viewStamp()
-	list, err := w.changes(ctx, q)
+	list, err := w.changes(ctx, q, key, stamp)
 	w.stampView(list, q, stamp)
 	if list != nil && (q.View == protocol.KindUncommitted || q.View == protocol.KindBranch) {
 		list.View = stamp
@@ -376,7 +432,7 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 	return list, err
 }
 
-func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp string) (*session.ChangeList, error) {
 	scope := "full"
 	if q.Paths != nil {
 		scope = "paths"
@@ -388,9 +444,15 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 	var (
 		changes  []scm.Change
 		warnings []string
+		// sink gathers the uncommitted view's diffs, the last-known
+		// view of the next start (against key, stamped stamp).
+		sink *resultSink
 	)
 	switch q.View {
 	case protocol.KindUncommitted:
+		if q.MaxPatchBytes == 0 {
+			sink = &resultSink{}
+		}
 		if q.Paths != nil {
 			cs, err := w.repo.StatusPaths(ctx, q.Paths)
 			if err != nil {
@@ -457,7 +519,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 			single = append(single, c)
 		}
 	}
-	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, load, q, &w.diffs)
+	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, load, q, &w.diffs, sink)
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +527,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 	if err != nil {
 		return nil, err
 	}
-	list, err := diffAll(ctx, w.repo.Root(), append(sides, rest...), q, func(*changeset.Side) bool { return true })
+	list, err := diffAll(ctx, w.repo.Root(), append(sides, rest...), q, func(*changeset.Side) bool { return true }, sink)
 	if err != nil {
 		return nil, err
 	}
@@ -477,6 +539,12 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query) (*session.C
 	bad.mark(list, workSizes(changes))
 	if q.View == protocol.KindUncommitted {
 		w.markIndex(list, changes)
+	}
+	if sink != nil {
+		w.last.record(key, stamp, q.Paths, sink, list)
+		if q.Paths == nil {
+			w.forgetKnown() // a computed view replaces the loaded one
+		}
 	}
 	return list, nil
 }
@@ -677,7 +745,7 @@ func (b *budget) give(n int64) {
 //
 // With the view's default limits, a file whose two blob ids are in cache
 // is not read at all, and each new diff goes into it.
-func diffStream(ctx context.Context, root string, items []scm.Change, load func(scm.Change) ([2]*changeset.Side, error), q session.Query, cache *diffCache) ([]session.FileChange, [][2]*changeset.Side, error) {
+func diffStream(ctx context.Context, root string, items []scm.Change, load func(scm.Change) ([2]*changeset.Side, error), q session.Query, cache *diffCache, sink *resultSink) ([]session.FileChange, [][2]*changeset.Side, error) {
 	if len(items) == 0 {
 		return nil, nil, nil
 	}
@@ -694,6 +762,7 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 	parallel(ctx, len(items), func(i int) {
 		c := items[i]
 		if r, ok := cache.get(c); ok {
+			sink.add(r)
 			out[i], done[i] = resultChange(r, q, root, true), true
 			return
 		}
@@ -710,6 +779,7 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 		}
 		r := compare(sd, opt)
 		cache.put(c, r)
+		sink.add(r)
 		out[i], done[i] = resultChange(r, q, root, true), true
 	})
 	if err := ctx.Err(); err != nil {
@@ -743,10 +813,12 @@ func diffOptions(q session.Query) changeset.Options {
 }
 
 // diffPair diffs one pair of sides (either may be nil) into the
-// session's fact type. live tells whether the new side is the
-// working-tree file.
-func diffPair(p [2]*changeset.Side, opt changeset.Options, q session.Query, root string, live bool) session.FileChange {
-	return resultChange(compare(p, opt), q, root, live)
+// session's fact type, its result kept in sink. live tells whether the
+// new side is the working-tree file.
+func diffPair(p [2]*changeset.Side, opt changeset.Options, q session.Query, root string, live bool, sink *resultSink) session.FileChange {
+	r := compare(p, opt)
+	sink.add(r)
+	return resultChange(r, q, root, live)
 }
 
 // compare diffs a pair of sides, counted in the metrics.
@@ -770,10 +842,11 @@ func resultChange(r changeset.Result, q session.Query, root string, live bool) s
 	return fc
 }
 
-// diffAll pairs renames among the sides and diffs every pair. live tells
-// whether a new side is the working-tree file; root is where the
-// absolute paths of ACP diffs start.
-func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q session.Query, live func(*changeset.Side) bool) (*session.ChangeList, error) {
+// diffAll pairs renames among the sides and diffs every pair, keeping
+// the results in sink (nil: none kept). live tells whether a new side is
+// the working-tree file; root is where the absolute paths of ACP diffs
+// start.
+func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q session.Query, live func(*changeset.Side) bool, sink *resultSink) (*session.ChangeList, error) {
 	opt := diffOptions(q)
 	list := &session.ChangeList{}
 	var deleted, added []*changeset.Side
@@ -804,7 +877,7 @@ func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q ses
 	list.Files = make([]session.FileChange, len(pairs))
 	parallel(ctx, len(pairs), func(i int) {
 		p := pairs[i]
-		list.Files[i] = diffPair(p, opt, q, root, p[1] != nil && live(p[1]))
+		list.Files[i] = diffPair(p, opt, q, root, p[1] != nil && live(p[1]), sink)
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -1003,7 +1076,7 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 			}
 			sides = append(sides, [2]*changeset.Side{old, cur})
 		}
-		return diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return false })
+		return diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return false }, nil)
 	}
 
 	// Live: the working tree is HEAD plus the status changes. Candidates are
@@ -1077,7 +1150,7 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 		}
 		sides = append(sides, [2]*changeset.Side{old, cur})
 	}
-	list, err := diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return true })
+	list, err := diffAll(ctx, w.repo.Root(), sides, q, func(*changeset.Side) bool { return true }, nil)
 	if err != nil {
 		return nil, err
 	}

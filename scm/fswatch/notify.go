@@ -211,6 +211,9 @@ func (w *Watcher) watch(dir string) error {
 // synthesize, it adds dir's contents to the pending batch: files created
 // before the watch was armed produce no events of their own.
 func (w *Watcher) addTree(dir string, synthesize bool) error {
+	if !synthesize {
+		return w.addDirs(dir)
+	}
 	n := 0
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if n++; n%256 == 0 && w.stopped() {
@@ -255,6 +258,65 @@ func (w *Watcher) addTree(dir string, synthesize bool) error {
 		}
 		return nil
 	})
+}
+
+// errStopped ends addDirs when the watcher is stopped.
+var errStopped = errors.New("fswatch: stopped")
+
+// addDirs is addTree without synthesized events: only directories are
+// looked at, so it reads each directory's subdirectories alone
+// (subdirs), which spares the allocation of an entry for every file of
+// the tree on the first arming.
+func (w *Watcher) addDirs(dir string) error {
+	n := 0
+	var visit func(path string) error
+	visit = func(path string) error {
+		if n++; n%256 == 0 && w.stopped() {
+			return errStopped
+		}
+		top := path == dir
+		if rel, inTree := w.rel(path); inTree && w.ignored(rel, true) {
+			w.pruned[path] = struct{}{}
+			return nil
+		}
+		if err := w.watch(path); err != nil {
+			var lim *errLimit
+			if errors.As(err, &lim) {
+				return err
+			}
+			if top && path == w.root {
+				return err
+			}
+			// ENOENT (removed meanwhile), EACCES: skip the subtree.
+			w.log.Debug("fswatch: cannot watch directory", "dir", path, "err", err)
+			return nil
+		}
+		names, err := subdirs(path)
+		if err != nil {
+			// Vanished or unreadable: its removal (if any) is an event
+			// of its own; nothing to watch below it.
+			if top && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			return nil
+		}
+		for _, name := range names {
+			if err := visit(filepath.Join(path, name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := visit(dir); err != nil && !errors.Is(err, errStopped) {
+		return err
+	}
+	return nil
 }
 
 // addExtra watches the parent directory of an Extra path and, if it is a

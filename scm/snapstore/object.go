@@ -301,12 +301,15 @@ func (w *batch) flush(ctx context.Context) error {
 		return nil
 	}
 	if len(w.objs) == 1 {
-		return s.ensureObject(w.objs[0])
+		return s.ensureObject(w.objs[0], nil)
 	}
 	var (
 		mu       sync.Mutex
 		firstErr error
 		wg       sync.WaitGroup
+		// The fan-out directories written into, each synced once all
+		// its objects are renamed in, rather than once per object.
+		dirs = map[string]bool{}
 	)
 	work := make(chan pending)
 	for range min(maxWriters, len(w.objs)) {
@@ -314,7 +317,11 @@ func (w *batch) flush(ctx context.Context) error {
 			for p := range work {
 				err := ctx.Err()
 				if err == nil {
-					err = s.ensureObject(p)
+					err = s.ensureObject(p, func(dir string) {
+						mu.Lock()
+						dirs[dir] = true
+						mu.Unlock()
+					})
 				}
 				if err != nil {
 					mu.Lock()
@@ -331,24 +338,48 @@ func (w *batch) flush(ctx context.Context) error {
 	}
 	close(work)
 	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	synced := make(chan string)
+	for range min(maxWriters, len(dirs)) {
+		wg.Go(func() {
+			for d := range synced {
+				if err := syncDir(d); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for d := range dirs {
+		synced <- d
+	}
+	close(synced)
+	wg.Wait()
 	return firstErr
 }
 
 // ensureObject writes p unless it exists. An existing loose object of our
 // own has its mtime freshened instead, so that a GC after this write sees
 // it as young (git does the same); if that fails, it is written again.
-func (s *Store) ensureObject(p pending) error {
+// With renamed set, the directory an object is renamed into is handed
+// to it to sync, instead of being synced at once (writeLoose).
+func (s *Store) ensureObject(p pending, renamed func(dir string)) error {
 	own := s.own.loosePath(p.h)
 	if _, err := os.Lstat(own); err == nil {
 		if freshen(own) == nil {
 			return nil
 		}
-		return s.writeLoose(p)
+		return s.writeLoose(p, renamed)
 	}
 	// git needs no stored empty tree, but other tools walking the store
 	// (fsck) are happier when a tree we return is present in it.
 	if p.h == emptyTreeHash {
-		return s.writeLoose(p)
+		return s.writeLoose(p, renamed)
 	}
 	if s.own.hasPacked(p.h) {
 		return nil
@@ -358,7 +389,7 @@ func (s *Store) ensureObject(p pending) error {
 			return nil
 		}
 	}
-	return s.writeLoose(p)
+	return s.writeLoose(p, renamed)
 }
 
 // freshenExisting checks that h exists, in the store or an alternate,
@@ -400,9 +431,11 @@ var zlibWriters = sync.Pool{New: func() any {
 
 // writeLoose writes p as a loose object: compressed into a temporary file
 // in its fan-out directory, synced, made read-only and renamed into place,
-// and then the directory is synced so the rename is durable. A crash leaves
-// at most a tmp_obj_* file, never a partial object under its final name.
-func (s *Store) writeLoose(p pending) (err error) {
+// and then the directory is synced so the rename is durable (by the
+// caller, when renamed is set: a batch syncs each directory once). A
+// crash leaves at most a tmp_obj_* file, never a partial object under its
+// final name.
+func (s *Store) writeLoose(p pending, renamed func(dir string)) (err error) {
 	fan, err := s.fanoutDir(p.h[0])
 	if err != nil {
 		return err
@@ -443,6 +476,10 @@ func (s *Store) writeLoose(p pending) (err error) {
 	}
 	if err = os.Rename(tmp, s.own.loosePath(p.h)); err != nil {
 		return err
+	}
+	if renamed != nil {
+		renamed(fan)
+		return nil
 	}
 	return syncDir(fan)
 }

@@ -1,0 +1,360 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/changesetd/changesetd/changeset"
+	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/session"
+)
+
+// The last-known view is the uncommitted changeset as the workspace last
+// computed it, kept in the working-tree state file across restarts: a
+// restart shows it at once, marked recomputing by the session, while the
+// first scan verifies it. It is trusted only for the HEAD, index and
+// ignore and attribute inputs it was computed against (scm.Repo.StateKey)
+// and the build that computed it; anything else shows no view until the
+// scan's.
+
+// lastView holds the diff results of the workspace's latest uncommitted
+// view, by the file's path (a rename's new path), and the state key it
+// was computed against. Results keep their sides' sizes and blob ids,
+// and no content but that of a text file created or deleted (its count);
+// their patches are the strings the session holds anyway.
+type lastView struct {
+	mu    sync.Mutex
+	key   string // "" when unknown: nothing is saved
+	stamp string // the view stamp of HEAD and the index it carries
+	files map[string]viewFile
+}
+
+// viewFile is one file of a view: its diff and where its change stands in
+// the index (_meta.changesetd.index).
+type viewFile struct {
+	r     changeset.Result
+	index string
+}
+
+// resultSink collects the diff results of one computation, from the
+// goroutines that diff.
+type resultSink struct {
+	mu sync.Mutex
+	rs []changeset.Result
+}
+
+// add keeps r without its sides' content, except the one side of a text
+// file created or deleted: its line count is counted from it (a
+// modification's from the hunks). A nil sink keeps nothing.
+func (k *resultSink) add(r changeset.Result) {
+	if k == nil {
+		return
+	}
+	counted := !r.Binary && !r.TooLarge && (r.ChangeType() == changeset.Created || r.ChangeType() == changeset.Deleted)
+	if r.Old != nil && !counted {
+		r.Old = bare(r.Old)
+	}
+	if r.New != nil && !counted {
+		r.New = bare(r.New)
+	}
+	k.mu.Lock()
+	k.rs = append(k.rs, r)
+	k.mu.Unlock()
+}
+
+// resultPath is the path a result's file is listed under.
+func resultPath(r *changeset.Result) string {
+	if r.New != nil {
+		return r.New.Path
+	}
+	return r.Old.Path
+}
+
+// record makes the results of a computation of the uncommitted view the
+// last-known view: the whole of it when paths is nil (computed against
+// key), else the files under paths, whose earlier results go.
+func (v *lastView) record(key, stamp string, paths []string, sink *resultSink, list *session.ChangeList) {
+	index := make(map[string]string, len(list.Files))
+	for _, fc := range list.Files {
+		if own, ok := fc.Meta["changesetd"].(protocol.Object); ok {
+			if m, ok := own["index"].(string); ok {
+				index[fc.Path()] = m
+			}
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if paths == nil {
+		v.key, v.stamp, v.files = key, stamp, make(map[string]viewFile, len(sink.rs))
+	} else if v.files == nil {
+		return // no whole view to update
+	} else {
+		for p, f := range v.files {
+			if under(p, paths) || (f.r.Old != nil && under(f.r.Old.Path, paths)) {
+				delete(v.files, p)
+			}
+		}
+	}
+	for _, r := range sink.rs {
+		p := resultPath(&r)
+		v.files[p] = viewFile{r: r, index: index[p]}
+	}
+}
+
+// savedView is the last-known view as the state file keeps it. A file
+// whose diff is in the saved diffs is named by its key alone.
+type savedView struct {
+	Build, Key, Scope, Stamp string
+	Files                    []savedViewFile
+}
+
+type savedViewFile struct {
+	Diff   *diffKey
+	Result *changeset.Result
+	Index  string
+}
+
+// encode is the view for the state file, nil when there is none to keep.
+// Diffs found in cache are named by key: they are saved with it.
+func (v *lastView) encode(scope string, cache *diffCache) []byte {
+	v.mu.Lock()
+	sv := savedView{Build: builtBy, Key: v.key, Scope: scope, Stamp: v.stamp}
+	if v.key == "" || v.files == nil {
+		v.mu.Unlock()
+		return nil
+	}
+	paths := make([]string, 0, len(v.files))
+	for p := range v.files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		f := v.files[p]
+		sf := savedViewFile{Index: f.index}
+		if k, ok := resultKey(&f.r); ok && cache.keep(k) {
+			sf.Diff = &k
+		} else {
+			r := f.r
+			sf.Result = &r
+		}
+		sv.Files = append(sv.Files, sf)
+	}
+	v.mu.Unlock()
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(sv); err != nil {
+		return nil
+	}
+	return b.Bytes()
+}
+
+// resultKey is the diff cache's key of a plain modification.
+func resultKey(r *changeset.Result) (diffKey, bool) {
+	if r.Old == nil || r.New == nil || r.Old.Path != r.New.Path || r.Old.OID == "" || r.New.OID == "" {
+		return diffKey{}, false
+	}
+	return diffKey{r.New.Path, r.Old.OID, r.New.OID, r.Old.Mode, r.New.Mode}, true
+}
+
+// keep reports whether the cache holds k, and keeps it for the next save.
+func (d *diffCache) keep(k diffKey) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.m[k]
+	if ok {
+		d.used[k] = true
+	}
+	return ok
+}
+
+// lookup returns the cached result under k, sides without content, and
+// keeps it for the next save.
+func (d *diffCache) lookup(k diffKey) (changeset.Result, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.m[k]
+	if ok {
+		d.used[k] = true
+		r.Old, r.New = copySide(r.Old), copySide(r.New)
+	}
+	return r, ok
+}
+
+// decodeView reads what encode wrote into the view it describes, for a
+// repository now in the state key, or fails saying why it is not used.
+// Saved diffs must be loaded first.
+func decodeView(b []byte, key, scope string, cache *diffCache) (map[string]viewFile, string, error) {
+	var sv savedView
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&sv); err != nil {
+		return nil, "", fmt.Errorf("last-known view: %w", err)
+	}
+	switch {
+	case sv.Build != builtBy:
+		return nil, "", fmt.Errorf("last-known view: written by another build (%s)", sv.Build)
+	case sv.Scope != scope:
+		return nil, "", fmt.Errorf("last-known view: of directory %q of the repository, not %q", sv.Scope, scope)
+	case sv.Key != key:
+		return nil, "", errors.New("last-known view: computed for another HEAD, index or ignore configuration")
+	case sv.Stamp == "":
+		return nil, "", errors.New("last-known view: without a view stamp")
+	}
+	files := make(map[string]viewFile, len(sv.Files))
+	for _, f := range sv.Files {
+		var r changeset.Result
+		switch {
+		case f.Diff != nil:
+			c, ok := cache.lookup(*f.Diff)
+			if !ok {
+				return nil, "", fmt.Errorf("last-known view: the diff of %s was not saved", f.Diff.Path)
+			}
+			r = c
+		case f.Result != nil && (f.Result.Old != nil || f.Result.New != nil):
+			r = *f.Result
+		default:
+			return nil, "", errors.New("last-known view: a file without its diff")
+		}
+		files[resultPath(&r)] = viewFile{r: r, index: f.Index}
+	}
+	return files, sv.Stamp, nil
+}
+
+// known is the view loaded at open, offered until the first computed view
+// replaces it.
+type known struct {
+	mu    sync.Mutex
+	key   string              // the state key it was computed against
+	stamp string              // the view stamp it was computed with
+	files map[string]viewFile // nil: none (any more)
+}
+
+// LastKnown returns the uncommitted changes as the workspace last computed
+// them, before this process started (session.LastKnower): the state file's
+// view, for the same HEAD, index and ignore inputs as now. False once the
+// workspace computed a view of its own, or when none was trusted. Its
+// files carry the view stamp saved with it: an operation on one is
+// refused once HEAD or the index moved from it, as on a computed view.
+func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
+	k := &w.known
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.files == nil {
+		return nil, false
+	}
+	// The saved stamp is the one viewStamp would give now when the
+	// state key (HEAD's commit, the index's bytes) is the same and HEAD
+	// names the same branch, the stamp's first field; it is not
+	// computed, which would decode the whole index before the view
+	// could be shown.
+	stamp := k.stamp
+	head, _ := os.ReadFile(filepath.Join(w.repo.GitDir(), "HEAD"))
+	if key, err := w.repo.StateKey(); err != nil || key != k.key || !strings.HasPrefix(stamp, strings.TrimSpace(string(head))+" ") {
+		k.files = nil
+		return nil, false
+	}
+	q := session.Query{View: protocol.KindUncommitted}
+	root := w.repo.Root()
+	list := &session.ChangeList{Files: make([]session.FileChange, 0, len(k.files)), View: stamp}
+	for _, f := range k.files {
+		fc := resultChange(f.r, q, root, true)
+		if own, ok := fc.Meta["changesetd"].(protocol.Object); ok && f.index != "" {
+			own["index"] = f.index
+		}
+		// Stamped as stampView does, Staged taken from the index mark
+		// rather than from HEAD's tree, which is not read yet.
+		staged := f.index == "staged" || f.index == "partial"
+		for _, v := range []*session.FileVersion{fc.Old, fc.New} {
+			if v != nil {
+				v.View, v.Staged = stamp, staged
+			}
+		}
+		list.Files = append(list.Files, fc)
+	}
+	slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
+	return list, true
+}
+
+// forgetKnown stops offering the loaded view: a computed one replaces it.
+func (w *gitWorkspace) forgetKnown() {
+	w.known.mu.Lock()
+	w.known.files = nil
+	w.known.mu.Unlock()
+}
+
+// hasKnown reports whether a last-known view is offered.
+func (w *gitWorkspace) hasKnown() bool {
+	w.known.mu.Lock()
+	defer w.known.mu.Unlock()
+	return w.known.files != nil
+}
+
+// firstScan is the workspace's first full status when it is deferred (a
+// restart with a last-known view to show meanwhile): it starts when
+// something watches the tree or needs the status (the session does both
+// once it has shown the view), so that showing the view does not share
+// the cores with it; what needs the status waits for it. Started from
+// Watch, it arms the watcher while it reads the index and HEAD's tree.
+type firstScan struct {
+	done   chan struct{} // closed when it ended; nil: it ran in Opener
+	kick   chan struct{} // closed to start it
+	once   sync.Once
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startFirst starts the deferred first scan unless it has started.
+func (w *gitWorkspace) startFirst() {
+	if w.first.kick != nil {
+		w.first.once.Do(func() { close(w.first.kick) })
+	}
+}
+
+// awaitFirst starts the first scan if it has not started, and waits for
+// it or for ctx.
+func (w *gitWorkspace) awaitFirst(ctx context.Context) error {
+	if w.first.done == nil {
+		return nil
+	}
+	w.startFirst()
+	select {
+	case <-w.first.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// deferFirstScan arranges the first full status to run in the
+// background once something needs it, owned by the workspace: Close
+// cancels and waits for it.
+func (w *gitWorkspace) deferFirstScan() {
+	ctx, cancel := context.WithCancel(context.Background())
+	w.first.done, w.first.kick, w.first.cancel = make(chan struct{}), make(chan struct{}), cancel
+	w.first.wg.Go(func() {
+		defer close(w.first.done)
+		select {
+		case <-w.first.kick:
+		case <-ctx.Done():
+			return
+		}
+		if _, _, err := w.trackedChanges(ctx); err != nil && ctx.Err() == nil {
+			// The changeset's own computation runs the status again
+			// and reports what fails.
+			w.log.Warn("the first scan failed", "err", err)
+		}
+	})
+}
+
+// stopFirstScan cancels the deferred first scan and waits for it.
+func (w *gitWorkspace) stopFirstScan() {
+	if w.first.cancel != nil {
+		w.first.cancel()
+	}
+	w.first.wg.Wait()
+}
