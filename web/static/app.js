@@ -10,7 +10,7 @@ import { csState } from './selectors.js';
 import { closeChangeset, openChangeset, renderChangeset } from './view-changeset.js';
 import { commentOnSelection, commentRefused, onAnnotations, startComment } from './view-comments.js';
 import { invokeRange, renderDiff, updateRangeOps } from './view-diff.js';
-import { renderFiles } from './view-files.js';
+import { renderFiles, wireFileList } from './view-files.js';
 import { catalogEntry, clearSession, compareTurns, entryFor, loadSessions, onChats, onRootNotification, renderCatalog, renderTurns, syncChats } from './view-sessions.js';
 
 // ---- token and identity ----------------------------------------------
@@ -221,28 +221,7 @@ function showLogin(message) {
 function main() {
   $('view-toggle').onclick = toggleView;
   $('full-toggle').onclick = toggleFull;
-  $('filter').addEventListener('input', () => {
-    ui.filter = $('filter').value;
-    $('files').scrollTop = 0;
-    renderFiles(csState());
-    renderDiff(csState());
-  });
-  $('author-filter').addEventListener('change', () => {
-    ui.author = $('author-filter').value;
-    $('files').scrollTop = 0;
-    renderFiles(csState());
-    renderDiff(csState());
-  });
-  $('filter').addEventListener('keydown', (e) => {
-    if (e.key === 'Escape') {
-      $('filter').value = '';
-      ui.filter = '';
-      renderFiles(csState());
-      $('filter').blur();
-    } else if (e.key === 'Enter') {
-      $('filter').blur();
-    }
-  });
+  wireFileList();
   $('help-close').onclick = () => $('help').close();
   $('help-open').onclick = () => $('help').showModal();
   $('compare').onclick = compareTurns;

@@ -26,24 +26,14 @@ const ui = {
   view: localStorage.getItem('changesetd.view') === 'split' ? 'split' : 'unified',
   held: new Map(), // channel -> holders, for shared subscriptions
   turnCs: new Map(), // turn id -> changeset uri (for counts)
-  picks: [], // turn ids ticked for comparison
   diffKey: '',
-  diffFile: null, // "changeset\nfile" whose diff the pane shows
-  bigOk: new Set(), // diffs too long to open by themselves that the reader opened
   unfolded: new Set(), // reviewed files whose diff the reader opened again
-  filter: '', // the path filter's text
-  author: '', // the author filter: an author of package attrib's, '' for everyone
-  folded: new Set(), // folders of the file tree the reader folded
   hunkAt: -1, // the hunk n/p went to last
-  diffHunks: [], // the parsed hunks of the diff shown
-  expand: new Map(), // "changeset\nfile" -> the context shown around its hunks: {patch: its patchUri, above, below, lines}
   virtualDiff: null, // the virtual diff shown: {from, to, draw}
   lastSelection: null,
   ann: null, // the session's annotations channel, when the daemon has one
   sessionCs: null, // the session changeset, held to map working-tree lines to the baseline's
   composer: null, // the open comment box: {key: 'new' or an annotation id, resource, range, turnId, text, error}
-  threadOpen: new Map(), // "id:resolved" -> open, where the reader folded or unfolded a thread
-  sent: new Map(), // clientSeq -> the comment box a dispatch came from, to reopen it if refused
   swallowKey: null, // a key that opened a comment box, not to be typed into it
 };
 

@@ -9,6 +9,12 @@ import { updateRangeOps } from './view-diff.js';
 import { renderFiles } from './view-files.js';
 import { allTurns, catalogEntry, entryFor, runningTurns } from './view-sessions.js';
 
+// The comments' own state.
+const talk = {
+  threadOpen: new Map(), // "id:resolved" -> open, where the reader folded or unfolded a thread
+  sent: new Map(), // clientSeq -> the comment box a dispatch came from, to reopen it if refused
+};
+
 // ---- review comments --------------------------------------------------
 
 // Threads are the session's annotations; each is anchored to a file of a
@@ -171,7 +177,7 @@ function renderThreads() {
 function threadFor(a, note, pending, range) {
   const key = `${a.id}:${!!a.resolved}`;
   const composing = ui.composer?.key === a.id;
-  const open = composing || (ui.threadOpen.has(key) ? ui.threadOpen.get(key) : !a.resolved);
+  const open = composing || (talk.threadOpen.has(key) ? talk.threadOpen.get(key) : !a.resolved);
   return renderThread(a, {
     range,
     note,
@@ -181,7 +187,7 @@ function threadFor(a, note, pending, range) {
     on: {
       reply: () => openComposer({ key: a.id }),
       resolve: (v) => sendAnnotation({ type: 'annotations/updated', annotationId: a.id, resolved: v }, null),
-      toggle: (o) => ui.threadOpen.set(key, o),
+      toggle: (o) => talk.threadOpen.set(key, o),
     },
   });
 }
@@ -257,8 +263,8 @@ function sendAnnotation(action, draft) {
     return;
   }
   if (draft) {
-    ui.sent.set(seq, draft);
-    if (ui.sent.size > 100) ui.sent.delete(ui.sent.keys().next().value);
+    talk.sent.set(seq, draft);
+    if (talk.sent.size > 100) talk.sent.delete(talk.sent.keys().next().value);
   }
   renderThreads();
 }
@@ -270,8 +276,8 @@ function commentRefused({ action, reason, clientSeq }) {
     'annotations/updated': action.resolved ? 'Resolving the thread' : 'Re-opening the thread',
   }[action.type] || action.type;
   toast(`${what} was refused: ${reason}`, 'error');
-  const draft = ui.sent.get(clientSeq);
-  ui.sent.delete(clientSeq);
+  const draft = talk.sent.get(clientSeq);
+  talk.sent.delete(clientSeq);
   if (draft && !ui.composer) {
     ui.composer = { ...draft, error: `Refused: ${reason}` };
     renderThreads();

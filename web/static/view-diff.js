@@ -12,8 +12,16 @@ import { $, el, errText, patches, toast, ui } from './page.js';
 import { csState, currentFile, fileKey, indexState, modeChange, online, pathOf } from './selectors.js';
 import { opButton } from './view-changeset.js';
 import { canComment, renderThreads } from './view-comments.js';
-import { authorBadge } from './view-files.js';
+import { authorBadge, chosenAuthor } from './view-files.js';
 import { disabledReason } from './view-sessions.js';
+
+// The diff pane's own state.
+const diffUi = {
+  file: null, // "changeset\nfile" whose diff the pane shows
+  bigOk: new Set(), // diffs too long to open by themselves that the reader opened
+  hunks: [], // the parsed hunks of the diff shown
+  expand: new Map(), // "changeset\nfile" -> the context shown around its hunks: {patch: its patchUri, above, below, lines}
+};
 
 function renderDiff(s) {
   const f = s?.files?.find((x) => x.id === ui.file);
@@ -34,7 +42,7 @@ function renderDiff(s) {
     decorateHunks(s, f);
     return showDraft(pane, f);
   }
-  if (f && ui.diffFile === `${ui.cs?.uri}\n${f.id}` && meta.patchUri && !patches.get(meta.patchUri) && !(bigDiff(f) && !ui.bigOk.has(key)) && !folded) {
+  if (f && diffUi.file === `${ui.cs?.uri}\n${f.id}` && meta.patchUri && !patches.get(meta.patchUri) && !(bigDiff(f) && !diffUi.bigOk.has(key)) && !folded) {
     // A new version of the file shown: its diff stays, not a blank
     // pane, until the new patch is in.
     const uri = meta.patchUri;
@@ -46,9 +54,9 @@ function renderDiff(s) {
     });
     return;
   }
-  ui.diffFile = f ? `${ui.cs?.uri}\n${f.id}` : null;
+  diffUi.file = f ? `${ui.cs?.uri}\n${f.id}` : null;
   ui.diffKey = key;
-  ui.diffHunks = [];
+  diffUi.hunks = [];
   ui.virtualDiff = null;
   ui.lastSelection = null;
   ui.kbSel = null;
@@ -79,14 +87,14 @@ function renderDiff(s) {
     pane.append(el('p', 'note', 'This file is too large to diff.'));
   } else if (meta.patchOmitted || !meta.patchUri) {
     pane.append(el('p', 'note', 'The diff of this file is too large to show.'));
-  } else if (bigDiff(f) && !ui.bigOk.has(key)) {
+  } else if (bigDiff(f) && !diffUi.bigOk.has(key)) {
     // Rendering it would hold the page for seconds: on request only,
     // and its patch is read then.
     const p = el('p', 'note big', `This diff has ${bigDiff(f).toLocaleString()} lines. `);
     const b = el('button', 'load-anyway', 'Load anyway');
     b.type = 'button';
     b.onclick = () => {
-      ui.bigOk.add(key);
+      diffUi.bigOk.add(key);
       ui.diffKey = '';
       renderDiff(csState());
     };
@@ -107,7 +115,7 @@ function renderDiff(s) {
     const patch = patches.get(meta.patchUri).text;
     const big = bigDiff(f) > 0;
     const hunks = big ? parsePatch(patch) : pairWords(parsePatch(patch));
-    ui.diffHunks = hunks;
+    diffUi.hunks = hunks;
     if (!big) withContext(f, hunks);
     if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? mode ? 'No content change.' : 'No content change (name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
@@ -158,10 +166,10 @@ const EXPAND_STEP = 10;
 function expansionOf(f) {
   const patch = f._meta?.changesetd?.patchUri;
   const k = `${ui.cs?.uri}\n${f.id}`;
-  let e = ui.expand.get(k);
+  let e = diffUi.expand.get(k);
   if (!e || e.patch !== patch) {
     e = { patch, above: [], below: [], lines: null };
-    ui.expand.set(k, e);
+    diffUi.expand.set(k, e);
   }
   return e;
 }
@@ -309,7 +317,7 @@ function hunkEntry(f, h, hi) {
     const found = list.find((e) => e.oldStart === Number(m[1]) && e.newStart === Number(m[2]));
     if (found) return found;
   }
-  return list.length === ui.diffHunks.length ? list[hi] : null;
+  return list.length === diffUi.hunks.length ? list[hi] : null;
 }
 
 // hunkRange is the range a range operation takes for hunk h: its changed
@@ -346,7 +354,7 @@ function decorateHunks(s, f) {
   const off = (op) => !op || op.status === 'disabled' || op.status === 'running' || !online();
   for (const tr of rows) {
     const hi = Number(tr.dataset.hunk);
-    const h = ui.diffHunks[hi];
+    const h = diffUi.hunks[hi];
     const entry = review ? hunkEntry(f, h, hi) : null;
     const r = h && hunkRange(h);
     const td = tr.firstElementChild;
@@ -388,7 +396,7 @@ function decorateHunks(s, f) {
       if (by) td.insertBefore(authorBadge(by), box);
     }
     // With an author chosen, the others' hunks stay listed, set apart.
-    const apart = !!(ui.author && by && !by.includes(ui.author));
+    const apart = !!(chosenAuthor() && by && !by.includes(chosenAuthor()));
     if (tr.classList.contains('other-author') !== apart) {
       tr.classList.toggle('other-author', apart);
       for (let r = tr.nextElementSibling; r && !r.classList.contains('hunk'); r = r.nextElementSibling) r.classList.toggle('other-author', apart);
@@ -414,7 +422,7 @@ function decorateHunks(s, f) {
 // comes back with the mark, to every client.
 async function setHunkReviewed(hi, reviewed) {
   const f = currentFile();
-  const entry = f && hunkEntry(f, ui.diffHunks[hi], hi);
+  const entry = f && hunkEntry(f, diffUi.hunks[hi], hi);
   if (!entry || !ui.cs) return;
   try {
     await intent(shownVersions([f.id]), { hunks: { file: f.id, ids: [entry.id], reviewed } });
@@ -427,7 +435,7 @@ async function setHunkReviewed(hi, reviewed) {
 function hunkOp(id, hi) {
   const op = rangeOp(id);
   const f = currentFile();
-  const h = ui.diffHunks[hi];
+  const h = diffUi.hunks[hi];
   const r = h && hunkRange(h);
   if (!op || !f || !r) return;
   const resource = f.edit?.after?.uri || f.id;
@@ -453,7 +461,7 @@ function stagedRange(f, h, hi) {
 function unstageHunk(hi) {
   const op = rangeOp('unstage');
   const f = currentFile();
-  const h = ui.diffHunks[hi];
+  const h = diffUi.hunks[hi];
   const r = f && stagedRange(f, h, hi);
   if (!op || !r) return;
   const target = { kind: 'range', resource: f.edit?.after?.uri || f.id, side: 'after', range: r };
@@ -648,7 +656,7 @@ function invokeRange(id) {
   const lines = r.start.line === r.end.line ? `line ${r.start.line + 1}` : `lines ${r.start.line + 1}–${r.end.line + 1}`;
   const target = { kind: 'range', resource, side: 'after', range: r };
   // The daemon takes every hunk the lines touch.
-  const touched = ui.diffHunks.map((h, hi) => (hunkRange(h) ? hunkFacts(h, hi) : null))
+  const touched = diffUi.hunks.map((h, hi) => (hunkRange(h) ? hunkFacts(h, hi) : null))
     .filter((h) => h && h.last >= r.start.line + 1 && h.first <= r.end.line + 1);
   const confirm = id === 'revert' ? revertHunksText(ui.cs?.kind, pathOf(f), touched, { first: r.start.line + 1, last: r.end.line + 1 }) : null;
   describe(target, confirm, `${lines} of ${pathOf(f)}`);

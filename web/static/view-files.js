@@ -9,6 +9,19 @@ import { opButton } from './view-changeset.js';
 import { threadsOn } from './view-comments.js';
 import { renderDiff } from './view-diff.js';
 
+// The file list's own state.
+const list = {
+  filter: '', // the path filter's text
+  author: '', // the author filter: an author of package attrib's, '' for everyone
+  folded: new Set(), // folders of the file tree the reader folded
+  files: [], // the files listed
+};
+
+// chosenAuthor is the author the list is filtered by, '' for everyone.
+function chosenAuthor() {
+  return list.author;
+}
+
 // A list longer than this is virtual: only the rows in view (and a few
 // around them) are in the document, each ROW_PX high.
 const VIRTUAL_FILES = 200;
@@ -23,8 +36,8 @@ let rowCache = new WeakMap();
 // visibleFiles is the sorted files the path filter lets through.
 function visibleFiles(s) {
   const all = filesOf(s);
-  const q = ui.filter.trim().toLowerCase();
-  const who = ui.author;
+  const q = list.filter.trim().toLowerCase();
+  const who = list.author;
   if (!q && !who) return all;
   if (filterCache.all !== all || filterCache.q !== q || filterCache.who !== who) {
     const out = all.filter((f) => fileKey(f).toLowerCase().includes(q) && (!who || authorsOfFile(f).includes(who)));
@@ -82,7 +95,7 @@ function renderAuthorFilter(s) {
       opts.push(o);
     }
     sel.replaceChildren(...opts);
-    sel.value = seen.includes(ui.author) ? ui.author : '';
+    sel.value = seen.includes(list.author) ? list.author : '';
   }
   sel.hidden = seen.length === 0 || (seen.length === 1 && seen[0] === 'unknown');
   $('author-note').hidden = !(seen.length === 1 && seen[0] === 'unknown');
@@ -96,7 +109,7 @@ const AUTHOR_OPS = { stageAuthor: 'Stage', revertAuthor: 'Revert' };
 function renderAuthorOps(s) {
   const box = $('author-ops');
   box.replaceChildren();
-  const who = ui.author;
+  const who = list.author;
   if (!who || who === 'unknown' || who === 'mixed') return;
   const l = authorLabel(who);
   const whose = who === 'you' ? 'your' : 'this agent\'s';
@@ -113,7 +126,7 @@ let filterCache = {};
 // stay the same: a key that only moves the selection recomputes nothing.
 let treeCache = {};
 function treeOf(files) {
-  const fold = [...ui.folded].join('\n');
+  const fold = [...list.folded].join('\n');
   if (treeCache.files !== files || treeCache.fold !== fold) treeCache = { files, fold, items: treeItems(files) };
   return treeCache.items;
 }
@@ -121,7 +134,7 @@ function treeOf(files) {
 // dirRowFor is the folder's row, the same node while it shows the same.
 const dirCache = new Map();
 function dirRowFor(it, i) {
-  const sig = [it.n, it.added, it.removed, it.depth, ui.folded.has(it.dir), i].join();
+  const sig = [it.n, it.added, it.removed, it.depth, list.folded.has(it.dir), i].join();
   const hit = dirCache.get(it.dir);
   if (hit && hit.sig === sig) return hit.li;
   const li = dirRow(it);
@@ -133,7 +146,7 @@ function renderFiles(s) {
   const ul = $('files');
   const all = filesOf(s);
   const files = visibleFiles(s);
-  $('filter-count').textContent = ui.filter.trim() || ui.author ? `${files.length} of ${all.length}` : '';
+  $('filter-count').textContent = list.filter.trim() || list.author ? `${files.length} of ${all.length}` : '';
   renderAuthorFilter(s);
   // The selected file gone (reverted, committed): the one that took its
   // place in the list is selected, as after a delete in a list.
@@ -141,14 +154,14 @@ function renderFiles(s) {
   if (at >= 0) ui.fileAt = at;
   else if (files.length) ui.file = files[Math.min(ui.fileAt || 0, files.length - 1)].id;
   else ui.file = null;
-  ui.fileList = files;
+  list.files = files;
   const items = treeOf(files);
   ui.items = items;
   const virtual = items.length > VIRTUAL_FILES;
   ul.classList.toggle('virtual', virtual);
   ul.setAttribute('aria-rowcount', String(items.length));
   if (s && files.length === 0 && s.status === 'ready') {
-    ul.replaceChildren(el('li', 'muted empty', ui.filter.trim() ? 'No file matches the filter.' : 'No changes.'));
+    ul.replaceChildren(el('li', 'muted empty', list.filter.trim() ? 'No file matches the filter.' : 'No changes.'));
     return;
   }
   let from = 0;
@@ -187,8 +200,8 @@ function treeItems(files) {
     }
   }
   const folded = (dirs, upto) => {
-    if (!ui.folded.size) return false;
-    for (let i = 1; i <= upto; i++) if (ui.folded.has(dirs.slice(0, i).join('/'))) return true;
+    if (!list.folded.size) return false;
+    for (let i = 1; i <= upto; i++) if (list.folded.has(dirs.slice(0, i).join('/'))) return true;
     return false;
   };
   const items = [];
@@ -209,17 +222,17 @@ function treeItems(files) {
 }
 
 function dirRow(it) {
-  const li = el('li', 'dir' + (ui.folded.has(it.dir) ? ' folded' : ''));
+  const li = el('li', 'dir' + (list.folded.has(it.dir) ? ' folded' : ''));
   li.dataset.dir = it.dir;
   li.style.paddingLeft = 10 + it.depth * 14 + 'px';
   li.tabIndex = 0;
   li.setAttribute('role', 'button');
-  li.setAttribute('aria-expanded', String(!ui.folded.has(it.dir)));
+  li.setAttribute('aria-expanded', String(!list.folded.has(it.dir)));
   li.title = `${it.dir}/: ${it.n} changed file${it.n === 1 ? '' : 's'}`;
-  li.append(el('span', 'twisty', ui.folded.has(it.dir) ? '▸' : '▾'), el('span', 'dname', it.name + '/'),
+  li.append(el('span', 'twisty', list.folded.has(it.dir) ? '▸' : '▾'), el('span', 'dname', it.name + '/'),
     el('span', 'dcount muted', `${it.n} file${it.n === 1 ? '' : 's'} · +${it.added} −${it.removed}`));
   const toggle = () => {
-    if (ui.folded.has(it.dir)) ui.folded.delete(it.dir); else ui.folded.add(it.dir);
+    if (list.folded.has(it.dir)) list.folded.delete(it.dir); else list.folded.add(it.dir);
     renderFiles(csState());
     $('files').querySelector(`li.dir[data-dir="${CSS.escape(it.dir)}"]`)?.focus();
   };
@@ -365,4 +378,31 @@ function selectFile(id) {
   renderDiff(s);
 }
 
-export { AUTHOR_OPS, authorBadge, renderFiles, selectFile };
+// wireFileList listens to the list's own inputs: the path and author
+// filters.
+function wireFileList() {
+  $('filter').addEventListener('input', () => {
+    list.filter = $('filter').value;
+    $('files').scrollTop = 0;
+    renderFiles(csState());
+    renderDiff(csState());
+  });
+  $('author-filter').addEventListener('change', () => {
+    list.author = $('author-filter').value;
+    $('files').scrollTop = 0;
+    renderFiles(csState());
+    renderDiff(csState());
+  });
+  $('filter').addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      $('filter').value = '';
+      list.filter = '';
+      renderFiles(csState());
+      $('filter').blur();
+    } else if (e.key === 'Enter') {
+      $('filter').blur();
+    }
+  });
+}
+
+export { AUTHOR_OPS, authorBadge, chosenAuthor, renderFiles, selectFile, wireFileList };

@@ -8,6 +8,9 @@ import { counts, dirName, online, totalsOf } from './selectors.js';
 import { closeChangeset, openChangeset, renderChangeset } from './view-changeset.js';
 import { onAnnotations } from './view-comments.js';
 
+// The side's own state: the turns ticked for comparison.
+const side = { picks: [] };
+
 // ---- sessions ----------------------------------------------------------
 
 async function loadSessions() {
@@ -101,7 +104,7 @@ function clearSession() {
   ui.sessionCs = null;
   for (const uri of ui.turnCs.values()) release(uri);
   ui.turnCs.clear();
-  ui.picks = [];
+  side.picks = [];
   turnPager.reset();
   if (ui.session) release(ui.session);
   for (const uri of ui.chats.keys()) release(uri);
@@ -304,10 +307,10 @@ function renderTurns() {
     const pick = el('input');
     pick.type = 'checkbox';
     pick.title = 'Tick two turns to compare them';
-    pick.checked = ui.picks.includes(t.id);
+    pick.checked = side.picks.includes(t.id);
     pick.onclick = (e) => {
       e.stopPropagation();
-      ui.picks = pick.checked ? [...ui.picks, t.id].slice(-2) : ui.picks.filter((x) => x !== t.id);
+      side.picks = pick.checked ? [...side.picks, t.id].slice(-2) : side.picks.filter((x) => x !== t.id);
       renderTurns();
     };
     li.append(pick);
@@ -343,15 +346,15 @@ function renderTurns() {
       release(uri);
     }
   }
-  ui.picks = ui.picks.filter((id) => turns.some((t) => t.id === id));
-  $('compare').disabled = ui.picks.length !== 2 || !catalogEntry('compare-turns');
+  side.picks = side.picks.filter((id) => turns.some((t) => t.id === id));
+  $('compare').disabled = side.picks.length !== 2 || !catalogEntry('compare-turns');
   turnPager.render(turns.length);
 }
 
 function compareTurns() {
   const turns = allTurns();
   const order = turns.map((t) => t.id);
-  const [a, b] = ui.picks.slice().sort((x, y) => order.indexOf(x) - order.indexOf(y));
+  const [a, b] = side.picks.slice().sort((x, y) => order.indexOf(x) - order.indexOf(y));
   const c = catalogEntry('compare-turns');
   if (!c) return;
   const msg = (id) => turns.find((t) => t.id === id)?.message?.text || id;
