@@ -4,7 +4,7 @@
 import { Client } from './ahp.js';
 import { selectedRange } from './diff.js';
 import { renderNotes, workspaceNotes } from './warnings.js';
-import { clearKbSel, onKey, toggleFull, toggleView } from './keys.js';
+import { clearKbSel, onKey, toggleFull, toggleView, wireKeys } from './keys.js';
 import { $, dirty, errText, remembered, toast, ui } from './page.js';
 import { csState } from './selectors.js';
 import { closeChangeset, openChangeset, renderChangeset } from './view-changeset.js';
@@ -229,6 +229,7 @@ function main() {
   $('range-stage').onclick = () => invokeRange('stage');
   $('range-comment').onclick = commentOnSelection;
   $('file-comment').onclick = () => startComment(null);
+  wireKeys();
   document.addEventListener('keydown', onKey);
   document.addEventListener('keypress', (e) => { if (e.key === ui.swallowKey) e.preventDefault(); }, true);
   document.addEventListener('keyup', (e) => { if (e.key === ui.swallowKey) ui.swallowKey = null; }, true);

@@ -10,8 +10,33 @@ import { selectFile } from './view-files.js';
 
 // ---- keyboard ----------------------------------------------------------
 
+// The single-key shortcuts can be turned off (in the help), for the
+// people whose speech input or screen reader types letters: the page then
+// takes no key that is a character alone. The choice is kept in
+// localStorage.
+const SINGLE_KEYS = 'changesetd.singleKeys';
+
+function singleKeys() {
+  return localStorage.getItem(SINGLE_KEYS) !== 'off';
+}
+
+// wireKeys shows the shortcuts' setting and keeps it when changed.
+function wireKeys() {
+  const box = $('single-keys');
+  const show = () => {
+    box.checked = singleKeys();
+    $('keys-off').hidden = box.checked;
+  };
+  box.addEventListener('change', () => {
+    localStorage.setItem(SINGLE_KEYS, box.checked ? 'on' : 'off');
+    show();
+  });
+  show();
+}
+
 function onKey(e) {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key.length === 1 && !singleKeys()) return;
   const t = e.target;
   if (t && (t.tagName === 'INPUT' && t.type !== 'checkbox' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
   if ($('confirm').open) return;
@@ -135,4 +160,4 @@ function toggleView() {
   renderDiff(csState());
 }
 
-export { clearKbSel, gotoHunk, onKey, toggleFull, toggleView };
+export { clearKbSel, gotoHunk, onKey, toggleFull, toggleView, wireKeys };

@@ -15,7 +15,13 @@ const list = {
   author: '', // the author filter: an author of package attrib's, '' for everyone
   folded: new Set(), // folders of the file tree the reader folded
   files: [], // the files listed
+  active: '', // the row that is the list's one tab stop (itemKey), '' for the selected file's
 };
+
+// itemKey names a row of the tree: a file by its id, a folder by its path.
+function itemKey(it) {
+  return it.file ? 'f:' + it.file.id : 'd:' + it.dir;
+}
 
 // chosenAuthor is the author the list is filtered by, '' for everyone.
 function chosenAuthor() {
@@ -159,11 +165,12 @@ function renderFiles(s) {
   ui.items = items;
   const virtual = items.length > VIRTUAL_FILES;
   ul.classList.toggle('virtual', virtual);
-  ul.setAttribute('aria-rowcount', String(items.length));
   if (s && files.length === 0 && s.status === 'ready') {
+    ul.setAttribute('role', 'list');
     ul.replaceChildren(el('li', 'muted empty', list.filter.trim() ? 'No file matches the filter.' : 'No changes.'));
     return;
   }
+  ul.setAttribute('role', 'tree');
   let from = 0;
   let to = items.length;
   if (virtual) {
@@ -180,7 +187,104 @@ function renderFiles(s) {
   const cur = ul.children;
   let same = cur.length === rows.length;
   for (let i = 0; same && i < rows.length; i++) same = cur[i] === rows[i];
-  if (!same) ul.replaceChildren(...rows);
+  if (!same) {
+    // A row replaced (the file changed, or was opened) keeps the focus
+    // it had.
+    const had = ul.contains(document.activeElement) ? document.activeElement.dataset.key : '';
+    ul.replaceChildren(...rows);
+    if (had && !ul.contains(document.activeElement)) rows.find((r) => r.dataset.key === had)?.focus();
+  }
+  rove(ul, items, from, to);
+}
+
+// rove makes one row of the tree its tab stop: the active one (the
+// selected file's unless the arrows moved elsewhere), or, when that is
+// not in the document (a virtual list scrolled away), the first row
+// shown. Every other row and control in the list is reached by the arrows.
+function rove(ul, items, from, to) {
+  let want = list.active || (ui.file ? 'f:' + ui.file : '');
+  if (!items.some((it) => itemKey(it) === want)) want = '';
+  let stop = null;
+  for (const li of ul.children) {
+    if (!li.dataset.key) continue;
+    if (!stop && !want) stop = li;
+    if (li.dataset.key === want) stop = li;
+  }
+  if (!stop && to > from) stop = ul.querySelector('li[data-key]');
+  for (const li of ul.children) {
+    if (li.dataset.key) li.tabIndex = li === stop ? 0 : -1;
+  }
+}
+
+// moveTo makes item i of the tree the active row, in view and focused.
+function moveTo(i) {
+  const items = ui.items || [];
+  if (!items.length) return;
+  i = Math.max(0, Math.min(items.length - 1, i));
+  list.active = itemKey(items[i]);
+  const ul = $('files');
+  if (ul.classList.contains('virtual')) {
+    const top = i * ROW_PX;
+    if (top < ul.scrollTop) ul.scrollTop = top;
+    else if (top + ROW_PX > ul.scrollTop + ul.clientHeight) ul.scrollTop = top + ROW_PX - ul.clientHeight;
+  }
+  renderFiles(csState());
+  const li = [...ul.children].find((r) => r.dataset.key === list.active);
+  li?.focus();
+  if (!ul.classList.contains('virtual')) li?.scrollIntoView({ block: 'nearest' });
+}
+
+// onTreeKey moves in the tree as a tree does: Up and Down row by row,
+// Home and End to the ends, Right opens a folder or enters it, Left
+// closes it or goes to the folder above; Enter (or Space) opens a file
+// or folds and unfolds a folder.
+function onTreeKey(e) {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const li = e.target.closest?.('li[data-key]');
+  if (!li || e.target !== li) return;
+  const items = ui.items || [];
+  const i = items.findIndex((it) => itemKey(it) === li.dataset.key);
+  if (i < 0) return;
+  const it = items[i];
+  const folded = it.dir !== undefined && list.folded.has(it.dir);
+  switch (e.key) {
+    case 'ArrowDown': moveTo(i + 1); break;
+    case 'ArrowUp': moveTo(i - 1); break;
+    case 'Home': moveTo(0); break;
+    case 'End': moveTo(items.length - 1); break;
+    case 'ArrowRight':
+      if (it.file) return;
+      if (folded) toggleDir(it.dir); else moveTo(i + 1);
+      break;
+    case 'ArrowLeft': {
+      if (it.dir !== undefined && !folded) {
+        toggleDir(it.dir);
+        break;
+      }
+      const parent = items.slice(0, i).findLastIndex((x) => x.dir !== undefined && x.depth === it.depth - 1);
+      if (parent < 0) return;
+      moveTo(parent);
+      break;
+    }
+    case 'Enter':
+    case ' ':
+      if (it.file) selectFile(it.file.id);
+      else toggleDir(it.dir);
+      break;
+    default:
+      return;
+  }
+  e.preventDefault();
+  e.stopPropagation();
+}
+
+// toggleDir folds or unfolds a folder of the tree, its row keeping the
+// focus.
+function toggleDir(dir) {
+  if (list.folded.has(dir)) list.folded.delete(dir); else list.folded.add(dir);
+  list.active = 'd:' + dir;
+  renderFiles(csState());
+  $('files').querySelector(`li.dir[data-dir="${CSS.escape(dir)}"]`)?.focus();
 }
 
 // treeItems lays the sorted files out as a tree: a row per folder, with
@@ -224,25 +328,16 @@ function treeItems(files) {
 function dirRow(it) {
   const li = el('li', 'dir' + (list.folded.has(it.dir) ? ' folded' : ''));
   li.dataset.dir = it.dir;
+  li.dataset.key = itemKey(it);
   li.style.paddingLeft = 10 + it.depth * 14 + 'px';
-  li.tabIndex = 0;
-  li.setAttribute('role', 'button');
+  li.tabIndex = -1;
+  li.setAttribute('role', 'treeitem');
+  li.setAttribute('aria-level', String(it.depth + 1));
   li.setAttribute('aria-expanded', String(!list.folded.has(it.dir)));
   li.title = `${it.dir}/: ${it.n} changed file${it.n === 1 ? '' : 's'}`;
   li.append(el('span', 'twisty', list.folded.has(it.dir) ? '▸' : '▾'), el('span', 'dname', it.name + '/'),
     el('span', 'dcount muted', `${it.n} file${it.n === 1 ? '' : 's'} · +${it.added} −${it.removed}`));
-  const toggle = () => {
-    if (list.folded.has(it.dir)) list.folded.delete(it.dir); else list.folded.add(it.dir);
-    renderFiles(csState());
-    $('files').querySelector(`li.dir[data-dir="${CSS.escape(it.dir)}"]`)?.focus();
-  };
-  li.onclick = toggle;
-  li.onkeydown = (e) => {
-    if (e.key === 'Enter' || e.key === ' ') {
-      e.preventDefault();
-      toggle();
-    }
-  };
+  li.onclick = () => toggleDir(it.dir);
   return li;
 }
 
@@ -266,7 +361,7 @@ function fileRowFor(f, i, depth) {
     if (operationOf(f) !== 'move') p.textContent = fileKey(f).slice(fileKey(f).lastIndexOf('/') + 1);
     p.title = pathOf(f);
   }
-  li.setAttribute('aria-rowindex', String(i + 1));
+  li.setAttribute('aria-level', String(depth + 1));
   rowCache.set(f, { sig, li });
   return li;
 }
@@ -281,6 +376,7 @@ function fileRow(f, threads) {
     cb.checked = !!f.reviewed;
     cb.title = 'Reviewed (x)';
     cb.setAttribute('aria-label', `Reviewed: ${fileKey(f)}`);
+    cb.tabIndex = -1; // the row is the tab stop; x or a click ticks it
     cb.onclick = (e) => {
       e.stopPropagation();
       setReviewed(f.id, cb.checked);
@@ -340,15 +436,11 @@ function fileRow(f, threads) {
   }
   li.append(c);
   li.onclick = () => selectFile(f.id);
-  // A row is operable from the keyboard: Tab to it, Enter or Space opens it.
-  li.tabIndex = 0;
-  li.setAttribute('role', 'button');
-  li.setAttribute('aria-current', f.id === ui.file ? 'true' : 'false');
-  li.onkeydown = (e) => {
-    if (e.target !== li || (e.key !== 'Enter' && e.key !== ' ')) return;
-    e.preventDefault();
-    selectFile(f.id);
-  };
+  // A row of the tree (onTreeKey): the arrows reach it, Enter opens it.
+  li.dataset.key = 'f:' + f.id;
+  li.tabIndex = -1;
+  li.setAttribute('role', 'treeitem');
+  li.setAttribute('aria-selected', f.id === ui.file ? 'true' : 'false');
   return li;
 }
 
@@ -369,6 +461,7 @@ function showSelected() {
 function selectFile(id) {
   if (ui.file !== id && ui.composer?.key === 'new') ui.composer = null;
   ui.file = id;
+  list.active = '';
   remember();
   const s = csState();
   // The rows' layout is the last render's: only the selection moved, so
@@ -381,6 +474,13 @@ function selectFile(id) {
 // wireFileList listens to the list's own inputs: the path and author
 // filters.
 function wireFileList() {
+  $('files').addEventListener('keydown', onTreeKey);
+  $('files').addEventListener('focusin', (e) => {
+    const key = e.target.dataset?.key;
+    if (!key || e.target.parentElement !== $('files')) return;
+    list.active = key;
+    for (const li of $('files').children) if (li.dataset.key) li.tabIndex = li === e.target ? 0 : -1;
+  });
   $('filter').addEventListener('input', () => {
     list.filter = $('filter').value;
     $('files').scrollTop = 0;
