@@ -1,7 +1,7 @@
 // The review page: sessions, their changeset catalogue and turns, and one
 // changeset's files and diffs, all mirrored live from the daemon over AHP.
 
-import { Client } from './ahp.js';
+import { Client, socketFor } from './ahp.js';
 import { selectedRange } from './diff.js';
 import { renderNotes, workspaceNotes } from './warnings.js';
 import { clearKbSel, onKey, toggleFull, toggleView, wireKeys } from './keys.js';
@@ -16,7 +16,9 @@ import { catalogEntry, clearSession, compareTurns, entryFor, loadSessions, onCha
 // ---- token and identity ----------------------------------------------
 
 // takeToken moves a token given in the URL (#token=… or ?token=…) to
-// sessionStorage and removes it from the address bar.
+// sessionStorage and removes it from the address bar; boot.js has done so
+// already, unless it could not run. The session the URL names is taken
+// once too.
 function takeToken() {
   const frag = new URLSearchParams(location.hash.slice(1));
   const query = new URLSearchParams(location.search);
@@ -26,10 +28,8 @@ function takeToken() {
   // hook made since.
   const open = frag.get('session');
   if (open && remembered().session !== open) sessionStorage.setItem('changesetd.selection', JSON.stringify({ session: open }));
-  if (t) {
-    sessionStorage.setItem('changesetd.token', t);
-    history.replaceState(null, '', location.pathname);
-  }
+  if (t) sessionStorage.setItem('changesetd.token', t);
+  if (t || open) history.replaceState(null, '', location.pathname);
   return t || sessionStorage.getItem('changesetd.token');
 }
 
@@ -111,8 +111,9 @@ function start(token) {
   if (ui.client) forgetChannels();
   $('login').hidden = true;
   $('app').hidden = false;
-  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const c = new Client(`${proto}//${location.host}/ahp?token=${encodeURIComponent(token)}`, clientId());
+  // The token goes in the socket's subprotocols, not its URL (socketFor).
+  const { url, protocols } = socketFor(token);
+  const c = new Client(url, clientId(), protocols);
   ui.client = c;
   c.addEventListener('status', (e) => {
     const { status, detail } = e.detail;
@@ -181,7 +182,7 @@ async function tokenRefused(c) {
   if (!up || c.status === 'connected') return;
   // The refused socket may have been tried just before the daemon came
   // up: one more, now that it is.
-  if (await socketOpens(c.url)) return;
+  if (await socketOpens(c.url, c.protocols)) return;
   if (c.status === 'connected') return;
   c.refused = true;
   c.close();
@@ -192,9 +193,9 @@ async function tokenRefused(c) {
   showLogin('The daemon refused this token. Open the review: URL it printed, or paste the token.');
 }
 
-function socketOpens(url) {
+function socketOpens(url, protocols) {
   return new Promise((resolve) => {
-    const ws = new WebSocket(url);
+    const ws = new WebSocket(url, protocols);
     ws.onopen = () => {
       resolve(true);
       ws.close(1000, 'token check');
