@@ -11,12 +11,20 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// sockets records the WebSockets a tab opens: their URLs and the
-// subprotocols their handshakes ask for.
+// sockets records the WebSockets a tab opens: their URLs, the
+// subprotocols their handshakes ask for and the text frames sent.
 type sockets struct {
 	mu        sync.Mutex
 	urls      []string
 	protocols []string
+	sent      []string
+}
+
+// frames is the text frames the tab has sent so far.
+func (s *sockets) frames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.sent...)
 }
 
 func (s *sockets) seen() ([]string, []string) {
@@ -39,6 +47,10 @@ func watchSockets(t *testing.T, b *browser) *sockets {
 		switch e := ev.(type) {
 		case *network.EventWebSocketCreated:
 			s.urls = append(s.urls, e.URL)
+		case *network.EventWebSocketFrameSent:
+			if e.Response != nil && e.Response.Opcode == 1 {
+				s.sent = append(s.sent, string(e.Response.PayloadData))
+			}
 		case *network.EventWebSocketWillSendHandshakeRequest:
 			for k, v := range e.Request.Headers {
 				if strings.EqualFold(k, "Sec-WebSocket-Protocol") {

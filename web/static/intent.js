@@ -75,11 +75,17 @@ function targetFiles(resource) {
 
 // intent sends one thing the person asked for with the versions shown when
 // they asked (shownVersions): an operation ({op, target, meta}), a review
-// flag ({review: {files, reviewed}}) or a hunk's mark ({hunks: {file, ids,
-// reviewed}}). Every operation and review flag of the page goes through
-// here, so the daemon acts on exactly what was on the screen or refuses,
-// naming the files that changed.
+// flag ({review: {files, reviewed}}), a hunk's mark ({hunks: {file, ids,
+// reviewed}}) or an annotations action ({annotation}; shown is null for
+// one that anchors nothing, a reply or a resolve). Every operation,
+// review flag and comment of the page goes through here, so the daemon
+// acts on exactly what was on the screen or refuses, naming the files
+// that changed.
 function intent(shown, what) {
+  if (what.annotation) {
+    const a = what.annotation;
+    return ui.client.dispatch(ui.ann, shown ? { ...a, _meta: { ...a._meta, ...shown } } : a);
+  }
   if (what.review) {
     return ui.client.dispatch(ui.cs.uri, { type: 'changeset/filesReviewChanged', files: what.review.files, reviewed: what.review.reviewed, _meta: shown });
   }

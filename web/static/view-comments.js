@@ -2,6 +2,7 @@
 
 import { parsePatch } from './diff.js';
 import { lastLine, linesLabel, newId, oldRange, placeThreads, renderComposer, renderThread, touchesAdded, wholeLines } from './comments.js';
+import { intent, shownVersions } from './intent.js';
 import { clearKbSel } from './keys.js';
 import { $, el, errText, hold, patches, release, toast, ui } from './page.js';
 import { csState, currentFile } from './selectors.js';
@@ -221,6 +222,9 @@ function commentOnSelection() {
 async function startComment(range) {
   const f = currentFile();
   if (!f || !canComment()) return;
+  // The lines are those of the version on the screen now: the comment
+  // names it, and the daemon binds the comment to it or refuses.
+  const shown = shownVersions([f.id]);
   const resource = f.edit?.after?.uri || f.edit?.before?.uri;
   document.getSelection()?.removeAllRanges();
   const csUri = ui.cs.uri;
@@ -232,7 +236,7 @@ async function startComment(range) {
     return;
   }
   if (ui.cs?.uri !== csUri || currentFile()?.id !== f.id) return;
-  openComposer({ key: 'new', resource, range, turnId: anchor.turnId, anchorRange: anchor.range, onWorkingTree: !!anchor.onWorkingTree, note: anchor.note });
+  openComposer({ key: 'new', resource, range, shown, turnId: anchor.turnId, anchorRange: anchor.range, onWorkingTree: !!anchor.onWorkingTree, note: anchor.note });
 }
 
 function submitComposer(c, text) {
@@ -240,21 +244,22 @@ function submitComposer(c, text) {
     const a = { id: newId('a'), turnId: c.turnId, resource: c.resource, resolved: false, entries: [{ id: newId('e'), text }] };
     if (c.anchorRange) a.range = c.anchorRange;
     if (c.onWorkingTree) a._meta = { 'changesetd/onWorkingTree': true };
-    sendAnnotation({ type: 'annotations/set', annotation: a }, { ...c, text, error: '' });
+    sendAnnotation({ type: 'annotations/set', annotation: a }, { ...c, text, error: '' }, c.shown);
   } else {
     sendAnnotation({ type: 'annotations/entrySet', annotationId: c.key, entry: { id: newId('e'), text } }, { ...c, text, error: '' });
   }
 }
 
-// sendAnnotation dispatches an annotations action; the page shows it at
+// sendAnnotation dispatches an annotations action through intent(), with
+// the versions shown (a new comment's) or none; the page shows it at
 // once and takes it back if the daemon refuses it. draft is the comment
 // box it came from, reopened with the reason then.
-function sendAnnotation(action, draft) {
+function sendAnnotation(action, draft, shown = null) {
   const keep = ui.composer;
   ui.composer = null;
   let seq;
   try {
-    seq = ui.client.dispatch(ui.ann, action);
+    seq = intent(shown, { annotation: action });
   } catch (e) {
     ui.composer = keep;
     if (keep) keep.error = `Not sent: ${errText(e)}`;
