@@ -5,11 +5,12 @@ import { Client, socketFor } from './ahp.js';
 import { selectedRange } from './diff.js';
 import { renderNotes, workspaceNotes } from './warnings.js';
 import { clearKbSel, onKey, toggleFull, toggleView, wireKeys } from './keys.js';
+import { wireTheme } from './theme.js';
 import { $, dirty, errText, remembered, toast, ui } from './page.js';
 import { csState } from './selectors.js';
 import { closeChangeset, openChangeset, renderChangeset } from './view-changeset.js';
 import { commentOnSelection, commentRefused, onAnnotations, startComment } from './view-comments.js';
-import { invokeRange, renderDiff, updateRangeOps } from './view-diff.js';
+import { copyPath, invokeRange, renderDiff, updateRangeOps } from './view-diff.js';
 import { renderFiles, wireFileList } from './view-files.js';
 import { catalogEntry, clearSession, compareTurns, entryFor, loadSessions, onChats, onRootNotification, renderCatalog, renderTurns, syncChats } from './view-sessions.js';
 
@@ -222,6 +223,7 @@ function showLogin(message) {
 function main() {
   $('view-toggle').onclick = toggleView;
   $('full-toggle').onclick = toggleFull;
+  $('copy-path').onclick = copyPath;
   wireFileList();
   $('help-close').onclick = () => $('help').close();
   $('help-open').onclick = () => $('help').showModal();
@@ -231,6 +233,7 @@ function main() {
   $('range-comment').onclick = commentOnSelection;
   $('file-comment').onclick = () => startComment(null);
   wireKeys();
+  wireTheme();
   document.addEventListener('keydown', onKey);
   document.addEventListener('keypress', (e) => { if (e.key === ui.swallowKey) e.preventDefault(); }, true);
   document.addEventListener('keyup', (e) => { if (e.key === ui.swallowKey) ui.swallowKey = null; }, true);

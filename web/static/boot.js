@@ -7,6 +7,13 @@
 // id in this tab yet, it does nothing and the client connects itself.
 (() => {
   try {
+    // The theme chosen on the page (theme.js), before the first paint.
+    const theme = localStorage.getItem('changesetd.theme');
+    if (theme === 'light' || theme === 'dark') document.documentElement.dataset.theme = theme;
+  } catch {
+    // The system's, then.
+  }
+  try {
     // A token the URL brings (#token=… from the printed review: URL, or
     // ?token=…) is taken once, kept for this tab in sessionStorage and
     // taken out of the address bar at once, before anything else loads.

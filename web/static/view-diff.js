@@ -36,6 +36,7 @@ function renderDiff(s) {
   $('full-toggle').setAttribute('aria-pressed', String(!!ui.full));
   $('full-toggle').disabled = !f?.edit?.after;
   $('diff-path').textContent = f ? pathOf(f) : '';
+  $('copy-path').hidden = !f;
   $('file-comment').hidden = !canComment();
   renderFileOps(s, f);
   if (key === ui.diffKey) {
@@ -663,4 +664,32 @@ function invokeRange(id) {
   invoke(op, target, `${op.label} the hunks at ${lines} of ${pathOf(f)}?`);
 }
 
-export { invokeRange, renderDiff, toggleHunk, updateRangeOps };
+// copyPath copies the shown file's path in its working directory (a
+// renamed file's new one). Where the page is no secure context (plain
+// http to another machine) the clipboard API is missing, and the older
+// copy command does it.
+async function copyPath() {
+  const f = currentFile();
+  if (!f) return;
+  const path = fileKey(f);
+  try {
+    if (navigator.clipboard) {
+      await navigator.clipboard.writeText(path);
+    } else {
+      const ta = el('textarea');
+      ta.value = path;
+      ta.setAttribute('aria-hidden', 'true');
+      ta.className = 'offscreen';
+      document.body.append(ta);
+      ta.select();
+      const ok = document.execCommand('copy');
+      ta.remove();
+      if (!ok) throw new Error('the browser refused to copy');
+    }
+    toast(`Copied ${path}`);
+  } catch (e) {
+    toast(`Cannot copy the path: ${errText(e)}`, 'error');
+  }
+}
+
+export { copyPath, invokeRange, renderDiff, toggleHunk, updateRangeOps };
