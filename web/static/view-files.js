@@ -329,16 +329,24 @@ function dirRow(it) {
   const li = el('li', 'dir' + (list.folded.has(it.dir) ? ' folded' : ''));
   li.dataset.dir = it.dir;
   li.dataset.key = itemKey(it);
-  li.style.paddingLeft = 10 + it.depth * 14 + 'px';
+  li.style.setProperty('--depth', String(it.depth));
   li.tabIndex = -1;
   li.setAttribute('role', 'treeitem');
   li.setAttribute('aria-level', String(it.depth + 1));
   li.setAttribute('aria-expanded', String(!list.folded.has(it.dir)));
   li.title = `${it.dir}/: ${it.n} changed file${it.n === 1 ? '' : 's'}`;
   li.append(el('span', 'twisty', list.folded.has(it.dir) ? '▸' : '▾'), el('span', 'dname', it.name + '/'),
-    el('span', 'dcount muted', `${it.n} file${it.n === 1 ? '' : 's'} · +${it.added} −${it.removed}`));
+    dirCount(it));
   li.onclick = () => toggleDir(it.dir);
   return li;
+}
+
+// dirCount is a folder's count: its files (left out where the list is
+// narrow) and their lines added and removed.
+function dirCount(it) {
+  const c = el('span', 'dcount muted');
+  c.append(el('span', 'dfiles', `${it.n} file${it.n === 1 ? '' : 's'} · `), `+${it.added} −${it.removed}`);
+  return c;
 }
 
 function spacer(px) {
@@ -356,7 +364,7 @@ function fileRowFor(f, i, depth) {
   const li = fileRow(f, threads);
   if (depth) {
     // Under its folder's row, a file is named by its name alone.
-    li.style.paddingLeft = 10 + depth * 14 + 'px';
+    li.style.setProperty('--depth', String(depth));
     const p = li.querySelector('.path');
     if (operationOf(f) !== 'move') p.textContent = fileKey(f).slice(fileKey(f).lastIndexOf('/') + 1);
     p.title = pathOf(f);
