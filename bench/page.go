@@ -275,7 +275,8 @@ func runPage(c config, pc pageConfig) error {
 	slices.Sort(keys)
 	fmt.Printf("| the same path by a raw client in the page's browser (median of %d) | | %s | %.2f× | |\n", pc.runs, fmtDur(median(inBrowser)), ratio(median(nav), median(inBrowser)))
 	fmt.Printf("| navigation (reload) → first rows, against the floor page in the same browser (median of %d) | %s | %s (floor page) | %.2f× | ≤ 1.2× |\n", pc.runs, fmtDur(median(nav)), fmtDur(median(floor)), ratio(median(nav), median(floor)))
-	fmt.Printf("| j → next painted frame, %d presses | median %s, worst %s | | | median ≤ 16 ms, worst ≤ 50 ms |\n", len(keys), fmtDur(median(keys)), fmtDur(keys[len(keys)-1]))
+	p95 := keys[min(len(keys)-1, (len(keys)*95+99)/100-1)]
+	fmt.Printf("| j → next painted frame, %d presses | median %s, p95 %s, worst %s | | | p95 ≤ 50 ms |\n", len(keys), fmtDur(median(keys)), fmtDur(p95), fmtDur(keys[len(keys)-1]))
 	fmt.Printf("| burst of %d fileSets, save → applied | %s | %s (Go client receives) | %.2f× | ≤ 2× |\n", len(burst), fmtDur(pageBurst), fmtDur(rawBurst), ratio(pageBurst, rawBurst))
 	fmt.Printf("| %d-line diff, Load anyway → first paint | %s (%.0f rows in the document) | | | ≤ 300 ms |\n", pc.lines, fmtDur(msDur(bigMs)), rows)
 	fmt.Printf("\nfirst navigation (a new renderer process): %s; reloads: %s; raw: %s; floor page: %s\n", fmtDur(msDur(first)), fmtDurs(nav), fmtDurs(raw), fmtDurs(floor))
