@@ -62,9 +62,11 @@ func TestPageFileTreeKeyboard(t *testing.T) {
 		t.Errorf("tree items (level:path:expanded or selected)\n got %q\nwant %q", tree.Items, want)
 	}
 
-	// From the filter, Tab goes to the tree's one row, and one more Tab
-	// leaves the tree.
+	// From the filter, Tab goes past the note on authors (one line that
+	// opens) to the tree's one row, and one more Tab leaves the tree.
 	b.do(chromedp.Click(`#filter`))
+	b.do(chromedp.KeyEvent(kb.Tab))
+	b.waitFor("Tab: the note on authors", `document.activeElement.matches('#author-note summary')`)
 	b.do(chromedp.KeyEvent(kb.Tab))
 	b.waitFor("Tab: x.go's row", active+` === 'src/a/x.go'`)
 	b.do(chromedp.KeyEvent(kb.ArrowDown))
