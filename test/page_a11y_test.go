@@ -88,6 +88,8 @@ func TestPageFileTreeKeyboard(t *testing.T) {
 	}
 	b.do(chromedp.KeyEvent(kb.Enter))
 	b.waitFor("Enter opens top.txt", `document.getElementById('diff-path').textContent === 'top.txt' && `+fileRow("top.txt")+`.getAttribute('aria-selected') === 'true'`)
+	b.do(chromedp.KeyEvent(" "))
+	b.waitFor("Space ticks it reviewed, the focus stays on it", fileRow("top.txt")+`.classList.contains('is-reviewed') && `+active+` === 'top.txt'`)
 	b.do(chromedp.KeyEvent(kb.Home))
 	b.waitFor("Home: src", active+` === 'dir:src'`)
 	b.do(chromedp.KeyEvent(kb.Tab))

@@ -236,8 +236,10 @@ function moveTo(i) {
 
 // onTreeKey moves in the tree as a tree does: Up and Down row by row,
 // Home and End to the ends, Right opens a folder or enters it, Left
-// closes it or goes to the folder above; Enter (or Space) opens a file
-// or folds and unfolds a folder.
+// closes it or goes to the folder above; Enter opens a file or folds and
+// unfolds a folder, and Space ticks a file reviewed (where the changeset
+// has review flags; else it opens it), so that the boxes, which are no
+// tab stops, are reached without the single-key shortcuts too.
 function onTreeKey(e) {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
   const li = e.target.closest?.('li[data-key]');
@@ -266,8 +268,13 @@ function onTreeKey(e) {
       moveTo(parent);
       break;
     }
-    case 'Enter':
     case ' ':
+      if (it.file && ui.cs?.review) {
+        setReviewed(it.file.id, !it.file.reviewed);
+        break;
+      }
+    // falls through: Space opens where there is nothing to tick
+    case 'Enter':
       if (it.file) selectFile(it.file.id);
       else toggleDir(it.dir);
       break;
