@@ -356,6 +356,19 @@ function dirCount(it) {
   return c;
 }
 
+// nameInto writes a file's name into span so that a row too narrow for
+// it cuts the middle, not the end, which tells files of one prefix apart
+// (handler_wi…_042.go): the last characters stay whole.
+const NAME_TAIL = 8;
+
+function nameInto(span, name) {
+  if (name.length <= NAME_TAIL * 2) {
+    span.textContent = name;
+    return;
+  }
+  span.replaceChildren(el('span', 'ph', name.slice(0, -NAME_TAIL)), el('span', 'pt', name.slice(-NAME_TAIL)));
+}
+
 function spacer(px) {
   const li = el('li', 'vspace');
   li.style.height = px + 'px';
@@ -373,7 +386,7 @@ function fileRowFor(f, i, depth) {
     // Under its folder's row, a file is named by its name alone.
     li.style.setProperty('--depth', String(depth));
     const p = li.querySelector('.path');
-    if (operationOf(f) !== 'move') p.textContent = fileKey(f).slice(fileKey(f).lastIndexOf('/') + 1);
+    if (operationOf(f) !== 'move') nameInto(p, fileKey(f).slice(fileKey(f).lastIndexOf('/') + 1));
     p.title = pathOf(f);
   }
   li.setAttribute('aria-level', String(depth + 1));
@@ -399,7 +412,8 @@ function fileRow(f, threads) {
     li.append(cb);
   }
   const op = operationOf(f);
-  const name = el('span', 'path', pathOf(f));
+  const name = el('span', 'path');
+  nameInto(name, pathOf(f));
   name.title = pathOf(f); // the whole path, where the row cuts it short
   const kind = el('span', 'opkind ' + op, OP_LABEL[op] || op);
   kind.dataset.short = (OP_LABEL[op] || op).charAt(0).toUpperCase(); // git status's letter, where the row is narrow
