@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -23,21 +24,29 @@ type sentAction struct {
 	} `json:"params"`
 }
 
-// lastSent is the last action of type typ among frames, or fails.
-func lastSent(t *testing.T, frames []string, typ string) sentAction {
+// lastSent waits until the tab has sent an action of type typ (devtools
+// reports a frame sent apart from what the page shows) and returns the
+// last one.
+func lastSent(t *testing.T, ws *sockets, typ string) sentAction {
 	t.Helper()
-	var found *sentAction
-	for _, f := range frames {
-		var a sentAction
-		if json.Unmarshal([]byte(f), &a) != nil || a.Method != "dispatchAction" || a.Params.Action.Type != typ {
-			continue
+	deadline := time.Now().Add(browserWait)
+	for {
+		var found *sentAction
+		for _, f := range ws.frames() {
+			var a sentAction
+			if json.Unmarshal([]byte(f), &a) != nil || a.Method != "dispatchAction" || a.Params.Action.Type != typ {
+				continue
+			}
+			found = &a
 		}
-		found = &a
+		if found != nil {
+			return *found
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page sent no %s", typ)
+		}
+		time.Sleep(50 * time.Millisecond) // polls for the frame, as waitFor polls the page
 	}
-	if found == nil {
-		t.Fatalf("the page sent no %s", typ)
-	}
-	return *found
 }
 
 // TestPageCommentCarriesShownVersions: a comment written on lines chosen
@@ -59,13 +68,22 @@ func TestPageCommentCarriesShownVersions(t *testing.T) {
 	b.do(chromedp.KeyEvent("this is off by one"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 	b.waitFor("the thread", `!document.querySelector('#diff .composer') && [...document.querySelectorAll('#diff .thread')].some((t) => t.textContent.includes('this is off by one'))`)
 
+	// A reply anchors nothing: it names no versions.
+	b.click("Reply", `#diff .thread button.reply`)
+	b.waitFor("the reply box", `!!document.querySelector('#diff .thread .composer textarea')`)
+	b.eval(`document.querySelector('#diff .thread .composer textarea').focus()`, nil)
+	b.do(chromedp.KeyEvent("agreed"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	b.waitFor("the reply", `[...document.querySelectorAll('#diff .thread')].some((t) => t.textContent.includes('agreed'))`)
+	if reply := lastSent(t, ws, "annotations/entrySet"); len(reply.Params.Action.Meta) != 0 {
+		t.Errorf("a reply carries _meta %s", reply.Params.Action.Meta)
+	}
+
 	// The review flag of the same file, through the same intent().
 	b.do(chromedp.KeyEvent("x"))
 	b.waitFor("a.txt reviewed", fileRow("a.txt")+`.classList.contains('is-reviewed')`)
 
-	frames := ws.frames()
-	comment := lastSent(t, frames, "annotations/set")
-	review := lastSent(t, frames, "changeset/filesReviewChanged")
+	comment := lastSent(t, ws, "annotations/set")
+	review := lastSent(t, ws, "changeset/filesReviewChanged")
 	var got, want struct {
 		View     string                       `json:"view"`
 		Versions map[string]map[string]string `json:"versions"`
@@ -86,15 +104,5 @@ func TestPageCommentCarriesShownVersions(t *testing.T) {
 		if !strings.HasSuffix(id, "/a.txt") || v["after"] == "" {
 			t.Errorf("the comment names the versions of %s %v, want a.txt's after-version", id, v)
 		}
-	}
-
-	// A reply anchors nothing: it names no versions.
-	b.click("Reply", `#diff .thread button.reply`)
-	b.waitFor("the reply box", `!!document.querySelector('#diff .thread .composer textarea')`)
-	b.eval(`document.querySelector('#diff .thread .composer textarea').focus()`, nil)
-	b.do(chromedp.KeyEvent("agreed"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
-	b.waitFor("the reply", `[...document.querySelectorAll('#diff .thread')].some((t) => t.textContent.includes('agreed'))`)
-	if reply := lastSent(t, ws.frames(), "annotations/entrySet"); len(reply.Params.Action.Meta) != 0 {
-		t.Errorf("a reply carries _meta %s", reply.Params.Action.Meta)
 	}
 }
