@@ -28,7 +28,8 @@ type pageConfig struct {
 // runPage measures the review page in headless Chromium against a raw
 // client on the same daemon, in one run: navigation until the file list
 // shows its count and first rows, against a Node ws client's connect →
-// ready on the same path; j to the next painted frame; a burst of
+// ready on the same path and against a floor page (pagefloor.go) in the
+// same browser; j to the next painted frame; a burst of
 // fileSets applied by the page, against their receipt by a raw client;
 // and a long diff's first paint after Load anyway.
 func runPage(c config, pc pageConfig) error {
@@ -83,7 +84,7 @@ func runPage(c config, pc pageConfig) error {
 	// first animation frame at which the rows are there: it is painted
 	// right after. Asking only after the reload has returned would add
 	// the devtools round trip to the page's time, or miss the moment.
-	watch := fmt.Sprintf(`window.__listed = new Promise((resolve) => {
+	watch := fmt.Sprintf(`if (location.pathname === '/') window.__listed = new Promise((resolve) => {
 		const check = () => {
 			const t = document.getElementById('totals');
 			if (t && t.textContent.includes('%d files') && document.querySelectorAll('#files li.file').length >= 10) resolve(performance.now());
@@ -145,6 +146,19 @@ func runPage(c config, pc pageConfig) error {
 			return fmt.Errorf("raw client in the browser: %w", err)
 		}
 		inBrowser = append(inBrowser, msDur(ms))
+	}
+
+	// The floor page in the same browser, then back to the review page
+	// for what follows.
+	floor, err := floorNav(b, d.url, pc.runs)
+	if err != nil {
+		return err
+	}
+	if err := do(b, chromedp.Navigate(review)); err != nil {
+		return fmt.Errorf("navigate: %w", err)
+	}
+	if _, err := evalFloat(b, listed); err != nil {
+		return fmt.Errorf("waiting for the file list: %w", err)
 	}
 
 	// j → the next painted frame: the frame after the keydown's work is
@@ -260,10 +274,12 @@ func runPage(c config, pc pageConfig) error {
 	fmt.Printf("| navigation (reload) → count and first rows (median of %d) | %s | %s (Node ws connect → ready) | %.2f× | ≤ 3× |\n", pc.runs, fmtDur(median(nav)), fmtDur(median(raw)), navRatio)
 	slices.Sort(keys)
 	fmt.Printf("| the same path by a raw client in the page's browser (median of %d) | | %s | %.2f× | |\n", pc.runs, fmtDur(median(inBrowser)), ratio(median(nav), median(inBrowser)))
-	fmt.Printf("| j → next painted frame, %d presses | median %s, worst %s | | | median ≤ 16 ms, worst ≤ 50 ms |\n", len(keys), fmtDur(median(keys)), fmtDur(keys[len(keys)-1]))
+	fmt.Printf("| navigation (reload) → first rows, against the floor page in the same browser (median of %d) | %s | %s (floor page) | %.2f× | ≤ 1.2× |\n", pc.runs, fmtDur(median(nav)), fmtDur(median(floor)), ratio(median(nav), median(floor)))
+	p95 := keys[min(len(keys)-1, (len(keys)*95+99)/100-1)]
+	fmt.Printf("| j → next painted frame, %d presses | median %s, p95 %s, worst %s | | | p95 ≤ 50 ms |\n", len(keys), fmtDur(median(keys)), fmtDur(p95), fmtDur(keys[len(keys)-1]))
 	fmt.Printf("| burst of %d fileSets, save → applied | %s | %s (Go client receives) | %.2f× | ≤ 2× |\n", len(burst), fmtDur(pageBurst), fmtDur(rawBurst), ratio(pageBurst, rawBurst))
 	fmt.Printf("| %d-line diff, Load anyway → first paint | %s (%.0f rows in the document) | | | ≤ 300 ms |\n", pc.lines, fmtDur(msDur(bigMs)), rows)
-	fmt.Printf("\nfirst navigation (a new renderer process): %s; reloads: %s; raw: %s\n", fmtDur(msDur(first)), fmtDurs(nav), fmtDurs(raw))
+	fmt.Printf("\nfirst navigation (a new renderer process): %s; reloads: %s; raw: %s; floor page: %s\n", fmtDur(msDur(first)), fmtDurs(nav), fmtDurs(raw), fmtDurs(floor))
 	return nil
 }
 

@@ -157,6 +157,9 @@ func New(cfg Config, m *session.Manager, log *slog.Logger) *Server {
 	s.up = websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		CheckOrigin:      s.checkOrigin,
+		// Only the protocol is echoed: a client that carries its token
+		// as a subprotocol never gets it back in a response header.
+		Subprotocols: []string{PageSubprotocol},
 	}
 	return s
 }
@@ -223,7 +226,7 @@ func (s *Server) serveAHP(w http.ResponseWriter, r *http.Request) {
 	if !s.checkToken(r) {
 		s.log.Warn("refused upgrade: missing or wrong token", "remote", r.RemoteAddr)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="changesetd"`)
-		http.Error(w, "unauthorized: pass the token as Authorization: Bearer <token>, ?token=<token> or ?tkn=<token>", http.StatusUnauthorized)
+		http.Error(w, "unauthorized: pass the token as Authorization: Bearer <token>, the subprotocol "+TokenSubprotocolPrefix+"<token>, ?token=<token> or ?tkn=<token>", http.StatusUnauthorized)
 		return
 	}
 	s.mu.Lock()
@@ -340,8 +343,19 @@ var TokenQueryNames = []string{"token", "tkn"}
 // admits a connection anyway (docs/safety.md).
 const VSCodeOrigin = "vscode-file://vscode-app"
 
-// checkToken accepts the token as a bearer header or a query parameter,
-// compared in constant time. Neither is ever logged.
+// PageSubprotocol is the WebSocket subprotocol the review page asks for,
+// and the only one the server names in its answer.
+const PageSubprotocol = "changesetd.v1"
+
+// TokenSubprotocolPrefix starts the subprotocol that carries the token:
+// a browser page cannot set a header on its WebSocket, and a token in
+// Sec-WebSocket-Protocol stays out of URLs, which end up in the
+// browser's history, in proxies' logs and in screenshots.
+const TokenSubprotocolPrefix = "changesetd.token."
+
+// checkToken accepts the token as a bearer header, a subprotocol
+// (TokenSubprotocolPrefix) or a query parameter, compared in constant
+// time. None is ever logged.
 func (s *Server) checkToken(r *http.Request) bool {
 	if s.cfg.Token == "" {
 		return false
@@ -351,6 +365,12 @@ func (s *Server) checkToken(r *http.Request) bool {
 	for _, name := range TokenQueryNames {
 		if v := q.Get(name); v != "" {
 			got = v
+			break
+		}
+	}
+	for _, p := range websocket.Subprotocols(r) {
+		if t, ok := strings.CutPrefix(p, TokenSubprotocolPrefix); ok {
+			got = t
 			break
 		}
 	}

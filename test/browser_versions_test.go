@@ -91,8 +91,8 @@ func TestPageIntentsGoThroughOneFunction(t *testing.T) {
 				off = at + len(s)
 			}
 		}
-		if filepath.Base(name) == "app.js" && from < 0 {
-			t.Errorf("app.js has no function intent")
+		if filepath.Base(name) == "intent.js" && from < 0 {
+			t.Errorf("intent.js has no function intent")
 		}
 	}
 }

@@ -254,7 +254,7 @@ func TestDeploymentDocService(t *testing.T) {
 // TestReviewDocKeys checks the review page's keys that docs/review.md and
 // the README name.
 func TestReviewDocKeys(t *testing.T) {
-	app := readDoc(t, "web/static/app.js")
+	app := readDoc(t, "web/static/keys.js")
 	for _, doc := range []string{"docs/review.md", "README.md"} {
 		text := readDoc(t, doc)
 		for _, k := range []string{"j", "k", "x", "s", "c"} {

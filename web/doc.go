@@ -6,11 +6,19 @@
 // The page and its assets carry no data and need no token; everything the
 // page shows comes over /ahp, which does. The token reaches the page in the
 // URL fragment (#token=…), which browsers never send to the server; the
-// page moves it to sessionStorage and removes it from the address bar.
+// page moves it to sessionStorage and removes it from the address bar, and
+// its WebSocket carries it as a subprotocol, never in a URL.
+//
+// The script is one module per view (view-*.js: sessions, changeset head,
+// file list, diff pane, commit, comments; keys.js, theme.js), over the
+// shared state (page.js), the data derived from it (selectors.js) and the
+// one function every intent goes through (intent.js); app.js connects and
+// wires them.
 //
 // Every response carries a Content-Security-Policy that allows scripts,
-// styles and images from this origin only, no inline script, and
-// connections only back to this host's WebSocket.
+// styles and images from this origin only, no inline script, connections
+// only back to this host's WebSocket, and requires Trusted Types (one
+// policy, for the highlighter's output).
 //
 // The package imports only the standard library.
 package web

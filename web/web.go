@@ -149,13 +149,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // csp allows this origin's files and a WebSocket back to the same host.
 // connect-src names ws:// and wss:// explicitly because 'self' covers
 // WebSocket URLs only in browsers that implement CSP level 3 fully.
+// Trusted Types are required for every script sink: the page writes HTML
+// in one place, the highlighter's output, through the one policy named
+// here (highlight.js).
 func csp(host string) string {
+	const tt = "require-trusted-types-for 'script'; trusted-types changesetd-highlight; "
 	if !plainHost(host) {
-		return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+		return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " + tt +
 			"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 	}
 	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-		"connect-src 'self' ws://" + host + " wss://" + host + "; " +
+		"connect-src 'self' ws://" + host + " wss://" + host + "; " + tt +
 		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 

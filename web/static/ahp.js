@@ -27,12 +27,27 @@ function wireError(e) {
 
 const BACKOFF_MS = [250, 500, 1000, 2000, 4000];
 
+// socketFor is where the page's socket goes and the subprotocols it asks
+// for: the token travels in Sec-WebSocket-Protocol, never in the URL, as
+// changesetd.token.<token> beside changesetd.v1, the one the daemon
+// answers with. A token that cannot be a subprotocol (one given with
+// --token may hold any character) goes in the query, as other clients
+// send it. boot.js does the same before the modules load.
+export function socketFor(token) {
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const url = `${proto}//${location.host}/ahp`;
+  if (/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(token)) return { url, protocols: ['changesetd.v1', `changesetd.token.${token}`] };
+  return { url: `${url}?token=${encodeURIComponent(token)}`, protocols: [] };
+}
+
 export class Client extends EventTarget {
-  // url is ws://host/ahp?token=…; clientId identifies this page for
-  // reconnect and in the origin of the actions it dispatches.
-  constructor(url, clientId) {
+  // url is ws://host/ahp, and protocols the subprotocols that carry the
+  // token (socketFor); clientId identifies this page for reconnect and in
+  // the origin of the actions it dispatches.
+  constructor(url, clientId, protocols = []) {
     super();
     this.url = url;
+    this.protocols = protocols;
     this.clientId = clientId;
     this.nextId = 1;
     this.clientSeq = 0;
@@ -48,10 +63,11 @@ export class Client extends EventTarget {
   }
 
   // start connects and initializes; later drops reconnect by themselves.
-  // boot, when given, is the socket boot.js opened for the same URL.
+  // boot, when given, is the socket boot.js opened for the same URL and
+  // token.
   start(boot) {
     this.closedByUs = false;
-    if (boot && boot.url === this.url && boot.ws.readyState <= WebSocket.OPEN) {
+    if (boot && boot.url === this.url && String(boot.protocols) === String(this.protocols) && boot.ws.readyState <= WebSocket.OPEN) {
       this.adopt(boot);
       return;
     }
@@ -131,7 +147,7 @@ export class Client extends EventTarget {
   open() {
     let ws;
     try {
-      ws = new WebSocket(this.url);
+      ws = new WebSocket(this.url, this.protocols);
     } catch (e) {
       this.setStatus('error', e.message);
       return;

@@ -7,16 +7,41 @@
 // id in this tab yet, it does nothing and the client connects itself.
 (() => {
   try {
+    // The theme chosen on the page (theme.js), before the first paint.
+    const theme = localStorage.getItem('changesetd.theme');
+    if (theme === 'light' || theme === 'dark') document.documentElement.dataset.theme = theme;
+  } catch {
+    // The system's, then.
+  }
+  try {
+    // A token the URL brings (#token=… from the printed review: URL, or
+    // ?token=…) is taken once, kept for this tab in sessionStorage and
+    // taken out of the address bar at once, before anything else loads.
     const frag = new URLSearchParams(location.hash.slice(1));
     const query = new URLSearchParams(location.search);
-    const token = frag.get('token') || query.get('token') || sessionStorage.getItem('changesetd.token');
+    const given = frag.get('token') || query.get('token');
+    if (given) {
+      sessionStorage.setItem('changesetd.token', given);
+      frag.delete('token');
+      query.delete('token');
+      const q = query.toString();
+      const f = frag.toString();
+      history.replaceState(null, '', location.pathname + (q ? '?' + q : '') + (f ? '#' + f : ''));
+    }
+    const token = sessionStorage.getItem('changesetd.token');
     const clientId = sessionStorage.getItem('changesetd.clientId');
     if (!token || !clientId) return;
     const sel = JSON.parse(sessionStorage.getItem('changesetd.selection') || '{}');
+    // The token goes as a subprotocol, as ahp.js's socketFor says.
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const url = `${proto}//${location.host}/ahp?token=${encodeURIComponent(token)}`;
-    const ws = new WebSocket(url);
-    const boot = { url, ws, frames: [], opened: false, closed: null, init: 'boot-initialize', list: 'boot-listSessions', subscribed: [] };
+    let url = `${proto}//${location.host}/ahp`;
+    let protocols = ['changesetd.v1', `changesetd.token.${token}`];
+    if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(token)) {
+      url += `?token=${encodeURIComponent(token)}`;
+      protocols = [];
+    }
+    const ws = new WebSocket(url, protocols);
+    const boot = { url, protocols, ws, frames: [], opened: false, closed: null, init: 'boot-initialize', list: 'boot-listSessions', subscribed: [] };
     const channels = [sel.session, sel.cs?.uri].filter((c) => typeof c === 'string' && c !== '');
     channels.forEach((channel, i) => boot.subscribed.push([`boot-subscribe-${i}`, channel]));
     ws.onmessage = (e) => boot.frames.push(e.data);

@@ -249,6 +249,7 @@ export function renderComposer(label, draft, on) {
     }
   };
   const err = el('p', 'error-text', draft.error || '');
+  err.setAttribute('role', 'alert');
   const row = el('div', 'cactions');
   const send = el('button', 'send', label);
   send.type = 'submit';

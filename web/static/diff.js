@@ -133,7 +133,10 @@ function unifiedRow(l, hi) {
   tr.dataset.hunk = String(hi);
   setPos(tr, l);
   const sign = l.kind === 'add' ? '+' : l.kind === 'del' ? '-' : l.kind === 'ctx' ? ' ' : '';
-  tr.append(num(l.old), num(l.new), el('td', 'sign', sign), code('code', l));
+  const mark = el('td', 'sign', sign);
+  // Said, not only shown by colour and sign.
+  if (l.kind === 'add' || l.kind === 'del') mark.setAttribute('aria-label', l.kind === 'add' ? 'added' : 'removed');
+  tr.append(num(l.old), num(l.new), mark, code('code', l));
   return tr;
 }
 

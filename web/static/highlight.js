@@ -21,6 +21,18 @@ export function languageOf(path) {
   return dot > 0 ? BY_EXT[base.slice(dot + 1).toLowerCase()] || null : null;
 }
 
+// The page's one way to write HTML (the page's CSP requires Trusted
+// Types): highlight.js's output, which escapes the code and adds only
+// spans with its classes. Anything else is refused, not written.
+const HLJS_HTML = /^(?:[^<]|<span class="(?:hljs|language)-[\w .-]*">|<\/span>)*$/;
+
+function onlySpans(html) {
+  if (!HLJS_HTML.test(html)) throw new TypeError('the highlighter gave markup other than its spans');
+  return html;
+}
+
+const policy = globalThis.trustedTypes?.createPolicy('changesetd-highlight', { createHTML: onlySpans }) ?? { createHTML: onlySpans };
+
 let core = null;
 const grammars = new Map(); // language -> Promise of the registered name
 
@@ -49,7 +61,12 @@ export function colour(hljs, lang, cells, alive) {
       if (!td.textContent) continue;
       const marks = markedSpans(td);
       if (!marks) continue; // coloured already
-      td.innerHTML = hljs.highlight(td.textContent, { language: lang, ignoreIllegals: true }).value;
+      try {
+        td.innerHTML = policy.createHTML(hljs.highlight(td.textContent, { language: lang, ignoreIllegals: true }).value);
+      } catch (e) {
+        console.warn(`highlighting ${lang}: ${e.message}`); // the line stays plain
+        continue;
+      }
       for (const [a, b] of marks) markSpan(td, a, b);
     }
     if (i < cells.length) requestAnimationFrame(step);

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The floor page is what any page showing the changeset must do, and
+// nothing more: open the same WebSocket, initialize, list the sessions,
+// subscribe to the first one and to its uncommitted changeset, and render
+// the first rows of a plain virtual list of its files. bench -page loads
+// it in the same Chromium as the review page, so that the review page's
+// navigation is measured against what the browser itself costs.
+
+const floorHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>floor</title>
+<script src="/floor.js" defer></script></head>
+<body style="margin:0;font:14px system-ui"><div id="files" style="height:800px;overflow:auto;position:relative"></div></body></html>
+`
+
+const floorJS = `window.__floorListed = new Promise((resolve, reject) => {
+  const p = new URLSearchParams(location.hash.slice(1));
+  const ws = new WebSocket(p.get('ws'), ['changesetd.v1', 'changesetd.token.' + p.get('token')]);
+  let id = 0;
+  const waiting = new Map();
+  ws.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    if (waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); }
+  };
+  ws.onerror = () => reject(new Error('floor: the socket failed'));
+  const call = (method, params) => new Promise((r) => { waiting.set(++id, r); ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params })); });
+  ws.onopen = async () => {
+    await call('initialize', { channel: 'ahp-root://', protocolVersions: ['1.0.0'], clientId: 'bench-floor-' + Math.random(), initialSubscriptions: ['ahp-root://'] });
+    const l = await call('listSessions', { channel: 'ahp-root://' });
+    const s = await call('subscribe', { channel: l.result.items[0].resource });
+    const c = s.result.snapshot.state.changesets.find((x) => x.changeKind === 'uncommitted');
+    const cs = await call('subscribe', { channel: c.uriTemplate });
+    const files = cs.result.snapshot.state.files;
+    const box = document.getElementById('files');
+    const ROW = 28;
+    const spacer = document.createElement('div');
+    spacer.style.height = files.length * ROW + 'px';
+    box.append(spacer);
+    const n = Math.min(files.length, Math.ceil(box.clientHeight / ROW) + 10);
+    for (let i = 0; i < n; i++) {
+      const f = files[i];
+      const row = document.createElement('div');
+      row.style.cssText = 'position:absolute;left:0;right:0;height:' + ROW + 'px;top:' + i * ROW + 'px';
+      const d = f.edit.diff || {};
+      row.textContent = (f.edit.after || f.edit.before).uri.split('/').pop() + '  +' + (d.added || 0) + ' −' + (d.removed || 0);
+      box.append(row);
+    }
+    // Shown: painted in the frame that follows.
+    requestAnimationFrame(() => resolve(performance.now()));
+  };
+});
+`
+
+// floorServer serves the floor page on a loopback port of its own; the
+// daemon admits it as a loopback origin.
+type floorServer struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan error
+}
+
+func startFloor() (*floorServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/floor.html", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		fmt.Fprint(w, floorHTML)
+	})
+	mux.HandleFunc("/floor.js", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		fmt.Fprint(w, floorJS)
+	})
+	f := &floorServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln, done: make(chan error, 1)}
+	go func() { f.done <- f.srv.Serve(ln) }()
+	return f, nil
+}
+
+// url is the floor page for the daemon whose socket is ws (ws://host/ahp?token=…).
+func (f *floorServer) url(ws string) (string, error) {
+	u, err := url.Parse(ws)
+	if err != nil {
+		return "", err
+	}
+	token := u.Query().Get("token")
+	u.RawQuery = ""
+	return fmt.Sprintf("http://%s/floor.html#ws=%s&token=%s", f.ln.Addr(), url.QueryEscape(u.String()), url.QueryEscape(token)), nil
+}
+
+// Close stops the server and waits for it.
+func (f *floorServer) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := f.srv.Shutdown(ctx)
+	if serr := <-f.done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// floorNav times the floor page's navigation → first rows shown, as
+// bench -page times the review page's: a first navigation, then runs
+// reloads.
+func floorNav(b context.Context, ws string, runs int) ([]time.Duration, error) {
+	f, err := startFloor()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	u, err := f.url(ws)
+	if err != nil {
+		return nil, err
+	}
+	if err := do(b, chromedp.Navigate(u)); err != nil {
+		return nil, fmt.Errorf("floor: navigate: %w", err)
+	}
+	if _, err := evalFloat(b, `window.__floorListed`); err != nil {
+		return nil, fmt.Errorf("floor: %w", err)
+	}
+	var out []time.Duration
+	for range runs {
+		if err := do(b, chromedp.Reload()); err != nil {
+			return nil, fmt.Errorf("floor: reload: %w", err)
+		}
+		ms, err := evalFloat(b, `window.__floorListed`)
+		if err != nil {
+			return nil, fmt.Errorf("floor: %w", err)
+		}
+		out = append(out, msDur(ms))
+	}
+	return out, nil
+}

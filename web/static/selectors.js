@@ -1,0 +1,126 @@
+// Data the views derive from the changeset state: paths, counts, the
+// sorted files, each memoised on the objects the reducer replaces only
+// when they change.
+
+import { ui } from './page.js';
+
+function counts(c) {
+  if (!c) return '';
+  return `+${c.additions ?? 0} −${c.deletions ?? 0}`;
+}
+
+function dirName(uri) {
+  try {
+    return decodeURIComponent(new URL(uri).pathname);
+  } catch {
+    return uri;
+  }
+}
+
+function totalsOf(state) {
+  let added = 0;
+  let removed = 0;
+  for (const f of state?.files || []) {
+    added += f.edit?.diff?.added || 0;
+    removed += f.edit?.diff?.removed || 0;
+  }
+  return { added, removed, files: state?.files?.length || 0 };
+}
+
+function workingDirs() {
+  return ui.sessions.get(ui.session)?.workingDirectories || ui.client.state(ui.session)?.workingDirectories || NO_DIRS;
+}
+const NO_DIRS = [];
+
+function relPath(uri) {
+  const dirs = workingDirs();
+  for (const d of dirs) {
+    const base = d.endsWith('/') ? d : d + '/';
+    if (uri.startsWith(base)) return decodeURIComponent(uri.slice(base.length));
+  }
+  return dirName(uri);
+}
+
+function operationOf(f) {
+  const op = f._meta?.changesetd?.operation;
+  if (op) return op;
+  const b = f.edit?.before;
+  const a = f.edit?.after;
+  if (a && !b) return 'add';
+  if (b && !a) return 'delete';
+  if (a && b && a.uri !== b.uri) return 'move';
+  return 'modify';
+}
+
+const OP_LABEL = { add: 'added', delete: 'deleted', move: 'renamed', modify: 'modified' };
+
+// indexState is where an uncommitted file's change stands in git's index:
+// 'staged', 'unstaged', 'partial' (some of each), or null where the
+// daemon does not say (other changesets).
+function indexState(f) {
+  return f?._meta?.changesetd?.index || null;
+}
+
+const INDEX_LABEL = { staged: 'staged', partial: 'partly staged' };
+const INDEX_TITLE = {
+  staged: 'Staged: the whole change is in the index',
+  partial: 'Partly staged: some of the change is in the index, some only in the working tree',
+};
+
+function pathOf(f) {
+  const a = f.edit?.after?.uri;
+  const b = f.edit?.before?.uri;
+  if (a && b && a !== b) return `${relPath(b)} → ${relPath(a)}`;
+  return relPath(a || b || f.id);
+}
+
+function csState() {
+  return ui.cs && ui.client.state(ui.cs.uri);
+}
+
+function online() {
+  return ui.client?.status === 'connected';
+}
+
+// fileKey is a file's path as the list shows and sorts it.
+// fileKey is the file's path in the working directory; kept per file
+// object (the reducer replaces a file only when it changes) while the
+// session's directories stay the same.
+const keyCache = new WeakMap();
+function fileKey(f) {
+  const dirs = workingDirs();
+  const hit = keyCache.get(f);
+  if (hit && hit.dirs === dirs) return hit.key;
+  const key = relPath(f.edit?.after?.uri || f.edit?.before?.uri || f.id);
+  keyCache.set(f, { dirs, key });
+  return key;
+}
+
+const sortedCache = new WeakMap();
+
+// filesOf is the changeset's files sorted by path, whatever order the
+// actions brought them in: a file removed and set again (a revert undone)
+// comes back where it was.
+function filesOf(s) {
+  const files = s?.files;
+  if (!files) return [];
+  let out = sortedCache.get(files);
+  if (!out) {
+    out = files.map((f) => [fileKey(f), f]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((x) => x[1]);
+    sortedCache.set(files, out);
+  }
+  return out;
+}
+
+// modeChange is "mode 100755 → 100644" when the change sets another
+// file mode (git's; a chmod, a file made a symbolic link), else "".
+function modeChange(f) {
+  const m = f._meta?.changesetd;
+  return m?.oldMode && m?.newMode && m.oldMode !== m.newMode ? `mode ${m.oldMode} → ${m.newMode}` : '';
+}
+
+function currentFile() {
+  return csState()?.files?.find((x) => x.id === ui.file) || null;
+}
+
+export { counts, csState, currentFile, dirName, fileKey, filesOf, INDEX_LABEL, INDEX_TITLE, indexState, modeChange, online, OP_LABEL, operationOf, pathOf, relPath, totalsOf };
