@@ -171,12 +171,16 @@ func TestCommandOnlyWires(t *testing.T) {
 // AHP. The end-to-end tests also import it in their test files, to write
 // frames a client never would (binary, malformed, out of order) and to
 // name close codes.
-var websocketUsers = map[string]bool{"server": true, "ahpclient": true}
+// The benchmark's burst subscribers are a hundred clients on the same two
+// cores as the daemon: they read raw frames and scan only the fields they
+// check (bench/burstsub.go), so that what is measured is the daemon's
+// delivery rather than the clients' decoding.
+var websocketUsers = map[string]bool{"server": true, "ahpclient": true, "bench": true}
 
 const websocketLib = "github.com/gorilla/websocket"
 
-// TestOnlyTheClientDialsAHP: no package but server and ahpclient
-// imports the WebSocket library outside its tests.
+// TestOnlyTheClientDialsAHP: no package but server, ahpclient and the
+// benchmark imports the WebSocket library outside its tests.
 func TestOnlyTheClientDialsAHP(t *testing.T) {
 	for _, line := range goList(t, `{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`, "./...") {
 		pkg, rest, _ := strings.Cut(line, " ")
