@@ -81,10 +81,7 @@ func (cs *csChannel) byAuthor() (map[string][]authorShare, []string) {
 		if !ok {
 			continue
 		}
-		own, _ := f.Meta["changesetd"].(protocol.Object)
-		if own == nil {
-			own, _ = f.Meta["changesetd"].(map[string]any)
-		}
+		own, _ := f.Meta["changesetd"].(protocol.Object) // protocol.Object is map[string]any
 		author, _ := own["author"].(string)
 		if author != "" && author != Mixed && author != attrib.Unknown {
 			add(author, authorShare{file: f, o: o, whole: true})

@@ -678,14 +678,6 @@ func (ps pathSet) under(o fileOrigin) bool {
 	return false
 }
 
-// indexMark is where an uncommitted file's change stands in git's index
-// (_meta.changesetd.index): staging changes it and nothing else.
-func indexMark(f protocol.ChangesetFile) string {
-	own, _ := f.Meta["changesetd"].(protocol.Object)
-	m, _ := own["index"].(string)
-	return m
-}
-
 // fileOf builds the wire form of a file change. A reviewed flag carries
 // over only while the content pair is unchanged.
 func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.ChangesetFile, fileOrigin) {

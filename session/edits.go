@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -461,17 +460,4 @@ func withOwn(meta protocol.Object, set func(own protocol.Object)) protocol.Objec
 	set(own)
 	out["changesetd"] = own
 	return out
-}
-
-// editsOf returns a file's _meta.changesetd.edits.
-func editsOf(f protocol.ChangesetFile) any {
-	if own, ok := f.Meta["changesetd"].(protocol.Object); ok {
-		return own["edits"]
-	}
-	return nil
-}
-
-// sameEdits reports whether two files carry the same edit records.
-func sameEdits(a, b protocol.ChangesetFile) bool {
-	return reflect.DeepEqual(editsOf(a), editsOf(b))
 }

@@ -221,14 +221,6 @@ func withPatchURIs(meta protocol.Object, changesetURI, v string, fc FileChange) 
 	})
 }
 
-// patchURIOf is a published file's patch URI, "" when it has none.
-func patchURIOf(f protocol.ChangesetFile) string {
-	own, _ := f.Meta["changesetd"].(protocol.Object)
-	u, _ := own[metaPatchURI].(string)
-	a, _ := own[metaACPURI].(string)
-	return u + "\x00" + a
-}
-
 // FilePatch reads one file's patch, or its ACP v2 diff block as JSON, from
 // the changeset it was published in. The changeset must be subscribed by
 // someone (the reader itself, usually): that is where the patch is kept.

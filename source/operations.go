@@ -101,8 +101,8 @@ func (w *gitWorkspace) ApplyRevert(ctx context.Context, p session.PreparedRevert
 }
 
 // Revert prepares a revert and carries it out at once, with no undo kept
-// in between: what tests and the daemon's own callers without an undo
-// store use.
+// in between. Only tests call it; the session prepares and applies in two
+// steps so that the undo is durable first.
 func (w *gitWorkspace) Revert(ctx context.Context, e session.Edit) (*session.Undo, error) {
 	p, err := prepareRevert(ctx, w, e)
 	if err != nil {
