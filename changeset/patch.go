@@ -85,10 +85,34 @@ func buildHunks(a, b []string, d lineDiff, opt Options) []Hunk {
 		for j := lc.i2 + lc.n2; j < e2; j++ {
 			h.Lines = append(h.Lines, mkLine(' ', b[j]))
 		}
+		ownText(&h)
 		hunks = append(hunks, h)
 		k = last + 1
 	}
 	return hunks
+}
+
+// ownText gives h's lines and section text of their own, copied into one
+// string: the sides' texts are whole files, and a line that pointed into
+// one would keep all of it alive as long as the hunk, which the diff
+// cache keeps long after the sides are let go.
+func ownText(h *Hunk) {
+	n := len(h.Section)
+	for _, l := range h.Lines {
+		n += len(l.Text)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(h.Section)
+	for _, l := range h.Lines {
+		b.WriteString(l.Text)
+	}
+	s := b.String()
+	h.Section, s = s[:len(h.Section)], s[len(h.Section):]
+	for i := range h.Lines {
+		n := len(h.Lines[i].Text)
+		h.Lines[i].Text, s = s[:n], s[n:]
+	}
 }
 
 func mkLine(op byte, l string) Line {
