@@ -27,6 +27,20 @@ type Held struct {
 	readAt  int64 // ns since the epoch, when the read started
 }
 
+// HeldSize is the size of what path holds now, from its lstat: 0 when
+// there is nothing. It lets a caller refuse to read a file it could not
+// keep anyway.
+func (r *Repo) HeldSize(p string) (int64, error) {
+	_, fi, err := r.lstatInside(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
 // ReadHeld reads what path holds now, with the stat data that lets
 // ReplaceWorktree tell cheaply whether it still does. A file that keeps
 // changing while it is read is an error.

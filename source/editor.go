@@ -208,6 +208,12 @@ func (w *gitWorkspace) readHeld(path string) (scm.Held, error) {
 	return h, readErr(path, err)
 }
 
+// heldSize is tree's: scm.Repo.HeldSize.
+func (w *gitWorkspace) heldSize(path string) (int64, error) {
+	n, err := w.repo.HeldSize(path)
+	return n, readErr(path, err)
+}
+
 // replace is tree's: scm.Repo.ReplaceWorktree, refusing with fileChanged
 // a path that no longer holds want.
 func (w *gitWorkspace) replace(path string, want, next scm.Held, pr *scm.Prepared) error {

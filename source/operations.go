@@ -63,6 +63,8 @@ type tree interface {
 	// prepare readies the new contents ahead, durable at once, for
 	// replace (pr nil writes it then); discard drops what was not used.
 	readHeld(path string) (scm.Held, error)
+	// heldSize is the size of what path holds now, from its stat.
+	heldSize(path string) (int64, error)
 	replace(path string, want, next scm.Held, pr *scm.Prepared) error
 	prepare(paths []string, next []scm.Held) ([]*scm.Prepared, error)
 	discard(prs []*scm.Prepared)
@@ -288,6 +290,11 @@ func (p *preparedRevert) Pending() *session.Undo {
 	return &session.Undo{Files: p.before, After: p.planned, Pending: true}
 }
 
+// undoTooLarge refuses a revert whose undo would keep n bytes.
+func undoTooLarge(n int64) error {
+	return protocol.Errorf(protocol.CodeInvalidParams, "the revert would replace %d bytes, over the %d MiB kept to undo a revert; nothing was changed: revert fewer or smaller files", n, session.MaxUndoBytes>>20).WithReason(protocol.ReasonTooLarge)
+}
+
 // prepareRevert plans a revert of each target file to the changeset's
 // before side, or for a range only the hunks that intersect it, written
 // as git checkout would write them; for the uncommitted changeset the
@@ -298,6 +305,20 @@ func (p *preparedRevert) Pending() *session.Undo {
 // applyRevert carry it out.
 func prepareRevert(ctx context.Context, t tree, e session.Edit) (*preparedRevert, error) {
 	paths := revertPaths(e)
+	// What the paths hold now is kept to undo the revert: past the undo
+	// limit by their sizes alone, the revert is refused before any of
+	// them is read (a file of gigabytes is never loaded to say so).
+	var held int64
+	for _, p := range paths {
+		n, err := t.heldSize(p)
+		if err != nil {
+			return nil, err
+		}
+		held += n
+	}
+	if held > session.MaxUndoBytes {
+		return nil, undoTooLarge(held)
+	}
 	// Read before the checks: a file that changes after its read fails
 	// either the check or the guard of its write.
 	cur, err := readAll(t, paths)
@@ -323,7 +344,7 @@ func prepareRevert(ctx context.Context, t tree, e session.Edit) (*preparedRevert
 		return nil, err
 	}
 	if n := (&session.Undo{Files: before, After: planned}).Bytes(); n > session.MaxUndoBytes {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "the revert would replace %d bytes, over the %d MiB kept to undo a revert; nothing was changed: revert fewer or smaller files", n, session.MaxUndoBytes>>20).WithReason(protocol.ReasonTooLarge)
+		return nil, undoTooLarge(int64(n))
 	}
 	return &preparedRevert{e: e, paths: paths, cur: cur, before: before, planned: planned}, nil
 }

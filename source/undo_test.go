@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -203,5 +204,39 @@ func TestOperationRefusalCodes(t *testing.T) {
 	}
 	if err := opErr(errors.New("other")); protocol.CodeOf(err) != protocol.CodeInternalError {
 		t.Errorf("an unexpected error got code %d", protocol.CodeOf(err))
+	}
+}
+
+// readCountingTree counts the reads of what paths hold.
+type readCountingTree struct {
+	*gitWorkspace
+	reads *int
+}
+
+func (c readCountingTree) readHeld(path string) (scm.Held, error) {
+	*c.reads++
+	return c.gitWorkspace.readHeld(path)
+}
+
+// A revert whose undo would keep more than the limit is refused from the
+// files' sizes, before any of them is read: a file grown to gigabytes is
+// never loaded to say it is too large, and nothing changes.
+func TestRevertOverTheUndoLimitIsRefusedFromItsSize(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	w := openGit(t, dir)
+	// Sparse: no disk blocks, and no memory unless it is read.
+	must(t, os.Truncate(filepath.Join(dir, "a.txt"), 100<<20))
+	e := session.Edit{Files: []session.EditFile{viewOf(t, w, "a.txt")}, Index: true}
+	reads := 0
+	_, err := prepareRevert(ctx, readCountingTree{w, &reads}, e)
+	if protocol.CodeOf(err) != protocol.CodeInvalidParams || protocol.ReasonOf(err) != protocol.ReasonTooLarge || !strings.Contains(err.Error(), "64 MiB") {
+		t.Errorf("revert of a 100 MiB file: %v (reason %q), want -32602 tooLarge naming the 64 MiB limit", err, protocol.ReasonOf(err))
+	}
+	if reads != 0 {
+		t.Errorf("%d reads of what the paths hold before the refusal, want none", reads)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "a.txt")); err != nil || fi.Size() != 100<<20 {
+		t.Errorf("a.txt after the refusal: %v, %v; want it untouched", fi, err)
 	}
 }
