@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -25,8 +28,10 @@ type budgetRow struct {
 
 // runBudgets measures the daemon's peak RSS under each input, each on a
 // fresh daemon serving a small repository: resourceReads of a large file
-// pipelined by connections that take no reply, many 1 MiB drafts, and
-// edit events naming many paths.
+// pipelined by connections that take no reply, many 1 MiB drafts, edit
+// events naming many paths, a hundred large modified files in the live
+// view and in four whole-patch reads at once, and a revert of a 3 GiB
+// file.
 func runBudgets(c config) error {
 	load0 := loadavg()
 	work, bin, done, err := setUp(c, "changesetd-bench-budgets-")
@@ -35,7 +40,11 @@ func runBudgets(c config) error {
 	}
 	defer done()
 	var rows []budgetRow
-	for i, m := range []func(ctx context.Context, d *daemon, sessionURI, dir string) (budgetRow, error){budgetReads, budgetDrafts, budgetEdits} {
+	all := []func(ctx context.Context, d *daemon, m *mirror, sessionURI, dir string) (budgetRow, error){budgetReads, budgetDrafts, budgetEdits, budgetLargeView, budgetWholePatch, budgetHugeRevert}
+	for i, measure := range all {
+		if c.budgetRows != "" && !slices.Contains(strings.Split(c.budgetRows, ","), strconv.Itoa(i+1)) {
+			continue
+		}
 		dir := filepath.Join(work, fmt.Sprintf("budget%d", i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -50,14 +59,15 @@ func runBudgets(c config) error {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 		row, err := func() (budgetRow, error) {
-			if _, _, err := coldRun(ctx, d, r); err != nil {
+			m, _, err := coldRun(ctx, d, r)
+			if err != nil {
 				return budgetRow{}, err
 			}
 			var list protocol.ListSessionsResult
 			if err := d.client.Call(ctx, protocol.MethodListSessions, map[string]any{"channel": protocol.RootURI}, &list); err != nil {
 				return budgetRow{}, err
 			}
-			row, err := m(ctx, d, list.Items[0].Resource, r.dir)
+			row, err := measure(ctx, d, m, list.Items[0].Resource, r.dir)
 			if err != nil {
 				return row, err
 			}
@@ -85,7 +95,7 @@ func runBudgets(c config) error {
 
 // budgetReads: 16 connections each pipeline 8 resourceReads of a 60 MB
 // file and take none of the replies, for 12 s.
-func budgetReads(ctx context.Context, d *daemon, sessionURI, dir string) (budgetRow, error) {
+func budgetReads(ctx context.Context, d *daemon, _ *mirror, sessionURI, dir string) (budgetRow, error) {
 	const conns, reads, size, hold = 16, 8, 60 << 20, 12 * time.Second
 	big := filepath.Join(dir, "big.txt")
 	// Ignored, so that only the reads load it.
@@ -128,7 +138,7 @@ func budgetReads(ctx context.Context, d *daemon, sessionURI, dir string) (budget
 
 // budgetDrafts: 1,200 drafts of 1 MiB of different files, one after the
 // other.
-func budgetDrafts(ctx context.Context, d *daemon, sessionURI, dir string) (budgetRow, error) {
+func budgetDrafts(ctx context.Context, d *daemon, _ *mirror, sessionURI, dir string) (budgetRow, error) {
 	const drafts = 1200
 	text := string(bytes.Repeat([]byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n"), (1<<20)/64))
 	refused := 0
@@ -148,7 +158,7 @@ func budgetDrafts(ctx context.Context, d *daemon, sessionURI, dir string) (budge
 }
 
 // budgetEdits: 40,000 paths in edit events, in requests of 1,000.
-func budgetEdits(ctx context.Context, d *daemon, sessionURI, dir string) (budgetRow, error) {
+func budgetEdits(ctx context.Context, d *daemon, _ *mirror, sessionURI, dir string) (budgetRow, error) {
 	const paths, per = 40000, 1000
 	var first, last time.Duration
 	for r := 0; r < paths/per; r++ {
