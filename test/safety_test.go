@@ -135,9 +135,14 @@ func bigContent(size int, seed string) []byte {
 // SIGKILL at random points of a large revert never leaves a file in the
 // working tree (the temp file lives under .git and is removed at the next
 // start), and the daemon's commit-everything after the restart commits
-// only the user's files.
+// only the user's files. CHANGESETD_KILL_ROUNDS sets the number of
+// random kills (4; a soak by hand runs more).
 func TestKillNineDuringRevertLeavesNoTempFile(t *testing.T) {
-	const size = 24 << 20
+	const size = 12 << 20
+	rounds := 4
+	if n, err := strconv.Atoi(os.Getenv("CHANGESETD_KILL_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "base"), 0o644); err != nil {
 		t.Fatal(err)
@@ -157,7 +162,7 @@ func TestKillNineDuringRevertLeavesNoTempFile(t *testing.T) {
 		e := attachOps(t, d, repo)
 		e.waitHas("big.txt")
 		e.waitOffered("revert", protocol.ScopeResource, protocol.ScopeRange)
-		// A 24 MiB revert under the race detector on a loaded machine
+		// A 12 MiB revert under the race detector on a loaded machine
 		// can take longer than the harness's usual 30 s per call.
 		c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		start := time.Now()
@@ -171,7 +176,7 @@ func TestKillNineDuringRevertLeavesNoTempFile(t *testing.T) {
 		e.c.Close()
 		d.stop()
 	}
-	for round := range 6 {
+	for round := range rounds {
 		if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, fmt.Sprintf("round%d", round)), 0o644); err != nil {
 			t.Fatal(err)
 		}
