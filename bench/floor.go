@@ -67,8 +67,9 @@ func firstOnWire(d time.Duration, status string) string {
 }
 
 // profileArgs are the daemon's extra arguments for a CPU profile of its
-// whole run, written to $BENCH_DAEMON_PROFILES/<logName>.cpu.prof when
-// that variable names a directory (read with go tool pprof -top).
+// whole run and a heap profile of what it held when stopped, written to
+// $BENCH_DAEMON_PROFILES/<logName>.{cpu,heap}.prof when that variable
+// (or -cpu-profiles) names a directory (read with go tool pprof -top).
 func profileArgs(logName string) []string {
 	dir := cpuProfiles
 	if dir == "" {
@@ -77,7 +78,8 @@ func profileArgs(logName string) []string {
 	if dir == "" {
 		return nil
 	}
-	return []string{"--cpu-profile", filepath.Join(dir, strings.TrimSuffix(logName, ".stderr")+".cpu.prof")}
+	name := filepath.Join(dir, strings.TrimSuffix(logName, ".stderr"))
+	return []string{"--cpu-profile", name + ".cpu.prof", "--heap-profile", name + ".heap.prof"}
 }
 
 // gitPairCPU is the CPU time (user + system) of the git pair the first

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
@@ -129,6 +130,7 @@ type serveArgs struct {
 	sendQueue    int
 	maxConns     int
 	cpuProfile   string
+	heapProfile  string
 	base         string
 	dirs         []string
 }
@@ -157,6 +159,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.IntVar(&a.maxConns, "max-conns", server.DefaultMaxConns, "concurrent WebSocket connections; more get HTTP 503")
 	fs.StringVar(&a.base, "base", "", "base of every session's branch changeset, e.g. origin/main (default: the current branch's upstream, else the remote's default branch, else main or master)")
 	fs.StringVar(&a.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
+	fs.StringVar(&a.heapProfile, "heap-profile", "", "write a heap profile to this file when the daemon stops: what it held, after a collection (for go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: changesetd serve [flags] [DIR...]\n\nEach DIR becomes a session whose id is stable for its absolute path and repository.\n\nFlags (each also read from the environment variable named after it):\n")
 		printDefaults(fs, nil)
@@ -391,6 +394,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case <-ctx.Done():
 	case err := <-errc:
 		log.Error("server stopped", "err", err)
+	}
+	if a.heapProfile != "" {
+		// Before anything is released: what it held while serving.
+		writeHeapProfile(a.heapProfile, stderr)
 	}
 	log.Info("shutting down")
 	stopGracefully(log, shutdownStepBudget, hs.Shutdown, m.Drain, srv.Shutdown)
@@ -667,6 +674,21 @@ func allowRoots(a *serveArgs) []string {
 		}
 	}
 	return roots
+}
+
+// writeHeapProfile writes the live heap, after a collection, to path.
+func writeHeapProfile(path string, stderr io.Writer) {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("heap").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "changesetd: --heap-profile: %v\n", err)
+	}
 }
 
 // startCPUProfile profiles the process from now until the returned stop,
