@@ -298,6 +298,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer snaps.Close()
 	g := &goroutines{log: log}
 	defer g.Wait() // before the stores close under them
+	// Ended when serve returns, whatever the reason, before the wait.
+	ctx, endGoroutines := context.WithCancel(ctx)
+	defer endGoroutines()
 
 	m := session.NewManager(session.Options{
 		Store:         db,
@@ -337,6 +340,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	g.Go("snapshot garbage collection", func() error { collectSnapshots(ctx, db, snaps, log); return nil })
+	g.Go("memory trim", func() error { newTrimmer().run(ctx); return nil })
 	first := "" // the session of the first directory, which the page opens on
 	for _, d := range a.dirs {
 		abs, err := filepath.Abs(d)
