@@ -47,9 +47,18 @@ type viewFile struct {
 // resultSink collects the diff results of one computation, from the
 // goroutines that diff.
 type resultSink struct {
-	mu sync.Mutex
-	rs []changeset.Result
+	mu    sync.Mutex
+	rs    []changeset.Result
+	bytes int64 // what rs holds, estimated
+	over  bool  // past maxLastViewBytes: rs let go, no view kept
 }
+
+// maxLastViewBytes bounds what the last-known view holds (and writes
+// into the state file): a view of a few thousand ordinary files is a
+// few MB, but a hundred files of megabytes created at once would keep
+// their content and every line as hunks. A view past it is not kept;
+// a restart then shows the computed view only.
+const maxLastViewBytes = 32 << 20
 
 // add keeps r without its sides' content, except the one side of a text
 // file created or deleted: its line count is counted from it (a
@@ -65,9 +74,22 @@ func (k *resultSink) add(r changeset.Result) {
 	if r.New != nil && !counted {
 		r.New = bare(r.New)
 	}
+	n := resultBytes(&r)
+	for _, sd := range []*changeset.Side{r.Old, r.New} {
+		if sd != nil {
+			n += int64(len(sd.Content))
+		}
+	}
 	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.over {
+		return
+	}
+	if k.bytes += n; k.bytes > maxLastViewBytes {
+		k.over, k.rs = true, nil
+		return
+	}
 	k.rs = append(k.rs, r)
-	k.mu.Unlock()
 }
 
 // resultPath is the path a result's file is listed under.
@@ -92,6 +114,11 @@ func (v *lastView) record(key, stamp string, paths []string, sink *resultSink, l
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if sink.over {
+		// Too large to keep: no last-known view until a smaller one.
+		v.key, v.stamp, v.files = "", "", nil
+		return
+	}
 	if paths == nil {
 		v.key, v.stamp, v.files = key, stamp, make(map[string]viewFile, len(sink.rs))
 	} else if v.files == nil {

@@ -2,11 +2,13 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -110,5 +112,49 @@ func TestLastKnownView(t *testing.T) {
 	defer sub.Close()
 	if _, ok := sub.LastKnown(); ok {
 		t.Errorf("a session on a subdirectory is offered the whole tree's view")
+	}
+}
+
+// A view too large to keep (files of megabytes created at once, whose
+// content and lines its results hold) is not kept as the last-known view
+// nor written into the state file; the next view small enough is.
+func TestLastKnownViewIsBoundedInBytes(t *testing.T) {
+	dir := newRepo(t)
+	line := strings.Repeat("x", 63) + "\n"
+	for i := range 6 { // 6 × 8 MiB of results' content and lines: past the bound
+		writeFile(t, dir, fmt.Sprintf("big%d.txt", i), strings.Repeat(line, (4<<20)/len(line)))
+	}
+	snaps, err := snapstore.Open(t.TempDir())
+	must(t, err)
+	defer snaps.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	openAt := func() *gitWorkspace {
+		t.Helper()
+		ws, err := Opener(quiet, snaps)(dir)
+		must(t, err)
+		return ws.(*gitWorkspace)
+	}
+	w := openAt()
+	list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+	must(t, err)
+	if len(list.Files) != 6 {
+		t.Fatalf("%d files, want the 6 created", len(list.Files))
+	}
+	must(t, w.Close())
+	w = openAt()
+	if known, ok := w.LastKnown(); ok {
+		t.Errorf("a restart offers a last-known view of %d files too large to keep", len(known.Files))
+	}
+	for i := range 6 {
+		must(t, os.Remove(filepath.Join(dir, fmt.Sprintf("big%d.txt", i))))
+	}
+	writeFile(t, dir, "small.txt", "small\n")
+	_, err = w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+	must(t, err)
+	must(t, w.Close())
+	w = openAt()
+	defer w.Close()
+	if known, ok := w.LastKnown(); !ok || len(known.Files) != 1 {
+		t.Errorf("after a small view, the restart offers %v (ok %v), want small.txt", known, ok)
 	}
 }
