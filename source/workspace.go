@@ -519,11 +519,21 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 			single = append(single, c)
 		}
 	}
-	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, load, q, &w.diffs, sink)
+	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, load, q, &w.diffs, sink, false)
 	if err != nil {
 		return nil, err
 	}
-	sides, err := loadAll(ctx, single, load)
+	var sides [][2]*changeset.Side
+	if renamesPossible(single) {
+		sides, err = loadAll(ctx, single, load)
+	} else {
+		// Only additions, or only deletions: no rename to pair, so they
+		// stream like the rest instead of all being loaded at once (an
+		// agent that writes a hundred large files).
+		var alone []session.FileChange
+		alone, sides, err = diffStream(ctx, w.repo.Root(), single, load, q, &w.diffs, sink, true)
+		streamed = append(streamed, alone...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -745,7 +755,10 @@ func (b *budget) give(n int64) {
 //
 // With the view's default limits, a file whose two blob ids are in cache
 // is not read at all, and each new diff goes into it.
-func diffStream(ctx context.Context, root string, items []scm.Change, load func(scm.Change) ([2]*changeset.Side, error), q session.Query, cache *diffCache, sink *resultSink) ([]session.FileChange, [][2]*changeset.Side, error) {
+//
+// With oneSided, the items are additions or deletions with no rename to
+// pair among them: a change with one side is diffed as it is.
+func diffStream(ctx context.Context, root string, items []scm.Change, load func(scm.Change) ([2]*changeset.Side, error), q session.Query, cache *diffCache, sink *resultSink, oneSided bool) ([]session.FileChange, [][2]*changeset.Side, error) {
 	if len(items) == 0 {
 		return nil, nil, nil
 	}
@@ -766,14 +779,23 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 			out[i], done[i] = resultChange(r, q, root, true), true
 			return
 		}
-		took := bud.take(min(c.Head.Size, maxLoadedFile)+min(c.Work.Size, maxLoadedFile), diffBudget)
+		var size int64
+		for _, f := range []*scm.FileState{c.Head, c.Work} {
+			if f != nil {
+				size += min(f.Size, maxLoadedFile)
+			}
+		}
+		took := bud.take(size, diffBudget)
 		defer bud.give(took)
 		sd, err := load(c)
 		if err != nil {
 			errs[i] = err
 			return
 		}
-		if sd[0] == nil || sd[1] == nil {
+		if sd[0] == nil && sd[1] == nil {
+			return // gone from both sides since the status
+		}
+		if !oneSided && (sd[0] == nil || sd[1] == nil) {
 			loose[i] = sd
 			return
 		}
@@ -798,6 +820,17 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 		}
 	}
 	return files, rest, nil
+}
+
+// renamesPossible reports whether changes, each with one side, hold both
+// an addition and a deletion: only then can a rename pair them.
+func renamesPossible(changes []scm.Change) bool {
+	var added, deleted bool
+	for _, c := range changes {
+		added = added || c.Head == nil
+		deleted = deleted || c.Work == nil
+	}
+	return added && deleted
 }
 
 // diffOptions are the diff's limits for q.
