@@ -5,6 +5,7 @@ import { ROOT } from './ahp.js';
 import { emptyTable, flatRows, pairWords, parsePatch, renderRows, renderSplit, renderUnified } from './diff.js';
 import { colour, languageOf, load } from './highlight.js';
 import { showDraft } from './drafts.js';
+import { generatedNote, generatedWhy, imageSummary } from './fileinfo.js';
 import { revertHunksText } from './confirm.js';
 import { describe, intent, invoke, shownVersions } from './intent.js';
 import { gotoHunk } from './keys.js';
@@ -29,7 +30,8 @@ function renderDiff(s) {
   const meta = f?._meta?.changesetd || {};
   // A reviewed file's diff is folded, as a "Viewed" file on a forge, until
   // the reader opens it again.
-  const folded = !!(f?.reviewed && ui.cs?.review && !ui.unfolded.has(f.id));
+  // A generated file's diff is folded too (fileinfo.js).
+  const folded = !!(f && ((f.reviewed && ui.cs?.review) || generatedWhy(f)) && !ui.unfolded.has(f.id));
   const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, ui.full, folded, meta.patchUri, meta.fileType, meta.tooLarge, meta.patchOmitted]);
   $('view-toggle').textContent = ui.view === 'split' ? 'Unified' : 'Side by side';
   $('full-toggle').textContent = ui.full ? 'Changes only' : 'Full file';
@@ -68,8 +70,10 @@ function renderDiff(s) {
   ui.hunkAt = -1;
   const mode = modeChange(f);
   if (mode) pane.append(el('p', 'note modechange', mode));
+  const sizes = imageSummary(f);
+  if (sizes) pane.append(el('p', 'note imagesize', sizes));
   if (folded) {
-    const p = el('p', 'note folded', 'Reviewed: the diff is folded. ');
+    const p = el('p', 'note folded', f.reviewed && ui.cs?.review ? 'Reviewed: the diff is folded. ' : generatedNote(f));
     const b = el('button', 'unfold', 'Show the diff');
     b.type = 'button';
     b.onclick = () => {

@@ -2,6 +2,7 @@
 // filtered by path and author, virtual when long.
 
 import { draftBadge } from './drafts.js';
+import { generatedBadge } from './fileinfo.js';
 import { invoke, setReviewed } from './intent.js';
 import { $, el, remember, ui } from './page.js';
 import { csState, fileKey, filesOf, INDEX_LABEL, INDEX_TITLE, indexState, modeChange, OP_LABEL, operationOf, pathOf, relPath } from './selectors.js';
@@ -451,6 +452,8 @@ function fileRow(f, threads) {
     m.title = 'The edit tool placed this change by a fuzzy match of the text it was to replace: check where it landed';
     c.prepend(m);
   }
+  const gen = generatedBadge(f);
+  if (gen) c.prepend(gen);
   const mode = modeChange(f);
   if (mode) {
     const m = el('span', 'mbadge', 'mode');
