@@ -81,6 +81,8 @@ function onKey(e) {
     if (row && canUndoWithReason(Number(row.dataset.hunk))) {
       ui.swallowKey = e.key; // the box takes the focus: it must not get the U
       undoWithReason(Number(row.dataset.hunk));
+    } else if (row) {
+      toast('This hunk cannot be undone with a reason here: it needs Undo and comments, on a connected page.');
     }
   } else if (e.key === 'c' && ui.lastSelection && canComment()) {
     // The comment box takes the focus before the key is done: it must
