@@ -8,7 +8,6 @@ import (
 	_ "image/gif" // registers the formats image.DecodeConfig reads
 	_ "image/jpeg"
 	_ "image/png"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -37,9 +36,29 @@ type ImageSize struct {
 // generator's notice heads the file.
 const sniffBytes = 4096
 
-// goGenerated is Go's convention (go help generate): a line of its own,
-// before the package clause.
-var goGenerated = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+// goMarker finds Go's convention (go help generate) in head: a line of
+// its own, "// Code generated … DO NOT EDIT.", and returns it without the
+// slashes; "" when there is none. Searched for by its fixed start, not
+// a regular expression: every changed file's sides pass here.
+func goMarker(head []byte) string {
+	const start, end = "// Code generated ", " DO NOT EDIT."
+	for i := 0; ; {
+		j := bytes.Index(head[i:], []byte(start))
+		if j < 0 {
+			return ""
+		}
+		j += i
+		line := head[j:]
+		if k := bytes.IndexByte(line, '\n'); k >= 0 {
+			line = line[:k]
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if (j == 0 || head[j-1] == '\n') && bytes.HasSuffix(line, []byte(end)) {
+			return string(line[3:])
+		}
+		i = j + 1
+	}
+}
 
 // Sniff reads what content's first bytes say of the file at path; nil when
 // they say nothing.
@@ -47,8 +66,8 @@ func Sniff(path string, content []byte) *Sniffed {
 	var s Sniffed
 	head := content[:min(len(content), sniffBytes)]
 	if bytes.IndexByte(head, 0) < 0 {
-		if m := goGenerated.Find(head); m != nil {
-			s.Generated = string(m[3:])
+		if m := goMarker(head); m != "" {
+			s.Generated = m
 		} else if bytes.Contains(head, []byte("@generated")) {
 			s.Generated = "@generated"
 		}
@@ -64,8 +83,12 @@ func Sniff(path string, content []byte) *Sniffed {
 // the standard library decodes them, WebP from its first chunk, SVG from
 // its root element's width and height (or its viewBox).
 func imageSize(path string, b []byte) *ImageSize {
-	if cfg, format, err := image.DecodeConfig(bytes.NewReader(b)); err == nil {
-		return &ImageSize{Format: format, Width: cfg.Width, Height: cfg.Height}
+	// The formats' magic first: DecodeConfig allocates a reader's buffer
+	// before it looks.
+	if bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || bytes.HasPrefix(b, []byte("\xff\xd8")) || bytes.HasPrefix(b, []byte("GIF8")) {
+		if cfg, format, err := image.DecodeConfig(bytes.NewReader(b)); err == nil {
+			return &ImageSize{Format: format, Width: cfg.Width, Height: cfg.Height}
+		}
 	}
 	if w, h, ok := webpSize(b); ok {
 		return &ImageSize{Format: "webp", Width: w, Height: h}
