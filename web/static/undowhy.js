@@ -53,6 +53,9 @@ async function undoWithReason(hi) {
   if (anchor.onWorkingTree) a._meta = { 'changesetd/onWorkingTree': true };
   try {
     await settled(ann, intent(shown, { annotation: { type: 'annotations/set', annotation: a } }));
+    // Settled without a refusal, but a snapshot after a reconnection
+    // also drops what was pending: only a comment the daemon has counts.
+    if (!ui.client.state(ann)?.annotations?.some((x) => x.id === a.id)) throw new Error('the daemon did not keep it');
   } catch (e) {
     toast(`Nothing was undone: the comment with the reason was refused (${errText(e)})`, 'error');
     return;
