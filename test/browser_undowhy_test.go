@@ -19,8 +19,9 @@ import (
 // button and the box's button. Each hunk goes back to its version before
 // on disk, and the agent's next prompt (changesetd turn start --hook
 // --feedback) names the file, the lines it had written and the reason.
-// When the revert is refused (git's index is locked), the comment is
-// taken back: nothing is left and nothing undone.
+// When the revert is refused (git's index moved since it was shown), the
+// comment is taken back; when the comment is refused (its line was edited
+// since), nothing is undone: either way nothing is left.
 func TestBrowserUndoHunkTellsWhy(t *testing.T) {
 	base := pageLines(40)
 	repo := gitRepo(t, map[string]string{"f.go": base})
@@ -92,6 +93,25 @@ func TestBrowserUndoHunkTellsWhy(t *testing.T) {
 	}
 	git(t, repo, "reset", "-q", "f.go")
 	b.waitFor("f.go shown unstaged", `document.querySelector('#files li.file[data-path="f.go"]')?.dataset.index === 'unstaged'`)
+
+	// When the comment is refused, nothing is undone: here the hunk's
+	// line is edited on disk while the box is open, so the comment,
+	// bound to the version shown, no longer has its line.
+	b.click("the hunk's Undo, tell why", `#diff tr.hunk button.hunk-undo-why:not([disabled])`)
+	b.waitFor("the box", `document.getElementById('undo-why')?.open`)
+	writeFile(t, repo, "f.go", strings.Replace(base, "line 30\n", "line THIRTY\n", 1))
+	b.waitFor("the edit shown", `[...document.querySelectorAll('#diff tr.line.add')].some((r) => r.textContent.includes('THIRTY'))`)
+	b.do(chromedp.SendKeys(`#undo-why textarea`, "Comment refused."))
+	b.click("Undo and tell the agent", `#undo-why button.ok:not([disabled])`)
+	b.waitFor("the refusal said", `[...document.querySelectorAll('#toasts .toast.error')].some((t) => t.textContent.includes('Nothing was undone: the comment with the reason was refused'))`)
+	if st := m.Wait("the annotations", func(protocol.AnnotationsState) bool { return true }); len(st.Annotations) != before || withText("Comment refused.")(st) {
+		t.Fatalf("a refused comment left %d annotations, want %d", len(st.Annotations), before)
+	}
+	if got := readF(); !strings.Contains(got, "line THIRTY\n") {
+		t.Fatalf("an undo whose comment was refused changed f.go:\n%s", got)
+	}
+	writeFile(t, repo, "f.go", strings.Replace(base, "line 30\n", "line thirty\n", 1))
+	b.waitFor("the edit undone by hand", `[...document.querySelectorAll('#diff tr.line.add')].some((r) => r.textContent.includes('thirty'))`)
 
 	// With a click: the hunk's button, the reason, the box's button.
 	b.click("the hunk's Undo, tell why", `#diff tr.hunk button.hunk-undo-why:not([disabled])`)
