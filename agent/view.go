@@ -16,7 +16,7 @@ import (
 type View struct {
 	protocol.Annotation
 	file  string          // relative to its working directory
-	lines string          // "lines 3-5", "line 3", "whole file", "lines gone", ...
+	lines string          // "lines 3-5", "line 3", "whole file", "lines 3-5 (gone since)", ...
 	first int             // the first line now, for sorting; 0 when none
 	fresh map[string]bool // entry ids to mark new
 	by    []string        // who wrote its lines, in words; nil when not known
@@ -64,7 +64,10 @@ func whereNow(a protocol.Annotation) (string, int) {
 		return "whole file", 0
 	}
 	if cur.Status == protocol.PlaceGone {
-		return "lines gone", 0
+		// The lines they were, on the version commented: what an agent
+		// whose lines were undone needs to know which.
+		was, _ := lineSpan(*a.Range)
+		return was + " (gone since)", 0
 	}
 	r := *a.Range
 	if cur.Range != nil {

@@ -26,7 +26,7 @@ func TestWhereNow(t *testing.T) {
 		{"empty range", rng(4, 0, 4, 0), nil, "line 5"},
 		{"moved", rng(4, 0, 5, 3), map[string]any{"status": "moved", "range": rng(9, 0, 10, 3)}, "lines 10-11 (moved from lines 5-6)"},
 		{"edited", rng(4, 0, 5, 3), map[string]any{"status": "edited", "range": rng(4, 0, 7, 1)}, "lines 5-8 (changed since)"},
-		{"gone", rng(4, 0, 5, 3), map[string]any{"status": "gone"}, "lines gone"},
+		{"gone", rng(4, 0, 5, 3), map[string]any{"status": "gone"}, "lines 5-6 (gone since)"},
 		{"whole file", nil, map[string]any{"status": "same"}, "whole file"},
 		{"whole file edited", nil, map[string]any{"status": "edited"}, "whole file, changed since"},
 		{"file gone", nil, map[string]any{"status": "gone"}, "file gone"},

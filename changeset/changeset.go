@@ -35,6 +35,10 @@ type Side struct {
 	// unloaded (Content nil) because it is over MaxFileBytes: Compare
 	// reports the file TooLarge without needing it, and OID must be set.
 	Size int64
+	// Sniffed is what the content's first bytes say (Sniff), set by
+	// whoever loads it and kept when the content is dropped; nil when
+	// not read or when they say nothing. Compare does not look at it.
+	Sniffed *Sniffed
 }
 
 // size is the side's content length, loaded or not.

@@ -17,7 +17,9 @@
 //   - added/removed counts: git numstat semantics on Result, and the AIR
 //     diff statistics contract (_meta.jetbrains.air.diffStats) through
 //     Result.DiffStats and Result.AIRMeta;
-//   - blob OIDs, binary detection and rename pairing.
+//   - blob OIDs, binary detection and rename pairing;
+//   - what a side's first bytes say beyond its lines (Sniff): a
+//     generated-file marker, an image's size from its header.
 //
 // The package does no I/O: no git, no filesystem, no goroutines and no
 // logging, and it does not read the clock: Options.Budget is converted to

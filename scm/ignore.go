@@ -236,6 +236,9 @@ type fileAttrs struct {
 	filter string
 	ident  bool
 	wte    string // working-tree-encoding
+	// generated is linguist-generated, which says nothing of cleaning
+	// but is resolved by the same rules (Repo.Generated).
+	generated attrVal
 }
 
 type attrVal struct {
@@ -243,7 +246,7 @@ type attrVal struct {
 	value string
 }
 
-var wantAttrs = map[string]bool{"text": true, "crlf": true, "eol": true, "filter": true, "ident": true, "working-tree-encoding": true}
+var wantAttrs = map[string]bool{"text": true, "crlf": true, "eol": true, "filter": true, "ident": true, "working-tree-encoding": true, "linguist-generated": true}
 
 // attrs resolves the attributes of file p: the highest-priority source that
 // mentions an attribute decides it, and set macros expand in place.
@@ -291,6 +294,8 @@ func (r *rules) attrs(p string) fileAttrs {
 			fa.ident = v.state == 1
 		case "working-tree-encoding":
 			fa.wte = v.value
+		case "linguist-generated":
+			fa.generated = v
 		}
 	}
 	visit := func(stack []gitattributes.MatchAttribute) {

@@ -137,7 +137,7 @@ func bare(s *changeset.Side) *changeset.Side {
 	if oid == "" && s.Content != nil {
 		oid = changeset.BlobOID(s.Content)
 	}
-	return &changeset.Side{Path: s.Path, Mode: s.Mode, OID: oid, Size: n}
+	return &changeset.Side{Path: s.Path, Mode: s.Mode, OID: oid, Size: n, Sniffed: s.Sniffed}
 }
 
 // diffFileMagic starts a saved diff cache, followed by the build that

@@ -304,6 +304,8 @@ func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 		list.Files = append(list.Files, fc)
 	}
 	slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
+	// As the computed view will say, so that no badge comes and goes.
+	w.markGenerated(list)
 	return list, true
 }
 

@@ -426,6 +426,7 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 	stamp := w.viewStamp()
 	list, err := w.changes(ctx, q, key, stamp)
 	w.stampView(list, q, stamp)
+	w.markGenerated(list)
 	if list != nil && (q.View == protocol.KindUncommitted || q.View == protocol.KindBranch) {
 		list.View = stamp
 	}
@@ -856,6 +857,11 @@ func diffPair(p [2]*changeset.Side, opt changeset.Options, q session.Query, root
 
 // compare diffs a pair of sides, counted in the metrics.
 func compare(p [2]*changeset.Side, opt changeset.Options) changeset.Result {
+	for _, sd := range p {
+		if sd != nil && sd.Content != nil && sd.Sniffed == nil && sd.Mode != changeset.ModeGitlink && sd.Mode != changeset.ModeSymlink {
+			sd.Sniffed = changeset.Sniff(sd.Path, sd.Content)
+		}
+	}
 	start := time.Now()
 	r := changeset.Compare(p[0], p[1], opt)
 	metrics.DiffSeconds.Observe(time.Since(start).Seconds())
@@ -1053,6 +1059,12 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	}
 	if r.TooLarge {
 		own["tooLarge"] = true
+	}
+	if why := generatedBy(r); why != "" {
+		own[metaGenerated] = why
+	}
+	if img := imageSizes(r, fc); img != nil {
+		own["image"] = img
 	}
 	meta["changesetd"] = own
 	return meta

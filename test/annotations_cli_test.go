@@ -268,7 +268,7 @@ func TestAnnotationsFollowTheLines(t *testing.T) {
 		t.Errorf("after an edit:\n%s\nwant\n%s", got, want)
 	}
 	writeFile(t, repo, "a.txt", "zero\nhalf\none\n")
-	if got, want := list(), "[A1] a.txt, lines gone (turn baseline, open)"; got != want {
+	if got, want := list(), "[A1] a.txt, lines 2-3 (gone since) (turn baseline, open)"; got != want {
 		t.Errorf("after a deletion:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -79,8 +79,6 @@ func TestPageFileTreeKeyboard(t *testing.T) {
 	b.waitFor("Right enters it: y.go", active+` === 'src/b/y.go'`)
 	b.do(chromedp.KeyEvent(kb.ArrowLeft))
 	b.waitFor("Left: back to its folder", active+` === 'dir:src/b'`)
-	b.do(chromedp.KeyEvent(kb.Home))
-	b.waitFor("Home: src", active+` === 'dir:src'`)
 	b.do(chromedp.KeyEvent(kb.End))
 	b.waitFor("End: top.txt", active+` === 'top.txt'`)
 	var shown string
@@ -92,6 +90,10 @@ func TestPageFileTreeKeyboard(t *testing.T) {
 	b.waitFor("Enter opens top.txt", `document.getElementById('diff-path').textContent === 'top.txt' && `+fileRow("top.txt")+`.getAttribute('aria-selected') === 'true'`)
 	b.do(chromedp.KeyEvent(" "))
 	b.waitFor("Space ticks it reviewed, the focus stays on it", fileRow("top.txt")+`.classList.contains('is-reviewed') && `+active+` === 'top.txt'`)
+	// Right after, while the tick's echo may still re-render the tree:
+	// the row keys go to the focused row, wherever the render puts it.
+	b.do(chromedp.KeyEvent(kb.Home))
+	b.waitFor("Home: src", active+` === 'dir:src'`)
 	b.do(chromedp.KeyEvent(kb.Tab))
 	b.waitFor("Tab leaves the tree", `!document.getElementById('files').contains(document.activeElement)`)
 	var stops int

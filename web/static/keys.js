@@ -4,6 +4,7 @@ import { linesLabel, wholeLines } from './comments.js';
 import { setReviewed } from './intent.js';
 import { $, toast, ui } from './page.js';
 import { csState } from './selectors.js';
+import { canUndoWithReason, undoWithReason } from './undowhy.js';
 import { canComment, commentOnSelection } from './view-comments.js';
 import { renderDiff, toggleHunk, updateRangeOps } from './view-diff.js';
 import { selectFile } from './view-files.js';
@@ -73,6 +74,16 @@ function onKey(e) {
     $('filter').focus();
   } else if (e.key === '?') {
     $('help').showModal();
+  } else if (e.key === 'U' && ui.cs) {
+    // Undo the current hunk (n/p), or the first, and tell the agent why.
+    if (ui.hunkAt < 0) gotoHunk(1);
+    const row = $('diff').querySelectorAll('tr.hunk')[Math.max(0, ui.hunkAt)];
+    if (row && canUndoWithReason(Number(row.dataset.hunk))) {
+      ui.swallowKey = e.key; // the box takes the focus: it must not get the U
+      undoWithReason(Number(row.dataset.hunk));
+    } else if (row) {
+      toast('This hunk cannot be undone with a reason here: it needs Undo and comments, on a connected page.');
+    }
   } else if (e.key === 'c' && ui.lastSelection && canComment()) {
     // The comment box takes the focus before the key is done: it must
     // not type the c.

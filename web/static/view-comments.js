@@ -297,4 +297,4 @@ function onAnnotations() {
   $('file-comment').hidden = !canComment();
 }
 
-export { canComment, commentOnSelection, commentRefused, onAnnotations, renderThreads, startComment, threadsOn, turnName };
+export { anchorFor, canComment, commentOnSelection, commentRefused, onAnnotations, renderThreads, startComment, threadsOn, turnName };

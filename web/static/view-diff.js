@@ -5,11 +5,13 @@ import { ROOT } from './ahp.js';
 import { emptyTable, flatRows, pairWords, parsePatch, renderRows, renderSplit, renderUnified } from './diff.js';
 import { colour, languageOf, load } from './highlight.js';
 import { showDraft } from './drafts.js';
+import { generatedNote, generatedWhy, imageSummary } from './fileinfo.js';
 import { revertHunksText } from './confirm.js';
 import { describe, intent, invoke, shownVersions } from './intent.js';
 import { gotoHunk } from './keys.js';
 import { $, el, errText, patches, toast, ui } from './page.js';
 import { csState, currentFile, fileKey, indexState, modeChange, online, pathOf } from './selectors.js';
+import { canUndoWithReason, undoWithReason } from './undowhy.js';
 import { opButton } from './view-changeset.js';
 import { canComment, renderThreads } from './view-comments.js';
 import { authorBadge, chosenAuthor } from './view-files.js';
@@ -29,7 +31,8 @@ function renderDiff(s) {
   const meta = f?._meta?.changesetd || {};
   // A reviewed file's diff is folded, as a "Viewed" file on a forge, until
   // the reader opens it again.
-  const folded = !!(f?.reviewed && ui.cs?.review && !ui.unfolded.has(f.id));
+  // A generated file's diff is folded too (fileinfo.js).
+  const folded = !!(f && ((f.reviewed && ui.cs?.review) || generatedWhy(f)) && !ui.unfolded.has(f.id));
   const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, ui.full, folded, meta.patchUri, meta.fileType, meta.tooLarge, meta.patchOmitted]);
   $('view-toggle').textContent = ui.view === 'split' ? 'Unified' : 'Side by side';
   $('full-toggle').textContent = ui.full ? 'Changes only' : 'Full file';
@@ -68,8 +71,10 @@ function renderDiff(s) {
   ui.hunkAt = -1;
   const mode = modeChange(f);
   if (mode) pane.append(el('p', 'note modechange', mode));
+  const sizes = imageSummary(f);
+  if (sizes) pane.append(el('p', 'note imagesize', sizes));
   if (folded) {
-    const p = el('p', 'note folded', 'Reviewed: the diff is folded. ');
+    const p = el('p', 'note folded', f.reviewed && ui.cs?.review ? 'Reviewed: the diff is folded. ' : generatedNote(f));
     const b = el('button', 'unfold', 'Show the diff');
     b.type = 'button';
     b.onclick = () => {
@@ -377,7 +382,11 @@ function decorateHunks(s, f) {
       const unstage = el('button', 'hunk-unstage', 'Unstage');
       unstage.type = 'button';
       unstage.onclick = () => unstageHunk(hi);
-      box.append(badge, label, keep, unstage, undo);
+      // Undo this hunk and tell the agent why (undowhy.js).
+      const why = el('button', 'hunk-undo-why danger', 'Undo, tell why');
+      why.type = 'button';
+      why.onclick = () => undoWithReason(hi);
+      box.append(badge, label, keep, unstage, undo, why);
       td.append(box);
     }
     const [badge, label, keep, unstage, undo] = box.children;
@@ -416,7 +425,23 @@ function decorateHunks(s, f) {
     undo.hidden = !rev || !r;
     undo.disabled = off(rev);
     undo.title = rev?.status === 'disabled' ? `Undo: ${disabledReason()}` : 'Undo this hunk: revert its lines';
+    const why = box.children[5];
+    why.hidden = undo.hidden || !canComment();
+    why.disabled = !canUndoWithReason(hi);
+    why.title = rev?.status === 'disabled' ? `Undo: ${disabledReason()}` : 'Undo this hunk and tell the agent why: the reason is left as a comment on its lines (U)';
   }
+}
+
+// hunkTarget is what an operation on hunk hi of the diff shown takes: the
+// file, the range operation revert, its target (the hunk's changed lines)
+// and what a confirmation says of it; null when it cannot be reverted.
+function hunkTarget(hi) {
+  const op = rangeOp('revert');
+  const f = currentFile();
+  const h = diffUi.hunks[hi];
+  const r = h && hunkRange(h);
+  if (!op || !f || !r) return null;
+  return { f, op, path: pathOf(f), facts: hunkFacts(h, hi), target: { kind: 'range', resource: f.edit?.after?.uri || f.id, side: 'after', range: r } };
 }
 
 // setHunkReviewed marks hunk hi of the file shown, on the daemon; the file
@@ -692,4 +717,4 @@ async function copyPath() {
   }
 }
 
-export { copyPath, invokeRange, renderDiff, toggleHunk, updateRangeOps };
+export { copyPath, hunkTarget, invokeRange, renderDiff, toggleHunk, updateRangeOps };

@@ -2,6 +2,7 @@
 // filtered by path and author, virtual when long.
 
 import { draftBadge } from './drafts.js';
+import { generatedBadge } from './fileinfo.js';
 import { invoke, setReviewed } from './intent.js';
 import { $, el, remember, ui } from './page.js';
 import { csState, fileKey, filesOf, INDEX_LABEL, INDEX_TITLE, indexState, modeChange, OP_LABEL, operationOf, pathOf, relPath } from './selectors.js';
@@ -221,7 +222,11 @@ function moveTo(i) {
   const items = ui.items || [];
   if (!items.length) return;
   i = Math.max(0, Math.min(items.length - 1, i));
-  list.active = itemKey(items[i]);
+  // The row to focus is named before rendering: a render that replaces
+  // the focused row (a review tick's echo, say) gives that row the focus
+  // back, and its focusin sets list.active to it.
+  const key = itemKey(items[i]);
+  list.active = key;
   const ul = $('files');
   if (ul.classList.contains('virtual')) {
     const top = i * ROW_PX;
@@ -229,7 +234,7 @@ function moveTo(i) {
     else if (top + ROW_PX > ul.scrollTop + ul.clientHeight) ul.scrollTop = top + ROW_PX - ul.clientHeight;
   }
   renderFiles(csState());
-  const li = [...ul.children].find((r) => r.dataset.key === list.active);
+  const li = [...ul.children].find((r) => r.dataset.key === key);
   li?.focus();
   if (!ul.classList.contains('virtual')) li?.scrollIntoView({ block: 'nearest' });
 }
@@ -451,6 +456,8 @@ function fileRow(f, threads) {
     m.title = 'The edit tool placed this change by a fuzzy match of the text it was to replace: check where it landed';
     c.prepend(m);
   }
+  const gen = generatedBadge(f);
+  if (gen) c.prepend(gen);
   const mode = modeChange(f);
   if (mode) {
     const m = el('span', 'mbadge', 'mode');
