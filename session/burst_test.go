@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -301,4 +303,57 @@ func TestPathSetIsUnderAny(t *testing.T) {
 			t.Errorf("%s (old %q): under %v, underAny %v", o.path(), o.old(), got, want)
 		}
 	}
+}
+
+// gatedPatchWorkspace holds every whole-changeset patch computation
+// (a query with MaxPatchBytes) until its gate is closed, counting those
+// that entered.
+type gatedPatchWorkspace struct {
+	*fakeWorkspace
+	gate    chan struct{}
+	entered *atomic.Int32
+}
+
+func (w gatedPatchWorkspace) Changes(ctx context.Context, q Query) (*ChangeList, error) {
+	if q.MaxPatchBytes > 0 {
+		w.entered.Add(1)
+		select {
+		case <-w.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return w.fakeWorkspace.Changes(ctx, q)
+}
+
+// Whole-changeset patches are computed one at a time: each may hold its
+// limit in patches, so four readers at once must not hold four times it.
+func TestWholePatchesTakeTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ws := newFakeWorkspace(t.TempDir(), map[string]string{"a.txt": "1\n"}, map[string]string{"a.txt": "2\n"})
+		var entered atomic.Int32
+		gw := gatedPatchWorkspace{ws, make(chan struct{}), &entered}
+		r := newRigOn(t, Options{OpenWorkspace: func(string) (Workspace, error) { return gw, nil }}, ws)
+		uri := r.changeset(t, protocol.KindUncommitted, nil)
+		errs := make(chan error, 4)
+		for range 4 {
+			go func() {
+				_, err := r.m.ChangesetPatch(t.Context(), uri, MaxChangesetPatchBytes)
+				errs <- err
+			}()
+		}
+		synctest.Wait() // every reader is in, or waiting its turn
+		if n := entered.Load(); n != 1 {
+			t.Errorf("%d whole-patch computations at once, want 1", n)
+		}
+		close(gw.gate)
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Errorf("a whole patch: %v", err)
+			}
+		}
+		if n := entered.Load(); n != 4 {
+			t.Errorf("%d computations in all, want 4", n)
+		}
+	})
 }

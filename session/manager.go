@@ -100,6 +100,11 @@ type Manager struct {
 	// wg counts every goroutine the Manager owns (see spawn); Close waits
 	// for all of them.
 	wg sync.WaitGroup
+
+	// wholePatch is held while a whole-changeset patch is computed: each
+	// holds up to its limit in patches and the diff budget in sides, so
+	// they take turns rather than multiply that by their number.
+	wholePatch chan struct{}
 }
 
 // enter registers an operation or turn boundary with Drain; it is refused
@@ -153,6 +158,8 @@ func NewManager(opts Options) *Manager {
 		hub:      h,
 		root:     h.NewChannel(protocol.RootURI),
 		sessions: map[string]*Session{},
+
+		wholePatch: make(chan struct{}, 1),
 	}
 	m.rootState = protocol.RootState{
 		Agents: []protocol.AgentInfo{{

@@ -108,6 +108,12 @@ func (m *Manager) ChangesetPatch(ctx context.Context, changesetURI string, limit
 	if err != nil {
 		return nil, err
 	}
+	select {
+	case m.wholePatch <- struct{}{}:
+		defer func() { <-m.wholePatch }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	var sb strings.Builder
 	for _, j := range jobs {
 		list, err := j.ws.Changes(ctx, j.q)
