@@ -417,7 +417,7 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 		return nil, err
 	}
 	var key string
-	if q.View == protocol.KindUncommitted && q.Paths == nil && q.MaxPatchBytes == 0 {
+	if q.View == protocol.KindUncommitted && q.Paths == nil && q.MaxPatchBytes == 0 && !q.IgnoreWhitespace {
 		// Read before the stamp: a view saved with both is trusted
 		// only while the state is the key's, and the stamp was then
 		// taken on that state or a later one (which operations refuse).
@@ -450,7 +450,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 	)
 	switch q.View {
 	case protocol.KindUncommitted:
-		if q.MaxPatchBytes == 0 {
+		if q.MaxPatchBytes == 0 && !q.IgnoreWhitespace {
 			sink = &resultSink{}
 		}
 		if q.Paths != nil {
@@ -756,8 +756,8 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 	loose := make([][2]*changeset.Side, len(items))
 	errs := make([]error, len(items))
 	bud := newBudget(diffBudget)
-	if q.MaxPatchBytes != 0 {
-		cache = nil // a whole-changeset patch has other limits
+	if q.MaxPatchBytes != 0 || q.IgnoreWhitespace {
+		cache = nil // a whole-changeset patch has other limits, a -w diff other hunks
 	}
 	parallel(ctx, len(items), func(i int) {
 		c := items[i]
@@ -802,7 +802,7 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 
 // diffOptions are the diff's limits for q.
 func diffOptions(q session.Query) changeset.Options {
-	var opt changeset.Options
+	opt := changeset.Options{IgnoreWhitespace: q.IgnoreWhitespace}
 	if q.MaxPatchBytes > 0 {
 		// A whole-changeset patch: every file's patch up to the limit,
 		// binary sides up to it too.
