@@ -1,0 +1,170 @@
+package test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/changesetd/changesetd/changeset"
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// goLines is a small Go-like file of n lines.
+func goLines(n int) string {
+	return lines(n, func(i int) string {
+		switch i % 6 {
+		case 0:
+			return "func f" + string(rune('a'+i%26)) + "() {\n"
+		case 5:
+			return "}\n"
+		}
+		return "\tx := " + string(rune('a'+i%26)) + "\n"
+	})
+}
+
+// wsEdits are real edits of whitespace, alone and mixed with content
+// changes: a file reindented, one with trailing spaces and CRLF only, one
+// mixing all of them with changed lines.
+func wsEdits(t *testing.T) (repo string, want map[string]bool) {
+	base := goLines(30)
+	repo = gitRepo(t, map[string]string{"indent.go": base, "crlf.go": base, "mixed.go": base})
+	writeFile(t, repo, "indent.go", strings.ReplaceAll(base, "\tx", "    x"))
+	writeFile(t, repo, "crlf.go", strings.Replace(strings.ReplaceAll(base, "\n", "\r\n"), "}\r\n", "}   \r\n", 2))
+	mixed := strings.Split(base, "\n")
+	mixed[2] = "        " + strings.TrimSpace(mixed[2])  // indent
+	mixed[3] = strings.Replace(mixed[3], "x", "y", 1)    // real
+	mixed[4] += " \t"                                    // trailing
+	mixed[12] = strings.Replace(mixed[12], ":=", "=", 1) // real
+	mixed[13] += "\r"                                    // CRLF
+	mixed[25] = "\t" + mixed[25]                         // indent
+	writeFile(t, repo, "mixed.go", strings.Join(mixed, "\n"))
+	// Whether each file keeps a diff with whitespace ignored.
+	return repo, map[string]bool{"indent.go": false, "crlf.go": false, "mixed.go": true}
+}
+
+// TestIgnoreWhitespacePatchMatchesGit: a file's patch read with ws=ignore
+// is what git diff -w prints for it, byte for byte, on real edits of
+// indentation, trailing spaces and line ends mixed with real changes; a
+// file whose only change is whitespace reads as an empty patch (git
+// prints nothing for it), while its published patch is the whole change.
+func TestIgnoreWhitespacePatchMatchesGit(t *testing.T) {
+	repo, keeps := wsEdits(t)
+	m := subscribeUncommitted(t, startDaemon(t, repo))
+	st := m.Wait("three files", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 3 })
+	for rel, keep := range keeps {
+		f := fileByPath(st, repo, rel)
+		uri := metaString(f.Meta, "changesetd", "patchUri")
+		got, err := readResource(t, m.c, uri+"&ws=ignore")
+		if err != nil {
+			t.Fatalf("%s: reading its patch with whitespace ignored: %v", rel, err)
+		}
+		want := git(t, repo, "diff", "-w", "--full-index", "--binary", "--", rel)
+		if string(got) != want {
+			t.Errorf("%s: the daemon's -w patch differs from git diff -w\n--- daemon\n%s\n--- git\n%s", rel, got, want)
+		}
+		if keep != (len(got) > 0) {
+			t.Errorf("%s: a -w patch of %d bytes, want one only for a file with a real change", rel, len(got))
+		}
+		if whole := filePatch(t, m.c, f); whole != git(t, repo, "diff", "--full-index", "--binary", "--", rel) {
+			t.Errorf("%s: the published patch is not git diff's", rel)
+		}
+	}
+	f := fileByPath(st, repo, "mixed.go")
+	if _, err := readResource(t, m.c, metaString(f.Meta, "changesetd", "patchUri")+"&ws=all"); err == nil || !strings.Contains(err.Error(), "ws \"all\"") {
+		t.Errorf("ws=all: %v, want a refusal naming the value", err)
+	}
+}
+
+// noIndexHunks is git diff --no-index of two contents, from its first
+// hunk on (the paths of the header are the temporary files').
+func noIndexHunks(t *testing.T, before, after string) string {
+	t.Helper()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "reviewed"), filepath.Join(dir, "now")
+	if err := os.WriteFile(a, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte(after), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command("git", "diff", "--no-index", "--no-color", a, b).Output() // exit 1: they differ
+	return hunksOf(string(out))
+}
+
+func hunksOf(patch string) string {
+	if i := strings.Index(patch, "\n@@ "); i >= 0 {
+		return patch[i+1:]
+	}
+	return ""
+}
+
+// TestSinceReviewSurvivesRestart: a file marked reviewed and then edited
+// by an agent offers the patch from the reviewed version to the current
+// one, which is git diff --no-index of the two; the offer and the version
+// it reads from survive a restart of the daemon.
+func TestSinceReviewSurvivesRestart(t *testing.T) {
+	base := pageLines(40)
+	repo := gitRepo(t, map[string]string{"c.txt": base})
+	reviewed := strings.Replace(base, "line 5\n", "line 5 by you\n", 1)
+	writeFile(t, repo, "c.txt", reviewed)
+	d := startDaemon(t, repo)
+	c := d.client(t, "reviewer")
+	uri := expand(t, catalogue(t, c, onlySession(t, c).Resource)["uncommitted"].URITemplate, nil)
+	m := mirrorChangeset(t, c, uri)
+	st := m.Wait("c.txt changed", func(st protocol.ChangesetState) bool { return ready(st) && fileByPath(st, repo, "c.txt") != nil })
+	review(t, c, uri, 1, true, fileByPath(st, repo, "c.txt").ID)
+	m.Wait("c.txt reviewed", func(st protocol.ChangesetState) bool { return reviewedIn(st, repo, "c.txt") })
+	offered := func(st protocol.ChangesetState) bool {
+		f := fileByPath(st, repo, "c.txt")
+		return ready(st) && f != nil && !f.IsReviewed() && metaString(f.Meta, "changesetd", "sinceReview", "patchUri") != ""
+	}
+	if f := fileByPath(m.State(), repo, "c.txt"); metaString(f.Meta, "changesetd", "sinceReview", "patchUri") != "" {
+		t.Errorf("a file reviewed as it is offers the changes since its review")
+	}
+
+	d.hookTurn(t, "start", "cc-since", repo, "edit c.txt")
+	now := strings.Replace(strings.Replace(reviewed, "line 30\n", "line 30 by the agent\n", 1), "line 38\n", "", 1)
+	writeFile(t, repo, "c.txt", now)
+	d.hookTurn(t, "end", "cc-since", repo, "")
+	st = m.Wait("the offer of the changes since the review", offered)
+	want := noIndexHunks(t, reviewed, now)
+	if !strings.Contains(want, "+line 30 by the agent") || strings.Contains(want, "by you") {
+		t.Fatalf("git diff --no-index of the two versions:\n%s", want)
+	}
+	f := fileByPath(st, repo, "c.txt")
+	since := metaString(f.Meta, "changesetd", "sinceReview", "patchUri")
+	got, err := readResource(t, m.c, since)
+	if err != nil {
+		t.Fatalf("reading %s: %v", since, err)
+	}
+	if hunksOf(string(got)) != want || !strings.HasPrefix(string(got), "diff --git a/c.txt b/c.txt\n") {
+		t.Errorf("the changes since the review\n%s\nwant the hunks of git diff --no-index\n%s", got, want)
+	}
+	if strings.Contains(string(got), "by you") && !strings.Contains(want, "by you") {
+		t.Errorf("the changes since the review show the change that was reviewed")
+	}
+	if nonce := metaString(f.Meta, "changesetd", "sinceReview", "reviewedNonce"); nonce != changeset.BlobOID([]byte(reviewed)) {
+		t.Errorf("reviewedNonce %s, want the reviewed content's blob id %s", nonce, changeset.BlobOID([]byte(reviewed)))
+	}
+
+	c.Close()
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	d2 := startDaemonIn(t, d.StateDir, repo)
+	c2 := d2.client(t, "reviewer-2")
+	m2 := mirrorChangeset(t, c2, uri)
+	st = m2.Wait("the offer after a restart", offered)
+	f = fileByPath(st, repo, "c.txt")
+	got, err = readResource(t, c2, metaString(f.Meta, "changesetd", "sinceReview", "patchUri"))
+	if err != nil || hunksOf(string(got)) != want {
+		t.Errorf("after a restart, the changes since the review: %v\n%s\nwant\n%s", err, got, want)
+	}
+	// Read with whitespace ignored too: the same here, as the agent's
+	// edits are not whitespace.
+	if ws, err := readResource(t, c2, metaString(f.Meta, "changesetd", "sinceReview", "patchUri")+"&ws=ignore"); err != nil || string(ws) != string(got) {
+		t.Errorf("since the review with whitespace ignored: %v\n%s", err, ws)
+	}
+}
