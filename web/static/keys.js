@@ -1,9 +1,10 @@
 // The keyboard: the page's keys and lines chosen with them.
 
 import { linesLabel, wholeLines } from './comments.js';
+import { linesReadOnly, toggleWhitespace } from './diffmode.js';
 import { setReviewed } from './intent.js';
 import { $, toast, ui } from './page.js';
-import { csState } from './selectors.js';
+import { csState, currentFile } from './selectors.js';
 import { canComment, commentOnSelection } from './view-comments.js';
 import { renderDiff, toggleHunk, updateRangeOps } from './view-diff.js';
 import { selectFile } from './view-files.js';
@@ -64,7 +65,9 @@ function onKey(e) {
     const next = [...files.slice(i + 1), ...files.slice(0, i + 1)].find((f) => !f.reviewed);
     if (next) selectFile(next.id);
     else toast('Every file is reviewed.');
-  } else if (e.key === 'v') {
+  } else if (e.key === 'w') {
+    toggleWhitespace();
+  } else if (e.key === 'v' && !linesReadOnly(currentFile())) {
     startKbSel();
   } else if (e.key === 'f') {
     toggleFull();
@@ -73,7 +76,7 @@ function onKey(e) {
     $('filter').focus();
   } else if (e.key === '?') {
     $('help').showModal();
-  } else if (e.key === 'c' && ui.lastSelection && canComment()) {
+  } else if (e.key === 'c' && ui.lastSelection && canComment() && !linesReadOnly(currentFile())) {
     // The comment box takes the focus before the key is done: it must
     // not type the c.
     ui.swallowKey = e.key;
