@@ -1,11 +1,15 @@
 package test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
@@ -167,4 +171,145 @@ func TestSinceReviewSurvivesRestart(t *testing.T) {
 	if ws, err := readResource(t, c2, metaString(f.Meta, "changesetd", "sinceReview", "patchUri")+"&ws=ignore"); err != nil || string(ws) != string(got) {
 		t.Errorf("since the review with whitespace ignored: %v\n%s", err, ws)
 	}
+}
+
+// shownLines is the page's expression for the lines of the diff shown, as
+// "+text", "-text" and " text", trailing whitespace left out.
+const shownLines = `[...document.querySelectorAll('#diff table.difftable tr.line')].map(tr => (tr.querySelector('.sign').textContent + tr.querySelector('td.code').textContent).trimEnd())`
+
+// patchLines lists the body lines of a patch's hunks as shownLines does.
+func patchLines(patch string) []string {
+	out := []string{}
+	in := false
+	for _, l := range strings.Split(patch, "\n") {
+		switch {
+		case strings.HasPrefix(l, "@@ "):
+			in = true
+		case strings.HasPrefix(l, "diff --git "):
+			in = false
+		case in && l != "" && l[0] != '\\':
+			if l[0] == ' ' {
+				l = " " + strings.TrimRight(l[1:], " \t\r")
+			}
+			out = append(out, strings.TrimRight(l, " \t\r"))
+		}
+	}
+	return out
+}
+
+// TestBrowserDiffModes uses the page as a reviewer: w (and the button)
+// shows a file's diff as git diff -w does, says when only whitespace
+// changed, and turns off comments and hunk operations on lines that are
+// not the changeset's, saying why; the key follows the single-key switch
+// and is in the key help. A file marked reviewed with x and then edited
+// by an agent through the hooks unfolds with the offer of the changes
+// since the review, which shows git diff --no-index of the two versions.
+func TestBrowserDiffModes(t *testing.T) {
+	b := newBrowser(t)
+	repo, _ := wsEdits(t)
+	base := pageLines(40)
+	writeFile(t, repo, "c.txt", base)
+	git(t, repo, "add", "c.txt")
+	git(t, repo, "commit", "-q", "-m", "c")
+	reviewed := strings.Replace(base, "line 5\n", "line 5 by you\n", 1)
+	writeFile(t, repo, "c.txt", reviewed)
+	d := startDaemon(t, repo)
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("four files, ready", `document.querySelectorAll('#files li.file').length === 4 && document.getElementById('cs-status').textContent === 'ready'`)
+	wsOn := `document.getElementById('ws-toggle').getAttribute('aria-pressed') === 'true'`
+	shows := func(what string, want []string) {
+		t.Helper()
+		b.waitFor(what, `JSON.stringify(`+shownLines+`) === `+js(mustJSON(t, want)))
+	}
+	// Whether the hunks' controls (mark, Keep, Undo) are shown, and lines
+	// can be chosen.
+	controlsOff := `document.querySelector('#diff tr.hunk') && [...document.querySelectorAll('#diff .hunkops')].every(h => h.getClientRects().length === 0) && !document.querySelector('#diff tr.line[data-a]')`
+	controlsOn := `document.querySelector('#diff tr.hunk') && [...document.querySelectorAll('#diff .hunkops')].every(h => h.getClientRects().length > 0) && !!document.querySelector('#diff tr.line[data-a]')`
+
+	t.Run("ignore whitespace", func(t *testing.T) {
+		b.t = t
+		b.click("mixed.go", `#files li.file[data-path="mixed.go"]`)
+		whole := patchLines(git(t, repo, "diff", "--", "mixed.go"))
+		shows("mixed.go's whole diff", whole)
+		b.waitFor("its hunk controls", controlsOn)
+		b.do(chromedp.KeyEvent("w"))
+		ignored := patchLines(git(t, repo, "diff", "-w", "--", "mixed.go"))
+		if len(ignored) == 0 || len(ignored) >= len(whole) {
+			t.Fatalf("git diff -w of mixed.go has %d lines, the whole diff %d", len(ignored), len(whole))
+		}
+		shows("w: mixed.go as git diff -w shows it", ignored)
+		b.waitFor("the toggle pressed, and what is off and why", wsOn+` && document.querySelector('#diff .note.ws-ignored').textContent.includes('Comments on lines, Keep, Undo and hunk marks are off here') && `+controlsOff)
+
+		// No line can be chosen for a comment or an operation, by
+		// keys or by the mouse.
+		b.do(chromedp.KeyEvent("v"))
+		b.eval(`(() => { const rows = document.querySelectorAll('#diff tr.line'); const r = document.createRange(); r.setStartBefore(rows[1]); r.setEndAfter(rows[3]); getSelection().removeAllRanges(); getSelection().addRange(r); return true; })()`, nil)
+		b.do(chromedp.KeyEvent("c"))
+		b.waitFor("no lines chosen, no comment box", `document.getElementById('range-ops').hidden && document.getElementById('diff-status').textContent === '' && !document.querySelector('#diff textarea, #comment-box:not([hidden])')`)
+		b.eval(`getSelection().removeAllRanges(), true`, nil)
+
+		b.click("indent.go", `#files li.file[data-path="indent.go"]`)
+		b.waitFor("indent.go: only whitespace changed, said so", `(document.querySelector('#diff .note.empty-mode')?.textContent || '').includes('Only whitespace changed') && !document.querySelector('#diff tr.line')`)
+		b.click("crlf.go", `#files li.file[data-path="crlf.go"]`)
+		b.waitFor("crlf.go: only whitespace changed, said so", `(document.querySelector('#diff .note.empty-mode')?.textContent || '').includes('Only whitespace changed')`)
+		b.shot("diffmodes-01-whitespace-only")
+		b.axeCheck("whitespace ignored")
+
+		b.click("Show whitespace", `#ws-toggle`)
+		shows("crlf.go's whole diff again", patchLines(git(t, repo, "diff", "--", "crlf.go")))
+		b.waitFor("the toggle released, the controls back", `!(`+wsOn+`) && !document.querySelector('#diff .note.ws-ignored') && `+controlsOn)
+
+		b.do(chromedp.KeyEvent("?"))
+		b.waitFor("w in the key help", `document.getElementById('help').open && document.getElementById('help').textContent.includes('ignore whitespace changes')`)
+		b.click("single keys off", `#single-keys`)
+		b.do(chromedp.KeyEvent(kb.Escape))
+		b.waitFor("the help closed", `!document.getElementById('help').open`)
+		b.do(chromedp.KeyEvent("w"))
+		b.do(chromedp.KeyEvent("?")) // a key the page takes if single keys were on: nothing happens either
+		b.waitFor("w ignored with single keys off", `!(`+wsOn+`) && !document.getElementById('help').open && !document.querySelector('#diff .note.ws-ignored')`)
+		b.click("the keys' help", `#help-open`)
+		b.click("single keys on", `#single-keys`)
+		b.click("close", `#help-close`)
+		b.waitFor("single keys on", `document.getElementById('single-keys').checked && document.getElementById('keys-off').hidden`)
+	})
+
+	t.Run("since my last review", func(t *testing.T) {
+		b.t = t
+		b.click("c.txt", `#files li.file[data-path="c.txt"]`)
+		shows("c.txt's diff", patchLines(git(t, repo, "diff", "--", "c.txt")))
+		b.do(chromedp.KeyEvent("x"))
+		b.waitFor("c.txt reviewed and folded", `document.querySelector('#files li.file[data-path="c.txt"]').classList.contains('reviewed') || !!document.querySelector('#diff .note.folded')`)
+		b.waitFor("c.txt folded", `!!document.querySelector('#diff .note.folded')`)
+
+		d.hookTurn(t, "start", "cc-since", repo, "edit c.txt")
+		now := strings.Replace(strings.Replace(reviewed, "line 30\n", "line 30 by the agent\n", 1), "line 38\n", "", 1)
+		writeFile(t, repo, "c.txt", now)
+		d.hookTurn(t, "end", "cc-since", repo, "")
+		b.waitFor("c.txt unfolded, offering the changes since the review", `!document.querySelector('#diff .note.folded') && !!document.querySelector('#diff .note.since-offer button.since-review')`)
+		shows("the whole diff until asked", patchLines(git(t, repo, "diff", "--", "c.txt")))
+		b.shot("diffmodes-02-since-offer")
+
+		b.click("Changes since your review", `#diff button.since-review`)
+		since := patchLines(noIndexHunks(t, reviewed, now))
+		if len(since) == 0 {
+			t.Fatal("git diff --no-index of the two versions is empty")
+		}
+		shows("only what changed since the review: git diff --no-index of the two versions", since)
+		b.waitFor("said so, with the controls off", `document.querySelector('#diff .note.since-review').textContent.includes('since your review') && `+controlsOff)
+		b.shot("diffmodes-03-since-review")
+		b.axeCheck("changes since the review")
+
+		b.click("Whole diff", `#diff .note.since-review button.whole-diff`)
+		shows("the whole diff again", patchLines(git(t, repo, "diff", "--", "c.txt")))
+		b.waitFor("the controls back", controlsOn)
+	})
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
