@@ -11,10 +11,9 @@ import (
 	"github.com/changesetd/changesetd/store"
 )
 
-// A file marked reviewed keeps the version it was reviewed at: the tree
-// holding it (a snapshot of the working tree taken when the flag arrived,
-// or the turn tree the changeset's new side is read from) and its path
-// and blob id there. When the file changes, its _meta offers the patch
+// A file marked reviewed keeps the version it was reviewed at: a snapshot
+// of the working tree taken when the flag arrived, and the file's path and
+// blob id there. When the file changes, its _meta offers the patch
 // from that version to the current one (view.MetaSinceReview), read as
 // the file's patchUri with "&since=review", so a reviewer reads only what
 // changed since, not the whole diff again. The versions are stored, and
@@ -71,40 +70,34 @@ func (cs *csChannel) setKeptLoaded(kept map[string]store.ReviewedVersion) {
 }
 
 // keepReviewed records the versions of files just marked reviewed (or
-// forgets them, when unmarked). A version in a stored tree is recorded at
-// once; one of the working tree is snapshotted first, off the actor, and
-// recorded when the snapshot is done if the flag is still for it. Runs on
-// s's actor after the flags were stored.
+// forgets them, when unmarked). The working tree is snapshotted off the
+// actor, and each version recorded when the snapshot is done if the flag
+// is still for it. A changeset whose new side is a stored tree (a turn
+// that ended, a comparison of two) never changes, so nothing is kept for
+// it. Runs on s's actor after the flags were stored.
 func (s *Session) keepReviewed(cs *csChannel, ids []string, reviewed bool) {
-	next := maps.Clone(cs.kept)
 	if !reviewed {
-		n := len(next)
+		next := maps.Clone(cs.kept)
 		for _, id := range ids {
 			delete(next, id)
 		}
-		if len(next) != n {
+		if len(next) != len(cs.kept) {
 			cs.setKept(s, next)
 		}
 		return
 	}
-	live := map[int][]store.ReviewedVersion{} // by workspace: wait for a snapshot
+	if !cs.live(s) {
+		return
+	}
+	live := map[int][]store.ReviewedVersion{} // by workspace
 	liveIDs := map[int][]string{}
 	for _, id := range ids {
 		f, o := cs.v.Find(id), cs.origin[id]
 		if f == nil || o.to == nil || cs.v.Reviews[id] != view.ContentKey(*f) {
 			continue
 		}
-		v := store.ReviewedVersion{Key: cs.v.Reviews[id], Workspace: o.ws, Path: o.to.Path, OID: o.to.OID}
-		if q := cs.query(s, o.ws); q.View == ViewTrees && q.To != "" {
-			v.Tree = q.To
-			next[id] = v
-			continue
-		}
-		live[o.ws] = append(live[o.ws], v)
+		live[o.ws] = append(live[o.ws], store.ReviewedVersion{Key: cs.v.Reviews[id], Workspace: o.ws, Path: o.to.Path, OID: o.to.OID})
 		liveIDs[o.ws] = append(liveIDs[o.ws], id)
-	}
-	if len(next) != len(cs.kept) || !maps.Equal(keysOf(next), keysOf(cs.kept)) {
-		cs.setKept(s, next)
 	}
 	for i, vs := range live {
 		if i >= len(s.workspaces) || s.workspaces[i].ws == nil {
@@ -135,14 +128,6 @@ func (s *Session) keepReviewed(cs *csChannel, ids []string, reviewed bool) {
 			})
 		})
 	}
-}
-
-func keysOf(m map[string]store.ReviewedVersion) map[string]string {
-	out := make(map[string]string, len(m))
-	for id, v := range m {
-		out[id] = v.Key + "\x00" + v.Tree
-	}
-	return out
 }
 
 // republishOffers publishes again those of ids whose offer of the change

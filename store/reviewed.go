@@ -18,8 +18,8 @@ type ReviewedVersion struct {
 	Key string `json:"key"`
 	// Workspace is the index of the session's working directory.
 	Workspace int `json:"ws"`
-	// Tree is a snapshot (of the snapshot store) or turn tree holding the
-	// reviewed content at Path; OID is that content's blob id.
+	// Tree is a snapshot of the working tree (in the snapshot store)
+	// holding the reviewed content at Path; OID is that content's blob id.
 	Tree string `json:"tree"`
 	Path string `json:"path"`
 	OID  string `json:"oid"`
