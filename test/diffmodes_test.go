@@ -284,6 +284,9 @@ func TestBrowserDiffModes(t *testing.T) {
 		d.hookTurn(t, "start", "cc-since", repo, "edit c.txt")
 		now := strings.Replace(strings.Replace(reviewed, "line 30\n", "line 30 by the agent\n", 1), "line 38\n", "", 1)
 		writeFile(t, repo, "c.txt", now)
+		wrote, _ := json.Marshal(map[string]any{"session_id": "cc-since", "cwd": repo, "hook_event_name": "PostToolUse", "tool_name": "Write",
+			"tool_input": map[string]any{"file_path": filepath.Join(repo, "c.txt"), "content": now}})
+		d.cliOK(t, string(wrote), "turn", "edit", "--hook")
 		d.hookTurn(t, "end", "cc-since", repo, "")
 		b.waitFor("c.txt unfolded, offering the changes since the review", `!document.querySelector('#diff .note.folded') && !!document.querySelector('#diff .note.since-offer button.since-review')`)
 		shows("the whole diff until asked", patchLines(git(t, repo, "diff", "--", "c.txt")))
@@ -295,13 +298,13 @@ func TestBrowserDiffModes(t *testing.T) {
 			t.Fatal("git diff --no-index of the two versions is empty")
 		}
 		shows("only what changed since the review: git diff --no-index of the two versions", since)
-		b.waitFor("said so, with the controls off", `document.querySelector('#diff .note.since-review').textContent.includes('since your review') && `+controlsOff)
+		b.waitFor("said so, with the controls off and no author of the changeset's hunks", `document.querySelector('#diff .note.since-review').textContent.includes('since your review') && `+controlsOff+` && !document.querySelector('#diff .hunk-author')`)
 		b.shot("diffmodes-03-since-review")
 		b.axeCheck("changes since the review")
 
 		b.click("Whole diff", `#diff .note.since-review button.whole-diff`)
 		shows("the whole diff again", patchLines(git(t, repo, "diff", "--", "c.txt")))
-		b.waitFor("the controls back", controlsOn)
+		b.waitFor("the controls back, the agent's hunks its own", controlsOn+` && [...document.querySelectorAll('#diff .hunk-author')].some(a => a.textContent.includes('cc-since'))`)
 	})
 }
 

@@ -389,16 +389,19 @@ function decorateHunks(s, f) {
       box.append(badge, label, keep, unstage, undo);
       td.append(box);
     }
-    box.hidden = linesReadOnly(f);
+    // A diff that is not the changeset's has none of its hunks: no
+    // controls, no staged mark, no author of the changeset's hunks.
+    const readOnly = linesReadOnly(f);
+    box.hidden = readOnly;
     const [badge, label, keep, unstage, undo] = box.children;
-    const inIndex = stagedRange(f, h, hi);
+    const inIndex = !readOnly && stagedRange(f, h, hi);
     const unst = rangeOp('unstage');
     tr.classList.toggle('staged', !!inIndex);
     badge.hidden = !inIndex;
     unstage.hidden = !inIndex || !unst;
     unstage.disabled = off(unst);
     unstage.title = unst?.status === 'disabled' ? `Unstage: ${disabledReason()}` : 'Unstage this hunk: take its lines out of the index';
-    const info = hunkEntry(f, h, hi);
+    const info = readOnly ? null : hunkEntry(f, h, hi);
     const by = info?.author ? (info.author === 'mixed' && Array.isArray(info.authors) ? info.authors : [info.author]) : null;
     const sigBy = by ? by.join(' ') : '';
     const authored = td.querySelector('.hunk-author');
