@@ -12,12 +12,20 @@ import (
 )
 
 // A file marked reviewed keeps the version it was reviewed at: a snapshot
-// of the working tree taken when the flag arrived, and the file's path and
-// blob id there. When the file changes, its _meta offers the patch
+// holding the file as it was when the flag arrived, and its path and blob
+// id there. When the file changes, its _meta offers the patch
 // from that version to the current one (view.MetaSinceReview), read as
 // the file's patchUri with "&since=review", so a reviewer reads only what
 // changed since, not the whole diff again. The versions are stored, and
 // their trees kept from the snapshot store's garbage collection.
+
+// PathSnapshotter is implemented by workspaces that can snapshot a few
+// files as they are now without a scan of the whole tree: a snapshot of
+// HEAD's tree with only those paths overlaid, enough to keep the versions
+// of the files a toggle marks reviewed.
+type PathSnapshotter interface {
+	SnapshotPaths(ctx context.Context, paths []string) (string, error)
+}
 
 // ReviewedVersionStore is implemented by a Store that keeps the reviewed
 // versions (the daemon's *store.DB): per changeset, file id -> version.
@@ -70,8 +78,9 @@ func (cs *csChannel) setKeptLoaded(kept map[string]store.ReviewedVersion) {
 }
 
 // keepReviewed records the versions of files just marked reviewed (or
-// forgets them, when unmarked). The working tree is snapshotted off the
-// actor, and each version recorded when the snapshot is done if the flag
+// forgets them, when unmarked). Their files are snapshotted off the
+// actor (PathSnapshotter, else the whole working tree), and each version
+// recorded when the snapshot is done if the flag
 // is still for it. A changeset whose new side is a stored tree (a turn
 // that ended, a comparison of two) never changes, so nothing is kept for
 // it. Runs on s's actor after the flags were stored.
@@ -104,8 +113,18 @@ func (s *Session) keepReviewed(cs *csChannel, ids []string, reviewed bool) {
 			continue
 		}
 		ws, ctx, ids := s.workspaces[i].ws, s.ctx, liveIDs[i]
+		paths := make([]string, len(vs))
+		for k, v := range vs {
+			paths[k] = v.Path
+		}
 		s.m.spawn("snapshot of a reviewed version", func() {
-			tree, err := ws.Snapshot(ctx, false)
+			var tree string
+			var err error
+			if ps, ok := ws.(PathSnapshotter); ok {
+				tree, err = ps.SnapshotPaths(ctx, paths)
+			} else {
+				tree, err = ws.Snapshot(ctx, false)
+			}
 			s.do(func() {
 				if err != nil {
 					s.log.Warn("the reviewed version could not be kept; changes since the review will not be offered", "changeset", cs.uri, "err", err)

@@ -135,6 +135,7 @@ func (u *unreadable) mark(list *session.ChangeList, sizes map[string]int64) {
 }
 
 var _ session.Workspace = (*gitWorkspace)(nil)
+var _ session.PathSnapshotter = (*gitWorkspace)(nil)
 
 // Opener returns the function that opens a session's directory: a git
 // working tree, or a plain directory when it is not in a repository.
@@ -374,6 +375,31 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 	if err != nil {
 		return "", err
 	}
+	return w.overlay(ctx, head, tracked)
+}
+
+// SnapshotPaths records HEAD's tree with only paths overlaid as they are
+// now (session.PathSnapshotter): the current versions of a few files,
+// kept without a scan of the tree or a wait for the tracker.
+func (w *gitWorkspace) SnapshotPaths(ctx context.Context, paths []string) (string, error) {
+	if err := w.awaitFirst(ctx); err != nil {
+		return "", err
+	}
+	var changed []scm.Change
+	head, err := w.atOneHead(func(headState) error {
+		cs, err := w.repo.StatusPaths(ctx, paths)
+		changed = cs
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return w.overlay(ctx, head, changed)
+}
+
+// overlay writes the snapshot of HEAD's tree with the changes overlaid,
+// storing the files not stored yet.
+func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []scm.Change) (string, error) {
 	changes := make([]snapstore.Change, 0, len(tracked))
 	for _, c := range tracked {
 		if c.Work == nil {
