@@ -159,7 +159,7 @@ function prefetchAround(f) {
   const i = files.findIndex((x) => x.id === f.id);
   if (i < 0) return;
   for (const g of [files[i + 1], files[i - 1], files[i + 2]]) {
-    const uri = g?._meta?.changesetd?.patchUri;
+    const uri = g && shownPatchUri(g);
     if (uri && !bigDiff(g) && !patches.get(uri)) patches.load(uri);
   }
 }
