@@ -134,6 +134,11 @@ func (s *Session) keepReviewed(cs *csChannel, ids []string, reviewed bool) {
 					return
 				}
 				next := maps.Clone(cs.kept)
+				for id := range next {
+					if _, ok := cs.v.Reviews[id]; !ok {
+						delete(next, id) // its flag was cleared with its hunks'
+					}
+				}
 				for k, v := range vs {
 					// Still reviewed at the version the snapshot was
 					// taken for; the read checks the blob id it finds.
