@@ -61,7 +61,10 @@ export function linesReadOnly(f) {
 // because of the mode, or "" when it is the changeset's own diff.
 export function emptyNote(f) {
   if (showingSince(f)) return mode.ws ? 'Nothing but whitespace changed since your review.' : 'Nothing changed since your review.';
-  if (mode.ws) return 'Only whitespace changed in this file: with whitespace ignored, nothing is left to show.';
+  // A file with no changed line (a rename, a mode change) says what it
+  // says without the mode.
+  const d = f?.edit?.diff;
+  if (mode.ws && (d?.added || d?.removed)) return 'Only whitespace changed in this file: with whitespace ignored, nothing is left to show.';
   return '';
 }
 
@@ -104,7 +107,7 @@ export function modeNotes(pane, f) {
     }));
     pane.append(p);
   }
-  if (mode.ws) {
+  if (mode.ws && f._meta?.changesetd?.fileType !== 'binary') {
     const p = el('p', 'note ws-ignored', 'Whitespace ignored (as git diff -w). ');
     p.append(el('span', 'muted', off + ' '), button('ws-show', 'Show whitespace', toggleWhitespace));
     pane.append(p);
