@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -157,18 +158,22 @@ func FilePatchURI(changesetURI, v string, acp bool) string {
 	return u
 }
 
+// blobID is a git object id, SHA-1 or SHA-256.
+var blobID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
 // filePatchRef is a parsed per-file patch URI.
 type filePatchRef struct {
 	changeset, v string
 	acp          bool
-	// ignoreWS (ws=ignore) asks for the patch git diff -w prints;
-	// sinceReview (since=review) for the patch from the version marked
-	// reviewed (sincereview.go).
-	ignoreWS, sinceReview bool
+	// ignoreWS (ws=ignore) asks for the patch git diff -w prints; since
+	// (since=<blob id>) for the patch from the version marked reviewed,
+	// which that blob id names (sincereview.go).
+	ignoreWS bool
+	since    string
 }
 
 // variant reports whether ref asks for a patch other than the published.
-func (ref filePatchRef) variant() bool { return ref.ignoreWS || ref.sinceReview }
+func (ref filePatchRef) variant() bool { return ref.ignoreWS || ref.since != "" }
 
 // parseFilePatch parses a per-file patch URI; ok is false for any other
 // URI, including a whole-changeset patch's.
@@ -200,12 +205,11 @@ func parseFilePatch(uri string) (ref filePatchRef, ok bool, err error) {
 	default:
 		return ref, true, fmt.Errorf("ws %q: the only value is ignore (whitespace ignored, as git diff -w)", w)
 	}
-	switch r := vals.Get("since"); r {
-	case "":
-	case "review":
-		ref.sinceReview = true
-	default:
-		return ref, true, fmt.Errorf("since %q: the only value is review (from the version marked reviewed)", r)
+	if r := vals.Get("since"); r != "" {
+		if !blobID.MatchString(r) {
+			return ref, true, fmt.Errorf("since %q: name the blob id of the version marked reviewed, as the file's sinceReview gives it", r)
+		}
+		ref.since = r
 	}
 	if ref.acp && ref.variant() {
 		return ref, true, fmt.Errorf("format=acp is the published change only; ws and since are for the git patch")

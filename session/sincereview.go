@@ -15,7 +15,7 @@ import (
 // holding the file as it was when the flag arrived, and its path and blob
 // id there. When the file changes, its _meta offers the patch
 // from that version to the current one (view.MetaSinceReview), read as
-// the file's patchUri with "&since=review", so a reviewer reads only what
+// the file's patchUri with "&since=<reviewed blob id>", so a reviewer reads only what
 // changed since, not the whole diff again. The versions are stored, and
 // their trees kept from the snapshot store's garbage collection.
 
@@ -199,7 +199,7 @@ func (cs *csChannel) variantOf(s *Session, ref filePatchRef, uri string) (patchV
 			paths = append(paths, v.Path)
 		}
 	}
-	if !ref.sinceReview {
+	if ref.since == "" {
 		pv.q = base
 		pv.q.Paths = paths
 		pv.q.IgnoreWhitespace = ref.ignoreWS
@@ -208,6 +208,9 @@ func (cs *csChannel) variantOf(s *Session, ref filePatchRef, uri string) (patchV
 	kept, ok := cs.kept[id]
 	if !ok || kept.Tree == "" || kept.Key != cs.v.Reviews[id] || o.to == nil {
 		return patchVariant{}, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: the file has no version marked reviewed that the daemon kept; mark it reviewed, and this reads what changed after", uri)
+	}
+	if kept.OID != ref.since {
+		return patchVariant{}, protocol.Errorf(protocol.CodeConflict, "resourceRead %s: the version marked reviewed is %s now, not %s; read the file's current sinceReview", uri, kept.OID, ref.since).WithReason(protocol.ReasonFileChanged)
 	}
 	to := ""
 	if base.View == ViewTrees {

@@ -149,8 +149,14 @@ func TestSinceReviewSurvivesRestart(t *testing.T) {
 	if strings.Contains(string(got), "by you") && !strings.Contains(want, "by you") {
 		t.Errorf("the changes since the review show the change that was reviewed")
 	}
-	if nonce := metaString(f.Meta, "changesetd", "sinceReview", "reviewedNonce"); nonce != changeset.BlobOID([]byte(reviewed)) {
-		t.Errorf("reviewedNonce %s, want the reviewed content's blob id %s", nonce, changeset.BlobOID([]byte(reviewed)))
+	if nonce := metaString(f.Meta, "changesetd", "sinceReview", "reviewedNonce"); nonce != changeset.BlobOID([]byte(reviewed)) || !strings.HasSuffix(since, "&since="+nonce) {
+		t.Errorf("reviewedNonce %s in %s, want the reviewed content's blob id %s", nonce, since, changeset.BlobOID([]byte(reviewed)))
+	}
+	// Another reviewed version than the one kept is refused, not read
+	// from the one kept.
+	other := strings.Replace(since, "&since=", "&since="+changeset.BlobOID([]byte(base))+"&was=", 1)
+	if _, err := readResource(t, m.c, other); err == nil || !strings.Contains(err.Error(), "version marked reviewed is") {
+		t.Errorf("since another version: %v, want a conflict", err)
 	}
 
 	c.Close()

@@ -121,9 +121,11 @@ func (m *Model) Decorate(f *protocol.ChangesetFile) {
 // the patch from the version marked reviewed to the current one.
 const MetaSinceReview = "sinceReview"
 
-// SinceReviewQuery is what a file's patchUri takes after it to be read
-// from the version marked reviewed instead of the changeset's before.
-const SinceReviewQuery = "&since=review"
+// SinceReviewQuery is what a file's patchUri takes after it, followed by
+// the reviewed version's blob id, to be read from that version instead of
+// the changeset's before. The blob id makes the URI name its bytes, as
+// patch URIs do: a later review of the same file gives another one.
+const SinceReviewQuery = "&since="
 
 // offerSinceReview names, in f's _meta, where the change since its
 // reviewed version is read: when its flag is for a version the daemon
@@ -150,7 +152,7 @@ func (m *Model) offerSinceReview(f *protocol.ChangesetFile) {
 	for k, v := range ownMeta(f.Meta) {
 		own[k] = v
 	}
-	own[MetaSinceReview] = protocol.Object{"patchUri": uri + SinceReviewQuery, "reviewedNonce": nonce}
+	own[MetaSinceReview] = protocol.Object{"patchUri": uri + SinceReviewQuery + nonce, "reviewedNonce": nonce}
 	meta["changesetd"] = own
 	f.Meta = meta
 }
