@@ -22,9 +22,10 @@ import (
 // PathSnapshotter is implemented by workspaces that can snapshot a few
 // files as they are now without a scan of the whole tree: a snapshot of
 // HEAD's tree with only those paths overlaid, enough to keep the versions
-// of the files a toggle marks reviewed.
+// of the files a toggle marks reviewed. It returns the blob id it put at
+// each path that differs from HEAD.
 type PathSnapshotter interface {
-	SnapshotPaths(ctx context.Context, paths []string) (string, error)
+	SnapshotPaths(ctx context.Context, paths []string) (tree string, oids map[string]string, err error)
 }
 
 // ReviewedVersionStore is implemented by a Store that keeps the reviewed
@@ -119,9 +120,10 @@ func (s *Session) keepReviewed(cs *csChannel, ids []string, reviewed bool) {
 		}
 		s.m.spawn("snapshot of a reviewed version", func() {
 			var tree string
+			var oids map[string]string // nil: the blob ids are not known
 			var err error
 			if ps, ok := ws.(PathSnapshotter); ok {
-				tree, err = ps.SnapshotPaths(ctx, paths)
+				tree, oids, err = ps.SnapshotPaths(ctx, paths)
 			} else {
 				tree, err = ws.Snapshot(ctx, false)
 			}
@@ -141,7 +143,12 @@ func (s *Session) keepReviewed(cs *csChannel, ids []string, reviewed bool) {
 				}
 				for k, v := range vs {
 					// Still reviewed at the version the snapshot was
-					// taken for; the read checks the blob id it finds.
+					// taken for, and the snapshot holds that version
+					// (the file may have changed since the flag came);
+					// where the blob id is not known, the read checks it.
+					if oid, known := oids[v.Path]; known && oid != v.OID {
+						continue
+					}
 					if cs.v.Reviews[ids[k]] == v.Key {
 						v.Tree = tree
 						next[ids[k]] = v

@@ -375,15 +375,16 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return w.overlay(ctx, head, tracked)
+	tree, _, err := w.overlay(ctx, head, tracked)
+	return tree, err
 }
 
 // SnapshotPaths records HEAD's tree with only paths overlaid as they are
 // now (session.PathSnapshotter): the current versions of a few files,
 // kept without a scan of the tree or a wait for the tracker.
-func (w *gitWorkspace) SnapshotPaths(ctx context.Context, paths []string) (string, error) {
+func (w *gitWorkspace) SnapshotPaths(ctx context.Context, paths []string) (string, map[string]string, error) {
 	if err := w.awaitFirst(ctx); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var changed []scm.Change
 	head, err := w.atOneHead(func(headState) error {
@@ -392,15 +393,17 @@ func (w *gitWorkspace) SnapshotPaths(ctx context.Context, paths []string) (strin
 		return err
 	})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	return w.overlay(ctx, head, changed)
 }
 
 // overlay writes the snapshot of HEAD's tree with the changes overlaid,
-// storing the files not stored yet.
-func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []scm.Change) (string, error) {
+// storing the files not stored yet, and returns the blob id it put at
+// each changed path (none for a deleted one).
+func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []scm.Change) (string, map[string]string, error) {
 	changes := make([]snapstore.Change, 0, len(tracked))
+	oids := make(map[string]string, len(tracked))
 	for _, c := range tracked {
 		if c.Work == nil {
 			changes = append(changes, snapstore.Change{Path: c.Path, Delete: true})
@@ -432,7 +435,17 @@ func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []sc
 		}
 		changes = append(changes, snapstore.Change{Path: c.Path, Mode: mode, Content: b})
 	}
-	return w.snaps.Overlay(ctx, head.tree, changes)
+	for _, c := range changes {
+		switch {
+		case c.Delete:
+		case c.Content != nil:
+			oids[c.Path] = changeset.BlobOID(c.Content)
+		default:
+			oids[c.Path] = c.OID
+		}
+	}
+	tree, err := w.snaps.Overlay(ctx, head.tree, changes)
+	return tree, oids, err
 }
 
 // Changes computes the changes of q and diffs every changed file. The
