@@ -174,7 +174,7 @@ function prefetchAround(f) {
 const EXPAND_STEP = 10;
 
 function expansionOf(f) {
-  const patch = f._meta?.changesetd?.patchUri;
+  const patch = shownPatchUri(f); // its hunks are the ones the counts are of
   const k = `${ui.cs?.uri}\n${f.id}`;
   let e = diffUi.expand.get(k);
   if (!e || e.patch !== patch) {
