@@ -20,11 +20,11 @@ func goLines(n int) string {
 	return lines(n, func(i int) string {
 		switch i % 6 {
 		case 0:
-			return "func f" + string(rune('a'+i%26)) + "() {\n"
+			return "func f" + string(rune('a'+i%26)) + "() {"
 		case 5:
-			return "}\n"
+			return "}"
 		}
-		return "\tx := " + string(rune('a'+i%26)) + "\n"
+		return "\tx := " + string(rune('a'+i%26))
 	})
 }
 
