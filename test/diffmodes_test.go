@@ -227,10 +227,19 @@ func TestBrowserDiffModes(t *testing.T) {
 		t.Helper()
 		b.waitFor(what, `JSON.stringify(`+shownLines+`) === `+js(mustJSON(t, want)))
 	}
-	// Whether the hunks' controls (mark, Keep, Undo) are shown, and lines
-	// can be chosen.
-	controlsOff := `document.querySelector('#diff tr.hunk') && [...document.querySelectorAll('#diff .hunkops')].every(h => h.getClientRects().length === 0) && !document.querySelector('#diff tr.line[data-a]')`
-	controlsOn := `document.querySelector('#diff tr.hunk') && [...document.querySelectorAll('#diff .hunkops')].every(h => h.getClientRects().length > 0) && !!document.querySelector('#diff tr.line[data-a]')`
+	// Whether the hunks' controls (mark, Keep, Undo) are shown.
+	controlsOff := `document.querySelector('#diff tr.hunk') && [...document.querySelectorAll('#diff .hunkops')].every(h => h.getClientRects().length === 0)`
+	controlsOn := `document.querySelector('#diff tr.hunk') && [...document.querySelectorAll('#diff .hunkops')].every(h => h.getClientRects().length > 0)`
+	// noLines chooses lines with the keys and with a selection, and checks
+	// that neither offers a comment or an operation.
+	noLines := func() {
+		t.Helper()
+		b.do(chromedp.KeyEvent("v"))
+		b.eval(`(() => { const rows = document.querySelectorAll('#diff tr.line'); const r = document.createRange(); r.setStartBefore(rows[1]); r.setEndAfter(rows[3]); getSelection().removeAllRanges(); getSelection().addRange(r); return true; })()`, nil)
+		b.do(chromedp.KeyEvent("c"))
+		b.waitFor("no lines chosen, no comment box", `document.getElementById('range-ops').hidden && document.getElementById('diff-status').textContent === '' && !document.querySelector('#diff .composer')`)
+		b.eval(`getSelection().removeAllRanges(), true`, nil)
+	}
 
 	t.Run("ignore whitespace", func(t *testing.T) {
 		b.t = t
@@ -238,6 +247,8 @@ func TestBrowserDiffModes(t *testing.T) {
 		whole := patchLines(git(t, repo, "diff", "--", "mixed.go"))
 		shows("mixed.go's whole diff", whole)
 		b.waitFor("its hunk controls", controlsOn)
+		b.do(chromedp.KeyEvent("v"))
+		comment(b, "Check this block.")
 		b.do(chromedp.KeyEvent("w"))
 		ignored := patchLines(git(t, repo, "diff", "-w", "--", "mixed.go"))
 		if len(ignored) == 0 || len(ignored) >= len(whole) {
@@ -247,12 +258,10 @@ func TestBrowserDiffModes(t *testing.T) {
 		b.waitFor("the toggle pressed, and what is off and why", wsOn+` && document.querySelector('#diff .note.ws-ignored').textContent.includes('Comments on lines, Keep, Undo and hunk marks are off here') && `+controlsOff)
 
 		// No line can be chosen for a comment or an operation, by
-		// keys or by the mouse.
-		b.do(chromedp.KeyEvent("v"))
-		b.eval(`(() => { const rows = document.querySelectorAll('#diff tr.line'); const r = document.createRange(); r.setStartBefore(rows[1]); r.setEndAfter(rows[3]); getSelection().removeAllRanges(); getSelection().addRange(r); return true; })()`, nil)
-		b.do(chromedp.KeyEvent("c"))
-		b.waitFor("no lines chosen, no comment box", `document.getElementById('range-ops').hidden && document.getElementById('diff-status').textContent === '' && !document.querySelector('#diff textarea, #comment-box:not([hidden])')`)
-		b.eval(`getSelection().removeAllRanges(), true`, nil)
+		// keys or by the mouse; the comment made on the whole diff shows
+		// under its line.
+		noLines()
+		b.waitFor("the comment under its line", `(() => { const t = document.querySelector('#diff table.difftable .thread-row'); return t && t.textContent.includes('Check this block.') && !document.querySelector('#diff .file-threads'); })()`)
 
 		b.click("indent.go", `#files li.file[data-path="indent.go"]`)
 		b.waitFor("indent.go: only whitespace changed, said so", `(document.querySelector('#diff .note.empty-mode')?.textContent || '').includes('Only whitespace changed') && !document.querySelector('#diff tr.line')`)
@@ -305,6 +314,7 @@ func TestBrowserDiffModes(t *testing.T) {
 		}
 		shows("only what changed since the review: git diff --no-index of the two versions", since)
 		b.waitFor("said so, with the controls off and no author of the changeset's hunks", `document.querySelector('#diff .note.since-review').textContent.includes('since your review') && `+controlsOff+` && !document.querySelector('#diff .hunk-author')`)
+		noLines()
 		b.shot("diffmodes-03-since-review")
 		b.axeCheck("changes since the review")
 

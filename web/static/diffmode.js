@@ -7,6 +7,8 @@
 // The lines of the other two are not the changeset's hunks (the one ignores
 // some changed lines, the other starts at another version), so comments on
 // lines, Keep, Undo and the hunk marks are off in them, and the pane says so.
+// Their new side is the file as it is, so existing threads show under
+// their lines as in the changeset's diff.
 
 import { $, el, ui } from './page.js';
 
@@ -112,12 +114,4 @@ export function modeNotes(pane, f) {
     p.append(el('span', 'muted', off + ' '), button('ws-show', 'Show whitespace', toggleWhitespace));
     pane.append(p);
   }
-}
-
-// readOnlyLines takes the line numbers a selection reads off the rows of
-// a diff that is not the changeset's, so no comment or operation can be
-// made on them.
-export function readOnlyLines(pane) {
-  for (const tr of pane.querySelectorAll('tr.line[data-a]')) tr.removeAttribute('data-a');
-  pane.classList.add('lines-readonly');
 }

@@ -14,7 +14,7 @@ import { opButton } from './view-changeset.js';
 import { canComment, renderThreads } from './view-comments.js';
 import { authorBadge, chosenAuthor } from './view-files.js';
 import { disabledReason } from './view-sessions.js';
-import { diffModeKey, emptyNote, linesReadOnly, modeNotes, onDiffModeChange, readOnlyLines, shownPatchUri } from './diffmode.js';
+import { diffModeKey, emptyNote, linesReadOnly, modeNotes, onDiffModeChange, shownPatchUri } from './diffmode.js';
 
 // The diff pane's own state.
 const diffUi = {
@@ -135,7 +135,6 @@ function renderDiff(s) {
       addExpanders(pane, f, hunks);
       highlight(pane, fileKey(f), key);
     }
-    if (readOnly) readOnlyLines(pane);
   }
   decorateHunks(s, f);
   renderThreads();
