@@ -67,6 +67,13 @@ type Options struct {
 	// NoFuncNames leaves out git's function-name context after "@@".
 	NoFuncNames bool
 
+	// IgnoreWhitespace compares lines as git diff -w does: lines that
+	// differ only in spaces, tabs, CRs or a missing final LF are the same
+	// line, shown as context from the new side. The hunks count the lines
+	// shown, as git's headers do, and a file whose only content change is
+	// whitespace has no hunks, and no patch unless its mode or path changed.
+	IgnoreWhitespace bool
+
 	// SrcPrefix and DstPrefix replace git's "a/" and "b/" before the
 	// paths of the patch (git diff --src-prefix, --dst-prefix); "" keeps
 	// git's. An ACP v2 git_patch uses the absolute directory on both sides.
@@ -317,7 +324,7 @@ func Compare(old, new *Side, opt Options) Result {
 	if new != nil {
 		b = splitLines(new.text())
 	}
-	d := diffLines(a, b, opt.budget())
+	d := diffLines(a, b, opt.budget(), opt.IgnoreWhitespace)
 	r.Fallback = d.fallback
 	if d.degenerate {
 		r.Precise = false
@@ -334,6 +341,11 @@ func Compare(old, new *Side, opt Options) Result {
 		}
 	}
 	patch := writeHeader(&r, opt) + writeHunks(&r, opt)
+	if len(r.Hunks) == 0 && r.ChangeType() == Modified && old.mode() == new.mode() {
+		// Only whitespace changed and it is ignored: git diff -w prints
+		// nothing for the file, not even its header.
+		patch = ""
+	}
 	if len(patch) > opt.maxPatch() {
 		r.PatchOmitted = true
 		patch = ""

@@ -32,7 +32,10 @@ func (f *xfile) markAll(from, to int) {
 
 // lineDiff is the outcome of diffLines.
 type lineDiff struct {
-	a, b       *xfile
+	a, b *xfile
+	// ka and kb are the lines as they are compared when whitespace is
+	// ignored (wsKey), nil when lines are compared as they are.
+	ka, kb     []string
 	fallback   bool // the anchored diff was used, not git's
 	degenerate bool // the fallback replaced everything although lines are shared
 }
@@ -40,12 +43,21 @@ type lineDiff struct {
 // diffLines marks the changed lines of a and b as git's xdiff does (see
 // xdiff.go), then slides the changes as git does. When the budget runs
 // out, or the changed region is huge, go-internal's anchored diff marks
-// them instead.
-func diffLines(a, b []string, budget time.Duration) lineDiff {
+// them instead. With ignoreWS, lines that differ only in whitespace are
+// the same line (git diff -w): they are compared by wsKey, while the
+// indent heuristic still measures the lines as they are, as git's does.
+func diffLines(a, b []string, budget time.Duration, ignoreWS bool) lineDiff {
 	d := lineDiff{a: newXfile(a), b: newXfile(b)}
+	if ignoreWS {
+		d.ka, d.kb = wsKeys(a), wsKeys(b)
+	}
 	intern := make(map[string]int32, len(a)+len(b))
-	for _, f := range []*xfile{d.a, d.b} {
+	for k, f := range []*xfile{d.a, d.b} {
+		keys := [][]string{d.ka, d.kb}[k]
 		for i, l := range f.lines {
+			if keys != nil {
+				l = keys[i]
+			}
 			id, ok := intern[l]
 			if !ok {
 				id = int32(len(intern))
@@ -90,7 +102,11 @@ func (d *lineDiff) anchored(p, ea, eb int) {
 	for j := p; j < eb; j++ {
 		d.b.set(j, false)
 	}
-	out := string(diff.Diff("a", []byte(strings.Join(d.a.lines[p:ea], "")), "b", []byte(strings.Join(d.b.lines[p:eb], ""))))
+	la, lb := d.a.lines, d.b.lines
+	if d.ka != nil {
+		la, lb = d.ka, d.kb
+	}
+	out := string(diff.Diff("a", []byte(strings.Join(la[p:ea], "")), "b", []byte(strings.Join(lb[p:eb], ""))))
 	// Skip the "diff a b", "--- a" and "+++ b" header lines.
 	for range 3 {
 		out = out[strings.IndexByte(out, '\n')+1:]
@@ -144,6 +160,26 @@ func (d *lineDiff) anchored(p, ea, eb int) {
 			}
 		}
 	}
+}
+
+// wsKeys returns each line without its whitespace (git's space, tab, CR
+// and LF), ended by one LF: two lines are the same for git diff -w
+// exactly when their keys are equal. The LF keeps a key a line for the
+// anchored diff.
+func wsKeys(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		var sb strings.Builder
+		sb.Grow(len(l))
+		for j := 0; j < len(l); j++ {
+			if !gitSpace(l[j]) {
+				sb.WriteByte(l[j])
+			}
+		}
+		sb.WriteByte('\n')
+		out[i] = sb.String()
+	}
+	return out
 }
 
 // hunkStart turns "x,n" of go-internal's header into a 0-based line index.

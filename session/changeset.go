@@ -12,6 +12,7 @@ import (
 	"github.com/changesetd/changesetd/hub"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/session/view"
+	"github.com/changesetd/changesetd/store"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
@@ -39,6 +40,9 @@ type csChannel struct {
 	pendingPaths map[int][]string // by workspace index
 	// where each published file came from, by file id.
 	origin map[string]fileOrigin
+	// kept is the version each reviewed file was reviewed at, by file id
+	// (sincereview.go).
+	kept map[string]store.ReviewedVersion
 
 	opStatus map[string]opState // last reported status per operation
 	// opRunning counts invocations per operation that are queued or
@@ -133,6 +137,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 				v:      view.New(patchMeta(uri), s.m.loadReviews(uri), s.m.loadHunkReviews(uri)),
 				origin: map[string]fileOrigin{},
 			}
+			cs.setKeptLoaded(s.m.loadReviewedVersions(uri))
 			cs.undos = s.loadUndos(uri)
 			// Nothing before now can be replayed from this channel: a
 			// cursor from an earlier channel of this URI (forgotten when
@@ -780,6 +785,7 @@ func (s *Session) dispatchChangeset(sub Subscriber, uri string, a protocol.Actio
 	cs.v.Reviews = next
 	cs.commit(s, a, origin)
 	s.hunksFollowFiles(cs, rv)
+	s.keepReviewed(cs, rv.Files, rv.Reviewed)
 }
 
 func (s *Session) hasReview(kind string) bool {

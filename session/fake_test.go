@@ -143,7 +143,7 @@ func (w *fakeWorkspace) Changes(ctx context.Context, q Query) (*ChangeList, erro
 			new = &changeset.Side{Path: p, Content: []byte(c)}
 		}
 		r := changeset.Compare(old, new, changeset.Options{})
-		fc.Added, fc.Removed = r.Added, r.Removed
+		fc.Added, fc.Removed, fc.Patch = r.Added, r.Removed, r.Patch
 		out.Files = append(out.Files, fc)
 	}
 	return &out, nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -163,11 +164,22 @@ func FilePatchURI(changesetURI, v string, acp bool) string {
 	return u
 }
 
+// blobID is a git object id, SHA-1 or SHA-256.
+var blobID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
 // filePatchRef is a parsed per-file patch URI.
 type filePatchRef struct {
 	changeset, v string
 	acp          bool
+	// ignoreWS (ws=ignore) asks for the patch git diff -w prints; since
+	// (since=<blob id>) for the patch from the version marked reviewed,
+	// which that blob id names (sincereview.go).
+	ignoreWS bool
+	since    string
 }
+
+// variant reports whether ref asks for a patch other than the published.
+func (ref filePatchRef) variant() bool { return ref.ignoreWS || ref.since != "" }
 
 // parseFilePatch parses a per-file patch URI; ok is false for any other
 // URI, including a whole-changeset patch's.
@@ -191,6 +203,22 @@ func parseFilePatch(uri string) (ref filePatchRef, ok bool, err error) {
 		ref.acp = true
 	default:
 		return ref, true, fmt.Errorf("format %q: the formats are the git patch (no format) and acp", f)
+	}
+	switch w := vals.Get("ws"); w {
+	case "":
+	case "ignore":
+		ref.ignoreWS = true
+	default:
+		return ref, true, fmt.Errorf("ws %q: the only value is ignore (whitespace ignored, as git diff -w)", w)
+	}
+	if r := vals.Get("since"); r != "" {
+		if !blobID.MatchString(r) {
+			return ref, true, fmt.Errorf("since %q: name the blob id of the version marked reviewed, as the file's sinceReview gives it", r)
+		}
+		ref.since = r
+	}
+	if ref.acp && ref.variant() {
+		return ref, true, fmt.Errorf("format=acp is the published change only; ws and since are for the git patch")
 	}
 	if ref.v == "" {
 		return ref, true, fmt.Errorf("a file's patch URI names the file's version (v=…), as the changeset state gives it")
@@ -246,10 +274,30 @@ func (m *Manager) FilePatch(ctx context.Context, uri string) ([]byte, bool, erro
 	if !ok {
 		return nil, true, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: session %s does not exist", uri, cref.SessionID)
 	}
+	notSubscribed := func() error {
+		return protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: nobody is subscribed to %s, which keeps its files' patches; subscribe to it, or read its whole patch at %s", uri, ref.changeset, PatchURI(ref.changeset))
+	}
+	if ref.variant() {
+		if err := s.awaitStarted(ctx, "resourceRead "+uri); err != nil {
+			return nil, true, err
+		}
+		pv, err := query(ctx, s, func() (patchVariant, error) {
+			cs := s.changesets[ref.changeset]
+			if cs == nil || s.disposed {
+				return patchVariant{}, notSubscribed()
+			}
+			return cs.variantOf(s, ref, uri)
+		})
+		if err != nil {
+			return nil, true, err
+		}
+		b, err := pv.read(ctx, uri)
+		return b, true, err
+	}
 	b, err := query(ctx, s, func() ([]byte, error) {
 		cs := s.changesets[ref.changeset]
 		if cs == nil || s.disposed {
-			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: nobody is subscribed to %s, which keeps its files' patches; subscribe to it, or read its whole patch at %s", uri, ref.changeset, PatchURI(ref.changeset))
+			return nil, notSubscribed()
 		}
 		o, ok := cs.byPatchVersion(ref.v, s.m.opts.Now())
 		if !ok {

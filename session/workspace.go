@@ -92,6 +92,10 @@ type Query struct {
 	// MaxPatchBytes, when positive, is the largest patch written for one
 	// file (the whole-changeset patch asks for more than the default).
 	MaxPatchBytes int
+	// IgnoreWhitespace asks for the patches git diff -w prints
+	// (changeset.Options.IgnoreWhitespace). Such a list is read for its
+	// patches only: it is never cached or kept as the last-known view.
+	IgnoreWhitespace bool
 }
 
 // ViewTrees asks for the changes between two snapshots, or a snapshot and

@@ -135,6 +135,7 @@ func (u *unreadable) mark(list *session.ChangeList, sizes map[string]int64) {
 }
 
 var _ session.Workspace = (*gitWorkspace)(nil)
+var _ session.PathSnapshotter = (*gitWorkspace)(nil)
 
 // Opener returns the function that opens a session's directory: a git
 // working tree, or a plain directory when it is not in a repository.
@@ -374,7 +375,35 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 	if err != nil {
 		return "", err
 	}
+	tree, _, err := w.overlay(ctx, head, tracked)
+	return tree, err
+}
+
+// SnapshotPaths records HEAD's tree with only paths overlaid as they are
+// now (session.PathSnapshotter): the current versions of a few files,
+// kept without a scan of the tree or a wait for the tracker.
+func (w *gitWorkspace) SnapshotPaths(ctx context.Context, paths []string) (string, map[string]string, error) {
+	if err := w.awaitFirst(ctx); err != nil {
+		return "", nil, err
+	}
+	var changed []scm.Change
+	head, err := w.atOneHead(func(headState) error {
+		cs, err := w.repo.StatusPaths(ctx, paths)
+		changed = cs
+		return err
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return w.overlay(ctx, head, changed)
+}
+
+// overlay writes the snapshot of HEAD's tree with the changes overlaid,
+// storing the files not stored yet, and returns the blob id it put at
+// each changed path (none for a deleted one).
+func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []scm.Change) (string, map[string]string, error) {
 	changes := make([]snapstore.Change, 0, len(tracked))
+	oids := make(map[string]string, len(tracked))
 	for _, c := range tracked {
 		if c.Work == nil {
 			changes = append(changes, snapstore.Change{Path: c.Path, Delete: true})
@@ -406,7 +435,17 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 		}
 		changes = append(changes, snapstore.Change{Path: c.Path, Mode: mode, Content: b})
 	}
-	return w.snaps.Overlay(ctx, head.tree, changes)
+	for _, c := range changes {
+		switch {
+		case c.Delete:
+		case c.Content != nil:
+			oids[c.Path] = changeset.BlobOID(c.Content)
+		default:
+			oids[c.Path] = c.OID
+		}
+	}
+	tree, err := w.snaps.Overlay(ctx, head.tree, changes)
+	return tree, oids, err
 }
 
 // Changes computes the changes of q and diffs every changed file. The
@@ -417,7 +456,7 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 		return nil, err
 	}
 	var key string
-	if q.View == protocol.KindUncommitted && q.Paths == nil && q.MaxPatchBytes == 0 {
+	if q.View == protocol.KindUncommitted && q.Paths == nil && q.MaxPatchBytes == 0 && !q.IgnoreWhitespace {
 		// Read before the stamp: a view saved with both is trusted
 		// only while the state is the key's, and the stamp was then
 		// taken on that state or a later one (which operations refuse).
@@ -451,7 +490,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 	)
 	switch q.View {
 	case protocol.KindUncommitted:
-		if q.MaxPatchBytes == 0 {
+		if q.MaxPatchBytes == 0 && !q.IgnoreWhitespace {
 			sink = &resultSink{}
 		}
 		if q.Paths != nil {
@@ -770,8 +809,8 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 	loose := make([][2]*changeset.Side, len(items))
 	errs := make([]error, len(items))
 	bud := newBudget(diffBudget)
-	if q.MaxPatchBytes != 0 {
-		cache = nil // a whole-changeset patch has other limits
+	if q.MaxPatchBytes != 0 || q.IgnoreWhitespace {
+		cache = nil // a whole-changeset patch has other limits, a -w diff other hunks
 	}
 	parallel(ctx, len(items), func(i int) {
 		c := items[i]
@@ -836,7 +875,7 @@ func renamesPossible(changes []scm.Change) bool {
 
 // diffOptions are the diff's limits for q.
 func diffOptions(q session.Query) changeset.Options {
-	var opt changeset.Options
+	opt := changeset.Options{IgnoreWhitespace: q.IgnoreWhitespace}
 	if q.MaxPatchBytes > 0 {
 		// A whole-changeset patch: every file's patch up to the limit,
 		// binary sides up to it too.

@@ -316,6 +316,9 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 				return err
 			}
 		}
+		if err := deleteReviewedVersions(tx, changesetPrefix); err != nil {
+			return err
+		}
 		return deleteHunkReviews(tx, changesetPrefix)
 	})
 }

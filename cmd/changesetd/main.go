@@ -653,6 +653,13 @@ func collectSnapshots(ctx context.Context, db *store.DB, snaps *snapstore.Store,
 			}
 		}
 	}
+	// A file's version marked reviewed stays, to show what changed since.
+	reviewed, err := db.ReviewedTrees()
+	if err != nil {
+		log.Warn("snapshot garbage collection skipped", "err", err)
+		return
+	}
+	keep = append(keep, reviewed...)
 	n, err := snaps.GC(ctx, slices.DeleteFunc(keep, func(t string) bool { return t == "" }))
 	if err != nil && ctx.Err() == nil {
 		log.Warn("snapshot garbage collection failed", "err", err)

@@ -19,6 +19,10 @@ type Model struct {
 	Reviews map[string]string
 	// HunkReviews maps a file id to the ids of its hunks marked reviewed.
 	HunkReviews map[string][]string
+	// Kept maps a file id to the content key of its reviewed version the
+	// daemon keeps; while the file's flag is for that version and its
+	// content is another, it offers what changed since (SinceReview).
+	Kept map[string]string
 	// Views is the stamp of HEAD and the index each workspace's files
 	// were last computed on, published as the changeset's view stamp.
 	Views map[int]string
@@ -39,6 +43,7 @@ func New(meta protocol.Object, reviews map[string]string, hunkReviews map[string
 		State:       protocol.ChangesetState{Status: protocol.StatusComputing, Files: []protocol.ChangesetFile{}, Meta: meta},
 		Reviews:     reviews,
 		HunkReviews: hunkReviews,
+		Kept:        map[string]string{},
 	}
 }
 

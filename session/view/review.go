@@ -84,7 +84,7 @@ func SameFile(a, b protocol.ChangesetFile) bool {
 			return false
 		}
 	}
-	for _, k := range []string{"edits", "author", "authors"} {
+	for _, k := range []string{"edits", "author", "authors", MetaSinceReview} {
 		if !reflect.DeepEqual(oa[k], ob[k]) {
 			return false
 		}
@@ -113,7 +113,52 @@ func (m *Model) Decorate(f *protocol.ChangesetFile) {
 	if m.MarkHunks(f) {
 		f.Reviewed = protocol.Ptr(true)
 	}
+	m.offerSinceReview(f)
 }
+
+// MetaSinceReview is the key, in a file's _meta.changesetd, of what a
+// file reviewed and then changed offers: {"patchUri", "reviewedNonce"},
+// the patch from the version marked reviewed to the current one.
+const MetaSinceReview = "sinceReview"
+
+// SinceReviewQuery is what a file's patchUri takes after it, followed by
+// the reviewed version's blob id, to be read from that version instead of
+// the changeset's before. The blob id makes the URI name its bytes, as
+// patch URIs do: a later review of the same file gives another one.
+const SinceReviewQuery = "&since="
+
+// offerSinceReview names, in f's _meta, where the change since its
+// reviewed version is read: when its flag is for a version the daemon
+// kept, its content is another, and it has a patch to read.
+func (m *Model) offerSinceReview(f *protocol.ChangesetFile) {
+	key, ok := m.Kept[f.ID]
+	if !ok || m.Reviews[f.ID] != key || key == ContentKey(*f) {
+		return
+	}
+	uri, _ := ownMeta(f.Meta)[metaPatchURI].(string)
+	if uri == "" {
+		return
+	}
+	_, after, _ := strings.Cut(key, "\x00")
+	if after == "" || f.Edit.After == nil {
+		return // the reviewed version, or the current one, has no file
+	}
+	nonce := after[strings.LastIndexByte(after, '@')+1:]
+	meta := make(protocol.Object, len(f.Meta))
+	for k, v := range f.Meta {
+		meta[k] = v
+	}
+	own := protocol.Object{}
+	for k, v := range ownMeta(f.Meta) {
+		own[k] = v
+	}
+	own[MetaSinceReview] = protocol.Object{"patchUri": uri + SinceReviewQuery + nonce, "reviewedNonce": nonce}
+	meta["changesetd"] = own
+	f.Meta = meta
+}
+
+// metaPatchURI is the key of a file's patch URI in _meta.changesetd.
+const metaPatchURI = "patchUri"
 
 // MarkHunks sets the reviewed marks of f's hunks from the model's marks,
 // in a _meta of f's own, and reports whether f has hunks and all are

@@ -5,6 +5,7 @@ import { Client, socketFor } from './ahp.js';
 import { selectedRange } from './diff.js';
 import { renderNotes, workspaceNotes } from './warnings.js';
 import { clearKbSel, onKey, toggleFull, toggleView, wireKeys } from './keys.js';
+import { toggleWhitespace } from './diffmode.js';
 import { wireTheme } from './theme.js';
 import { $, dirty, errText, remembered, toast, ui } from './page.js';
 import { csState } from './selectors.js';
@@ -223,6 +224,7 @@ function showLogin(message) {
 function main() {
   $('view-toggle').onclick = toggleView;
   $('full-toggle').onclick = toggleFull;
+  $('ws-toggle').onclick = toggleWhitespace;
   $('copy-path').onclick = copyPath;
   wireFileList();
   $('help-close').onclick = () => $('help').close();

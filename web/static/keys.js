@@ -1,9 +1,10 @@
 // The keyboard: the page's keys and lines chosen with them.
 
 import { linesLabel, wholeLines } from './comments.js';
+import { linesReadOnly, toggleWhitespace } from './diffmode.js';
 import { setReviewed } from './intent.js';
 import { $, toast, ui } from './page.js';
-import { csState } from './selectors.js';
+import { csState, currentFile } from './selectors.js';
 import { canUndoWithReason, undoWithReason } from './undowhy.js';
 import { canComment, commentOnSelection } from './view-comments.js';
 import { renderDiff, toggleHunk, updateRangeOps } from './view-diff.js';
@@ -65,7 +66,9 @@ function onKey(e) {
     const next = [...files.slice(i + 1), ...files.slice(0, i + 1)].find((f) => !f.reviewed);
     if (next) selectFile(next.id);
     else toast('Every file is reviewed.');
-  } else if (e.key === 'v') {
+  } else if (e.key === 'w') {
+    toggleWhitespace();
+  } else if (e.key === 'v' && !linesReadOnly(currentFile())) {
     startKbSel();
   } else if (e.key === 'f') {
     toggleFull();
@@ -78,13 +81,15 @@ function onKey(e) {
     // Undo the current hunk (n/p), or the first, and tell the agent why.
     if (ui.hunkAt < 0) gotoHunk(1);
     const row = $('diff').querySelectorAll('tr.hunk')[Math.max(0, ui.hunkAt)];
-    if (row && canUndoWithReason(Number(row.dataset.hunk))) {
+    if (row && linesReadOnly(currentFile())) {
+      toast('This diff is not the changeset\'s own: show the whole diff to undo its hunks.');
+    } else if (row && canUndoWithReason(Number(row.dataset.hunk))) {
       ui.swallowKey = e.key; // the box takes the focus: it must not get the U
       undoWithReason(Number(row.dataset.hunk));
     } else if (row) {
       toast('This hunk cannot be undone with a reason here: it needs Undo and comments, on a connected page.');
     }
-  } else if (e.key === 'c' && ui.lastSelection && canComment()) {
+  } else if (e.key === 'c' && ui.lastSelection && canComment() && !linesReadOnly(currentFile())) {
     // The comment box takes the focus before the key is done: it must
     // not type the c.
     ui.swallowKey = e.key;

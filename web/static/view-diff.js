@@ -16,6 +16,7 @@ import { opButton } from './view-changeset.js';
 import { canComment, renderThreads } from './view-comments.js';
 import { authorBadge, chosenAuthor } from './view-files.js';
 import { disabledReason } from './view-sessions.js';
+import { diffModeKey, emptyNote, linesReadOnly, modeNotes, onDiffModeChange, shownPatchUri } from './diffmode.js';
 
 // The diff pane's own state.
 const diffUi = {
@@ -29,15 +30,19 @@ function renderDiff(s) {
   const f = s?.files?.find((x) => x.id === ui.file);
   const pane = $('diff');
   const meta = f?._meta?.changesetd || {};
+  // The patch shown: the changeset's, or another the reader chose
+  // (diffmode.js).
+  const shown = shownPatchUri(f);
   // A reviewed file's diff is folded, as a "Viewed" file on a forge, until
   // the reader opens it again.
   // A generated file's diff is folded too (fileinfo.js).
   const folded = !!(f && ((f.reviewed && ui.cs?.review) || generatedWhy(f)) && !ui.unfolded.has(f.id));
-  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, ui.full, folded, meta.patchUri, meta.fileType, meta.tooLarge, meta.patchOmitted]);
+  const key = JSON.stringify([ui.cs?.uri, ui.file, ui.view, ui.full, folded, meta.patchUri, meta.fileType, meta.tooLarge, meta.patchOmitted, f && diffModeKey(f)]);
   $('view-toggle').textContent = ui.view === 'split' ? 'Unified' : 'Side by side';
   $('full-toggle').textContent = ui.full ? 'Changes only' : 'Full file';
   $('full-toggle').setAttribute('aria-pressed', String(!!ui.full));
-  $('full-toggle').disabled = !f?.edit?.after;
+  $('full-toggle').disabled = !f?.edit?.after || linesReadOnly(f);
+  $('full-toggle').title = linesReadOnly(f) ? 'The whole file is shown around the changeset\u2019s own diff: show it first' : 'Show the whole file around the changes (f)';
   $('diff-path').textContent = f ? pathOf(f) : '';
   $('copy-path').hidden = !f;
   $('file-comment').hidden = !canComment();
@@ -46,12 +51,12 @@ function renderDiff(s) {
     decorateHunks(s, f);
     return showDraft(pane, f);
   }
-  if (f && diffUi.file === `${ui.cs?.uri}\n${f.id}` && meta.patchUri && !patches.get(meta.patchUri) && !(bigDiff(f) && !diffUi.bigOk.has(key)) && !folded) {
+  if (f && diffUi.file === `${ui.cs?.uri}\n${f.id}` && shown && !patches.get(shown) && !(bigDiff(f) && !diffUi.bigOk.has(key)) && !folded) {
     // A new version of the file shown: its diff stays, not a blank
     // pane, until the new patch is in.
-    const uri = meta.patchUri;
+    const uri = shown;
     patches.load(uri).then(() => {
-      if (ui.file === f.id && csState()?.files?.find((x) => x.id === f.id)?._meta?.changesetd?.patchUri === uri) {
+      if (ui.file === f.id && shownPatchUri(csState()?.files?.find((x) => x.id === f.id)) === uri) {
         ui.diffKey = '';
         renderDiff(csState());
       }
@@ -73,6 +78,8 @@ function renderDiff(s) {
   if (mode) pane.append(el('p', 'note modechange', mode));
   const sizes = imageSummary(f);
   if (sizes) pane.append(el('p', 'note imagesize', sizes));
+  if (!folded) modeNotes(pane, f);
+  const readOnly = linesReadOnly(f);
   if (folded) {
     const p = el('p', 'note folded', f.reviewed && ui.cs?.review ? 'Reviewed: the diff is folded. ' : generatedNote(f));
     const b = el('button', 'unfold', 'Show the diff');
@@ -107,25 +114,26 @@ function renderDiff(s) {
     p.append(b);
     pane.append(p);
     return;
-  } else if (!patches.get(meta.patchUri)) {
+  } else if (!patches.get(shown)) {
     // Read when first shown; drawn when it arrives, if still shown.
     pane.append(el('p', 'note loading', 'Loading the diff…'));
-    patches.load(meta.patchUri).then(() => {
+    patches.load(shown).then(() => {
       if (ui.diffKey !== key) return;
       ui.diffKey = '';
       renderDiff(csState());
     });
-  } else if (patches.get(meta.patchUri).error) {
-    pane.append(el('p', 'note error', `The diff could not be read: ${patches.get(meta.patchUri).error}`));
+  } else if (patches.get(shown).error) {
+    pane.append(el('p', 'note error', `The diff could not be read: ${patches.get(shown).error}`));
   } else {
-    const patch = patches.get(meta.patchUri).text;
+    const patch = patches.get(shown).text;
     const big = bigDiff(f) > 0;
     const hunks = big ? parsePatch(patch) : pairWords(parsePatch(patch));
     diffUi.hunks = hunks;
     if (!big) withContext(f, hunks);
-    if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? mode ? 'No content change.' : 'No content change (name only).' : `No text diff (${meta.fileType}).`));
+    if (hunks.length === 0 && emptyNote(f)) pane.append(el('p', 'note empty-mode', emptyNote(f)));
+    else if (hunks.length === 0) pane.append(el('p', 'note', meta.fileType === 'text' ? mode ? 'No content change.' : 'No content change (name only).' : `No text diff (${meta.fileType}).`));
     else if (big) renderVirtualDiff(pane, hunks);
-    else if (ui.full && f.edit?.after) {
+    else if (ui.full && f.edit?.after && !readOnly) {
       renderFullFile(pane, f, hunks, key);
     } else {
       pane.append(ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks));
@@ -155,7 +163,7 @@ function prefetchAround(f) {
   const i = files.findIndex((x) => x.id === f.id);
   if (i < 0) return;
   for (const g of [files[i + 1], files[i - 1], files[i + 2]]) {
-    const uri = g?._meta?.changesetd?.patchUri;
+    const uri = g && shownPatchUri(g);
     if (uri && !bigDiff(g) && !patches.get(uri)) patches.load(uri);
   }
 }
@@ -170,7 +178,7 @@ function prefetchAround(f) {
 const EXPAND_STEP = 10;
 
 function expansionOf(f) {
-  const patch = f._meta?.changesetd?.patchUri;
+  const patch = shownPatchUri(f); // its hunks are the ones the counts are of
   const k = `${ui.cs?.uri}\n${f.id}`;
   let e = diffUi.expand.get(k);
   if (!e || e.patch !== patch) {
@@ -389,15 +397,19 @@ function decorateHunks(s, f) {
       box.append(badge, label, keep, unstage, undo, why);
       td.append(box);
     }
+    // A diff that is not the changeset's has none of its hunks: no
+    // controls, no staged mark, no author of the changeset's hunks.
+    const readOnly = linesReadOnly(f);
+    box.hidden = readOnly;
     const [badge, label, keep, unstage, undo] = box.children;
-    const inIndex = stagedRange(f, h, hi);
+    const inIndex = !readOnly && stagedRange(f, h, hi);
     const unst = rangeOp('unstage');
     tr.classList.toggle('staged', !!inIndex);
     badge.hidden = !inIndex;
     unstage.hidden = !inIndex || !unst;
     unstage.disabled = off(unst);
     unstage.title = unst?.status === 'disabled' ? `Unstage: ${disabledReason()}` : 'Unstage this hunk: take its lines out of the index';
-    const info = hunkEntry(f, h, hi);
+    const info = readOnly ? null : hunkEntry(f, h, hi);
     const by = info?.author ? (info.author === 'mixed' && Array.isArray(info.authors) ? info.authors : [info.author]) : null;
     const sigBy = by ? by.join(' ') : '';
     const authored = td.querySelector('.hunk-author');
@@ -661,7 +673,7 @@ function updateRangeOps() {
   const rev = rangeOp('revert');
   const stage = rangeOp('stage');
   const comment = canComment();
-  const show = !!ui.lastSelection && (rev || stage || comment);
+  const show = !!ui.lastSelection && !linesReadOnly(currentFile()) && (rev || stage || comment);
   $('range-ops').hidden = !show;
   $('range-comment').hidden = !comment;
   $('range-revert').hidden = !rev;
@@ -716,5 +728,11 @@ async function copyPath() {
     toast(`Cannot copy the path: ${errText(e)}`, 'error');
   }
 }
+
+onDiffModeChange(() => {
+  ui.diffKey = '';
+  renderDiff(csState());
+  updateRangeOps();
+});
 
 export { copyPath, hunkTarget, invokeRange, renderDiff, toggleHunk, updateRangeOps };

@@ -307,6 +307,7 @@ function renderTurns() {
     const pick = el('input');
     pick.type = 'checkbox';
     pick.title = 'Tick two turns to compare them';
+    pick.setAttribute('aria-label', `Compare: ${t.message?.text || '(no message)'}`);
     pick.checked = side.picks.includes(t.id);
     pick.onclick = (e) => {
       e.stopPropagation();

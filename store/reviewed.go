@@ -1,0 +1,101 @@
+package store
+
+import (
+	"encoding/json"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// bucketReviewedVersions holds the version each reviewed file was
+// reviewed at: changeset URI -> map file id -> ReviewedVersion. It lets a
+// reviewer see, once the file changes, only what changed since.
+var bucketReviewedVersions = []byte("reviewedVersions")
+
+// ReviewedVersion is the content a file was marked reviewed at, kept so
+// that it can be diffed with later versions.
+type ReviewedVersion struct {
+	// Key is the review flag's content key the version was kept for.
+	Key string `json:"key"`
+	// Workspace is the index of the session's working directory.
+	Workspace int `json:"ws"`
+	// Tree is a snapshot of the working tree (in the snapshot store)
+	// holding the reviewed content at Path; OID is that content's blob id.
+	Tree string `json:"tree"`
+	Path string `json:"path"`
+	OID  string `json:"oid"`
+}
+
+// PutReviewedVersions replaces the kept reviewed versions of a changeset.
+func (d *DB) PutReviewedVersions(changesetURI string, v map[string]ReviewedVersion) error {
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketReviewedVersions)
+		if err != nil {
+			return err
+		}
+		if len(v) == 0 {
+			return b.Delete([]byte(changesetURI))
+		}
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(changesetURI), enc)
+	})
+}
+
+// ReviewedVersions returns the kept reviewed versions of a changeset.
+func (d *DB) ReviewedVersions(changesetURI string) (map[string]ReviewedVersion, error) {
+	out := map[string]ReviewedVersion{}
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketReviewedVersions)
+		if b == nil {
+			return nil
+		}
+		v := b.Get([]byte(changesetURI))
+		if v == nil {
+			return nil
+		}
+		return json.Unmarshal(v, &out)
+	})
+	return out, err
+}
+
+// ReviewedTrees lists the trees every kept reviewed version is in, for
+// the snapshot store's garbage collection to keep.
+func (d *DB) ReviewedTrees() ([]string, error) {
+	var out []string
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketReviewedVersions)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(_, v []byte) error {
+			var m map[string]ReviewedVersion
+			if err := json.Unmarshal(v, &m); err != nil {
+				return err
+			}
+			for _, r := range m {
+				out = append(out, r.Tree)
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// deleteReviewedVersions deletes the kept versions of every changeset
+// whose URI starts with prefix (a session's changesets).
+func deleteReviewedVersions(tx *bolt.Tx, prefix string) error {
+	b := tx.Bucket(bucketReviewedVersions)
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	p := []byte(prefix)
+	for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == prefix; k, _ = c.Next() {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
