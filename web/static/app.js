@@ -11,7 +11,8 @@ import { csState } from './selectors.js';
 import { closeChangeset, openChangeset, renderChangeset } from './view-changeset.js';
 import { commentOnSelection, commentRefused, onAnnotations, startComment } from './view-comments.js';
 import { copyPath, invokeRange, renderDiff, updateRangeOps } from './view-diff.js';
-import { renderFiles, wireFileList } from './view-files.js';
+import { renderFiles, selectFile, wireFileList } from './view-files.js';
+import { onFollow, wireAll } from './view-all.js';
 import { catalogEntry, clearSession, compareTurns, entryFor, loadSessions, onChats, onRootNotification, renderCatalog, renderTurns, syncChats } from './view-sessions.js';
 
 // ---- token and identity ----------------------------------------------
@@ -225,6 +226,8 @@ function main() {
   $('full-toggle').onclick = toggleFull;
   $('copy-path').onclick = copyPath;
   wireFileList();
+  wireAll(renderDiff);
+  onFollow(selectFile);
   $('help-close').onclick = () => $('help').close();
   $('help-open').onclick = () => $('help').showModal();
   $('compare').onclick = compareTurns;

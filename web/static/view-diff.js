@@ -12,6 +12,7 @@ import { $, el, errText, patches, toast, ui } from './page.js';
 import { csState, currentFile, fileKey, indexState, modeChange, online, pathOf } from './selectors.js';
 import { opButton } from './view-changeset.js';
 import { canComment, renderThreads } from './view-comments.js';
+import { allOn, renderAll } from './view-all.js';
 import { authorBadge, chosenAuthor } from './view-files.js';
 import { disabledReason } from './view-sessions.js';
 
@@ -24,6 +25,7 @@ const diffUi = {
 };
 
 function renderDiff(s) {
+  if (allOn()) return renderAll(s);
   const f = s?.files?.find((x) => x.id === ui.file);
   const pane = $('diff');
   const meta = f?._meta?.changesetd || {};
