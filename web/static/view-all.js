@@ -22,7 +22,7 @@ const all = {
   sections: new Map(), // file id -> {sig, node}: the sections in the document
   following: null, // the file the scroll selected last: no scroll to it
   frame: 0,
-  width: 0,
+  width: 0, // the pane's, as last observed
 };
 
 // The sizes an unread file is given: its header, a hunk's header and
@@ -79,6 +79,16 @@ function wireAll(render) {
       follow();
     });
   }, { passive: true });
+  new ResizeObserver(([e]) => {
+    const w = Math.round(e.contentRect.width);
+    if (!w || w === all.width) return;
+    // Lines wrap anew: what was measured no longer holds.
+    const first = !all.width;
+    all.width = w;
+    if (first) return; // what was measured was measured at this width
+    all.measured.clear();
+    schedule();
+  }).observe($('alldiff'));
   showMode();
 }
 
@@ -112,12 +122,6 @@ function fileAt(y) {
 // would be (renderDiff).
 function renderAll(s) {
   const files = (ui.items || []).filter((it) => it.file).map((it) => it.file);
-  const pane = $('alldiff');
-  if (pane.clientWidth !== all.width) {
-    // Lines wrap anew: what was measured no longer holds.
-    all.width = pane.clientWidth;
-    all.measured.clear();
-  }
   all.files = files;
   layout();
   const $path = $('diff-path');
