@@ -312,6 +312,11 @@ func runPage(c config, pc pageConfig) error {
 	if err := do(b, chromedp.Evaluate[chromedp.Void](`localStorage.setItem('changesetd.all', 'on'); 0`)); err != nil {
 		return err
 	}
+	if os.Getenv("BENCH_PAGE_PROFILE") != "" {
+		if err := profileReload(b, `window.__allShown`); err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+	}
 	var allNav []time.Duration
 	for range pc.runs {
 		if err := do(b, chromedp.Reload()); err != nil {

@@ -18,11 +18,16 @@ const all = {
   on: localStorage.getItem(ALL) === 'on',
   files: [], // the files shown, in the list's order
   tops: [], // tops[i]: where file i starts; tops[files.length] the end
-  measured: new Map(), // a section's height by heightKey, once it was in the document
+  measured: new WeakMap(), // file -> {sig, px}: its section's height once it was in the document
+  laid: null, // what heights was computed from: {files, count, view, unfolded}
+  count: 0, // bumped when every measurement is void (another width)
+  heights: [], // heights[i]: file i's section, measured or estimated
   sections: new Map(), // file id -> {sig, node}: the sections in the document
   following: null, // the file the scroll selected last: no scroll to it
   frame: 0,
   width: 0, // the pane's, as last observed
+  height: 0,
+  top: 0, // the pane's scrollTop, kept from its scroll events: reading it would lay the page out
 };
 
 // The sizes an unread file is given: its header, a hunk's header and
@@ -44,6 +49,7 @@ function toggleAll() {
   all.on = !all.on;
   localStorage.setItem(ALL, all.on ? 'on' : 'off');
   all.following = null;
+  all.top = 0; // a pane shown again starts at its top, before the jump to the file
   ui.diffKey = '';
   const pane = $('alldiff');
   pane.replaceChildren();
@@ -71,7 +77,8 @@ let renderFromState = () => {};
 function wireAll(render) {
   renderFromState = () => render(csState());
   $('all-toggle').onclick = toggleAll;
-  $('alldiff').addEventListener('scroll', () => {
+  $('alldiff').addEventListener('scroll', (e) => {
+    all.top = e.target.scrollTop;
     if (all.frame) return;
     all.frame = requestAnimationFrame(() => {
       all.frame = 0;
@@ -81,12 +88,15 @@ function wireAll(render) {
   }, { passive: true });
   new ResizeObserver(([e]) => {
     const w = Math.round(e.contentRect.width);
+    if (w && w === all.width) all.height = e.contentRect.height;
     if (!w || w === all.width) return;
     // Lines wrap anew: what was measured no longer holds.
     const first = !all.width;
     all.width = w;
+    all.height = e.contentRect.height;
     if (first) return; // what was measured was measured at this width
-    all.measured.clear();
+    all.measured = new WeakMap();
+    all.count++;
     schedule();
   }).observe($('alldiff'));
   showMode();
@@ -100,7 +110,7 @@ function onFollow(fn) {
 
 function follow() {
   const pane = $('alldiff');
-  const i = fileAt(pane.scrollTop + 1);
+  const i = fileAt(all.top + 1);
   const f = all.files[i];
   if (!f || f.id === ui.file) return;
   all.following = f.id;
@@ -140,8 +150,15 @@ function renderAll(s) {
   draw(null);
 }
 
-function heightKey(f) {
-  return `${f.id}\n${f._meta?.changesetd?.patchUri || ''}\n${ui.view}\n${folded(f)}`;
+// heightSig is what a section's height depends on besides the file
+// object (which the reducer replaces when the file changes).
+function heightSig(f) {
+  return folded(f) ? ui.view + ' folded' : ui.view;
+}
+
+function measured(f) {
+  const m = all.measured.get(f);
+  return m && m.sig === heightSig(f) ? m.px : undefined;
 }
 
 function folded(f) {
@@ -163,14 +180,26 @@ function estimate(f) {
   return HEAD_PX + (rows + hunks * HUNK_ROWS) * LINE_PX;
 }
 
+// layout computes where each file starts, again only when the files or
+// a measurement changed.
 function layout() {
-  const tops = new Array(all.files.length + 1);
+  const l = all.laid;
+  if (l && l.files === all.files && l.count === all.count && l.view === ui.view && l.unfolded === ui.unfolded.size) return;
+  all.laid = { files: all.files, count: all.count, view: ui.view, unfolded: ui.unfolded.size };
+  all.heights = all.files.map((f) => measured(f) ?? estimate(f));
+  sum();
+}
+
+// sum adds the heights up into tops.
+function sum() {
+  const n = all.heights.length;
+  const tops = new Array(n + 1);
   let y = 0;
-  all.files.forEach((f, i) => {
+  for (let i = 0; i < n; i++) {
     tops[i] = y;
-    y += all.measured.get(heightKey(f)) ?? estimate(f);
-  });
-  tops[all.files.length] = y;
+    y += all.heights[i];
+  }
+  tops[n] = y;
   all.tops = tops;
 }
 
@@ -183,13 +212,13 @@ function draw(anchor) {
   if (!all.on || pane.hidden) return;
   const n = all.files.length;
   if (!anchor) {
-    const i = n ? fileAt(pane.scrollTop) : -1;
-    if (i >= 0) anchor = { id: all.files[i].id, offset: all.tops[i] - pane.scrollTop };
+    const i = n ? fileAt(all.top) : -1;
+    if (i >= 0) anchor = { id: all.files[i].id, offset: all.tops[i] - all.top };
   } else if (anchor.at !== undefined) {
-    pane.scrollTop = anchor.at;
+    all.top = anchor.at;
   }
-  const top = pane.scrollTop;
-  const h = pane.clientHeight || 800;
+  const top = all.top;
+  const h = all.height || innerHeight;
   let from = n ? fileAt(Math.max(0, top - MARGIN)) : 0;
   let to = n ? fileAt(top + h + MARGIN) + 1 : 0;
   // The anchor is in the document, wherever the scroll was set.
@@ -217,22 +246,21 @@ function draw(anchor) {
   let moved = false;
   for (let i = from; i < to; i++) {
     const f = all.files[i];
-    const k = heightKey(f);
-    const hgt = keep.get(f.id).node.offsetHeight;
-    if (all.measured.get(k) !== hgt) {
-      all.measured.set(k, hgt);
+    const px = keep.get(f.id).node.offsetHeight;
+    if (measured(f) !== px) all.measured.set(f, { sig: heightSig(f), px });
+    if (all.heights[i] !== px) {
+      all.heights[i] = px;
       moved = true;
     }
   }
   if (moved) {
-    layout();
+    sum();
     nodes[0].style.height = all.tops[from] + 'px';
     nodes[nodes.length - 1].style.height = (all.tops[n] - all.tops[to] + Math.max(0, h - HEAD_PX * 2)) + 'px';
   }
-  if (ai >= 0) {
-    const want = all.tops[ai] - anchor.offset;
-    if (Math.abs(pane.scrollTop - want) >= 1) pane.scrollTop = want;
-  }
+  const want = ai >= 0 ? Math.max(0, all.tops[ai] - anchor.offset) : all.top;
+  if (Math.abs(pane.scrollTop - want) >= 1) pane.scrollTop = want;
+  all.top = pane.scrollTop;
 }
 
 const spaces = {};
@@ -340,8 +368,13 @@ function body(f, meta, read) {
   const t = ui.view === 'split' ? renderSplit(hunks) : renderUnified(hunks);
   const lang = languageOf(fileKey(f));
   if (lang) {
-    load(lang).then((hljs) => colour(hljs, lang, [...t.querySelectorAll('td.code')], () => t.isConnected),
-      (e) => console.warn(`highlighting ${lang}: ${e.message}`));
+    // After the plain diff is painted: loading the highlighter is no
+    // part of the first screen.
+    requestAnimationFrame(() => setTimeout(() => {
+      if (!t.isConnected) return;
+      load(lang).then((hljs) => colour(hljs, lang, [...t.querySelectorAll('td.code')], () => t.isConnected),
+        (e) => console.warn(`highlighting ${lang}: ${e.message}`));
+    }, 0));
   }
   return t;
 }
