@@ -15,7 +15,7 @@ import (
 // TestBrowserScreens takes screenshots of the page's main views at 1024
 // and 1400 px wide, for a person to look at: the uncommitted changes with
 // a long file's diff, the all-diffs mode and a turn's view, on a copy of
-// some 2,900 files of Go's own sources (GOROOT/src) with an agent's turn
+// some 3,000 files of Go's own sources (GOROOT/src) with an agent's turn
 // recorded through the hooks. It runs only with CHANGESETD_SCREENSHOTS=1;
 // the pictures go to the artifacts directory.
 //
@@ -26,7 +26,7 @@ func TestBrowserScreens(t *testing.T) {
 	}
 	src := filepath.Join(runtime.GOROOT(), "src")
 	files := map[string]string{}
-	for _, dir := range []string{"cmd/compile", "go", "net", "crypto"} {
+	for _, dir := range []string{"cmd/compile", "cmd/go", "go", "net", "crypto"} {
 		filepath.WalkDir(filepath.Join(src, dir), func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -61,8 +61,8 @@ func TestBrowserScreens(t *testing.T) {
 	d.hookTurn(t, "start", "5b2e0c1d-claude", repo, "Name the SSA builder's state after what it holds, and note why in the doc comments")
 	// The long file: 8,000 lines, changed in a few places.
 	ssa := "cmd/compile/internal/ssagen/ssa.go"
-	edit(ssa, "// An SSA value has a type", "// An SSA value has a type (its Go type, or a tuple for multi-result ops)")
-	edit(ssa, "func (s *state) newValue0(", "// newValue0 adds a new value with no arguments to the current block.\nfunc (s *state) newValue0(")
+	edit(ssa, "heap allocations of scalar locals.", "heap allocations of scalar locals, in bytes.")
+	edit(ssa, "func (s *state) newValue0(", "// It never fails.\nfunc (s *state) newValue0(")
 	edit(ssa, "func (s *state) entryNewValue0(", "// entryNewValue0 adds a new value with no arguments to the entry block.\n// It is hoisted there so that every block sees it.\nfunc (s *state) entryNewValue0(")
 	n := 0
 	for name, body := range files {
