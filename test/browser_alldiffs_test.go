@@ -53,6 +53,19 @@ func TestBrowserAllDiffs(t *testing.T) {
 	b.do(chromedp.Navigate(d.Review))
 	b.waitFor("240 files listed", `document.getElementById('totals').textContent.includes('240 files')`)
 
+	// With the single-key shortcuts off, a is a letter like any other.
+	keysSwitch := func(what string) {
+		b.click("all keys", `#help-open`)
+		b.click("the single keys' switch", `#single-keys`)
+		b.click("close", `#help-close`)
+		b.waitFor("the help closed, the keys "+what, `!document.getElementById('help').open && document.getElementById('keys-off').hidden === `+fmt.Sprint(what == "on"))
+	}
+	keysSwitch("off")
+	b.do(chromedp.KeyEvent("a"))
+	b.do(chromedp.KeyEvent("j"))
+	b.waitFor("a and j taken for nothing", `document.getElementById('alldiff').hidden && document.querySelector('#files li.file.selected')?.dataset.path === 'd0/f000.txt'`)
+	keysSwitch("on")
+
 	b.do(chromedp.KeyEvent("a"))
 	top := `(() => { const p = document.getElementById('alldiff'); return [...p.querySelectorAll('section.allfile')].find(s => s.getBoundingClientRect().bottom > p.getBoundingClientRect().top + 1)?.dataset.path; })()`
 	b.waitFor("the mode on, the first files' diffs shown", `!document.getElementById('alldiff').hidden && document.getElementById('diff').hidden &&
