@@ -82,29 +82,33 @@ func runPage(c config, pc pageConfig) error {
 	// start (performance.now() is measured from it). The watch starts
 	// with the document, before any of the page's scripts, and notes the
 	// first animation frame at which the rows are there: it is painted
-	// right after. Asking only after the reload has returned would add
-	// the devtools round trip to the page's time, or miss the moment.
-	watch := fmt.Sprintf(`if (location.pathname === '/') window.__listed = new Promise((resolve) => {
-		const check = () => {
-			const t = document.getElementById('totals');
-			if (t && t.textContent.includes('%d files') && document.querySelectorAll('#files li.file').length >= 10) resolve(performance.now());
-			else requestAnimationFrame(check);
+	// right after, as the floor page's rows are after the frame it asks
+	// for. It looks in an animation frame after each change of the
+	// document, not in every frame: a loop of frames would keep the
+	// renderer drawing while it reads the socket, which the floor page is
+	// spared. Asking only after the reload has returned would add the
+	// devtools round trip to the page's time, or miss the moment.
+	watch := fmt.Sprintf(`const benchWatch = (done) => new Promise((resolve) => {
+		let frame = 0;
+		const look = () => {
+			frame = 0;
+			if (done()) { seen.disconnect(); resolve(performance.now()); }
 		};
-		requestAnimationFrame(check);
+		const seen = new MutationObserver(() => { if (!frame) frame = requestAnimationFrame(look); });
+		seen.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });
+	});
+	if (location.pathname === '/') window.__listed = benchWatch(() => {
+		const t = document.getElementById('totals');
+		return t && t.textContent.includes('%d files') && document.querySelectorAll('#files li.file').length >= 10;
 	});
 	// The all-diffs mode's first screen: every file in the pane's view
 	// read and drawn, at least one diff among them.
-	if (location.pathname === '/' && localStorage.getItem('changesetd.all') === 'on') window.__allShown = new Promise((resolve) => {
-		const check = () => {
-			const p = document.getElementById('alldiff');
-			if (p && !p.hidden && p.clientHeight) {
-				const box = p.getBoundingClientRect();
-				const shown = [...p.querySelectorAll('section.allfile')].filter((s) => { const r = s.getBoundingClientRect(); return r.bottom > box.top && r.top < box.bottom; });
-				if (shown.length && shown.every((s) => !s.querySelector('.loading')) && p.querySelector('table.difftable')) { resolve(performance.now()); return; }
-			}
-			requestAnimationFrame(check);
-		};
-		requestAnimationFrame(check);
+	if (location.pathname === '/' && localStorage.getItem('changesetd.all') === 'on') window.__allShown = benchWatch(() => {
+		const p = document.getElementById('alldiff');
+		if (!p || p.hidden || !p.clientHeight) return false;
+		const box = p.getBoundingClientRect();
+		const shown = [...p.querySelectorAll('section.allfile')].filter((s) => { const r = s.getBoundingClientRect(); return r.bottom > box.top && r.top < box.bottom; });
+		return shown.length && shown.every((s) => !s.querySelector('.loading')) && !!p.querySelector('table.difftable');
 	});
 	window.__long = [];
 	new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push([Math.round(e.startTime), Math.round(e.duration)]); }).observe({ type: 'longtask', buffered: true });`, files)
@@ -230,27 +234,27 @@ func runPage(c config, pc pageConfig) error {
 	// its totals anew: the renders are counted per animation frame.
 	want := added + len(burst)
 	if err := do(b, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		// A render writes the totals anew; its frame is the animation
+		// frame whose time the document's timeline shows while it runs.
 		const totals = document.getElementById('totals');
-		const c = window.benchRenders = { renders: 0, frames: 0, most: 0, now: 0 };
-		const seen = new MutationObserver((records) => {
-			for (const r of records) for (const n of r.addedNodes) if (n.classList && n.classList.contains('nfiles')) { c.renders++; c.now++; }
-		});
-		seen.observe(totals, { childList: true });
-		let over = false;
-		const tick = () => {
-			c.most = Math.max(c.most, c.now);
-			if (c.now) c.frames++;
-			c.now = 0;
-			if (!over) requestAnimationFrame(tick);
-		};
-		requestAnimationFrame(tick);
+		const c = window.benchRenders = { renders: 0, frames: 0, most: 0 };
+		const per = new Map();
 		window.benchBurst = new Promise((resolve) => {
-			const check = () => {
-				const a = document.querySelector('#totals .added');
-				if (a && a.textContent === '+%d') { over = true; seen.disconnect(); c.most = Math.max(c.most, c.now); resolve(Date.now()); }
-				else requestAnimationFrame(check);
-			};
-			check();
+			const seen = new MutationObserver((records) => {
+				for (const r of records) {
+					for (const n of r.addedNodes) {
+						if (!n.classList || !n.classList.contains('nfiles')) continue;
+						const at = document.timeline.currentTime;
+						per.set(at, (per.get(at) || 0) + 1);
+						c.renders++;
+						c.frames = per.size;
+						c.most = Math.max(c.most, per.get(at));
+					}
+				}
+				const a = totals.querySelector('.added');
+				if (a && a.textContent === '+%d') { seen.disconnect(); resolve(Date.now()); }
+			});
+			seen.observe(totals, { childList: true });
 		});
 	})(); 0`, want))); err != nil {
 		return err

@@ -16,6 +16,8 @@ const ALL = 'changesetd.all';
 
 const all = {
   on: localStorage.getItem(ALL) === 'on',
+  cs: null, // the changeset shown
+  items: null, // the list's rows the files were taken from (ui.items)
   files: [], // the files shown, in the list's order
   tops: [], // tops[i]: where file i starts; tops[files.length] the end
   measured: new WeakMap(), // file -> {sig, px}: its section's height once it was in the document
@@ -82,6 +84,7 @@ function wireAll(render) {
     if (all.frame) return;
     all.frame = requestAnimationFrame(() => {
       all.frame = 0;
+      syncFiles();
       draw(null);
       follow();
     });
@@ -131,9 +134,15 @@ function fileAt(y) {
 // renderAll draws the mode from state s: called wherever the single diff
 // would be (renderDiff).
 function renderAll(s) {
-  const files = (ui.items || []).filter((it) => it.file).map((it) => it.file);
-  all.files = files;
-  layout();
+  if (all.cs !== ui.cs?.uri) {
+    // Another changeset: from its top, its own sections.
+    all.cs = ui.cs?.uri;
+    all.top = 0;
+    all.sections.clear();
+    all.following = null;
+  }
+  syncFiles();
+  const files = all.files;
   const $path = $('diff-path');
   const total = s?.files?.length || 0;
   $path.textContent = files.length === total ? `All ${total} files` : `${files.length} of ${total} files`;
@@ -148,6 +157,15 @@ function renderAll(s) {
     }
   }
   draw(null);
+}
+
+// syncFiles takes the files the list shows now (its filters and folded
+// folders apply), in its order.
+function syncFiles() {
+  if (all.items === ui.items) return;
+  all.items = ui.items;
+  all.files = (ui.items || []).filter((it) => it.file).map((it) => it.file);
+  layout();
 }
 
 // heightSig is what a section's height depends on besides the file
@@ -210,6 +228,7 @@ function sum() {
 function draw(anchor) {
   const pane = $('alldiff');
   if (!all.on || pane.hidden) return;
+  layout();
   const n = all.files.length;
   if (!anchor) {
     const i = n ? fileAt(all.top) : -1;
@@ -385,6 +404,7 @@ function schedule() {
   if (all.frame) return;
   all.frame = requestAnimationFrame(() => {
     all.frame = 0;
+    syncFiles();
     draw(null);
   });
 }
