@@ -112,7 +112,6 @@ function onFollow(fn) {
 }
 
 function follow() {
-  const pane = $('alldiff');
   const i = fileAt(all.top + 1);
   const f = all.files[i];
   if (!f || f.id === ui.file) return;
