@@ -56,7 +56,7 @@ func main() {
 	page := flag.Bool("page", false, "measure the review page in headless Chromium instead (see page.go)")
 	var pc pageConfig
 	flag.IntVar(&pc.changed, "page-files", 1500, "with -page: changed files")
-	flag.IntVar(&pc.presses, "page-presses", 20, "with -page: j presses timed")
+	flag.IntVar(&pc.presses, "page-presses", 50, "with -page: j presses timed")
 	flag.IntVar(&pc.burst, "page-burst", 1000, "with -page: files saved at once in the burst")
 	flag.IntVar(&pc.lines, "page-lines", 30000, "with -page: lines of the long diff")
 	flag.IntVar(&pc.runs, "page-runs", 5, "with -page: navigations timed")

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -30,19 +31,47 @@ const floorJS = `window.__floorListed = new Promise((resolve, reject) => {
   const ws = new WebSocket(p.get('ws'), ['changesetd.v1', 'changesetd.token.' + p.get('token')]);
   let id = 0;
   const waiting = new Map();
+  // The lines added, kept up to date from the changeset's fileSets: what
+  // bench -page's burst waits for (window.__floorAdded).
+  let csUri = '';
+  const added = new Map();
+  window.__floorAdded = 0;
   ws.onmessage = (e) => {
     const m = JSON.parse(e.data);
-    if (waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); }
+    if (waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); return; }
+    const env = m.method === 'action' && m.params;
+    if (!env || env.channel !== csUri) return;
+    const a = env.action;
+    const set = (f) => {
+      const n = (f.edit.diff && f.edit.diff.added) || 0;
+      window.__floorAdded += n - (added.get(f.id) || 0);
+      added.set(f.id, n);
+    };
+    // A burst comes as fileSets, or as one contentChanged with every file.
+    if (a.type === 'changeset/fileSet') set(a.file);
+    else if (a.type === 'changeset/contentChanged') { added.clear(); window.__floorAdded = 0; (a.files || []).forEach(set); }
+    else return;
+    if (window.__floorAdded === window.__floorWant) window.__floorReceived(Date.now());
   };
   ws.onerror = () => reject(new Error('floor: the socket failed'));
   const call = (method, params) => new Promise((r) => { waiting.set(++id, r); ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params })); });
   ws.onopen = async () => {
+    performance.mark('floor:open');
     await call('initialize', { channel: 'ahp-root://', protocolVersions: ['1.0.0'], clientId: 'bench-floor-' + Math.random(), initialSubscriptions: ['ahp-root://'] });
     const l = await call('listSessions', { channel: 'ahp-root://' });
     const s = await call('subscribe', { channel: l.result.items[0].resource });
     const c = s.result.snapshot.state.changesets.find((x) => x.changeKind === 'uncommitted');
+    csUri = c.uriTemplate;
+    performance.mark('floor:subscribe-changeset');
     const cs = await call('subscribe', { channel: c.uriTemplate });
+    performance.mark('floor:changeset');
+    csUri = cs.result.snapshot.resource || csUri;
     const files = cs.result.snapshot.state.files;
+    for (const f of files) {
+      const n = (f.edit.diff && f.edit.diff.added) || 0;
+      added.set(f.id, n);
+      window.__floorAdded += n;
+    }
     const box = document.getElementById('files');
     const ROW = 28;
     const spacer = document.createElement('div');
@@ -134,6 +163,12 @@ func floorNav(b context.Context, ws string, runs int) ([]time.Duration, error) {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
 	var out []time.Duration
+	defer func() {
+		if os.Getenv("BENCH_PAGE_MARKS") != "" {
+			marks, err := chromedp.Run(b, chromedp.Evaluate[string](`JSON.stringify([performance.getEntriesByType('navigation')[0].responseEnd, ...performance.getEntriesByType('mark').map(m => [m.name, m.startTime])])`))
+			fmt.Println("floor marks:", marks, err)
+		}
+	}()
 	for range runs {
 		if err := do(b, chromedp.Reload()); err != nil {
 			return nil, fmt.Errorf("floor: reload: %w", err)

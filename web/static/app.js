@@ -12,7 +12,8 @@ import { csState } from './selectors.js';
 import { closeChangeset, openChangeset, renderChangeset } from './view-changeset.js';
 import { commentOnSelection, commentRefused, onAnnotations, startComment } from './view-comments.js';
 import { copyPath, invokeRange, renderDiff, updateRangeOps } from './view-diff.js';
-import { renderFiles, wireFileList } from './view-files.js';
+import { renderFiles, selectFile, wireFileList } from './view-files.js';
+import { onFollow, wireAll } from './view-all.js';
 import { catalogEntry, clearSession, compareTurns, entryFor, loadSessions, onChats, onRootNotification, renderCatalog, renderTurns, syncChats } from './view-sessions.js';
 
 // ---- token and identity ----------------------------------------------
@@ -227,6 +228,8 @@ function main() {
   $('ws-toggle').onclick = toggleWhitespace;
   $('copy-path').onclick = copyPath;
   wireFileList();
+  wireAll(renderDiff);
+  onFollow(selectFile);
   $('help-close').onclick = () => $('help').close();
   $('help-open').onclick = () => $('help').showModal();
   $('compare').onclick = compareTurns;

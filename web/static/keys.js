@@ -9,6 +9,7 @@ import { canUndoWithReason, undoWithReason } from './undowhy.js';
 import { canComment, commentOnSelection } from './view-comments.js';
 import { renderDiff, toggleHunk, updateRangeOps } from './view-diff.js';
 import { selectFile } from './view-files.js';
+import { allOn, toggleAll } from './view-all.js';
 
 // ---- keyboard ----------------------------------------------------------
 
@@ -36,6 +37,8 @@ function wireKeys() {
   show();
 }
 
+const ONE_FILE_KEYS = new Set(['n', 'p', 'h', 'v', 'f', 'c']);
+
 function onKey(e) {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key.length === 1 && !singleKeys()) return;
@@ -49,6 +52,9 @@ function onKey(e) {
     e.preventDefault();
     return;
   }
+  // All the diffs shown at once: the keys for one file's hunks and
+  // lines have none to act on.
+  if (allOn() && ONE_FILE_KEYS.has(e.key)) return;
   if (e.key === 'j' && files.length) {
     selectFile(files[Math.min(i + 1, files.length - 1)].id);
   } else if (e.key === 'k' && files.length) {
@@ -57,6 +63,8 @@ function onKey(e) {
     setReviewed(files[i].id, !files[i].reviewed);
   } else if (e.key === 's') {
     toggleView();
+  } else if (e.key === 'a') {
+    toggleAll();
   } else if (e.key === 'h' && ui.cs?.review) {
     toggleHunk();
   } else if (e.key === 'n' || e.key === 'p') {

@@ -14,6 +14,7 @@ import { csState, currentFile, fileKey, indexState, modeChange, online, pathOf }
 import { canUndoWithReason, undoWithReason } from './undowhy.js';
 import { opButton } from './view-changeset.js';
 import { canComment, renderThreads } from './view-comments.js';
+import { allOn, renderAll } from './view-all.js';
 import { authorBadge, chosenAuthor } from './view-files.js';
 import { disabledReason } from './view-sessions.js';
 import { diffModeKey, emptyNote, linesReadOnly, modeNotes, onDiffModeChange, shownPatchUri } from './diffmode.js';
@@ -27,6 +28,7 @@ const diffUi = {
 };
 
 function renderDiff(s) {
+  if (allOn()) return renderAll(s);
   const f = s?.files?.find((x) => x.id === ui.file);
   const pane = $('diff');
   const meta = f?._meta?.changesetd || {};

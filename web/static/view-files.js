@@ -35,6 +35,21 @@ const VIRTUAL_FILES = 200;
 const ROW_PX = 28;
 const OVERSCAN = 10;
 
+// Where the list is scrolled and how high it is, kept from its scroll
+// events and a ResizeObserver (wireFileList): reading them from the
+// element would lay the page out in the middle of each render. Until
+// the list is measured, the window's height stands for its own.
+const box = { top: 0, height: 0 };
+
+function boxHeight() {
+  return box.height || innerHeight;
+}
+
+function scrollListTo(top) {
+  $('files').scrollTop = top;
+  box.top = Math.max(0, top);
+}
+
 // rowCache keeps each file's row while the file object (which the
 // reducer replaces only when the file changed) and what the row shows of
 // the page's state stay the same.
@@ -86,9 +101,7 @@ function authorBadge(authors) {
 // renderAuthorFilter offers the authors of the changeset's files, and says
 // how to turn attribution on when nobody can be told apart.
 function renderAuthorFilter(s) {
-  const all = filesOf(s);
-  const seen = [];
-  for (const f of all) for (const a of authorsOfFile(f)) if (!seen.includes(a)) seen.push(a);
+  const seen = authorsOf(filesOf(s));
   const sel = $('author-filter');
   const sig = seen.join('\n');
   if (sel.dataset.sig !== sig) {
@@ -107,6 +120,19 @@ function renderAuthorFilter(s) {
   sel.hidden = seen.length === 0 || (seen.length === 1 && seen[0] === 'unknown');
   $('author-note').hidden = !(seen.length === 1 && seen[0] === 'unknown');
   renderAuthorOps(s);
+}
+
+// authorsOf lists the authors of files in the order they first appear,
+// recomputed only when the files change (the sorted list is a new array
+// then).
+let authorsCache = { files: null, seen: [] };
+function authorsOf(files) {
+  if (authorsCache.files !== files) {
+    const seen = new Set();
+    for (const f of files) for (const a of authorsOfFile(f)) seen.add(a);
+    authorsCache = { files, seen: [...seen] };
+  }
+  return authorsCache.seen;
 }
 
 // The operations by author act on the author chosen in the filter: its
@@ -134,8 +160,14 @@ let filterCache = {};
 let treeCache = {};
 function treeOf(files) {
   const fold = [...list.folded].join('\n');
-  if (treeCache.files !== files || treeCache.fold !== fold) treeCache = { files, fold, items: treeItems(files) };
+  if (treeCache.files !== files || treeCache.fold !== fold) treeCache = { files, fold, items: treeItems(files), keys: null };
   return treeCache.items;
+}
+
+// listed reports whether the tree shows the row of key (itemKey).
+function listed(key) {
+  if (!treeCache.keys) treeCache.keys = new Set((treeCache.items || []).map(itemKey));
+  return treeCache.keys.has(key);
 }
 
 // dirRowFor is the folder's row, the same node while it shows the same.
@@ -175,9 +207,9 @@ function renderFiles(s) {
   let from = 0;
   let to = items.length;
   if (virtual) {
-    const h = ul.clientHeight || 600;
-    from = Math.max(0, Math.floor(ul.scrollTop / ROW_PX) - OVERSCAN);
-    to = Math.min(items.length, Math.ceil((ul.scrollTop + h) / ROW_PX) + OVERSCAN);
+    const h = boxHeight();
+    from = Math.max(0, Math.floor(box.top / ROW_PX) - OVERSCAN);
+    to = Math.min(items.length, Math.ceil((box.top + h) / ROW_PX) + OVERSCAN);
   }
   const rows = [];
   if (from > 0) rows.push(spacer(from * ROW_PX));
@@ -204,7 +236,7 @@ function renderFiles(s) {
 // shown. Every other row and control in the list is reached by the arrows.
 function rove(ul, items, from, to) {
   let want = list.active || (ui.file ? 'f:' + ui.file : '');
-  if (!items.some((it) => itemKey(it) === want)) want = '';
+  if (!(items === treeCache.items ? listed(want) : items.some((it) => itemKey(it) === want))) want = '';
   let stop = null;
   for (const li of ul.children) {
     if (!li.dataset.key) continue;
@@ -230,8 +262,8 @@ function moveTo(i) {
   const ul = $('files');
   if (ul.classList.contains('virtual')) {
     const top = i * ROW_PX;
-    if (top < ul.scrollTop) ul.scrollTop = top;
-    else if (top + ROW_PX > ul.scrollTop + ul.clientHeight) ul.scrollTop = top + ROW_PX - ul.clientHeight;
+    if (top < box.top) scrollListTo(top);
+    else if (top + ROW_PX > box.top + boxHeight()) scrollListTo(top + ROW_PX - boxHeight());
   }
   renderFiles(csState());
   const li = [...ul.children].find((r) => r.dataset.key === key);
@@ -490,8 +522,8 @@ function showSelected() {
     return;
   }
   const top = i * ROW_PX;
-  if (top < ul.scrollTop) ul.scrollTop = top;
-  else if (top + ROW_PX > ul.scrollTop + ul.clientHeight) ul.scrollTop = top + ROW_PX - ul.clientHeight;
+  if (top < box.top) scrollListTo(top);
+  else if (top + ROW_PX > box.top + boxHeight()) scrollListTo(top + ROW_PX - boxHeight());
 }
 
 function selectFile(id) {
@@ -510,6 +542,14 @@ function selectFile(id) {
 // wireFileList listens to the list's own inputs: the path and author
 // filters.
 function wireFileList() {
+  const ul = $('files');
+  ul.addEventListener('scroll', () => { box.top = ul.scrollTop; }, { passive: true });
+  new ResizeObserver(([e]) => {
+    const grew = e.contentRect.height > boxHeight();
+    box.height = e.contentRect.height;
+    // Rows rendered for a shorter list leave the new room empty.
+    if (grew && ul.classList.contains('virtual')) renderFiles(csState());
+  }).observe(ul);
   $('files').addEventListener('keydown', onTreeKey);
   $('files').addEventListener('focusin', (e) => {
     const key = e.target.dataset?.key;
@@ -519,13 +559,13 @@ function wireFileList() {
   });
   $('filter').addEventListener('input', () => {
     list.filter = $('filter').value;
-    $('files').scrollTop = 0;
+    scrollListTo(0);
     renderFiles(csState());
     renderDiff(csState());
   });
   $('author-filter').addEventListener('change', () => {
     list.author = $('author-filter').value;
-    $('files').scrollTop = 0;
+    scrollListTo(0);
     renderFiles(csState());
     renderDiff(csState());
   });
