@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -31,7 +32,28 @@ type rawSub struct {
 }
 
 func dialRaw(ctx context.Context, url string) (*rawSub, error) {
+	return dialRawAt(ctx, url, 0)
+}
+
+// dialRawAt is dialRaw for a client whose connection takes in at most
+// rate bytes a second (0: no limit), as a tunnelled remote IDE does: the
+// daemon's writes to it block on a full socket for as long as that takes.
+func dialRawAt(ctx context.Context, url string, rate int64) (*rawSub, error) {
 	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10}
+	if rate > 0 {
+		d.ReadBufferSize = 4 << 10
+		d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var nd net.Dialer
+			c, err := nd.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetReadBuffer(16 << 10) // the kernel buffers little on our side
+			}
+			return &throttledConn{Conn: c, rate: rate, start: time.Now()}, nil
+		}
+	}
 	ws, _, err := d.DialContext(ctx, url, nil)
 	if err != nil {
 		return nil, err
@@ -310,4 +332,25 @@ func objectEnd(b []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+// throttledConn reads at most rate bytes a second on average, in pieces
+// of a fiftieth of a second's worth.
+type throttledConn struct {
+	net.Conn
+	rate  int64
+	start time.Time
+	read  int64
+}
+
+func (c *throttledConn) Read(p []byte) (int, error) {
+	if piece := int(max(c.rate/50, 512)); len(p) > piece {
+		p = p[:piece]
+	}
+	n, err := c.Conn.Read(p)
+	c.read += int64(n)
+	if due := time.Duration(float64(c.read) / float64(c.rate) * float64(time.Second)); due > time.Since(c.start) {
+		time.Sleep(due - time.Since(c.start))
+	}
+	return n, err
 }

@@ -16,6 +16,10 @@ import (
 	"github.com/changesetd/changesetd/protocol"
 )
 
+// throttledRate is what the burst's throttled subscriber reads a second:
+// a remote IDE through a tunnel.
+const throttledRate = 300_000
+
 // scaleConfig is what bench -scale measures.
 type scaleConfig struct {
 	sizes       []int // tracked files of each tree
@@ -49,13 +53,17 @@ type scaleResult struct {
 type burstResult struct {
 	files, subs  int
 	all, slowest time.Duration // the last fast subscriber converged; the slow one
-	gitStatus    time.Duration // git status --porcelain on the tree after the burst
-	disconnected int
-	bytesPerSub  int64         // the most a fast subscriber received
-	encoded      int64         // the encoded size of the files that changed
-	daemonCPU    time.Duration // the daemon's CPU time (user + system) from the burst's start to the last convergence
-	benchCPU     time.Duration // the bench's own, its subscribers' reading and scanning, over the same time
-	load         string        // the load average when the burst converged
+	// throttled is when the subscriber reading throttledRate bytes a
+	// second converged (0 if it did not: throttledClosed).
+	throttled       time.Duration
+	throttledClosed bool
+	gitStatus       time.Duration // git status --porcelain on the tree after the burst
+	disconnected    int
+	bytesPerSub     int64         // the most a fast subscriber received
+	encoded         int64         // the encoded size of the files that changed
+	daemonCPU       time.Duration // the daemon's CPU time (user + system) from the burst's start to the last convergence
+	benchCPU        time.Duration // the bench's own, its subscribers' reading and scanning, over the same time
+	load            string        // the load average when the burst converged
 }
 
 // runScale measures the first view, later subscribers, a restart, memory,
@@ -505,6 +513,12 @@ func (m *burstMirror) encodedChanged() int64 {
 
 // burstSubscribers connects subs clients to the changeset uri.
 func burstSubscribers(ctx context.Context, d *daemon, uri string, subs int) ([]*burstMirror, func(), error) {
+	return burstSubscribersAt(ctx, d, uri, subs, 0)
+}
+
+// burstSubscribersAt is burstSubscribers whose last subscriber's
+// connection takes in at most rate bytes a second (0: none limited).
+func burstSubscribersAt(ctx context.Context, d *daemon, uri string, subs int, rate int64) ([]*burstMirror, func(), error) {
 	var mirrors []*burstMirror
 	closeAll := func() {
 		for _, m := range mirrors {
@@ -512,7 +526,11 @@ func burstSubscribers(ctx context.Context, d *daemon, uri string, subs int) ([]*
 		}
 	}
 	for i := range subs {
-		c, err := dialRaw(ctx, d.url)
+		var limit int64
+		if i == subs-1 {
+			limit = rate
+		}
+		c, err := dialRawAt(ctx, d.url, limit)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -591,7 +609,17 @@ func burstPaths(r *repo, files int) []string {
 // and is ready. It also counts the bytes each subscriber received against
 // the encoded size of the changed files.
 func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []string, subs int, slow bool, line string) (*burstResult, error) {
-	mirrors, closeAll, err := burstSubscribers(ctx, d, uri, subs)
+	fast := subs // the subscribers that read as fast as they can
+	all := subs
+	if slow && subs > 1 {
+		fast = subs - 1
+		all = subs + 1 // and one reading throttledRate bytes a second, last
+	}
+	var rate int64
+	if all > subs {
+		rate = throttledRate
+	}
+	mirrors, closeAll, err := burstSubscribersAt(ctx, d, uri, all, rate)
 	if err != nil {
 		return nil, err
 	}
@@ -599,6 +627,7 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 	if slow {
 		mirrors[subs-1].c.SetReadDelay(2 * time.Millisecond)
 	}
+	subs = all
 	// A refresh may still be running (the git status that timed the
 	// burst before this one touched the index): start from ready.
 	for i, m := range mirrors {
@@ -666,10 +695,12 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 			return nil, fmt.Errorf("subscriber %d: %w", i, err)
 		}
 	}
-	fast := subs
-	if slow && subs > 1 {
-		fast = subs - 1
-		res.slowest = took[subs-1]
+	if fast < subs {
+		res.slowest = took[fast]
+		res.throttled = took[subs-1]
+		if closed, _, _ := mirrors[subs-1].c.Closed(); closed && took[subs-1] == 0 {
+			res.throttledClosed = true
+		}
 	}
 	res.all = slices.Max(took[:fast])
 	if cpu1, err := cpuTime(d.cmd.Process.Pid); err == nil {
@@ -756,6 +787,15 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResul
 			return "—"
 		}
 		return fmtDur(r.burst.slowest)
+	})
+	line(fmt.Sprintf("… a subscriber whose connection reads %d KB/s", throttledRate/1000), "converges, never closed", func(r scaleResult) string {
+		switch {
+		case r.burst == nil || (r.burst.throttled == 0 && !r.burst.throttledClosed):
+			return "—"
+		case r.burst.throttledClosed:
+			return "**closed**"
+		}
+		return "converged in " + fmtDur(r.burst.throttled)
 	})
 	line("… subscribers disconnected", "0", func(r scaleResult) string {
 		if r.burst == nil {
