@@ -46,6 +46,7 @@ func runDocCommand(t *testing.T, command, dir, stdin string, env []string) strin
 }
 
 func TestAgentRecipesFromTheDocs(t *testing.T) {
+	t.Parallel()
 	xdg := t.TempDir()
 	env := []string{"XDG_STATE_HOME=" + xdg}
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
@@ -123,6 +124,7 @@ func TestAgentRecipesFromTheDocs(t *testing.T) {
 // TestMoreAgentRecipesFromTheDocs runs the Gemini CLI and Copilot CLI
 // recipes of docs/agents.md with the hook input their references document.
 func TestMoreAgentRecipesFromTheDocs(t *testing.T) {
+	t.Parallel()
 	xdg := t.TempDir()
 	env := []string{"XDG_STATE_HOME=" + xdg}
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})

@@ -86,6 +86,7 @@ func newAnnotation(id, turnID, resource string, rng map[string]any, entryID, tex
 }
 
 func TestTurnStartFeedbackHook(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\nfour\n"})
 	d := startDaemon(t, repo)
 	reviewer := d.client(t, "reviewer")
@@ -166,6 +167,7 @@ func TestTurnStartFeedbackHook(t *testing.T) {
 }
 
 func TestAnnotationsCommand(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\n", "b.txt": "b\n"})
 	d := startDaemon(t, repo)
 	reviewer := d.client(t, "reviewer")
@@ -243,6 +245,7 @@ func TestAnnotationsCommand(t *testing.T) {
 }
 
 func TestAnnotationsFollowTheLines(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 	d := startDaemon(t, repo)
 	reviewer := d.client(t, "reviewer")
@@ -276,6 +279,7 @@ func TestAnnotationsFollowTheLines(t *testing.T) {
 // Two agents in one directory: a comment on one agent's turn is handed to
 // that agent, not to the other one that happens to prompt first.
 func TestFeedbackGoesToTheAgentWhoseTurnItIs(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	d := startDaemon(t, repo)
 	reviewer := d.client(t, "reviewer")

@@ -88,6 +88,7 @@ func prefixedLines(n int, prefix string) string {
 // "gone" once they are deleted; everything survives kill -9; and every
 // frame validates against the upstream schemas.
 func TestAnnotationsChannel(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": prefixedLines(20, "line")})
 	state := t.TempDir()
 	d := startDaemonIn(t, state, repo)
@@ -244,6 +245,7 @@ func TestAnnotationsChannel(t *testing.T) {
 // The server owns its _meta keys: a client cannot fake where the lines
 // are or that the agent was told.
 func TestAnnotationsServerMetaIsTheServers(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": prefixedLines(5, "line")})
 	d := startDaemon(t, repo)
 	c := d.client(t, "reviewer")
@@ -347,6 +349,7 @@ func TestMeasureAnnotationsSubscribe(t *testing.T) {
 // A directory without git: annotations anchor to its snapshots the same
 // way, and follow the lines when a later edit moves them.
 func TestAnnotationsInAPlainDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real

@@ -40,6 +40,7 @@ func hashObject(t *testing.T, content string) string {
 // lines inserted above them meanwhile, names lines 15–17 in the text
 // "changesetd turn start --hook --feedback" prints.
 func TestCommentBindsToTheShownVersion(t *testing.T) {
+	t.Parallel()
 	shownText := numberedLines(1, 20)
 	inserted := "new 1\nnew 2\nnew 3\nnew 4\nnew 5\n" + shownText
 	for _, c := range []struct {
@@ -145,6 +146,7 @@ func TestCommentBindsToTheShownVersion(t *testing.T) {
 // the version it names): a reply dispatched right after the comment it
 // answers, without waiting for its echo, lands on it.
 func TestAnnotationActionsKeepTheirOrder(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"a.txt": numberedLines(1, 20)}
 	for i := range 2000 {
 		files[fmt.Sprintf("d/f%d.txt", i)] = "x\n"
@@ -197,6 +199,7 @@ func TestAnnotationActionsKeepTheirOrder(t *testing.T) {
 // Moving a comment to other lines (annotations/updated with a range)
 // names the version they were selected on too, and lands on them.
 func TestMovedCommentBindsToTheShownVersion(t *testing.T) {
+	t.Parallel()
 	shownText := numberedLines(1, 20)
 	repo := gitRepo(t, map[string]string{"a.txt": "start\n"})
 	d := startDaemon(t, repo)

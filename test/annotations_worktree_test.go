@@ -14,6 +14,7 @@ import (
 // client cannot set) and follows the lines from there when lines are put
 // above them.
 func TestAnnotationOnWorkingTree(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 	d := startDaemon(t, repo)
 	c := d.client(t, "ide")

@@ -17,6 +17,7 @@ import (
 // command for everyone else — with the input their references document,
 // and checks who each file's change is credited to.
 func TestAttributionRecipesFromTheDocs(t *testing.T) {
+	t.Parallel()
 	xdg := t.TempDir()
 	env := []string{"XDG_STATE_HOME=" + xdg}
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})

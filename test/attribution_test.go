@@ -87,6 +87,7 @@ func sameAuthors(a, b map[string][]string) bool {
 // also after a restart, and a comment on each author's lines reaches
 // exactly that agent, or none for the user's own.
 func TestEveryHunkHasItsAuthor(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{
 		"shared.txt": linesOf("line", 60, nil),
 		"Makefile":   linesOf("m", 30, nil),
@@ -255,6 +256,7 @@ func TestEveryHunkHasItsAuthor(t *testing.T) {
 // With no post-write hook at all, nobody can be told apart: every hunk is
 // unknown.
 func TestWithoutEvidenceEveryHunkIsUnknown(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": linesOf("a", 20, nil)})
 	d := startDaemon(t, repo)
 	c := d.client(t, "panel")

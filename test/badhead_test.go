@@ -12,6 +12,7 @@ import (
 // the file instead of taking every committed file for new (a revert of
 // which would delete them).
 func TestGarbageHeadRefused(t *testing.T) {
+	t.Parallel()
 	good := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, good)
 	c := d.client(t, "ide")

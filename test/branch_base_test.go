@@ -62,6 +62,7 @@ func branchView(t *testing.T, d *daemon, repo, name string, want []string) strin
 // catalogue, survives kill -9, and goes back with ""; a base that names
 // no commit is refused and changes nothing; --base sets the daemon's.
 func TestBranchBase(t *testing.T) {
+	t.Parallel()
 	repo := branchRepo(t)
 	state := t.TempDir()
 	d := startDaemonIn(t, state, repo)

@@ -18,6 +18,7 @@ import (
 // file's patch as git prints it. The file read stays in place while the
 // files above it, estimated until then, are read and measured.
 func TestBrowserAllDiffs(t *testing.T) {
+	t.Parallel()
 	const n = 240
 	long := strings.Repeat("a long line that wraps in the diff pane, ", 12)
 	base := map[string]string{}

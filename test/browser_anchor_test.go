@@ -104,6 +104,7 @@ func feedbackHeadings(out string) map[string]string {
 // about by "changesetd turn start --hook --feedback": the lines that
 // were selected, as the file is now.
 func TestBrowserCommentsReachTheAgent(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"f.txt": pageLines(40), "g.txt": pageLines(30)})
 	d := startDaemon(t, repo)
 	c := d.client(t, "ide")

@@ -17,6 +17,7 @@ const hunkAuthors = `[...document.querySelectorAll('#diff tr.hunk .hunk-author')
 // a label with an icon, and filters the files by author; with no
 // post-write hook at all it says how to turn attribution on.
 func TestBrowserHunkAuthors(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"f.txt": pageLines(40), "g.txt": "g\n"})
 	d := startDaemon(t, repo)

@@ -46,6 +46,7 @@ func commentOnRows(b *browser, first, last int, text string) {
 // its version), and one on a turn or a comparison on that turn's lines.
 // The thread is then drawn under the lines that were selected.
 func TestBrowserCommentAnchors(t *testing.T) {
+	t.Parallel()
 	base := pageLines(120)
 	repo := gitRepo(t, map[string]string{"f.txt": base})
 	d := startDaemon(t, repo)
@@ -144,6 +145,7 @@ func TestBrowserCommentAnchors(t *testing.T) {
 // to its old side: through unchanged lines one to one, around added lines
 // to where they were inserted.
 func TestBrowserOldRange(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t)
 	openBlank(t, b, d)
@@ -175,6 +177,7 @@ func TestBrowserOldRange(t *testing.T) {
 // TestBrowserKeyboardLines chooses lines of the diff with the keyboard
 // alone (v, Shift+↓, c) and comments on them.
 func TestBrowserKeyboardLines(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": pageLines(20)})
 	// Edited before the daemon starts: the baseline has these lines, so
 	// the comment's lines are the ones shown.
@@ -204,6 +207,7 @@ func TestBrowserKeyboardLines(t *testing.T) {
 // without its markup, and what markdown would not render as markup stays
 // as written: code spans verbatim, underscores and stars inside words.
 func TestBrowserMarkdownText(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t)
 	openBlank(t, b, d)

@@ -11,6 +11,7 @@ import (
 // staged, as git's own tools do, and that Stage and Unstage are enabled
 // only where there is something to move.
 func TestBrowserStagedState(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
 	writeFile(t, repo, "a.txt", "a\nA\n")
@@ -51,6 +52,7 @@ func TestBrowserStagedState(t *testing.T) {
 // names the files the commit takes (the staged ones when some are), and
 // the commit made with the message as written.
 func TestBrowserCommitDialog(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	writeFile(t, repo, "a.txt", "a\nA\n")

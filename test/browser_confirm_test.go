@@ -48,6 +48,7 @@ func says(t *testing.T, what, text string, want, not []string) {
 // of the whole turn say different things; the note after a hunk's undo
 // names the hunk, not "1 file".
 func TestBrowserConfirmationsSayWhatHappens(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": pageLines(40), "c.txt": "see\n", "d.txt": "dee\n"})
 	writeFile(t, repo, "a.txt", strings.Replace(strings.Replace(pageLines(40), "line 3\n", "line three\n", 1), "line 35\n", "line thirty-five\nline 35.5\n", 1))

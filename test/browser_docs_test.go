@@ -17,6 +17,7 @@ import (
 //
 //	CHANGESETD_DOCS_SCREENSHOT=1 go test -run BrowserDocsScreenshot ./test/
 func TestBrowserDocsScreenshot(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("CHANGESETD_DOCS_SCREENSHOT") == "" {
 		t.Skip("set CHANGESETD_DOCS_SCREENSHOT=1 to retake docs/review-page.png")
 	}

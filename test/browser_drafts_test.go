@@ -15,6 +15,7 @@ import (
 // file's, and the percent), and both go away when the real file is
 // written.
 func TestBrowserDraft(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	orig := pageLines(40)
 	repo := gitRepo(t, map[string]string{"a.txt": orig, "b.txt": "bee\n"})

@@ -20,6 +20,7 @@ const hunkChecked = `[...document.querySelectorAll('#diff tr.hunk input.hunk-rev
 // by the hunks it did not; and that a file whose hunks are all marked is
 // reviewed.
 func TestBrowserHunkReview(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"f.txt": pageLines(40)})
 	three := func(first string) string {
@@ -74,6 +75,7 @@ func TestBrowserHunkReview(t *testing.T) {
 // reverts another with its Undo button, after the confirmation, leaving
 // the file's other change as it was.
 func TestBrowserHunkKeepUndo(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"f.txt": pageLines(40)})
 	edited := strings.Replace(strings.Replace(pageLines(40), "line 3\n", "line three\n", 1), "line 35\n", "line thirty-five\nline 35.5\n", 1)
@@ -129,6 +131,7 @@ func TestBrowserHunkKeepUndo(t *testing.T) {
 // between two hunks from either side until the gap is gone, and below the
 // last until the end of the file, each with its old and new numbers.
 func TestBrowserHunkContext(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"f.txt": pageLines(60)})
 	// A line more from line 20 on: new numbers are one past the old.

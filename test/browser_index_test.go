@@ -15,6 +15,7 @@ import (
 // what the commit records, as git diff --cached counts it, not the whole
 // file's change.
 func TestBrowserCommitCountsPartlyStaged(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": pageLines(60), "b.txt": "b\n"})
 	// Staged: line 3 changed and a line after it (+2 -1); b.txt (+1 -0).
@@ -49,6 +50,7 @@ func TestBrowserCommitCountsPartlyStaged(t *testing.T) {
 // checks that the page says so, as git does: the file's row and its diff
 // name the modes, not only "+0 −0".
 func TestBrowserModeChange(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"run.sh": "#!/bin/sh\necho hi\n"})
 	if err := os.Chmod(filepath.Join(repo, "run.sh"), 0o755); err != nil {
@@ -72,6 +74,7 @@ func TestBrowserModeChange(t *testing.T) {
 // unstages it from the page, which takes it out of the index (its lines
 // in the index are not those of the working tree).
 func TestBrowserStagedHunks(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"f.txt": pageLines(40)})
 	writeFile(t, repo, "f.txt", strings.Replace(strings.Replace(pageLines(40), "line 3\n", "line three\nline 3.5\n", 1), "line 35\n", "line thirty-five\n", 1))

@@ -16,6 +16,7 @@ import (
 // from the keyboard with labelled checkboxes, and side by side lines that
 // say + and − as well as colour.
 func TestBrowserReviewKeys(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	var base strings.Builder
 	for i := 1; i <= 40; i++ {
@@ -97,6 +98,7 @@ func TestBrowserReviewKeys(t *testing.T) {
 // a language's grammar loads only once a file in it is shown, and that a
 // file in no known language loads none.
 func TestBrowserHighlight(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"main.go": "package main\n", "notes.txt": "notes\n"})
 	writeFile(t, repo, "main.go", "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n")
@@ -129,6 +131,7 @@ func TestBrowserHighlight(t *testing.T) {
 // the file's row: a fuzzy match, and a file changed after the tool wrote
 // it.
 func TestBrowserEditBadges(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "hello world\n", "b.txt": "bee\n", "c.txt": "sea\n"})
 	writeFile(t, repo, "a.txt", "HELLO world\n")
@@ -155,6 +158,7 @@ func TestBrowserEditBadges(t *testing.T) {
 // with the number of changed files under it and their counts, folded by
 // a click or Enter, and j walking only the files shown.
 func TestBrowserFileTree(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"src/a/x.go": "package a\n", "src/b/y.go": "package b\n", "top.txt": "top\n"})
 	writeFile(t, repo, "src/a/x.go", "package a\n\nvar X = 1\n")
@@ -189,6 +193,7 @@ func TestBrowserFileTree(t *testing.T) {
 // button): every line of the file, the changes among them with their old
 // and new numbers; and an image's two sides shown as images.
 func TestBrowserFullFileAndImages(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	png1 := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82"
 	png2 := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x0cIDATx\x9cc\x60\xf8\xcf\x00\x00\x02\x02\x01\x00\x7b\x0e\x1e\x1b\x00\x00\x00\x00IEND\xaeB`\x82"

@@ -13,6 +13,7 @@ import (
 // are rendered while j still walks every one, and a 30,000-line diff that
 // opens on request only, then with only its lines in view rendered.
 func TestBrowserLargeChangeset(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	files := map[string]string{}
 	for i := range 400 {

@@ -14,6 +14,7 @@ import (
 // gets most of the width and that no file name is broken into a column
 // of letters; screenshots of both are kept for a person to look at.
 func TestBrowserLayoutWidths(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{
 		"internal/server/handlers/session_changeset_operations.go": pageLines(80),

@@ -10,6 +10,7 @@ import (
 // exactly (here a clean filter it cannot run) is said above the files, not
 // only in the session's _meta.
 func TestBrowserShowsWorkspaceWarnings(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{
 		".gitattributes": "*.sec filter=rot\n",

@@ -21,6 +21,7 @@ import (
 //
 //	CHANGESETD_SCREENSHOTS=1 go test -run BrowserScreens ./test/
 func TestBrowserScreens(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("CHANGESETD_SCREENSHOTS") == "" {
 		t.Skip("set CHANGESETD_SCREENSHOTS=1 to take the screenshots")
 	}

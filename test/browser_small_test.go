@@ -12,6 +12,7 @@ import (
 
 // TestBrowserFavicon: the icon browsers ask for is served.
 func TestBrowserFavicon(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t)
 	openBlank(t, b, d)
@@ -26,6 +27,7 @@ func TestBrowserFavicon(t *testing.T) {
 // over the empty page, and the connection badge does not say it is
 // retrying.
 func TestBrowserWrongToken(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t)
 	b.do(chromedp.Navigate("http://" + d.Addr + "/#token=wrong"))
@@ -49,6 +51,7 @@ func TestBrowserWrongToken(t *testing.T) {
 // it; the whole file in side-by-side is side by side; an agent named by
 // a UUID is shown by its first eight digits.
 func TestBrowserSmallThings(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": pageLines(20)})
 	writeFile(t, repo, "a.txt", strings.Replace(pageLines(20), "line 10\n", "line ten\n", 1))
@@ -96,6 +99,7 @@ func TestBrowserSmallThings(t *testing.T) {
 // another directory is newer than the one serve was given, but the page
 // the printed URL opens shows the one serve was given.
 func TestBrowserOpensServedSession(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	other := gitRepo(t, map[string]string{"b.txt": "b\n"})
 	d := startDaemon(t, repo)

@@ -16,6 +16,7 @@ import (
 // the selection stays where it was: a reverted file's place goes to the
 // next one, and the revert undone puts the file back where it was.
 func TestBrowserFileOrderAndSelection(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
 	for _, n := range []string{"a", "b", "c"} {
@@ -47,6 +48,7 @@ func TestBrowserFileOrderAndSelection(t *testing.T) {
 // a daemon with another token comes up in its place, the token form
 // saying the token was refused rather than retrying for ever.
 func TestBrowserDaemonGone(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "a\nA\n")
@@ -83,6 +85,7 @@ func TestBrowserDaemonGone(t *testing.T) {
 // TestBrowserRemoveSession: the page removes a session after asking, and
 // the daemon no longer lists it.
 func TestBrowserRemoveSession(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)

@@ -224,6 +224,7 @@ func pageLines(n int) string {
 // disk arrive, tick a file reviewed and reload, revert one hunk selected
 // in the diff, and ride out a daemon restart.
 func TestBrowserReview(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": pageLines(40), "b.txt": "bee\n", "gone.txt": "bye\n"})
 	// Two hunks in a.txt, far enough apart to stay two hunks.
@@ -395,6 +396,7 @@ func openBlank(t *testing.T, b *browser, d *daemon) {
 // reducer fixtures through the page's reducers, the same ones the server's
 // reducer passes.
 func TestBrowserReducerParity(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t)
 	openBlank(t, b, d)
@@ -458,6 +460,7 @@ func TestBrowserReducerParity(t *testing.T) {
 // spelled Code/Message, a null result, and the echo or rejection of an
 // optimistic review toggle.
 func TestBrowserClientWire(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t)
 	openBlank(t, b, d)
@@ -543,6 +546,7 @@ func TestBrowserClientWire(t *testing.T) {
 // TestBrowserTurns checks the turn timeline: each turn with its message
 // and counts, a click opens its changeset, and two ticked turns compare.
 func TestBrowserTurns(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	d := startDaemon(t, repo)
@@ -590,6 +594,7 @@ func darkMode(dark bool) chromedp.Action[chromedp.Void] {
 // and ticks them, a failed operation shows its error, and the page works
 // in dark mode and in a narrow window.
 func TestBrowserTokenKeysAndLayout(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	writeFile(t, repo, "a.txt", "a\nA\n")
@@ -705,6 +710,7 @@ func entryTexts(a *protocol.Annotation) []string {
 // the other client, and what the other client writes shows in the page
 // at once, anchored where the daemon says its lines are now.
 func TestBrowserAnnotations(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": pageLines(40), "b.txt": "bee\n"})
 	d := startDaemon(t, repo)
 	c := d.client(t, "ide")
@@ -973,6 +979,7 @@ func TestBrowserAnnotations(t *testing.T) {
 // by the lines the daemon tracks, on a turn by the annotation's own
 // range, elsewhere above the diff with a note; {markdown} as plain text.
 func TestBrowserCommentPlacement(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t)
 	openBlank(t, b, d)

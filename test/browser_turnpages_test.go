@@ -17,6 +17,7 @@ import (
 // operation status and scope strings the page does not know, which stay
 // as they are.
 func TestBrowserReducerNewActions(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t)
 	openBlank(t, b, d)
@@ -139,6 +140,7 @@ func normalise(t *testing.T, fn string, state []byte) string {
 // page, "Load older turns" shows more, and once every turn held is shown
 // it fetches the older ones from the daemon, down to the first turn.
 func TestBrowserOlderTurns(t *testing.T) {
+	t.Parallel()
 	const n = 210
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})

@@ -26,6 +26,7 @@ func (d *daemon) hookTurn(t *testing.T, edge, id, repo, prompt string) {
 // A turn left running says who runs it, since when, and how to end it, and
 // every operation it disables says so.
 func TestBrowserAgentChats(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	writeFile(t, repo, "b.txt", "b\nB\n")

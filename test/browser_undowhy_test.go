@@ -23,6 +23,7 @@ import (
 // comment is taken back; when the comment is refused (its line was edited
 // since), nothing is undone: either way nothing is left.
 func TestBrowserUndoHunkTellsWhy(t *testing.T) {
+	t.Parallel()
 	base := pageLines(40)
 	repo := gitRepo(t, map[string]string{"f.go": base})
 	d := startDaemon(t, repo)

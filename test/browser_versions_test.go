@@ -14,6 +14,7 @@ import (
 // message that says the file changed, and nothing is written: the page
 // sends the version it showed, and the daemon acts on that or not at all.
 func TestBrowserUndoActsOnShownVersion(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"f.txt": pageLines(40)})
 	edited := strings.Replace(strings.Replace(pageLines(40), "line 3\n", "line three\n", 1), "line 35\n", "line thirty-five\n", 1)
@@ -58,6 +59,7 @@ func TestBrowserUndoActsOnShownVersion(t *testing.T) {
 // function, intent, which adds the versions shown: no other code of the
 // page names the methods or the action that carry them.
 func TestPageIntentsGoThroughOneFunction(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("..", "web", "static", "*.js"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no page scripts: %v", err)

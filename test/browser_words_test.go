@@ -12,6 +12,7 @@ import (
 // the letters after a common prefix, and that the changed lines keep
 // their syntax colours under the marks.
 func TestBrowserWordMarks(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	src := "package x\n\nfunc f(a T) error {\n\tif err := a.CheckClose(); err != nil {\n\t\treturn err\n\t}\n\treturn errors.New(\"bad\")\n}\n"
 	repo := gitRepo(t, map[string]string{"x.go": src})

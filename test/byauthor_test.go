@@ -16,6 +16,7 @@ import (
 // them on its turn takes back exactly its hunks, leaves the others', and
 // one undo brings them back.
 func TestStageAndRevertOneAgentsChanges(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{
 		"shared.txt": linesOf("line", 60, nil),
 		"Makefile":   linesOf("m", 30, nil),

@@ -13,6 +13,7 @@ import (
 // still using the earlier ahp-chat:/<session id> subscribes, starts turns
 // and hears the chat's actions under the name it used.
 func TestChatURIsInBothShapes(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	c := d.client(t, "chats")

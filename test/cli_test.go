@@ -24,6 +24,7 @@ func sessionCount(t *testing.T, c *fake.Client) int {
 }
 
 func TestPortInUseNamesTheRunningDaemon(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	code, _, stderr := cli(t, "", nil, "serve", "--listen", d.Addr, "--state-dir", d.StateDir, repo)
@@ -40,6 +41,7 @@ func TestPortInUseNamesTheRunningDaemon(t *testing.T) {
 }
 
 func TestServeTakesFlagsAfterItsDirectories(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	d, _ := launch(t, state, nil, "serve", repo, "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", "debug")
@@ -52,6 +54,7 @@ func TestServeTakesFlagsAfterItsDirectories(t *testing.T) {
 }
 
 func TestReadOnlyCommandsCreateNoSession(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	c := d.client(t, "panel")
 	plain := t.TempDir() // not a git repository, and no session has it
@@ -77,6 +80,7 @@ func TestReadOnlyCommandsCreateNoSession(t *testing.T) {
 }
 
 func TestSessionsListsAndRemoves(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	c := d.client(t, "panel")
@@ -107,6 +111,7 @@ func TestSessionsListsAndRemoves(t *testing.T) {
 }
 
 func TestStateDirFallbackAndOwnerAreLogged(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	var env []string
 	for _, kv := range cleanEnv() {
@@ -137,6 +142,7 @@ func TestStateDirFallbackAndOwnerAreLogged(t *testing.T) {
 }
 
 func TestHelpConvention(t *testing.T) {
+	t.Parallel()
 	singleDash := regexp.MustCompile(`(?m)^\s+-[a-z]`)
 	for _, args := range [][]string{
 		{"serve"}, {"turn", "start"}, {"turn", "end"}, {"turn", "status"}, {"annotations"},
@@ -178,6 +184,7 @@ func TestHelpConvention(t *testing.T) {
 }
 
 func TestTurnHookInputIsChecked(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	c := d.client(t, "panel")
@@ -207,6 +214,7 @@ func TestTurnHookInputIsChecked(t *testing.T) {
 }
 
 func TestTurnStatusAndEndNameOtherChats(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	sum := onlySession(t, d.client(t, "panel"))
@@ -238,6 +246,7 @@ func TestTurnStatusAndEndNameOtherChats(t *testing.T) {
 // test never touches the machine's own service manager; without them on
 // PATH the command says it did not run them.
 func TestServiceInstall(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	bin, err := filepath.EvalSymlinks(binary)

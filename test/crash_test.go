@@ -25,6 +25,7 @@ func (d *daemon) kill(t *testing.T) {
 }
 
 func TestKillNineLosesNoAcknowledgedTurn(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	d := startDaemonIn(t, state, repo)
@@ -117,6 +118,7 @@ func TestKillNineLosesNoAcknowledgedTurn(t *testing.T) {
 // and the session changeset (no edit since the start) is ready and empty,
 // never an error about a missing object.
 func TestKillNineWhileTakingBaseline(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 300 {
 		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = fmt.Sprintf("file %d\n", i)

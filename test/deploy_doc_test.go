@@ -111,6 +111,7 @@ func readDockerfile(t *testing.T) dockerfile {
 // TestDeploymentFiles checks the files docs/deployment.md describes
 // against the Dockerfile, since no container engine runs here.
 func TestDeploymentFiles(t *testing.T) {
+	t.Parallel()
 	df := readDockerfile(t)
 	if df.output == "" || df.binPath != "/usr/local/bin/changesetd" || df.cmdDir != "/workspace" || df.env["CHANGESETD_STATE_DIR"] != "/state" || df.expose != "7878" || df.user != "65532:65532" {
 		t.Fatalf("the Dockerfile is not as the tests read it: %+v", df)
@@ -221,6 +222,7 @@ func TestDeploymentFiles(t *testing.T) {
 // records its arguments instead of reaching the machine's user manager,
 // and compares the unit written with the one the doc shows.
 func TestDeploymentDocService(t *testing.T) {
+	t.Parallel()
 	home, env := docEnv(t)
 	tools := t.TempDir()
 	calls := filepath.Join(home, "calls")
@@ -254,6 +256,7 @@ func TestDeploymentDocService(t *testing.T) {
 // TestReviewDocKeys checks the review page's keys that docs/review.md and
 // the README name.
 func TestReviewDocKeys(t *testing.T) {
+	t.Parallel()
 	app := readDoc(t, "web/static/keys.js")
 	for _, doc := range []string{"docs/review.md", "README.md"} {
 		text := readDoc(t, doc)

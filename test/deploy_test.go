@@ -90,6 +90,7 @@ func (d *daemon) waitExit(t *testing.T) error {
 }
 
 func TestSIGHUPShutsDownGracefully(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	info := filepath.Join(d.StateDir, "daemon.json")
@@ -129,6 +130,7 @@ func TestSIGHUPShutsDownGracefully(t *testing.T) {
 }
 
 func TestTurnTokenAndURLFlags(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	const secret = "s3cret-token"
 	d := startDaemon(t, "--token", secret, repo)
@@ -181,6 +183,7 @@ func TestTurnTokenAndURLFlags(t *testing.T) {
 }
 
 func TestFlagsFromEnvironment(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	env := []string{
@@ -237,6 +240,7 @@ func hostProbe(t *testing.T, d *daemon, host string) *http.Response {
 }
 
 func TestWildcardListenAndAllowHost(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	d, banner := launch(t, state, nil, "serve", "--listen", "0.0.0.0:0", "--state-dir", state, "--allow-host", "changesetd", repo)
@@ -270,6 +274,7 @@ func TestWildcardListenAndAllowHost(t *testing.T) {
 }
 
 func TestProjectSwappedAtSamePathGetsNewSession(t *testing.T) {
+	t.Parallel()
 	// Every container mounts its project at the same path; here a
 	// directory plays /workspace and holds project A, then B, then A again.
 	parent := t.TempDir()
@@ -378,6 +383,7 @@ func chatsOf(t *testing.T, c *fake.Client, sessionURI string) map[string][]strin
 }
 
 func TestTwoAgentsInOneDirectoryKeepTheirOwnTurns(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	d := startDaemon(t, repo)
 	hook := func(edge, sessionID, prompt string) {
@@ -429,6 +435,7 @@ func TestTwoAgentsInOneDirectoryKeepTheirOwnTurns(t *testing.T) {
 }
 
 func TestPlainDirectoryTurns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
@@ -505,6 +512,7 @@ func TestPlainDirectoryTurns(t *testing.T) {
 }
 
 func TestHookInUnservableDirectoryLeavesNoSession(t *testing.T) {
+	t.Parallel()
 	// The home directory is not a repository and too broad to snapshot:
 	// the hook fails (without exit code 2), and no session stays behind,
 	// now or after a restart. Nor does a turn end create a session.
@@ -551,6 +559,7 @@ func TestHookInUnservableDirectoryLeavesNoSession(t *testing.T) {
 }
 
 func TestSessionFromEarlierVersionLearnsItsRepository(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	if real, err := filepath.EvalSymlinks(parent); err == nil {
 		parent = real
@@ -611,6 +620,7 @@ func TestSessionFromEarlierVersionLearnsItsRepository(t *testing.T) {
 // TestCPUProfileFlag: --cpu-profile writes a CPU profile (gzipped
 // protobuf, what go tool pprof reads) of the run when the daemon stops.
 func TestCPUProfileFlag(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	prof := filepath.Join(t.TempDir(), "cpu.pprof")
 	d := startDaemon(t, "--cpu-profile", prof, repo)

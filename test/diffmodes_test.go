@@ -54,6 +54,7 @@ func wsEdits(t *testing.T) (repo string, want map[string]bool) {
 // file whose only change is whitespace reads as an empty patch (git
 // prints nothing for it), while its published patch is the whole change.
 func TestIgnoreWhitespacePatchMatchesGit(t *testing.T) {
+	t.Parallel()
 	repo, keeps := wsEdits(t)
 	m := subscribeUncommitted(t, startDaemon(t, repo))
 	st := m.Wait("three files", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 3 })
@@ -109,6 +110,7 @@ func hunksOf(patch string) string {
 // one, which is git diff --no-index of the two; the offer and the version
 // it reads from survive a restart of the daemon.
 func TestSinceReviewSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	base := pageLines(40)
 	repo := gitRepo(t, map[string]string{"c.txt": base})
 	reviewed := strings.Replace(base, "line 5\n", "line 5 by you\n", 1)
@@ -211,6 +213,7 @@ func patchLines(patch string) []string {
 // by an agent through the hooks unfolds with the offer of the changes
 // since the review, which shows git diff --no-index of the two versions.
 func TestBrowserDiffModes(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo, _ := wsEdits(t)
 	base := pageLines(40)

@@ -59,6 +59,7 @@ func helpFlags(t *testing.T, args ...string) map[string]helpFlag {
 // with its --help: the same flags, the same environment variables, and
 // the same defaults where the doc gives a literal one.
 func TestCLIDocFlagTables(t *testing.T) {
+	t.Parallel()
 	doc := readDoc(t, "docs/cli.md")
 	sections := regexp.MustCompile("(?m)^## `changesetd ([^`]+)`\n").FindAllStringSubmatchIndex(doc, -1)
 	row := regexp.MustCompile("(?m)^\\| `--([a-z-]+)` \\| ([^|]+) \\| ([^|]+) \\|")
@@ -160,6 +161,7 @@ func runBlock(t *testing.T, block, dir string, env []string) string {
 }
 
 func TestCLIDocTour(t *testing.T) {
+	t.Parallel()
 	home, env := docEnv(t)
 	out := runBlock(t, mdBlock(t, "docs/cli.md", "sh", "cli-tour"), home, env)
 	for _, want := range []string{"ID  ", filepath.Join(home, "demo"), "AGENT", "demo", "Add a line"} {
@@ -172,6 +174,7 @@ func TestCLIDocTour(t *testing.T) {
 // TestProtocolDocErrors compares the error table of docs/protocol.md with
 // the protocol package's codes.
 func TestProtocolDocErrors(t *testing.T) {
+	t.Parallel()
 	doc := readDoc(t, "docs/protocol.md")
 	known := map[int]bool{}
 	for _, c := range []int{protocol.CodeParseError, protocol.CodeInvalidRequest, protocol.CodeMethodNotFound, protocol.CodeInvalidParams, protocol.CodeInternalError,
@@ -220,6 +223,7 @@ func TestProtocolDocErrors(t *testing.T) {
 }
 
 func TestSafetyDocState(t *testing.T) {
+	t.Parallel()
 	home, env := docEnv(t)
 	repo := filepath.Join(home, "project")
 	os.MkdirAll(repo, 0o755)
@@ -242,6 +246,7 @@ func TestSafetyDocState(t *testing.T) {
 // quotes still run what they say: their packages, tests, benchmarks and
 // flags exist. (They are measurements, run by hand.)
 func TestPerformanceDocCommands(t *testing.T) {
+	t.Parallel()
 	doc := readDoc(t, "docs/performance.md")
 	cmds := regexp.MustCompile("`((?:[A-Z_]+=\\S+ )*go (?:test|run) [^`]+)`").FindAllStringSubmatch(doc, -1)
 	if len(cmds) < 10 {
@@ -316,6 +321,7 @@ func slug(heading string) string {
 // TestDocLinks checks every relative link of the README and docs/: the
 // file exists, and an #anchor names one of its headings.
 func TestDocLinks(t *testing.T) {
+	t.Parallel()
 	docs, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	docs = append(docs, filepath.Join("..", "README.md"))
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)

@@ -15,6 +15,7 @@ import (
 // outside every session, or a standard input too large, is refused with a
 // clear error and shows nothing.
 func TestDraftCLI(t *testing.T) {
+	t.Parallel()
 	xdg := t.TempDir()
 	env := []string{"XDG_STATE_HOME=" + xdg}
 	orig := "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n"

@@ -30,6 +30,7 @@ func draftMeta(f *protocol.ChangesetFile) map[string]any {
 // gives way to the file as it is; drafts outside the session or too large
 // are refused.
 func TestDrafts(t *testing.T) {
+	t.Parallel()
 	orig := "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n"
 	repo := gitRepo(t, map[string]string{"a.txt": orig, "b.txt": "b\n"})
 	d := startDaemon(t, repo)
@@ -92,6 +93,7 @@ func TestDrafts(t *testing.T) {
 // drafted again. Drafts are held until they end, so without the caps an
 // agent drafting many files holds them all.
 func TestDraftsAreCappedPerSession(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		fits int    // drafts that fit

@@ -90,6 +90,7 @@ func expand(t *testing.T, tmpl string, vars uritemplate.Values) string {
 }
 
 func TestInitializeNegotiatesVersions(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	cases := []struct {
 		offer []string
@@ -139,6 +140,7 @@ func TestInitializeNegotiatesVersions(t *testing.T) {
 }
 
 func TestAuthAndOrigin(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	base := "http://" + d.Addr + "/ahp"
 	upgrade := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"}, "Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}}
@@ -171,6 +173,7 @@ func TestAuthAndOrigin(t *testing.T) {
 }
 
 func TestPingBeforeInitializeAndGating(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	c := d.dial(t)
 	if err := c.Call(ctx(t), protocol.MethodPing, map[string]any{"channel": protocol.RootURI}, nil); err != nil {
@@ -189,6 +192,7 @@ func TestPingBeforeInitializeAndGating(t *testing.T) {
 }
 
 func TestUncommittedChangesetEndToEnd(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\n", "gone.txt": "bye\n"})
 	writeFile(t, repo, "a.txt", "one\n2\nthree\nfour\n")
 	writeFile(t, repo, "new/b.txt", "fresh\n")
@@ -266,6 +270,7 @@ func TestUncommittedChangesetEndToEnd(t *testing.T) {
 }
 
 func TestUnknownAndMalformedChangesetURIs(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a": "a\n"})
 	d := startDaemon(t, repo)
 	c := d.client(t, "ide")
@@ -292,6 +297,7 @@ func TestUnknownAndMalformedChangesetURIs(t *testing.T) {
 }
 
 func TestReviewEchoAndRejection(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	writeFile(t, repo, "a.txt", "A\n")
 	writeFile(t, repo, "b.txt", "B\n")

@@ -11,6 +11,7 @@ import (
 // editEvents was answered, the restarted daemon shows the same records on
 // the file, in the uncommitted changeset and in the turn's.
 func TestEditRecordsSurviveKillNine(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "hello world\n"})
 	state := t.TempDir()
 	d := startDaemonIn(t, state, repo)

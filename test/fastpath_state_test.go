@@ -15,6 +15,7 @@ import (
 // file under a directory whose mtime is put back. The restarted daemon's
 // changeset must be git's.
 func TestSavedStateAcrossRestart(t *testing.T) {
+	t.Parallel()
 	repo := fastPathRepo(t)
 	d := startDaemon(t, repo)
 	m := subscribeUncommitted(t, d)

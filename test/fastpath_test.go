@@ -196,6 +196,7 @@ func sortedKeys(m map[string]string) []string {
 // same-size replacement that keeps the mtime), and starts it again on the
 // same state: the restarted daemon's changeset must be git's.
 func TestFastPathsAcrossRestart(t *testing.T) {
+	t.Parallel()
 	repo := fastPathRepo(t)
 	d := startDaemon(t, repo)
 	m := subscribeUncommitted(t, d)
@@ -225,6 +226,7 @@ func TestFastPathsAcrossRestart(t *testing.T) {
 // and watches: the edit events and the rescans they cause must end where
 // git does.
 func TestFastPathsWhileRunning(t *testing.T) {
+	t.Parallel()
 	repo := fastPathRepo(t)
 	d := startDaemon(t, repo)
 	m := subscribeUncommitted(t, d)
@@ -245,6 +247,7 @@ func TestFastPathsWhileRunning(t *testing.T) {
 // served the state the first one holds, and one that comes after an edit
 // starts from the edited state, not from the one served before it.
 func TestLaterSubscribersStartFromTheCurrentState(t *testing.T) {
+	t.Parallel()
 	repo := fastPathRepo(t)
 	d := startDaemon(t, repo)
 	first := subscribeUncommitted(t, d)

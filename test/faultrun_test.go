@@ -248,6 +248,7 @@ func TestFaultRunKillNine(t *testing.T) {
 // -32011 and touches nothing, or (when the daemon had already seen the
 // checkout) acts on the new HEAD; nothing else is written.
 func TestRevertRightAfterCheckout(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"m.txt": "m\n", "keep.txt": "keep\n"})
 	git(t, repo, "checkout", "-q", "-b", "other")
 	writeFile(t, repo, "y.txt", "only on other\n")

@@ -11,6 +11,7 @@ import (
 // error with a clear message; the daemon stays up for everyone else and
 // the changesets recover when the directory comes back.
 func TestWorkingDirectoryRemovedAndRestored(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "b\n")
 	other := gitRepo(t, map[string]string{"o.txt": "o\n"})

@@ -28,6 +28,7 @@ var updatePatches = flag.Bool("update-patches", false, "rewrite testdata/patches
 // the same bytes now. The whole-changeset patch is the files' patches
 // one after the other.
 func TestFilePatchesGolden(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{
 		"edit.txt":      lines(12, func(i int) string { return "line " + string(rune('a'+i)) + "\n" }),
 		"gone.txt":      "bye\n",
@@ -114,6 +115,7 @@ func TestFilePatchesGolden(t *testing.T) {
 // version behind is not starved), an older one is refused as a conflict;
 // a changeset nobody is subscribed to says where its whole patch is.
 func TestFilePatchVersions(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "one\n"})
 	writeFile(t, repo, "a.txt", "two\n")
 	m := subscribeUncommitted(t, startDaemon(t, repo))

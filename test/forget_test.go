@@ -12,6 +12,7 @@ import (
 // turns: the daemon drops each once nobody is subscribed, computes it
 // again when asked, and a cursor from the dropped one gets a snapshot.
 func TestIdleTurnChannelsAreForgotten(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	c := d.client(t, "ide")

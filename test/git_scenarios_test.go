@@ -1035,6 +1035,7 @@ func scrapeMetrics(t *testing.T, d *daemon) map[string]float64 {
 // TestEditWhileSubscribedRediffsOnlyThatPath checks that a write to one
 // file refreshes by path: one file pair diffed, no full rescan.
 func TestEditWhileSubscribedRediffsOnlyThatPath(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 200 {
 		files[fmt.Sprintf("pkg%02d/f%03d.txt", i%10, i)] = fmt.Sprintf("file %d\nline\n", i)

@@ -3,11 +3,13 @@ package test
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,7 +23,18 @@ import (
 // binary is the daemon built once for the whole package.
 var binary string
 
+// e2eParallel is how many end-to-end tests run at once unless -parallel
+// says otherwise: they mostly wait on daemons, git and the browser (a
+// run used a seventh of one core), so on two cores they take turns well.
+const e2eParallel = 6
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(e2eParallel))
+	}
 	dir, err := os.MkdirTemp("", "changesetd-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

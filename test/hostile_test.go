@@ -104,6 +104,7 @@ func hostileCases(sessionURI, changesetURI, repo string) []hostileCase {
 }
 
 func TestHostileFrames(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "b\n")
 	d := startDaemon(t, repo)

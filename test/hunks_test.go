@@ -55,6 +55,7 @@ func numberedWith(n int, with map[int]string) string {
 // edit elsewhere in the file and lost by an edit of the hunk; kept across
 // a restart; and a file whose hunks are all marked is reviewed.
 func TestHunkReviewMarks(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"f.txt": numberedWith(40, nil)})
 	writeFile(t, repo, "f.txt", numberedWith(40, map[int]string{3: "three", 35: "thirty-five"}))
 	state := t.TempDir()
@@ -169,6 +170,7 @@ func hunkLines(id string, h wireHunk) map[string]any {
 // Keeping a hunk is staging its lines and undoing it is reverting them:
 // each acts on that hunk alone.
 func TestHunkKeepAndUndo(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"f.txt": numberedWith(40, nil)})
 	writeFile(t, repo, "f.txt", numberedWith(40, map[int]string{3: "three", 35: "thirty-five"}))
 	e := startOps(t, repo)
@@ -192,6 +194,7 @@ func TestHunkKeepAndUndo(t *testing.T) {
 // undoes one of them, the new hunk is unmarked and the file is not shown
 // reviewed.
 func TestIdenticalHunksKeepTheirOwnMarks(t *testing.T) {
+	t.Parallel()
 	x := map[int]string{10: "x", 20: "x", 30: "x"}
 	repo := gitRepo(t, map[string]string{"f.txt": numberedWith(40, x)})
 	writeFile(t, repo, "f.txt", numberedWith(40, map[int]string{10: "x", 20: "y", 30: "y"}))

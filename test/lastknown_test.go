@@ -66,6 +66,7 @@ func lastKnownRepo(t *testing.T) string {
 // verified view, ready and git's, with the edit made while the daemon
 // was stopped.
 func TestRestartShowsLastKnownView(t *testing.T) {
+	t.Parallel()
 	repo := lastKnownRepo(t)
 	d := startDaemon(t, repo)
 	before := gitUncommitted(t, repo)
@@ -100,6 +101,7 @@ func TestRestartShowsLastKnownView(t *testing.T) {
 // stopped: the saved view is of another HEAD and index, so the restart
 // shows nothing before the verified view.
 func TestRestartAfterCommitShowsNoLastKnownView(t *testing.T) {
+	t.Parallel()
 	repo := lastKnownRepo(t)
 	d := startDaemon(t, repo)
 	m := subscribeUncommitted(t, d)
@@ -122,6 +124,7 @@ func TestRestartAfterCommitShowsNoLastKnownView(t *testing.T) {
 // TestRestartIgnoresCorruptState damages the saved state: it is not
 // used, one log line says so, and the view is git's.
 func TestRestartIgnoresCorruptState(t *testing.T) {
+	t.Parallel()
 	repo := lastKnownRepo(t)
 	d := startDaemon(t, repo)
 	m := subscribeUncommitted(t, d)
@@ -159,6 +162,7 @@ func TestRestartIgnoresCorruptState(t *testing.T) {
 // truncated temporary file beside the state): the next start uses the
 // state, shows the last-known view and ends with git's.
 func TestKillDuringStateWriteLeavesUsableState(t *testing.T) {
+	t.Parallel()
 	repo := lastKnownRepo(t)
 	d := startDaemon(t, repo)
 	before := gitUncommitted(t, repo)
@@ -210,6 +214,7 @@ func onlyState(t *testing.T, stateDir string) string {
 // knows no recomputing, is shown the last-known view of a restart as
 // computing, then ready.
 func TestLegacyClientOnRestartSeesLastKnownComputing(t *testing.T) {
+	t.Parallel()
 	repo := lastKnownRepo(t)
 	d := startDaemon(t, repo)
 	before := gitUncommitted(t, repo)

@@ -58,6 +58,7 @@ var layers = map[string]struct {
 // TestLayering enforces the layering with go list -deps, so an import
 // that crosses a layer fails here rather than in review.
 func TestLayering(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
 	}
@@ -83,6 +84,7 @@ func TestLayering(t *testing.T) {
 // has a layering rule, and deps_test.go imports it, so go test's cache
 // re-runs the end-to-end tests when any of them changes.
 func TestEveryDaemonPackageIsCovered(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
 	}
@@ -129,6 +131,7 @@ func goList(t *testing.T, format string, pkgs ...string) []string {
 // source, which adapts the engine to it, and checking a client's
 // directories to confine.
 func TestSessionDoesNoFileIO(t *testing.T) {
+	t.Parallel()
 	files := goList(t, `{{join .GoFiles "\n"}}`, "./session")
 	fset := token.NewFileSet()
 	for _, name := range files {
@@ -158,6 +161,7 @@ var cmdImports = []string{
 
 // TestCommandOnlyWires: cmd/changesetd imports no engine internals.
 func TestCommandOnlyWires(t *testing.T) {
+	t.Parallel()
 	imports := goList(t, `{{join .Imports "\n"}}`, "./cmd/changesetd")
 	for _, imp := range imports {
 		if own, internal := strings.CutPrefix(imp, module); internal && !slices.Contains(cmdImports, own) {
@@ -182,6 +186,7 @@ const websocketLib = "github.com/gorilla/websocket"
 // TestOnlyTheClientDialsAHP: no package but server, ahpclient and the
 // benchmark imports the WebSocket library outside its tests.
 func TestOnlyTheClientDialsAHP(t *testing.T) {
+	t.Parallel()
 	for _, line := range goList(t, `{{.ImportPath}} {{join .Imports " "}} | {{join .TestImports " "}} {{join .XTestImports " "}}`, "./...") {
 		pkg, rest, _ := strings.Cut(line, " ")
 		code, tests, _ := strings.Cut(rest, "|")
@@ -206,6 +211,7 @@ var pure = []string{"session/annotation", "session/view", "session/ops"}
 // import neither os, syscall nor sync (the layering keeps the store, the
 // hub and the actor out of them).
 func TestPurePackagesStayPure(t *testing.T) {
+	t.Parallel()
 	for _, pkg := range pure {
 		files := goList(t, `{{join .GoFiles "\n"}}`, "./"+pkg)
 		fset := token.NewFileSet()

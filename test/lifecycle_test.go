@@ -22,6 +22,7 @@ func notesOf(c *fake.Client, method string) []json.RawMessage {
 }
 
 func TestCreateAndDisposeSession(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "b\n")
 	d := startDaemon(t)
@@ -86,6 +87,7 @@ func TestCreateAndDisposeSession(t *testing.T) {
 }
 
 func TestSessionIDStableAcrossRestart(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d1 := startDaemon(t, repo)
 	first := onlySession(t, d1.client(t, "x")).Resource
@@ -97,6 +99,7 @@ func TestSessionIDStableAcrossRestart(t *testing.T) {
 }
 
 func TestGracefulShutdownSendsCloseFrames(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	c := d.client(t, "stayer")
 	if err := d.stop(); err != nil {
@@ -109,6 +112,7 @@ func TestGracefulShutdownSendsCloseFrames(t *testing.T) {
 }
 
 func TestLegacyClientNeverSeesRecomputing(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	old := d.dial(t)
@@ -147,6 +151,7 @@ func TestLegacyClientNeverSeesRecomputing(t *testing.T) {
 }
 
 func TestSlowConsumerIsDisconnected(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "b\n")
 	d := startDaemon(t, "--send-queue", "16", repo)

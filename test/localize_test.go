@@ -15,6 +15,7 @@ import (
 // URI (either shape) or escaped its own way, and reach the file this
 // server names.
 func TestWrappedTargetsAreDecoded(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a b.txt": "a\n", "c.txt": "c\n"})
 	writeFile(t, repo, "a b.txt", "changed\n")
 	writeFile(t, repo, "c.txt", "changed\n")

@@ -18,6 +18,7 @@ import (
 // node_modules (npm ci --prefix test/node) is missing; in CI (CI set) that
 // is a failure.
 func TestNodeClient(t *testing.T) {
+	t.Parallel()
 	script, _ := filepath.Abs(filepath.Join("node", "client.mjs"))
 	node, err := exec.LookPath("node")
 	if err == nil {

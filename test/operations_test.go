@@ -255,6 +255,7 @@ func diffCounts(f *protocol.ChangesetFile) string {
 }
 
 func TestOperationRevertResources(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{
 		"mod.txt":     "alpha\nbeta\ngamma\n",
 		"del.sh":      "#!/bin/sh\necho deleted\n",
@@ -390,6 +391,7 @@ func TestOperationRevertResources(t *testing.T) {
 }
 
 func TestOperationRangeRevertOneHunk(t *testing.T) {
+	t.Parallel()
 	orig := numbered(40)
 	// Hunk 1 inserts two lines after line 5, hunk 2 changes line 20,
 	// hunk 3 deletes line 35.
@@ -442,6 +444,7 @@ func TestOperationRangeRevertOneHunk(t *testing.T) {
 }
 
 func TestOperationStageUnstage(t *testing.T) {
+	t.Parallel()
 	orig := numbered(20)
 	mod := slices.Clone(orig)
 	mod[1] = "line 02 changed"
@@ -511,6 +514,7 @@ func TestOperationStageUnstage(t *testing.T) {
 }
 
 func TestOperationCommit(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	git(t, repo, "config", "user.name", "Reviewer")
 	git(t, repo, "config", "user.email", "reviewer@example.com")
@@ -567,6 +571,7 @@ func TestOperationCommit(t *testing.T) {
 }
 
 func TestOperationUndoRevert(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"u.txt": "one\ntwo\n"})
 	edited := "one\nTWO\nthree\n"
 	writeFile(t, repo, "u.txt", edited)
@@ -606,6 +611,7 @@ func TestOperationUndoRevert(t *testing.T) {
 }
 
 func TestOperationValidation(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "clean.txt": "clean\n", "sub/x.txt": "x\n"})
 	writeFile(t, repo, "a.txt", "A\n")
 	writeFile(t, repo, "sub/x.txt", "X\n")
@@ -707,6 +713,7 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 func TestOperationOnUnsubscribedChangeset(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	git(t, repo, "config", "user.name", "Reviewer")
 	git(t, repo, "config", "user.email", "reviewer@example.com")
@@ -745,6 +752,7 @@ func TestOperationOnUnsubscribedChangeset(t *testing.T) {
 }
 
 func TestOperationIndexLocked(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"l.txt": "l\n"})
 	writeFile(t, repo, "l.txt", "L\n")
 	e := startOps(t, repo)
@@ -796,6 +804,7 @@ func TestOperationIndexLocked(t *testing.T) {
 }
 
 func TestOperationsDisabledDuringTurn(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "A\n")
 	e := startOps(t, repo)
@@ -839,6 +848,7 @@ func TestOperationsDisabledDuringTurn(t *testing.T) {
 }
 
 func TestOperationStatusSeenByEverySubscriber(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "A\n")
 	e := startOps(t, repo)

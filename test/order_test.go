@@ -19,6 +19,7 @@ import (
 // subscribes, unsubscribes and subscribes again to a changeset whose files
 // keep changing on disk.
 func TestSubscribeReplyPrecedesItsActions(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	c := d.client(t, "setup")

@@ -36,6 +36,7 @@ const active = `(() => { const e = document.activeElement; if (!e) return ''; if
 // Tab reaches it from the filter, the arrows move in it, Left and Right
 // fold and unfold a folder, Enter opens a file.
 func TestPageFileTreeKeyboard(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t, treeRepo(t))
 	b.do(chromedp.Navigate(d.Review))
@@ -106,6 +107,7 @@ func TestPageFileTreeKeyboard(t *testing.T) {
 // TestPageSingleKeysOff: the single-key shortcuts are turned off in the
 // help, stay off after a reload, and on again.
 func TestPageSingleKeysOff(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t, treeRepo(t))
 	b.do(chromedp.Navigate(d.Review))
@@ -186,6 +188,7 @@ func (b *browser) axeCheck(view string) {
 // box open on chosen lines, the keys' help and the commit dialog. No
 // finding of the serious or critical kind is allowed.
 func TestPageAxe(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := treeRepo(t)
 	d := startDaemon(t, repo)

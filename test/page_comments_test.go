@@ -54,6 +54,7 @@ func lastSent(t *testing.T, ws *sockets, typ string) sentAction {
 // (view and versions of that file) the page sends with the file's
 // review flag; a reply, which anchors nothing, carries none.
 func TestPageCommentCarriesShownVersions(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"a.txt": pageLines(20), "b.txt": "b\n"})
 	writeFile(t, repo, "a.txt", strings.Replace(pageLines(20), "line 10\n", "line ten\n", 1))

@@ -14,6 +14,7 @@ import (
 // diff's head stays one row, and the tree, virtual at this size, shows
 // its rows. Screenshots of both widths are kept for a person to look at.
 func TestPageLayoutManyFiles(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	files := map[string]string{}
 	name := func(i int) string {

@@ -13,6 +13,7 @@ import (
 // chosen theme wins over the system's and stays after a reload, and auto
 // follows the system.
 func TestPageTheme(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t, treeRepo(t))
 	bg := `getComputedStyle(document.body).backgroundColor`
@@ -37,6 +38,7 @@ func TestPageTheme(t *testing.T) {
 // TestPageCopyPath: Copy path puts the shown file's path in the
 // clipboard and says so.
 func TestPageCopyPath(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	d := startDaemon(t, treeRepo(t))
 	b.do(chromedp.Navigate(d.Review))

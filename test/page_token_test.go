@@ -69,6 +69,7 @@ func watchSockets(t *testing.T, b *browser) *sockets {
 // subprotocol, never in its URL; the page works so, also after a reload,
 // and with Trusted Types enforced its code is still coloured.
 func TestPageTokenNotInURLs(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	repo := gitRepo(t, map[string]string{"main.go": "package main\n"})
 	writeFile(t, repo, "main.go", "package main\n\nfunc main() {}\n")

@@ -117,6 +117,7 @@ func binBytes(seed, n int) string {
 // git apply to that changeset's before tree and gives its after tree: a
 // binary file, a rename, a mode change and a deletion included.
 func TestWholeChangesetPatch(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{
 		"text.txt": lines(20, func(i int) string { return fmt.Sprintf("line %d\n", i) }),
 		"old.txt":  lines(30, func(i int) string { return fmt.Sprintf("old %d\n", i) }),
@@ -280,6 +281,7 @@ func checkACPDiffs(t *testing.T, c *fake.Client, repo string, st protocol.Change
 // TestWholeChangesetPatchUnbornBranch: a repository without a commit has
 // a patch that creates every file.
 func TestWholeChangesetPatchUnbornBranch(t *testing.T) {
+	t.Parallel()
 	repo := t.TempDir()
 	if real, err := filepath.EvalSymlinks(repo); err == nil {
 		repo = real

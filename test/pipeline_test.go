@@ -147,6 +147,7 @@ func rpcErr(m protocol.RPCMessage) error {
 // succeed, each end finding its own turn running, and are answered in
 // the order sent.
 func TestPipelinedTurnBoundariesTakeEffectInOrder(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	d := startDaemon(t, repo)
 	sess := onlySession(t, d.client(t, "setup")).Resource
@@ -192,6 +193,7 @@ func TestPipelinedTurnBoundariesTakeEffectInOrder(t *testing.T) {
 // whole file, is overtaken by nothing, so the last word is the flag and
 // the file ends reviewed with every hunk marked.
 func TestPipelinedReviewMarksLandInOrder(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"f.txt": numberedWith(40, nil)})
 	writeFile(t, repo, "f.txt", numberedWith(40, map[int]string{3: "three", 35: "thirty-five"}))
 	e := startOps(t, repo)
@@ -241,6 +243,7 @@ func TestPipelinedReviewMarksLandInOrder(t *testing.T) {
 // stage having changed the index since: that is in order too, as long as
 // nothing was committed.)
 func TestPipelinedStageThenCommitLandInOrder(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	e := startOps(t, repo)
 	p := dialPipeline(t, e.d, "committer")
@@ -294,6 +297,7 @@ func TestPipelinedStageThenCommitLandInOrder(t *testing.T) {
 // still answers. A revert held by the daemon's test gate keeps the
 // requests in flight, and holds up no request sent after it.
 func TestInFlightBoundAndDuplicateIDs(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "edited\n")
 	d, at := startGated(t, t.TempDir(), repo, "kept")

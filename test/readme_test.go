@@ -46,6 +46,7 @@ func commandLines(block string) []string {
 }
 
 func TestCIRunsTheREADMEsTestCommand(t *testing.T) {
+	t.Parallel()
 	lines := commandLines(mdBlock(t, "README.md", "sh", "test"))
 	if len(lines) != 1 {
 		t.Fatalf("README's test block has %d commands, want one: %q", len(lines), lines)

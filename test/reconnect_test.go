@@ -20,6 +20,7 @@ type reconnectResult struct {
 }
 
 func TestReconnectReplaysThenFallsBackToSnapshot(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "changed\n")
 	d := startDaemon(t, "--replay-buffer", "8", repo)
@@ -133,6 +134,7 @@ func TestReconnectReplaysThenFallsBackToSnapshot(t *testing.T) {
 }
 
 func TestEnvelopesAreOrderedAcrossChannels(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "b\n")
 	d := startDaemon(t, repo)

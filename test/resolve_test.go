@@ -17,6 +17,7 @@ import (
 // directories (-32009), nothing under .git (-32009), and a missing file
 // is -32008.
 func TestResourceResolveAndList(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\n", "sub/b.txt": "b\n"})
 	writeFile(t, repo, "a.txt", "one\n2\nthree\n")
 	outside := filepath.Join(t.TempDir(), "secret")

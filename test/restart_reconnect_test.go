@@ -14,6 +14,7 @@ import (
 // initialize it sends instead brings snapshots numbered above its old
 // cursor.
 func TestReconnectAcrossRestart(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "b\n")
 	d := startDaemon(t, repo)

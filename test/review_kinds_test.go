@@ -20,6 +20,7 @@ func echoFrom(c *fake.Client, uri, clientID string, seq int64) *fake.Envelope {
 }
 
 func TestReviewOnEveryChangesetKind(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"base.txt": "base\n", "shared.txt": "shared\n"})
 	git(t, repo, "checkout", "-q", "-b", "feature")
 	writeFile(t, repo, "feat.txt", "feature work\n")

@@ -21,6 +21,7 @@ func reviewedIn(st protocol.ChangesetState, root, rel string) bool {
 }
 
 func TestReviewFollowsContentAndSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "one\n", "b.txt": "two\n"})
 	writeFile(t, repo, "a.txt", "one!\n")
 	writeFile(t, repo, "b.txt", "two!\n")

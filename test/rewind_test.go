@@ -110,6 +110,7 @@ func showTree(m map[string]*string) string {
 // -32011 changedAfterTurn naming it, and its confirmation names it too.
 // Undo Revert puts back exactly what the turn left, after a restart too.
 func TestRewindTurn(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "keep.txt": "keep\n"})
 	writeFile(t, repo, "a.txt", "a before the turn\n")
 	writeFile(t, repo, "notes.txt", "notes before the turn\n")
@@ -251,6 +252,7 @@ func (e *turnEnv) rewindCLI(stdin string, args ...string) (int, string, string) 
 // it changes nothing, with --yes it rewinds; a file changed after the
 // turn makes it fail naming the file.
 func TestRewindCLI(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	e := startTurns(t, repo, t.TempDir())
 	id := turnStart(t, e.c, e.sess, "first")

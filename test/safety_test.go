@@ -47,6 +47,7 @@ func (d *daemon) osThreads(t *testing.T) int {
 // resourceRead, never opened for a blocking read: 1,000 reads leave no
 // OS thread behind, and the changeset still computes around them.
 func TestNonRegularFilesRefused(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	if err := syscall.Mkfifo(filepath.Join(repo, "pipe"), 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -251,6 +252,7 @@ func serveExit(t *testing.T, stateDir string, dirs ...string) (int, string) {
 // the last clean shutdown it is restored, saying so in the log; without
 // one the daemon refuses with exit code 3, naming the file and the fix.
 func TestDamagedStateDB(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	state := t.TempDir()
 	db := filepath.Join(state, "state.db")
@@ -331,6 +333,7 @@ func TestDamagedStateDB(t *testing.T) {
 // one it is refused (-32011) and changes nothing; with the current nonce
 // it runs.
 func TestStaleRangeRevertRefused(t *testing.T) {
+	t.Parallel()
 	orig := numbered(60)
 	seen := slices.Clone(orig)
 	seen[40] = "line 41 changed"
@@ -375,6 +378,7 @@ func TestStaleRangeRevertRefused(t *testing.T) {
 // two clients staging different files at once both succeed, and so do
 // many stages at once.
 func TestConcurrentStagesOfDifferentFilesAllSucceed(t *testing.T) {
+	t.Parallel()
 	const n = 12
 	files := map[string]string{}
 	for i := range n {
@@ -454,6 +458,7 @@ func disposeSession(t *testing.T, c *fake.Client, uri string) {
 // A session that had a turn keeps a watcher; disposing it releases every
 // inotify watch, and creating and disposing it again adds none.
 func TestDisposeReleasesWatches(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 20 {
 		files[fmt.Sprintf("d%02d/sub/f.txt", i)] = "x\n"
@@ -483,6 +488,7 @@ func TestDisposeReleasesWatches(t *testing.T) {
 // while the operation runs, and the daemon then stops without waiting out
 // its drain deadline.
 func TestDisposeDuringOperationReturns(t *testing.T) {
+	t.Parallel()
 	const size = 24 << 20
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(size, "base"), 0o644); err != nil {
@@ -527,6 +533,7 @@ func TestDisposeDuringOperationReturns(t *testing.T) {
 // A session disposed while its baseline snapshot is taken does not come
 // back after a restart.
 func TestDisposeDuringBaselineStaysDisposed(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	if err := os.WriteFile(filepath.Join(repo, "big.txt"), bigContent(16<<20, "untracked"), 0o644); err != nil {
 		t.Fatal(err)
@@ -604,6 +611,7 @@ func TestHugeFileMemory(t *testing.T) {
 // operation finishes and answers, a new one is refused, then the daemon
 // exits cleanly.
 func TestShutdownDrainsThenCloses(t *testing.T) {
+	t.Parallel()
 	size := 24 << 20
 	if raceEnabled {
 		size = 2 << 20 // the race detector slows the revert past the 10 s drain limit
@@ -674,6 +682,7 @@ func TestShutdownDrainsThenCloses(t *testing.T) {
 // operation while the file changes on disk, it is refused and writes
 // nothing.
 func TestRangeRevertQueuedWhileFileChangesRefused(t *testing.T) {
+	t.Parallel()
 	const size = 24 << 20 // long enough a revert for the file to change behind it
 	orig := numbered(60)
 	seen := slices.Clone(orig)
@@ -764,6 +773,7 @@ func sameAsNumstat(st protocol.ChangesetState, repo string, want map[string]stri
 // caught up with a snapshot rather than disconnected, and every one of
 // them ends with git's view.
 func TestBurstCatchesUpSlowReaders(t *testing.T) {
+	t.Parallel()
 	n := 10000
 	if raceEnabled {
 		// The race detector makes every reduction of the mirrors and the
@@ -841,6 +851,7 @@ func TestBurstCatchesUpSlowReaders(t *testing.T) {
 // reached through a directory link that leads outside; an annotation on a
 // path through such a link, or with a NUL byte, is refused saying why.
 func TestReadsAndAnnotationsStayInTheWorkingTree(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	outside := t.TempDir()
 	writeFile(t, outside, "secret.txt", "secret\n")
@@ -897,6 +908,7 @@ func (d *daemon) openFDs(t *testing.T) int {
 // can: the daemon keeps only a bounded number of them open, and a client
 // with the token is still served.
 func TestIdleHTTPConnectionsAreBounded(t *testing.T) {
+	t.Parallel()
 	const flood = 3000
 	d := startDaemon(t, t.TempDir())
 	before := d.openFDs(t)

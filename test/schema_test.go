@@ -526,6 +526,7 @@ func (s *ahpSchemas) checkCase(v any, path string) (errs []error) {
 }
 
 func TestSchemaConformance(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"1.0.0", "0.7.0"} {
 		t.Run(version, func(t *testing.T) {
 			schemas := loadSchemas(t, version)
@@ -884,6 +885,7 @@ func schemaTraffic(t *testing.T, version string) map[string]*fake.Client {
 // clients break on, so a checker that accepts everything cannot pass
 // TestSchemaConformance unnoticed.
 func TestSchemaCheckerCatches(t *testing.T) {
+	t.Parallel()
 	env := func(action string) string {
 		return `{"jsonrpc":"2.0","method":"action","params":{"channel":"ahp-changeset:/s/changeset/uncommitted","action":` + action + `,"serverSeq":3}}`
 	}

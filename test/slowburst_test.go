@@ -116,6 +116,7 @@ func (m *listMirror) list() string {
 // slowly as a catch-up, never a disconnect, and what the client ends with
 // is exactly what a fresh subscriber's snapshot holds.
 func TestSlowReaderConvergesToTheSnapshot(t *testing.T) {
+	t.Parallel()
 	n, before := 10000, 6000
 	if raceEnabled {
 		n, before = 2500, 1500

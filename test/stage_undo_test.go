@@ -13,6 +13,7 @@ import (
 // across a restart. Unstaging a staged version that nothing else refers
 // to and undoing it brings that version back.
 func TestStageAndUnstageCanBeUndone(t *testing.T) {
+	t.Parallel()
 	base := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
 	repo := gitRepo(t, map[string]string{"a.txt": base, "b.txt": "b\n"})
 	state := t.TempDir()
@@ -88,6 +89,7 @@ func TestStageAndUnstageCanBeUndone(t *testing.T) {
 // program staged the file again, and putting back the old entry would
 // lose that.
 func TestStageUndoRefusedWhenIndexMoved(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	e := startOps(t, repo)
 	writeFile(t, repo, "a.txt", "a edited\n")

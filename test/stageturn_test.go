@@ -13,6 +13,7 @@ import (
 // wrote (reported through its hooks) and leaves the person's own edits,
 // made in the same file during the turn, unstaged; it can be undone.
 func TestStageTurnLeavesYourEditsUnstaged(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"shared.txt": linesOf("line", 60, nil)})
 	d := startDaemon(t, repo)
 	c := d.client(t, "panel")

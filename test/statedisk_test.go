@@ -64,6 +64,7 @@ func fillStateDisk(t *testing.T, d *daemon) {
 // full is refused with its own reason, -32011 stateNoSpace, never
 // -32603, and nothing is written.
 func TestFullStateDiskRefusesWithItsReason(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	changed := strings.Repeat("a line the agent wrote\n", 40_000) // ~1 MiB the undo must keep
 	writeFile(t, repo, "a.txt", changed)

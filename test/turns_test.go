@@ -110,6 +110,7 @@ func changesetSummary(t *testing.T, c *fake.Client, uri, root string) []string {
 }
 
 func TestTurnsEndToEnd(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{
 		"a.txt": "a1\na2\n", "b.txt": "b1\nb2\nb3\nb4\nb5\nb6\n", "c.txt": "c1\n",
 	})

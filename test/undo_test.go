@@ -28,6 +28,7 @@ func (e *opEnv) undoOffered(want string) protocol.ChangesetOperation {
 // after the daemon restarts, cleanly or killed, and puts back the bytes;
 // and more than one is kept.
 func TestUndoSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"sigterm", "kill -9"} {
 		t.Run(how, func(t *testing.T) {
 			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
@@ -78,6 +79,7 @@ func TestUndoSurvivesRestart(t *testing.T) {
 
 // Forget Undo drops a kept revert for good, across a restart too.
 func TestUndoDismissed(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "notes.txt", "notes\n")
 	state := t.TempDir()
@@ -101,6 +103,7 @@ func TestUndoDismissed(t *testing.T) {
 // A directory revert checks every target before touching any: with a
 // nested repository among them, nothing is deleted.
 func TestRevertDirectoryCheckedFirst(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "tools/a-notes.txt", "notes\n")
 	lib := filepath.Join(repo, "tools", "lib")
@@ -133,6 +136,7 @@ func TestRevertDirectoryCheckedFirst(t *testing.T) {
 // root deletes every file: its confirmation counts and names them, and
 // the undo puts them all back.
 func TestRevertRootOfUnbornRepository(t *testing.T) {
+	t.Parallel()
 	repo := t.TempDir()
 	if r, err := filepath.EvalSymlinks(repo); err == nil {
 		repo = r
@@ -178,6 +182,7 @@ func TestRevertRootOfUnbornRepository(t *testing.T) {
 
 // A whole-file revert honours _meta.expectedNonce as range reverts do.
 func TestRevertExpectedNonce(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "A\n")
 	e := startOps(t, repo)
@@ -200,6 +205,7 @@ func TestRevertExpectedNonce(t *testing.T) {
 // The commit's generated message and its confirmation name exactly what
 // is committed: the staged file, not the untracked one.
 func TestCommitMessageNamesWhatIsCommitted(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"base.txt": "base\n"})
 	git(t, repo, "config", "user.name", "Reviewer")
 	git(t, repo, "config", "user.email", "reviewer@example.com")
@@ -228,6 +234,7 @@ func TestCommitMessageNamesWhatIsCommitted(t *testing.T) {
 // A range revert of a file over the diff limit is refused first, naming
 // the limit.
 func TestRangeRevertTooLarge(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("0123456789abcdef\n", (9<<20)/17)
 	repo := gitRepo(t, map[string]string{"big.txt": big})
 	writeFile(t, repo, "big.txt", "changed\n"+big)
@@ -243,6 +250,7 @@ func TestRangeRevertTooLarge(t *testing.T) {
 // A commit during a merge is refused as a conflict with its reason, not
 // as an internal error.
 func TestCommitDuringMerge(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"m.txt": "base\n"})
 	git(t, repo, "config", "user.name", "Reviewer")
 	git(t, repo, "config", "user.email", "reviewer@example.com")
@@ -289,6 +297,7 @@ func startGated(t *testing.T, state, repo, point string) (*daemon, string) {
 // first of several writes, starts again offering the undo, which puts back
 // exactly the bytes the revert was to replace.
 func TestUndoDurableBeforeRevertWrites(t *testing.T) {
+	t.Parallel()
 	for _, point := range []string{"kept", "wrote"} {
 		t.Run(point, func(t *testing.T) {
 			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
@@ -356,6 +365,7 @@ func TestUndoDurableBeforeRevertWrites(t *testing.T) {
 // nothing: after it starts again, either every file is as before, or the
 // undo is offered and puts every one back exactly.
 func TestUndoKilledDuringRevert(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	want := map[string]string{}
 	for i := range 60 {

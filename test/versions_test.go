@@ -22,6 +22,7 @@ func viewOf(st protocol.ChangesetState) string {
 // program changed since is refused. The git binary checks that nothing was
 // written.
 func TestOperationsActOnShownVersions(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	writeFile(t, repo, "a.txt", "a shown\n")
 	e := startOps(t, repo)
@@ -114,6 +115,7 @@ func TestOperationsActOnShownVersions(t *testing.T) {
 // restart; a hunk mark made on the old version is refused; the same
 // toggle on the current version marks the file.
 func TestReviewFlagBindsToShownVersion(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFile(t, repo, "a.txt", "a shown\n")
 	state := t.TempDir()

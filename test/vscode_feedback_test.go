@@ -40,6 +40,7 @@ func feedbackMeta(t *testing.T, a *protocol.Annotation) map[string]any {
 // submitted, resolved ↔ resolved); and the page's comments and the
 // agent's replies carry what VS Code reads.
 func TestVSCodeFeedbackReachesTheAgent(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\nthree\nfour\n"})
 	d := startDaemon(t, repo)
 	vscode := d.client(t, "vscode")

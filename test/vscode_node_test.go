@@ -22,6 +22,7 @@ import (
 // TestNodeClient is, when Node or test/node's node_modules is missing
 // outside CI.
 func TestVSCodeAgentsWindow(t *testing.T) {
+	t.Parallel()
 	script, _ := filepath.Abs(filepath.Join("node", "vscode.mjs"))
 	node, err := exec.LookPath("node")
 	if err == nil {

@@ -16,6 +16,7 @@ import (
 // base; its chats are read-only; and annotation entries name their
 // author, "user" for a reviewer's and "agent" for the agent's reply.
 func TestSessionAsVSCodeShowsIt(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 	git(t, repo, "checkout", "-q", "-b", "feature")
 	git(t, repo, "config", "branch.feature.remote", ".")

@@ -63,6 +63,7 @@ func errFiles(err error) []string {
 // with HEAD and the index untouched; and the commit of what was shown
 // records exactly those bytes.
 func TestCommitTakesWhatWasShown(t *testing.T) {
+	t.Parallel()
 	t.Run("changed after it was shown", func(t *testing.T) {
 		repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 		writeFile(t, repo, "a.txt", "a reviewed\n")
@@ -148,6 +149,7 @@ func (e *opEnv) lsFiles(path string) string { e.t.Helper(); return e.git("ls-fil
 // working tree, also after a restart and after the daemon was killed
 // between the revert's writes and their settling.
 func TestUndoRestoresTheIndex(t *testing.T) {
+	t.Parallel()
 	const S, W = "staged version\n", "working version\n"
 	setup := func(t *testing.T) (repo, staged string) {
 		repo = gitRepo(t, map[string]string{"f.txt": "committed\n", "other.txt": "other\n"})
@@ -246,6 +248,7 @@ func TestUndoRestoresTheIndex(t *testing.T) {
 // eol and ident attributes applied to the committed blob, for a whole
 // file and for a range, checked against the git binary.
 func TestRevertWritesWhatGitCheckoutWrites(t *testing.T) {
+	t.Parallel()
 	lines := func(two, eighteen string) string {
 		var b strings.Builder
 		for i := 1; i <= 20; i++ {
@@ -306,6 +309,7 @@ func TestRevertWritesWhatGitCheckoutWrites(t *testing.T) {
 // configuration wants signed, and a file the daemon may not read (named,
 // with the cause).
 func TestExpectedRefusalsHaveTheirReason(t *testing.T) {
+	t.Parallel()
 	t.Run("signing required", func(t *testing.T) {
 		repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 		git(t, repo, "config", "commit.gpgsign", "true")
