@@ -811,3 +811,65 @@ func TestPreloadThenStatus(t *testing.T) {
 		t.Fatalf("after a commit: %+v, want only new.txt", st.Changes)
 	}
 }
+
+// TestStatusPathsKeepsContent: the content a path-scoped status keeps for
+// a changed file is what git stores for it (clean conversion applied),
+// its id is that content's, and a file past the budget is listed without
+// it, to be read by its diff.
+func TestStatusPathsKeepsContent(t *testing.T) {
+	dir := baseRepo(t)
+	writeFile(t, dir, ".gitattributes", "*.crlf text eol=crlf\n")
+	writeFile(t, dir, "w.crlf", "one\r\ntwo\r\n")
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "attrs")
+	r := openRepo(t, dir)
+	ctx := context.Background()
+	status(t, r)
+	writeFile(t, dir, "a.txt", "alpha, changed\n")
+	writeFile(t, dir, "w.crlf", "one\r\ntwo\r\nthree\r\n")
+	must(t, os.Remove(filepath.Join(dir, "link")))
+	must(t, os.Symlink("b.txt", filepath.Join(dir, "link")))
+	writeFile(t, dir, "b.txt", strings.Repeat("big\n", 100))
+	paths := []string{"a.txt", "w.crlf", "link", "b.txt"}
+	got, err := r.StatusPathsWith(ctx, paths, StatusOptions{KeepContent: 1 << 20, MaxKeptFile: 100})
+	must(t, err)
+	if len(got) != len(paths) {
+		t.Fatalf("%d changes, want %d: %v", len(got), len(paths), ourView(got))
+	}
+	for _, c := range got {
+		if c.Path == "b.txt" {
+			if c.Work.Content != nil {
+				t.Errorf("b.txt (400 bytes) was kept past the limit of 100")
+			}
+			continue
+		}
+		want, _, _, err := r.ReadWorktreeCanonical(c.Path)
+		must(t, err)
+		if string(c.Work.Content) != string(want) {
+			t.Errorf("%s kept %q, want %q", c.Path, c.Work.Content, want)
+		}
+		if id := blobID(string(want)); c.Work.OID != id {
+			t.Errorf("%s has id %s, want its content's %s", c.Path, c.Work.OID, id)
+		}
+	}
+	// Without options nothing is kept.
+	got, err = r.StatusPaths(ctx, paths)
+	must(t, err)
+	for _, c := range got {
+		if c.Work.Content != nil {
+			t.Errorf("%s kept without being asked", c.Path)
+		}
+	}
+	// A budget smaller than the files keeps what fits and lists the rest.
+	got, err = r.StatusPathsWith(ctx, []string{"a.txt", "w.crlf"}, StatusOptions{KeepContent: 16, MaxKeptFile: 100})
+	must(t, err)
+	kept := 0
+	for _, c := range got {
+		if c.Work.Content != nil {
+			kept++
+		}
+	}
+	if kept != 1 {
+		t.Errorf("%d files kept within 16 bytes, want 1 (a.txt, 15 bytes)", kept)
+	}
+}

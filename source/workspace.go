@@ -454,7 +454,10 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 			sink = &resultSink{}
 		}
 		if q.Paths != nil {
-			cs, err := w.repo.StatusPaths(ctx, q.Paths)
+			// The bytes the scan reads to hash a changed file are the
+			// ones its diff needs: kept, within keptContent, instead of
+			// opening and reading each file twice.
+			cs, err := w.repo.StatusPathsWith(ctx, q.Paths, scm.StatusOptions{KeepContent: keptContent, MaxKeptFile: maxLoadedFile})
 			if err != nil {
 				return nil, err
 			}
@@ -697,6 +700,12 @@ func loadAll[T any](ctx context.Context, items []T, load func(T) ([2]*changeset.
 	}
 	return sides, nil
 }
+
+// keptContent bounds the bytes of the changed files' content a
+// path-scoped status keeps for their diffs (scm.StatusOptions): a file
+// past it is read a second time by its diff, as before. With diffBudget,
+// a refresh holds at most both in file content at once.
+const keptContent = 64 << 20
 
 // diffBudget bounds the bytes of file content loaded and not yet diffed
 // by diffStream: with the changed files read on every core, memory stays
@@ -946,6 +955,13 @@ func (w *gitWorkspace) newSide(c scm.Change, bad *unreadable) (*changeset.Side, 
 	s := &changeset.Side{Path: c.Work.Path, Mode: c.Work.Mode, OID: c.Work.OID}
 	if c.Work.Mode == changeset.ModeGitlink {
 		s.Content = []byte(c.Work.OID)
+		return s, nil
+	}
+	if b := c.Work.Content; b != nil && w.readWorktree == nil {
+		// Read by the status to hash it, which c.Work.OID is the hash
+		// of: not read again. Let go of it here, as a read would be.
+		c.Work.Content = nil
+		s.Content = b
 		return s, nil
 	}
 	if c.Work.Size > maxLoadedFile && c.Work.Mode != changeset.ModeSymlink {
