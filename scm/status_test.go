@@ -873,3 +873,27 @@ func TestStatusPathsKeepsContent(t *testing.T) {
 		t.Errorf("%d files kept within 16 bytes, want 1 (a.txt, 15 bytes)", kept)
 	}
 }
+
+// TestStagedFlags: the flags read for many paths at once are the ones
+// HeadBlob and IndexBlob give path by path.
+func TestStagedFlags(t *testing.T) {
+	dir := baseRepo(t)
+	writeFile(t, dir, "a.txt", "staged\n")
+	writeFile(t, dir, "b.txt", "not staged\n")
+	writeFile(t, dir, "new.txt", "added\n")
+	gitRun(t, dir, "add", "a.txt", "new.txt")
+	gitRun(t, dir, "rm", "-q", "--cached", "dir/c.txt")
+	gitRun(t, dir, "update-index", "--chmod=-x", "script.sh")
+	r := openRepo(t, dir)
+	paths := []string{"a.txt", "b.txt", "new.txt", "dir/c.txt", "script.sh", "link", "missing", "../outside"}
+	want := []bool{true, false, true, true, true, false, false, false}
+	got := r.StagedFlags(paths)
+	for i, p := range paths {
+		io, im, iok, err1 := r.IndexBlob(p)
+		ho, hm, hok, err2 := r.HeadBlob(p)
+		one := err1 == nil && err2 == nil && (iok != hok || io != ho || im != hm)
+		if got[i] != want[i] || got[i] != one {
+			t.Errorf("%s: StagedFlags says %v, path by path %v, want %v", p, got[i], one, want[i])
+		}
+	}
+}
