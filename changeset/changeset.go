@@ -188,7 +188,7 @@ func (r Result) PatchWith(opt Options) string {
 	case r.bin != "":
 		return writeHeader(&r, opt) + r.bin
 	}
-	return writeHeader(&r, opt) + writeHunks(&r, opt)
+	return patchText(&r, opt)
 }
 
 // Hunk is one "@@" block.
@@ -329,7 +329,7 @@ func Compare(old, new *Side, opt Options) Result {
 			}
 		}
 	}
-	patch := writeHeader(&r, opt) + writeHunks(&r, opt)
+	patch := patchText(&r, opt)
 	if len(patch) > opt.maxPatch() {
 		r.PatchOmitted = true
 		patch = ""
