@@ -1044,11 +1044,11 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	own := protocol.Object{"operation": operation(r.ChangeType()), "fileType": fileType(r, fc)}
 	if fc.Old != nil {
 		own["oldBlob"] = fc.Old.OID
-		own["oldMode"] = fmt.Sprintf("%06o", fc.Old.Mode)
+		own["oldMode"] = octalMode(fc.Old.Mode)
 	}
 	if fc.New != nil {
 		own["newBlob"] = fc.New.OID
-		own["newMode"] = fmt.Sprintf("%06o", fc.New.Mode)
+		own["newMode"] = octalMode(fc.New.Mode)
 	}
 	if r.Similarity > 0 && r.ChangeType() == changeset.Renamed {
 		own["similarity"] = r.Similarity
@@ -1064,6 +1064,22 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	}
 	meta["changesetd"] = own
 	return meta
+}
+
+// octalMode spells a git mode as git does, in six octal digits; the
+// common ones without formatting (two per file of every view).
+func octalMode(m uint32) string {
+	switch m {
+	case changeset.ModeRegular:
+		return "100644"
+	case changeset.ModeExecutable:
+		return "100755"
+	case changeset.ModeSymlink:
+		return "120000"
+	case changeset.ModeGitlink:
+		return "160000"
+	}
+	return fmt.Sprintf("%06o", m)
 }
 
 func operation(k changeset.ChangeType) string {
