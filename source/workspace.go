@@ -844,7 +844,7 @@ func compare(p [2]*changeset.Side, opt changeset.Options) changeset.Result {
 func resultChange(r changeset.Result, q session.Query, root string, live bool) session.FileChange {
 	fc := fileChange(r)
 	if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
-		fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string))
+		fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string), fc.Meta["jetbrains"])
 	}
 	if fc.New != nil {
 		fc.New.Live = live
