@@ -705,7 +705,9 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 	}
 	f.Meta = s.withAuthors(cs, ws, fc, f.Meta)
 	o.patchV = patchVersion(fc, f.ID)
-	f.Meta = withPatchURIs(f.Meta, cs.uri, o.patchV, fc)
+	// Into withAuthors' copy, rather than one more copy of the file's
+	// meta: a burst builds ten thousand.
+	setPatchURIs(f.Meta["changesetd"].(protocol.Object), cs.uri, o.patchV, fc)
 	if !fc.Binary && fc.Precise {
 		f.Edit.Diff = &protocol.FileEditDiffStats{Added: protocol.Ptr(fc.Added), Removed: protocol.Ptr(fc.Removed)}
 	}
