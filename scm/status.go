@@ -299,6 +299,8 @@ type scan struct {
 	// (StatusOptions).
 	kept              map[string][]byte
 	keepLeft, keepMax int64
+	// pre is what prefetch read ahead, by path; nil when it did not run.
+	pre map[string]*fetched
 }
 
 // workFile is a path present in the working tree.
@@ -423,6 +425,9 @@ func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
 // normalised scopes.
 func (s *scan) fill(scopes []string) ([]string, error) {
 	scopes = s.normScopes(scopes)
+	if s.keepMax > 0 {
+		s.prefetch(scopes)
+	}
 	for _, sc := range scopes {
 		if err := s.scanScope(sc); err != nil {
 			return nil, err
@@ -452,7 +457,7 @@ func (s *scan) scanScope(sc string) error {
 	if !s.realDir(parent) {
 		return nil // below a symlink or a file: nothing there is in the worktree
 	}
-	fi, err := os.Lstat(s.abs(sc))
+	fi, err := s.lstat(sc)
 	if err != nil {
 		return nil
 	}
@@ -702,6 +707,10 @@ func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry)
 	var err error
 	var content []byte // what was hashed, when it is kept
 	keep := s.keepMax > 0 && st.size <= s.keepMax && st.size <= s.keepLeft
+	pre, at, fetched := s.prefetched(p, st)
+	if fetched {
+		start = at // read then: the racy rule below counts from there
+	}
 	abs := s.abs(p)
 	switch {
 	case mode == filemode.Symlink && st.mode&fs.ModeSymlink != 0:
@@ -709,11 +718,13 @@ func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry)
 		t, err = os.Readlink(abs)
 		content = []byte(t)
 		h = plumbing.ComputeHash(plumbing.BlobObject, content)
-	case plan.identity() && !keep:
+	case plan.identity() && !keep && !fetched:
 		h, err = hashFileStream(abs)
 	default:
-		var b []byte
-		b, err = readRegular(abs)
+		b := pre
+		if !fetched {
+			b, err = readRegular(abs)
+		}
 		if err == nil {
 			content = b
 			if !plan.identity() {

@@ -3,6 +3,7 @@ package scm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -895,5 +896,84 @@ func TestStagedFlags(t *testing.T) {
 		if got[i] != want[i] || got[i] != one {
 			t.Errorf("%s: StagedFlags says %v, path by path %v, want %v", p, got[i], one, want[i])
 		}
+	}
+}
+
+// TestStatusPathsReadAhead: a path-scoped status of a burst reads its
+// files ahead on every core; what it lists is git's view, each kept
+// content is the file's and its id that content's, whatever became of
+// the path (rewritten, restored, replaced by one of the same size whose
+// mtime is put back, deleted, replaced by a directory, under a directory replaced by a
+// symbolic link).
+func TestStatusPathsReadAhead(t *testing.T) {
+	dir := newGitRepo(t)
+	var paths []string
+	for i := range 3 * prefetchMin {
+		p := fmt.Sprintf("d%d/f%03d.txt", i%4, i)
+		writeFile(t, dir, p, fmt.Sprintf("line %d\n", i))
+		paths = append(paths, p)
+	}
+	writeFile(t, dir, "out/secret.txt", "outside\n")
+	ageAll(t, dir)
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "base")
+	r := openRepo(t, dir)
+	status(t, r)
+	for i, p := range paths {
+		abs := filepath.Join(dir, p)
+		switch i % 6 {
+		case 0, 1:
+			writeFile(t, dir, p, fmt.Sprintf("line %d, rewritten\n", i))
+		case 2: // rewritten with the same content
+			writeFile(t, dir, p, fmt.Sprintf("line %d\n", i))
+		case 3: // replaced by a file of the same size, its mtime put back
+			fi, err := os.Stat(abs)
+			must(t, err)
+			writeFile(t, dir, p+".new", fmt.Sprintf("LINE %d\n", i))
+			must(t, os.Chtimes(abs+".new", fi.ModTime(), fi.ModTime()))
+			must(t, os.Rename(abs+".new", abs))
+		case 4:
+			must(t, os.Remove(abs))
+		}
+	}
+	must(t, os.Remove(filepath.Join(dir, paths[5])))
+	must(t, os.MkdirAll(filepath.Join(dir, paths[5]), 0o755))
+	writeFile(t, dir, paths[5]+"/inner.txt", "x\n")
+	// d3 becomes a symbolic link to a directory outside the tree that
+	// holds a file of one of its names: nothing is read through it.
+	must(t, os.RemoveAll(filepath.Join(dir, "d3")))
+	must(t, os.Symlink(filepath.Join(dir, "out"), filepath.Join(dir, "d3")))
+	writeFile(t, dir, "out/"+filepath.Base(paths[3]), "through the link\n")
+
+	got, err := r.StatusPathsWith(context.Background(), paths, StatusOptions{KeepContent: 1 << 20, MaxKeptFile: 1 << 10})
+	must(t, err)
+	want := gitView(t, dir, "")
+	var wantIn []string
+	ps := map[string]bool{}
+	for _, p := range paths {
+		ps[p] = true
+	}
+	for _, l := range want {
+		if ps[l[2:]] || (strings.HasPrefix(l, "? ") && ps[parentDir(l[2:])]) {
+			wantIn = append(wantIn, l)
+		}
+	}
+	if d := diffLines(wantIn, ourView(got)); d != "" {
+		t.Errorf("read ahead (-git +ours):\n%s", d)
+	}
+	kept := 0
+	for _, c := range got {
+		if c.Work == nil || c.Work.Content == nil {
+			continue
+		}
+		kept++
+		b, err := os.ReadFile(filepath.Join(dir, c.Path))
+		must(t, err)
+		if string(c.Work.Content) != string(b) || c.Work.OID != blobID(string(b)) {
+			t.Errorf("%s kept %q (id %s), the file holds %q", c.Path, c.Work.Content, c.Work.OID, b)
+		}
+	}
+	if kept == 0 {
+		t.Errorf("no content kept of %d changes", len(got))
 	}
 }
