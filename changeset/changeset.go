@@ -199,7 +199,7 @@ func (r Result) PatchWith(opt Options) string {
 	case r.bin != "":
 		return writeHeader(&r, opt) + r.bin
 	}
-	return writeHeader(&r, opt) + writeHunks(&r, opt)
+	return patchText(&r, opt)
 }
 
 // Hunk is one "@@" block.
@@ -340,7 +340,7 @@ func Compare(old, new *Side, opt Options) Result {
 			}
 		}
 	}
-	patch := writeHeader(&r, opt) + writeHunks(&r, opt)
+	patch := patchText(&r, opt)
 	if len(r.Hunks) == 0 && r.ChangeType() == Modified && old.mode() == new.mode() {
 		// Only whitespace changed and it is ignored: git diff -w prints
 		// nothing for the file, not even its header.

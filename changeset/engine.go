@@ -3,6 +3,7 @@ package changeset
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/diff"
@@ -40,6 +41,31 @@ type lineDiff struct {
 	degenerate bool // the fallback replaced everything although lines are shared
 }
 
+// pooledIntern bounds the pairs of files whose line-interning map is
+// reused: most files of a burst are small, and a map for each was a third
+// of the bytes a diff allocated. A bigger pair's map is not kept, so a
+// pooled map's size (which clearing it costs) stays that of small files.
+const pooledIntern = 1024
+
+var internMaps = sync.Pool{New: func() any { return map[string]int32{} }}
+
+// internMap is an empty map for interning n lines.
+func internMap(n int) map[string]int32 {
+	if n > pooledIntern {
+		return make(map[string]int32, n)
+	}
+	return internMaps.Get().(map[string]int32)
+}
+
+// putInternMap gives back a map internMap returned for n lines.
+func putInternMap(m map[string]int32, n int) {
+	if n > pooledIntern {
+		return
+	}
+	clear(m)
+	internMaps.Put(m)
+}
+
 // diffLines marks the changed lines of a and b as git's xdiff does (see
 // xdiff.go), then slides the changes as git does. When the budget runs
 // out, or the changed region is huge, go-internal's anchored diff marks
@@ -51,7 +77,8 @@ func diffLines(a, b []string, budget time.Duration, ignoreWS bool) lineDiff {
 	if ignoreWS {
 		d.ka, d.kb = wsKeys(a), wsKeys(b)
 	}
-	intern := make(map[string]int32, len(a)+len(b))
+	intern := internMap(len(a) + len(b))
+	defer putInternMap(intern, len(a)+len(b))
 	for k, f := range []*xfile{d.a, d.b} {
 		keys := [][]string{d.ka, d.kb}[k]
 		for i, l := range f.lines {

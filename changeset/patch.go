@@ -144,50 +144,101 @@ func findFuncLine(a []string, start, limit int) (string, bool) {
 	return "", false
 }
 
-// hunkHeader formats "@@ -s,n +s,n @@ section" without the LF, leaving
-// out ",1" and keeping the line under git's 128-byte buffer.
-func hunkHeader(h Hunk) string {
-	var sb strings.Builder
+// writeHunkHeader writes "@@ -s,n +s,n @@ section" without the LF,
+// leaving out ",1" and keeping the line under git's 128-byte buffer.
+func writeHunkHeader(sb *strings.Builder, h Hunk) {
+	start := sb.Len()
 	sb.WriteString("@@ -")
-	writeRange(&sb, h.OldStart, h.OldLines)
+	writeRange(sb, h.OldStart, h.OldLines)
 	sb.WriteString(" +")
-	writeRange(&sb, h.NewStart, h.NewLines)
+	writeRange(sb, h.NewStart, h.NewLines)
 	sb.WriteString(" @@")
 	if h.Section != "" {
 		sb.WriteByte(' ')
-		room := 128 - sb.Len() - 1
+		room := 128 - (sb.Len() - start) - 1
 		sb.WriteString(h.Section[:min(len(h.Section), room)])
 	}
-	return sb.String()
 }
 
 func writeRange(sb *strings.Builder, start, n int) {
-	sb.WriteString(strconv.Itoa(start))
+	var buf [20]byte
+	sb.Write(strconv.AppendInt(buf[:0], int64(start), 10))
 	if n != 1 {
 		sb.WriteByte(',')
-		sb.WriteString(strconv.Itoa(n))
+		sb.Write(strconv.AppendInt(buf[:0], int64(n), 10))
 	}
 }
 
 const noNewline = "\\ No newline at end of file\n"
 
-// writeHunks renders the ---/+++ lines and the hunks.
-func writeHunks(r *Result, opt Options) string {
-	if len(r.Hunks) == 0 {
-		return ""
-	}
+// patchText renders the whole patch of a text change, its header then its
+// hunks, into one buffer sized for them: a burst renders ten thousand.
+func patchText(r *Result, opt Options) string {
 	var sb strings.Builder
-	a, b := "/dev/null", "/dev/null"
+	sb.Grow(headerSize(r, opt) + hunksSize(r, opt))
+	appendHeader(&sb, r, opt)
+	appendHunks(&sb, r, opt)
+	return sb.String()
+}
+
+// headerSize is about the length of r's header: enough for one that
+// needs no quoting and no rename lines.
+func headerSize(r *Result, opt Options) int {
+	n := 160 + 2*len(opt.srcPrefix()) + 2*len(opt.dstPrefix())
 	if r.Old != nil {
-		a = quoteTwo(opt.srcPrefix(), r.Old.Path, opt)
+		n += 2 * len(r.Old.Path)
 	}
 	if r.New != nil {
-		b = quoteTwo(opt.dstPrefix(), r.New.Path, opt)
+		n += 2 * len(r.New.Path)
 	}
-	sb.WriteString("--- " + a + tabIfSpace(a) + "\n")
-	sb.WriteString("+++ " + b + tabIfSpace(b) + "\n")
+	return n
+}
+
+// hunksSize is about the length of r's ---/+++ lines and hunks.
+func hunksSize(r *Result, opt Options) int {
+	if len(r.Hunks) == 0 {
+		return 0
+	}
+	n := headerSize(r, opt)
 	for _, h := range r.Hunks {
-		sb.WriteString(hunkHeader(h))
+		n += 32 + len(h.Section)
+		for _, l := range h.Lines {
+			n += len(l.Text) + 2
+			if l.NoEOL {
+				n += len(noNewline)
+			}
+		}
+	}
+	return n
+}
+
+// writeHunks renders the ---/+++ lines and the hunks.
+func writeHunks(r *Result, opt Options) string {
+	var sb strings.Builder
+	sb.Grow(hunksSize(r, opt))
+	appendHunks(&sb, r, opt)
+	return sb.String()
+}
+
+// appendHunks is writeHunks into sb.
+func appendHunks(sb *strings.Builder, r *Result, opt Options) {
+	if len(r.Hunks) == 0 {
+		return
+	}
+	sb.WriteString("--- ")
+	if r.Old != nil {
+		writeQuotedLine(sb, opt.srcPrefix(), r.Old.Path, opt)
+	} else {
+		sb.WriteString("/dev/null\n")
+	}
+	sb.WriteString("+++ ")
+	if r.New != nil {
+		writeQuotedLine(sb, opt.dstPrefix(), r.New.Path, opt)
+	} else {
+		sb.WriteString("/dev/null\n")
+	}
+	for _, h := range r.Hunks {
+		writeHunkHeader(sb, h)
 		sb.WriteByte('\n')
 		for _, l := range h.Lines {
 			sb.WriteByte(l.Op)
@@ -198,22 +249,34 @@ func writeHunks(r *Result, opt Options) string {
 			}
 		}
 	}
-	return sb.String()
 }
 
-func tabIfSpace(s string) string {
-	if strings.IndexByte(s, ' ') >= 0 {
-		return "\t"
+// writeQuotedLine writes the rest of a ---/+++ line: quoteTwo(prefix,
+// name), a tab when that has a space (as git marks such a name's end),
+// and the LF.
+func writeQuotedLine(sb *strings.Builder, prefix, name string, opt Options) {
+	writeQuoteTwo(sb, prefix, name, opt)
+	name = strings.TrimPrefix(name, "/")
+	if strings.IndexByte(prefix, ' ') >= 0 || strings.IndexByte(name, ' ') >= 0 {
+		sb.WriteByte('\t')
 	}
-	return ""
+	sb.WriteByte('\n')
 }
 
 // writeHeader renders the "diff --git" line and the extended header lines
 // in git's order.
 func writeHeader(r *Result, opt Options) string {
+	var sb strings.Builder
+	sb.Grow(headerSize(r, opt))
+	appendHeader(&sb, r, opt)
+	return sb.String()
+}
+
+// appendHeader is writeHeader into sb.
+func appendHeader(sb *strings.Builder, r *Result, opt Options) {
 	old, new := r.Old, r.New
 	if old == nil && new == nil {
-		return ""
+		return
 	}
 	na, nb := "", ""
 	if old != nil {
@@ -229,10 +292,13 @@ func writeHeader(r *Result, opt Options) string {
 		nb = na
 	}
 	if old != nil && new != nil && na == nb && old.mode() == new.mode() && old.oid() == new.oid() {
-		return "" // nothing changed
+		return // nothing changed
 	}
-	var sb strings.Builder
-	sb.WriteString("diff --git " + quoteTwo(opt.srcPrefix(), na, opt) + " " + quoteTwo(opt.dstPrefix(), nb, opt) + "\n")
+	sb.WriteString("diff --git ")
+	writeQuoteTwo(sb, opt.srcPrefix(), na, opt)
+	sb.WriteByte(' ')
+	writeQuoteTwo(sb, opt.dstPrefix(), nb, opt)
+	sb.WriteByte('\n')
 	switch {
 	case old == nil:
 		sb.WriteString("new file mode " + modeString(new.mode()) + "\n")
@@ -261,16 +327,29 @@ func writeHeader(r *Result, opt Options) string {
 		oa, ob = old.oid(), new.oid()
 	}
 	if oa != ob {
-		sb.WriteString("index " + oa + ".." + ob)
+		sb.WriteString("index ")
+		sb.WriteString(oa)
+		sb.WriteString("..")
+		sb.WriteString(ob)
 		if old != nil && new != nil && old.mode() == new.mode() {
-			sb.WriteString(" " + modeString(old.mode()))
+			sb.WriteByte(' ')
+			sb.WriteString(modeString(old.mode()))
 		}
 		sb.WriteByte('\n')
 	}
-	return sb.String()
 }
 
 func modeString(m uint32) string {
+	switch m { // the common ones, without allocating
+	case 0o100644:
+		return "100644"
+	case 0o100755:
+		return "100755"
+	case 0o120000:
+		return "120000"
+	case 0o160000:
+		return "160000"
+	}
 	s := strconv.FormatUint(uint64(m), 8)
 	for len(s) < 6 {
 		s = "0" + s
@@ -278,14 +357,19 @@ func modeString(m uint32) string {
 	return s
 }
 
-// quoteTwo is git's quote_two: prefix and name, double-quoted together
-// when the name needs quoting. One leading '/' of the name is dropped.
-func quoteTwo(prefix, name string, opt Options) string {
+// writeQuoteTwo writes git's quote_two: prefix and name, double-quoted
+// together when the name needs quoting. One leading '/' of the name is
+// dropped.
+func writeQuoteTwo(sb *strings.Builder, prefix, name string, opt Options) {
 	name = strings.TrimPrefix(name, "/")
-	if !needsQuote(prefix+name, opt) {
-		return prefix + name
+	if !needsQuote(prefix, opt) && !needsQuote(name, opt) {
+		sb.WriteString(prefix)
+		sb.WriteString(name)
+		return
 	}
-	return `"` + cQuote(prefix+name, opt) + `"`
+	sb.WriteByte('"')
+	sb.WriteString(cQuote(prefix+name, opt))
+	sb.WriteByte('"')
 }
 
 // quoteName is git's quote_c_style of a bare name.

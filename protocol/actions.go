@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -64,25 +63,42 @@ func EncodeAction(a Action) ([]byte, error) {
 	// encoded in its plain form: encoding/json would otherwise scan and
 	// copy a Marshaler's output once more, which for a changeset's file
 	// list is megabytes.
+	typ, body, err := actionParts(a)
+	if err != nil {
+		return nil, err
+	}
+	return appendAction(make([]byte, 0, actionLen(typ, body)), typ, body), nil
+}
+
+// actionParts are a known action's encoded type and its encoded fields
+// (an object, whose braces appendAction replaces).
+func actionParts(a Action) (typ, body []byte, err error) {
 	var v any = a
 	if p, ok := a.(plainer); ok {
 		v = p.plain()
 	}
-	body, err := json.Marshal(v)
+	body, err = json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	typ, _ := json.Marshal(a.ActionType())
-	var b bytes.Buffer
-	b.WriteString(`{"type":`)
-	b.Write(typ)
+	typ, err = json.Marshal(a.ActionType())
+	return typ, body, err
+}
+
+// actionLen is the length of appendAction's output.
+func actionLen(typ, body []byte) int { return len(`{"type":`) + len(typ) + len(body) }
+
+// appendAction appends the action of typ and body to dst, "type" first:
+// a changeset's file list is megabytes, copied once here rather than
+// into a buffer grown on the way and then into the envelope.
+func appendAction(dst, typ, body []byte) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = append(dst, typ...)
 	if len(body) > 2 {
-		b.WriteByte(',')
-		b.Write(body[1:])
-	} else {
-		b.WriteByte('}')
+		dst = append(dst, ',')
+		return append(dst, body[1:]...)
 	}
-	return b.Bytes(), nil
+	return append(dst, '}')
 }
 
 // plainer is an action whose MarshalJSON is json.Marshal of plain().

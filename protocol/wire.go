@@ -45,8 +45,8 @@ func NewNotification(method string, params any) Notification {
 // megabytes.
 func EncodeActionNotification(env ActionEnvelope) ([]byte, error) {
 	var (
-		action []byte
-		err    error
+		action, typ, body []byte
+		err               error
 	)
 	switch env.Action.Action.(type) {
 	case nil:
@@ -55,7 +55,8 @@ func EncodeActionNotification(env ActionEnvelope) ([]byte, error) {
 		// Sent as received, which encoding/json compacts and escapes.
 		action, err = json.Marshal(env.Action)
 	default:
-		action, err = EncodeAction(env.Action.Action)
+		// Its parts are written straight into the envelope below.
+		typ, body, err = actionParts(env.Action.Action)
 	}
 	if err != nil {
 		return nil, err
@@ -64,11 +65,19 @@ func EncodeActionNotification(env ActionEnvelope) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(action)+len(channel)+128)
+	n := len(action)
+	if body != nil {
+		n = actionLen(typ, body)
+	}
+	b := make([]byte, 0, n+len(channel)+128)
 	b = append(b, `{"jsonrpc":"`+JSONRPCVersion+`","method":"`+NotifyAction+`","params":{"channel":`...)
 	b = append(b, channel...)
 	b = append(b, `,"action":`...)
-	b = append(b, action...)
+	if body != nil {
+		b = appendAction(b, typ, body)
+	} else {
+		b = append(b, action...)
+	}
 	b = append(b, `,"serverSeq":`...)
 	b = strconv.AppendInt(b, env.ServerSeq, 10)
 	if env.Origin != nil {

@@ -676,6 +676,44 @@ func (r *Repo) HeadBlob(p string) (oid string, mode uint32, ok bool, err error) 
 	return te.hash.String(), uint32(te.mode), true, nil
 }
 
+// StagedFlags reports, for each of paths, whether its index entry differs
+// from HEAD's (HeadBlob against IndexBlob, a conflicted entry counting as
+// absent), reading HEAD's tree and the index once for all of them; false
+// for a path that cannot be named or when either cannot be read.
+func (r *Repo) StagedFlags(paths []string) []bool {
+	out := make([]bool, len(paths))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	idx, err := r.indexLocked()
+	if err != nil {
+		return out
+	}
+	hs, err := r.headLocked()
+	if err != nil {
+		return out
+	}
+	t, err := r.treeLocked(context.Background(), hs.commit)
+	if err != nil {
+		return out
+	}
+	for i, p := range paths {
+		rel, err := cleanRel(p)
+		if err != nil {
+			continue
+		}
+		ie := idx.m[rel]
+		inIndex := ie != nil && !ie.conflict
+		te, inHead := t.m[rel]
+		switch {
+		case inIndex != inHead:
+			out[i] = true
+		case inIndex:
+			out[i] = ie.e.Hash != te.hash || ie.e.Mode != te.mode
+		}
+	}
+	return out
+}
+
 // HasStaged reports whether the index differs from HEAD's tree (conflicts
 // count; intent-to-add entries do not, as they are not committed).
 func (r *Repo) HasStaged(ctx context.Context) (bool, error) {

@@ -30,12 +30,13 @@ func (r *Repo) IndexStates(changes []Change) (map[string]IndexState, error) {
 		in := ie != nil && !ie.e.IntentToAdd
 		var st IndexState
 		if in {
+			// Spelt once, compared twice.
 			st.IndexOID, st.IndexMode = ie.e.Hash.String(), uint32(ie.e.Mode)
 		}
 		if c.Head == nil {
 			st.Staged = in
 		} else {
-			st.Staged = !in || ie.e.Hash.String() != c.Head.OID || uint32(ie.e.Mode) != c.Head.Mode
+			st.Staged = !in || st.IndexOID != c.Head.OID || uint32(ie.e.Mode) != c.Head.Mode
 		}
 		switch {
 		case c.Work == nil:
@@ -43,7 +44,7 @@ func (r *Repo) IndexStates(changes []Change) (map[string]IndexState, error) {
 		case !in, c.Work.OID == "":
 			st.Unstaged = true
 		default:
-			st.Unstaged = ie.e.Hash.String() != c.Work.OID || uint32(ie.e.Mode) != c.Work.Mode
+			st.Unstaged = st.IndexOID != c.Work.OID || uint32(ie.e.Mode) != c.Work.Mode
 		}
 		out[c.Path] = st
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -53,6 +54,12 @@ type FileState struct {
 	// file on disk, which git does not look at (an entry marked
 	// assume-unchanged, or skip-worktree); read it from the object store.
 	Stored bool
+	// Content, on a working-tree side, is the content OID was computed
+	// from (clean conversion applied: what ReadWorktreeCanonical gives),
+	// when the scan read the file to hash it and was asked to keep it
+	// (StatusOptions.KeepContent); nil otherwise. A diff takes it instead
+	// of reading the file a second time.
+	Content []byte
 }
 
 // Change is one path whose working-tree state differs from the base.
@@ -192,12 +199,28 @@ func (r *Repo) statusLocked(ctx context.Context, hs headState, baseCommit plumbi
 	return st, nil
 }
 
+// StatusOptions are a path-scoped status's options.
+type StatusOptions struct {
+	// KeepContent is how many bytes of content, in all, the scan keeps
+	// of the files it reads to hash (FileState.Content), each no larger
+	// than MaxKeptFile; past it files are hashed without being kept.
+	// Zero keeps nothing.
+	KeepContent, MaxKeptFile int64
+}
+
 // StatusPaths re-checks only paths (files or directories, relative to the
 // root; "" or "." is the whole tree) against HEAD and returns the current
 // changes at or below them, sorted; an empty result means clean. The stat
 // cache from earlier scans is reused, so only files whose stat changed are
 // hashed. Warnings are dropped; Status reports them.
 func (r *Repo) StatusPaths(ctx context.Context, paths []string) ([]Change, error) {
+	return r.StatusPathsWith(ctx, paths, StatusOptions{})
+}
+
+// StatusPathsWith is StatusPaths with options: the content of each
+// changed file the scan read is kept in its change, within a budget, for
+// a diff to take without reading the file again.
+func (r *Repo) StatusPathsWith(ctx context.Context, paths []string, opt StatusOptions) ([]Change, error) {
 	scopes := make([]string, 0, len(paths))
 	for _, p := range paths {
 		rel, err := cleanRel(p)
@@ -223,6 +246,7 @@ func (r *Repo) StatusPaths(ctx context.Context, paths []string) ([]Change, error
 	if err != nil {
 		return nil, err
 	}
+	s.keepLeft, s.keepMax = opt.KeepContent, opt.MaxKeptFile
 	return s.run(scopes, base)
 }
 
@@ -269,6 +293,14 @@ type scan struct {
 	dirOK     map[string]bool // directories known to be real (not symlinks)
 	warns     []string
 	nwarn     int
+
+	// kept is the content of files read to hash, by path, while keepLeft
+	// bytes remain to keep and a file is at most keepMax bytes
+	// (StatusOptions).
+	kept              map[string][]byte
+	keepLeft, keepMax int64
+	// pre is what prefetch read ahead, by path; nil when it did not run.
+	pre map[string]*fetched
 }
 
 // workFile is a path present in the working tree.
@@ -393,6 +425,9 @@ func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
 // normalised scopes.
 func (s *scan) fill(scopes []string) ([]string, error) {
 	scopes = s.normScopes(scopes)
+	if s.keepMax > 0 {
+		s.prefetch(scopes)
+	}
 	for _, sc := range scopes {
 		if err := s.scanScope(sc); err != nil {
 			return nil, err
@@ -422,7 +457,7 @@ func (s *scan) scanScope(sc string) error {
 	if !s.realDir(parent) {
 		return nil // below a symlink or a file: nothing there is in the worktree
 	}
-	fi, err := os.Lstat(s.abs(sc))
+	fi, err := s.lstat(sc)
 	if err != nil {
 		return nil
 	}
@@ -670,24 +705,44 @@ func (s *scan) hash(p string, st fileStat, mode filemode.FileMode, ie *idxEntry)
 	s.r.hashes++
 	var h plumbing.Hash
 	var err error
+	var content []byte // what was hashed, when it is kept
+	keep := s.keepMax > 0 && st.size <= s.keepMax && st.size <= s.keepLeft
+	pre, at, fetched := s.prefetched(p, st)
+	if fetched {
+		start = at // read then: the racy rule below counts from there
+	}
 	abs := s.abs(p)
 	switch {
 	case mode == filemode.Symlink && st.mode&fs.ModeSymlink != 0:
 		var t string
 		t, err = os.Readlink(abs)
-		h = plumbing.ComputeHash(plumbing.BlobObject, []byte(t))
-	case plan.identity():
+		content = []byte(t)
+		h = plumbing.ComputeHash(plumbing.BlobObject, content)
+	case plan.identity() && !keep && !fetched:
 		h, err = hashFileStream(abs)
 	default:
-		var b []byte
-		b, err = readRegular(abs)
-		if err == nil {
-			c, cerr := s.r.cleanLocked(p, b, plan, ie)
-			if cerr != nil {
-				s.warn("%v; compared as it is on disk", cerr)
-			}
-			h = plumbing.ComputeHash(plumbing.BlobObject, c)
+		b := pre
+		if !fetched {
+			b, err = readRegular(abs)
 		}
+		if err == nil {
+			content = b
+			if !plan.identity() {
+				c, cerr := s.r.cleanLocked(p, b, plan, ie)
+				if cerr != nil {
+					s.warn("%v; compared as it is on disk", cerr)
+				}
+				content = c
+			}
+			h = plumbing.ComputeHash(plumbing.BlobObject, content)
+		}
+	}
+	if err == nil && keep && int64(len(content)) <= s.keepLeft {
+		if s.kept == nil {
+			s.kept = map[string][]byte{}
+		}
+		s.kept[p] = content
+		s.keepLeft -= int64(len(content))
 	}
 	if err != nil {
 		// The file changed under us (gone, replaced by a directory...):
@@ -728,6 +783,10 @@ func (r *Repo) cleanLocked(rel string, b []byte, plan cleanPlan, ie *idxEntry) (
 	return b, encErr
 }
 
+// copyBufs are hashFileStream's buffers: io.Copy would allocate one of
+// 32 KiB per file, 320 MB for a burst of ten thousand files.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 func hashFileStream(abs string) (plumbing.Hash, error) {
 	f, fi, err := openRegular(abs)
 	if err != nil {
@@ -735,7 +794,9 @@ func hashFileStream(abs string) (plumbing.Hash, error) {
 	}
 	defer f.Close()
 	hs := plumbing.NewHasher(plumbing.BlobObject, fi.Size())
-	n, err := io.Copy(hs, io.LimitReader(f, fi.Size()))
+	buf := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(buf)
+	n, err := io.CopyBuffer(hs, io.LimitReader(f, fi.Size()), *buf)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -824,6 +885,9 @@ func (s *scan) compare(p string, base *flatTree) (Change, bool, error) {
 		c.Work = &FileState{Path: p, Mode: uint32(w.mode), Size: w.size, Stored: w.stored}
 		if w.known {
 			c.Work.OID = w.oid.String()
+			if b, ok := s.kept[p]; ok && !w.stored {
+				c.Work.Content = b
+			}
 		}
 		c.Untracked = w.untracked
 		c.Submodule = c.Submodule || w.submodule

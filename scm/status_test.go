@@ -3,6 +3,7 @@ package scm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -809,5 +810,170 @@ func TestPreloadThenStatus(t *testing.T) {
 	must(t, err)
 	if len(st.Changes) != 1 || st.Changes[0].Path != "new.txt" {
 		t.Fatalf("after a commit: %+v, want only new.txt", st.Changes)
+	}
+}
+
+// TestStatusPathsKeepsContent: the content a path-scoped status keeps for
+// a changed file is what git stores for it (clean conversion applied),
+// its id is that content's, and a file past the budget is listed without
+// it, to be read by its diff.
+func TestStatusPathsKeepsContent(t *testing.T) {
+	dir := baseRepo(t)
+	writeFile(t, dir, ".gitattributes", "*.crlf text eol=crlf\n")
+	writeFile(t, dir, "w.crlf", "one\r\ntwo\r\n")
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "attrs")
+	r := openRepo(t, dir)
+	ctx := context.Background()
+	status(t, r)
+	writeFile(t, dir, "a.txt", "alpha, changed\n")
+	writeFile(t, dir, "w.crlf", "one\r\ntwo\r\nthree\r\n")
+	must(t, os.Remove(filepath.Join(dir, "link")))
+	must(t, os.Symlink("b.txt", filepath.Join(dir, "link")))
+	writeFile(t, dir, "b.txt", strings.Repeat("big\n", 100))
+	paths := []string{"a.txt", "w.crlf", "link", "b.txt"}
+	got, err := r.StatusPathsWith(ctx, paths, StatusOptions{KeepContent: 1 << 20, MaxKeptFile: 100})
+	must(t, err)
+	if len(got) != len(paths) {
+		t.Fatalf("%d changes, want %d: %v", len(got), len(paths), ourView(got))
+	}
+	for _, c := range got {
+		if c.Path == "b.txt" {
+			if c.Work.Content != nil {
+				t.Errorf("b.txt (400 bytes) was kept past the limit of 100")
+			}
+			continue
+		}
+		want, _, _, err := r.ReadWorktreeCanonical(c.Path)
+		must(t, err)
+		if string(c.Work.Content) != string(want) {
+			t.Errorf("%s kept %q, want %q", c.Path, c.Work.Content, want)
+		}
+		if id := blobID(string(want)); c.Work.OID != id {
+			t.Errorf("%s has id %s, want its content's %s", c.Path, c.Work.OID, id)
+		}
+	}
+	// Without options nothing is kept.
+	got, err = r.StatusPaths(ctx, paths)
+	must(t, err)
+	for _, c := range got {
+		if c.Work.Content != nil {
+			t.Errorf("%s kept without being asked", c.Path)
+		}
+	}
+	// A budget smaller than the files keeps what fits and lists the rest.
+	got, err = r.StatusPathsWith(ctx, []string{"a.txt", "w.crlf"}, StatusOptions{KeepContent: 16, MaxKeptFile: 100})
+	must(t, err)
+	kept := 0
+	for _, c := range got {
+		if c.Work.Content != nil {
+			kept++
+		}
+	}
+	if kept != 1 {
+		t.Errorf("%d files kept within 16 bytes, want 1 (a.txt, 15 bytes)", kept)
+	}
+}
+
+// TestStagedFlags: the flags read for many paths at once are the ones
+// HeadBlob and IndexBlob give path by path.
+func TestStagedFlags(t *testing.T) {
+	dir := baseRepo(t)
+	writeFile(t, dir, "a.txt", "staged\n")
+	writeFile(t, dir, "b.txt", "not staged\n")
+	writeFile(t, dir, "new.txt", "added\n")
+	gitRun(t, dir, "add", "a.txt", "new.txt")
+	gitRun(t, dir, "rm", "-q", "--cached", "dir/c.txt")
+	gitRun(t, dir, "update-index", "--chmod=-x", "script.sh")
+	r := openRepo(t, dir)
+	paths := []string{"a.txt", "b.txt", "new.txt", "dir/c.txt", "script.sh", "link", "missing", "../outside"}
+	want := []bool{true, false, true, true, true, false, false, false}
+	got := r.StagedFlags(paths)
+	for i, p := range paths {
+		io, im, iok, err1 := r.IndexBlob(p)
+		ho, hm, hok, err2 := r.HeadBlob(p)
+		one := err1 == nil && err2 == nil && (iok != hok || io != ho || im != hm)
+		if got[i] != want[i] || got[i] != one {
+			t.Errorf("%s: StagedFlags says %v, path by path %v, want %v", p, got[i], one, want[i])
+		}
+	}
+}
+
+// TestStatusPathsReadAhead: a path-scoped status of a burst reads its
+// files ahead on every core; what it lists is git's view, each kept
+// content is the file's and its id that content's, whatever became of
+// the path (rewritten, restored, replaced by one of the same size whose
+// mtime is put back, deleted, replaced by a directory, under a directory replaced by a
+// symbolic link).
+func TestStatusPathsReadAhead(t *testing.T) {
+	dir := newGitRepo(t)
+	var paths []string
+	for i := range 3 * prefetchMin {
+		p := fmt.Sprintf("d%d/f%03d.txt", i%4, i)
+		writeFile(t, dir, p, fmt.Sprintf("line %d\n", i))
+		paths = append(paths, p)
+	}
+	writeFile(t, dir, "out/secret.txt", "outside\n")
+	ageAll(t, dir)
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "base")
+	r := openRepo(t, dir)
+	status(t, r)
+	for i, p := range paths {
+		abs := filepath.Join(dir, p)
+		switch i % 6 {
+		case 0, 1:
+			writeFile(t, dir, p, fmt.Sprintf("line %d, rewritten\n", i))
+		case 2: // rewritten with the same content
+			writeFile(t, dir, p, fmt.Sprintf("line %d\n", i))
+		case 3: // replaced by a file of the same size, its mtime put back
+			fi, err := os.Stat(abs)
+			must(t, err)
+			writeFile(t, dir, p+".new", fmt.Sprintf("LINE %d\n", i))
+			must(t, os.Chtimes(abs+".new", fi.ModTime(), fi.ModTime()))
+			must(t, os.Rename(abs+".new", abs))
+		case 4:
+			must(t, os.Remove(abs))
+		}
+	}
+	must(t, os.Remove(filepath.Join(dir, paths[5])))
+	must(t, os.MkdirAll(filepath.Join(dir, paths[5]), 0o755))
+	writeFile(t, dir, paths[5]+"/inner.txt", "x\n")
+	// d3 becomes a symbolic link to a directory outside the tree that
+	// holds a file of one of its names: nothing is read through it.
+	must(t, os.RemoveAll(filepath.Join(dir, "d3")))
+	must(t, os.Symlink(filepath.Join(dir, "out"), filepath.Join(dir, "d3")))
+	writeFile(t, dir, "out/"+filepath.Base(paths[3]), "through the link\n")
+
+	got, err := r.StatusPathsWith(context.Background(), paths, StatusOptions{KeepContent: 1 << 20, MaxKeptFile: 1 << 10})
+	must(t, err)
+	want := gitView(t, dir, "")
+	var wantIn []string
+	ps := map[string]bool{}
+	for _, p := range paths {
+		ps[p] = true
+	}
+	for _, l := range want {
+		if ps[l[2:]] || (strings.HasPrefix(l, "? ") && ps[parentDir(l[2:])]) {
+			wantIn = append(wantIn, l)
+		}
+	}
+	if d := diffLines(wantIn, ourView(got)); d != "" {
+		t.Errorf("read ahead (-git +ours):\n%s", d)
+	}
+	kept := 0
+	for _, c := range got {
+		if c.Work == nil || c.Work.Content == nil {
+			continue
+		}
+		kept++
+		b, err := os.ReadFile(filepath.Join(dir, c.Path))
+		must(t, err)
+		if string(c.Work.Content) != string(b) || c.Work.OID != blobID(string(b)) {
+			t.Errorf("%s kept %q (id %s), the file holds %q", c.Path, c.Work.Content, c.Work.OID, b)
+		}
+	}
+	if kept == 0 {
+		t.Errorf("no content kept of %d changes", len(got))
 	}
 }

@@ -59,9 +59,11 @@ func (s *Session) window(cs *csChannel) (from, to time.Time) {
 // authorOfChat is the wire name of a chat as an author.
 func (s *Session) authorOfChat(key string) string { return chatURIOf(s.id, key) }
 
-// withAuthors returns meta with the authors of fc's changes set. On the
-// actor; it reads the file's two sides only when an agent reported a
-// write to it in the changeset's window.
+// withAuthors returns meta with the authors of fc's changes set, a copy
+// whose _meta.changesetd is a copy too (withOwn), which the caller may
+// add to before publishing it. On the actor; it reads the file's two
+// sides only when an agent reported a write to it in the changeset's
+// window.
 func (s *Session) withAuthors(cs *csChannel, ws int, fc FileChange, meta protocol.Object) protocol.Object {
 	from, to := s.window(cs)
 	log := &s.evidence

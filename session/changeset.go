@@ -38,6 +38,13 @@ type csChannel struct {
 	// pending work gathered while computing.
 	pendingAll   bool
 	pendingPaths map[int][]string // by workspace index
+	// burst holds back the refresh of a burst's paths (holdBurst): first
+	// and last are when its first and latest batch came, timer the wake
+	// that refreshes once the window ends.
+	burst struct {
+		first, last time.Time
+		timer       *time.Timer
+	}
 	// where each published file came from, by file id.
 	origin map[string]fileOrigin
 	// kept is the version each reviewed file was reviewed at, by file id
@@ -372,8 +379,62 @@ func (cs *csChannel) changed(s *Session, ws int, paths []string, all bool) {
 			cs.pendingPaths = map[int][]string{}
 		}
 		cs.pendingPaths[ws] = append(cs.pendingPaths[ws], paths...)
+		cs.burst.last = time.Now()
 	}
 	cs.refresh(s)
+}
+
+// burstPaths is how many changed paths waiting for a refresh make them a
+// burst's: a save reports one or a few, a checkout, a formatter or an
+// agent rewriting a package hundreds or thousands, which the watcher may
+// deliver in several batches while they are being written.
+const burstPaths = 64
+
+// burstQuiet and burstHold are the trailing window a burst's refresh
+// waits in: until no batch has come for burstQuiet, and never more than
+// burstHold after the first, so that the batches of one burst are
+// computed and published once rather than once each (every refresh has
+// costs of its own: the status of the tree's state, the list reconciled,
+// the status actions to every subscriber). A save never waits.
+const (
+	burstQuiet = 50 * time.Millisecond
+	burstHold  = 300 * time.Millisecond
+)
+
+// holdBurst reports whether the pending refresh is a burst's that waits
+// for more of it, and arranges the refresh for when the window ends.
+func (cs *csChannel) holdBurst(s *Session) bool {
+	n := 0
+	for _, p := range cs.pendingPaths {
+		n += len(p)
+	}
+	if cs.pendingAll || !cs.loaded || n < burstPaths {
+		cs.burst.first = time.Time{}
+		return false
+	}
+	now := time.Now()
+	if cs.burst.first.IsZero() {
+		cs.burst.first = now
+	}
+	due := cs.burst.last.Add(burstQuiet)
+	if end := cs.burst.first.Add(burstHold); end.Before(due) {
+		due = end
+	}
+	if !now.Before(due) {
+		cs.burst.first = time.Time{}
+		return false
+	}
+	if cs.burst.timer == nil {
+		cs.burst.timer = time.AfterFunc(due.Sub(now), func() {
+			s.do(func() {
+				cs.burst.timer = nil
+				if cs.active && !s.disposed {
+					cs.refresh(s)
+				}
+			})
+		})
+	}
+	return true
 }
 
 // commit reduces a on the changeset state and publishes it.
@@ -431,6 +492,9 @@ type wsResult struct {
 // picked up when it finishes.
 func (cs *csChannel) refresh(s *Session) {
 	if cs.computing || (!cs.pendingAll && len(cs.pendingPaths) == 0) {
+		return
+	}
+	if cs.holdBurst(s) {
 		return
 	}
 	cs.computing = true
@@ -710,7 +774,9 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 	}
 	f.Meta = s.withAuthors(cs, ws, fc, f.Meta)
 	o.patchV = patchVersion(fc, f.ID)
-	f.Meta = withPatchURIs(f.Meta, cs.uri, o.patchV, fc)
+	// Into withAuthors' copy, rather than one more copy of the file's
+	// meta: a burst builds ten thousand.
+	setPatchURIs(f.Meta["changesetd"].(protocol.Object), cs.uri, o.patchV, fc)
 	if !fc.Binary && fc.Precise {
 		f.Edit.Diff = &protocol.FileEditDiffStats{Added: protocol.Ptr(fc.Added), Removed: protocol.Ptr(fc.Removed)}
 	}

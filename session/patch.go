@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -233,8 +234,13 @@ func patchVersion(fc FileChange, fileID string) string {
 	h.Write([]byte(fc.Patch))
 	for _, v := range []*FileVersion{fc.Old, fc.New} {
 		h.Write([]byte{0})
-		if v != nil {
-			fmt.Fprintf(h, "%s %o %s", v.OID, v.Mode, v.Path)
+		if v != nil { // "%s %o %s", without fmt
+			var buf [16]byte
+			h.Write([]byte(v.OID))
+			h.Write([]byte{' '})
+			h.Write(strconv.AppendUint(buf[:0], uint64(v.Mode), 8))
+			h.Write([]byte{' '})
+			h.Write([]byte(v.Path))
 		}
 	}
 	h.Write([]byte{0})
@@ -242,17 +248,16 @@ func patchVersion(fc FileChange, fileID string) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// withPatchURIs returns meta with the file's patch and ACP URIs.
-func withPatchURIs(meta protocol.Object, changesetURI, v string, fc FileChange) protocol.Object {
-	return withOwn(meta, func(own protocol.Object) {
-		if fc.Patch != "" {
-			own[metaPatchURI] = FilePatchURI(changesetURI, v, false)
-			own[metaPatchBytes] = len(fc.Patch)
-		}
-		if fc.ACP != nil {
-			own[metaACPURI] = FilePatchURI(changesetURI, v, true)
-		}
-	})
+// setPatchURIs sets the file's patch and ACP URIs in own, its
+// _meta.changesetd, which must not be published yet.
+func setPatchURIs(own protocol.Object, changesetURI, v string, fc FileChange) {
+	if fc.Patch != "" {
+		own[metaPatchURI] = FilePatchURI(changesetURI, v, false)
+		own[metaPatchBytes] = len(fc.Patch)
+	}
+	if fc.ACP != nil {
+		own[metaACPURI] = FilePatchURI(changesetURI, v, true)
+	}
 }
 
 // FilePatch reads one file's patch, or its ACP v2 diff block as JSON, from

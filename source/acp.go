@@ -40,7 +40,11 @@ import (
 //   - _meta.jetbrains.air.diffStats is the block's own copy of the file's
 //     line counts, present exactly when the file's are, so a bridge that
 //     forwards the block alone keeps them.
-func acpDiff(r changeset.Result, root, fileType string) protocol.Object {
+//
+// air is the file's own _meta.jetbrains (r.AIRMeta's), nil when it has
+// none: the block's copy shares it, as published meta is never changed in
+// place (three maps fewer per file of every view).
+func acpDiff(r changeset.Result, root, fileType string, air any) protocol.Object {
 	abs := func(s *changeset.Side) string { return path.Join(root, s.Path) }
 	change := protocol.Object{"operation": operation(r.ChangeType())}
 	switch {
@@ -70,8 +74,8 @@ func acpDiff(r changeset.Result, root, fileType string) protocol.Object {
 		}
 		out["patch"] = protocol.Object{"format": "git_patch", "text": p}
 	}
-	if meta := r.AIRMeta(); meta != nil {
-		out["_meta"] = meta
+	if air != nil {
+		out["_meta"] = protocol.Object{"jetbrains": air}
 	}
 	return out
 }

@@ -175,30 +175,28 @@ func (w *gitWorkspace) stampView(list *session.ChangeList, q session.Query, stam
 	if list == nil || (q.View != protocol.KindUncommitted && q.View != protocol.KindBranch) {
 		return
 	}
+	var sides []*session.FileVersion
 	for _, fc := range list.Files {
 		for _, sd := range []*session.FileVersion{fc.Old, fc.New} {
-			if sd == nil {
-				continue
-			}
-			sd.View = stamp
-			if q.View == protocol.KindUncommitted {
-				sd.Staged = w.isStaged(sd.Path)
+			if sd != nil {
+				sd.View = stamp
+				sides = append(sides, sd)
 			}
 		}
 	}
-}
-
-// isStaged reports whether the index entry of path differs from HEAD's.
-func (w *gitWorkspace) isStaged(path string) bool {
-	io, im, iok, err := w.repo.IndexBlob(path)
-	if err != nil {
-		return false
+	if q.View != protocol.KindUncommitted {
+		return
 	}
-	ho, hm, hok, err := w.repo.HeadBlob(path)
-	if err != nil {
-		return false
+	// Whether each side's index entry differs from HEAD's, read for all
+	// of them at once: one by one, a burst's ten thousand files cost a
+	// lock and a check of HEAD and the index each.
+	paths := make([]string, len(sides))
+	for i, sd := range sides {
+		paths[i] = sd.Path
 	}
-	return iok != hok || io != ho || im != hm
+	for i, staged := range w.repo.StagedFlags(paths) {
+		sides[i].Staged = staged
+	}
 }
 
 // readHeld is tree's: what path holds now, for a guarded replace; a file

@@ -124,8 +124,9 @@ func (v *lastView) record(key, stamp string, paths []string, sink *resultSink, l
 	} else if v.files == nil {
 		return // no whole view to update
 	} else {
+		ps := newPathScopes(paths)
 		for p, f := range v.files {
-			if under(p, paths) || (f.r.Old != nil && under(f.r.Old.Path, paths)) {
+			if ps.covers(p) || (f.r.Old != nil && ps.covers(f.r.Old.Path)) {
 				delete(v.files, p)
 			}
 		}

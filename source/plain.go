@@ -191,8 +191,9 @@ func (w *plainWorkspace) Changes(ctx context.Context, q session.Query) (*session
 		return nil, err
 	}
 	sides := make([][2]*changeset.Side, 0, len(diffs))
+	ps := newPathScopes(q.Paths)
 	for _, d := range diffs {
-		if q.Paths != nil && !under(d.Path, q.Paths) {
+		if q.Paths != nil && !ps.covers(d.Path) {
 			continue
 		}
 		old, err := w.side(d.Old)

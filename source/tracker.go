@@ -402,9 +402,10 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, headSt
 			if err != nil {
 				return err
 			}
+			ps := newPathScopes(paths)
 			tr.mu.Lock()
 			for p := range tr.dirty {
-				if under(p, paths) {
+				if ps.covers(p) {
 					delete(tr.dirty, p)
 				}
 			}

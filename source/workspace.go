@@ -494,7 +494,10 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 			sink = &resultSink{}
 		}
 		if q.Paths != nil {
-			cs, err := w.repo.StatusPaths(ctx, q.Paths)
+			// The bytes the scan reads to hash a changed file are the
+			// ones its diff needs: kept, within keptContent, instead of
+			// opening and reading each file twice.
+			cs, err := w.repo.StatusPathsWith(ctx, q.Paths, scm.StatusOptions{KeepContent: keptContent, MaxKeptFile: maxLoadedFile})
 			if err != nil {
 				return nil, err
 			}
@@ -532,7 +535,8 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 		}
 		changes, warnings = w.scoped(st.Changes), st.Warnings
 		if q.Paths != nil {
-			changes = slices.DeleteFunc(changes, func(c scm.Change) bool { return !under(c.Path, q.Paths) })
+			ps := newPathScopes(q.Paths)
+			changes = slices.DeleteFunc(changes, func(c scm.Change) bool { return !ps.covers(c.Path) })
 		}
 	default:
 		return nil, fmt.Errorf("changeset kind %q is not computed from git", q.View)
@@ -747,6 +751,12 @@ func loadAll[T any](ctx context.Context, items []T, load func(T) ([2]*changeset.
 	return sides, nil
 }
 
+// keptContent bounds the bytes of the changed files' content a
+// path-scoped status keeps for their diffs (scm.StatusOptions): a file
+// past it is read a second time by its diff, as before. With diffBudget,
+// a refresh holds at most both in file content at once.
+const keptContent = 64 << 20
+
 // diffBudget bounds the bytes of file content loaded and not yet diffed
 // by diffStream: with the changed files read on every core, memory stays
 // bounded whatever their number.
@@ -912,7 +922,7 @@ func compare(p [2]*changeset.Side, opt changeset.Options) changeset.Result {
 func resultChange(r changeset.Result, q session.Query, root string, live bool) session.FileChange {
 	fc := fileChange(r)
 	if q.MaxPatchBytes == 0 { // not for a whole-changeset patch
-		fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string))
+		fc.ACP = acpDiff(r, root, fc.Meta["changesetd"].(protocol.Object)["fileType"].(string), fc.Meta["jetbrains"])
 	}
 	if fc.New != nil {
 		fc.New.Live = live
@@ -964,13 +974,37 @@ func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q ses
 	return list, nil
 }
 
-func under(p string, scopes []string) bool {
-	for _, s := range scopes {
-		if s == "" || p == s || strings.HasPrefix(p, s+"/") {
+// pathScopes is a set of paths, files or directories, that answers
+// whether a path is at or below one of them in time that grows with the
+// path's depth, not with the number of paths: a burst's refresh names
+// ten thousand paths and every file of the view is checked against them
+// (a loop over the list made that refresh quadratic, a second of CPU).
+type pathScopes map[string]struct{}
+
+func newPathScopes(paths []string) pathScopes {
+	ps := make(pathScopes, len(paths))
+	for _, p := range paths {
+		ps[p] = struct{}{}
+	}
+	return ps
+}
+
+// covers reports whether p is one of the paths or below one ("" covers
+// every path).
+func (ps pathScopes) covers(p string) bool {
+	if _, ok := ps[""]; ok {
+		return true
+	}
+	for {
+		if _, ok := ps[p]; ok {
 			return true
 		}
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			return false
+		}
+		p = p[:i]
 	}
-	return false
 }
 
 // oldSide loads a change's base side from the object store.
@@ -999,6 +1033,13 @@ func (w *gitWorkspace) newSide(c scm.Change, bad *unreadable) (*changeset.Side, 
 	s := &changeset.Side{Path: c.Work.Path, Mode: c.Work.Mode, OID: c.Work.OID}
 	if c.Work.Mode == changeset.ModeGitlink {
 		s.Content = []byte(c.Work.OID)
+		return s, nil
+	}
+	if b := c.Work.Content; b != nil && w.readWorktree == nil {
+		// Read by the status to hash it, which c.Work.OID is the hash
+		// of: not read again. Let go of it here, as a read would be.
+		c.Work.Content = nil
+		s.Content = b
 		return s, nil
 	}
 	if c.Work.Size > maxLoadedFile && c.Work.Mode != changeset.ModeSymlink {
@@ -1081,11 +1122,11 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	own := protocol.Object{"operation": operation(r.ChangeType()), "fileType": fileType(r, fc)}
 	if fc.Old != nil {
 		own["oldBlob"] = fc.Old.OID
-		own["oldMode"] = fmt.Sprintf("%06o", fc.Old.Mode)
+		own["oldMode"] = octalMode(fc.Old.Mode)
 	}
 	if fc.New != nil {
 		own["newBlob"] = fc.New.OID
-		own["newMode"] = fmt.Sprintf("%06o", fc.New.Mode)
+		own["newMode"] = octalMode(fc.New.Mode)
 	}
 	if r.Similarity > 0 && r.ChangeType() == changeset.Renamed {
 		own["similarity"] = r.Similarity
@@ -1107,6 +1148,22 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 	}
 	meta["changesetd"] = own
 	return meta
+}
+
+// octalMode spells a git mode as git does, in six octal digits; the
+// common ones without formatting (two per file of every view).
+func octalMode(m uint32) string {
+	switch m {
+	case changeset.ModeRegular:
+		return "100644"
+	case changeset.ModeExecutable:
+		return "100755"
+	case changeset.ModeSymlink:
+		return "120000"
+	case changeset.ModeGitlink:
+		return "160000"
+	}
+	return fmt.Sprintf("%06o", m)
 }
 
 func operation(k changeset.ChangeType) string {
@@ -1146,8 +1203,9 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 			return nil, err
 		}
 		sides := make([][2]*changeset.Side, 0, len(diffs))
+		ps := newPathScopes(q.Paths)
 		for _, d := range diffs {
-			if (q.Paths != nil && !under(d.Path, q.Paths)) || !w.inScope(d.Path) {
+			if (q.Paths != nil && !ps.covers(d.Path)) || !w.inScope(d.Path) {
 				continue
 			}
 			old, err := w.storedSide(d.Old)
@@ -1193,8 +1251,9 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 		return nil, err
 	}
 	candidates := map[string]bool{}
+	ps := newPathScopes(q.Paths)
 	for _, d := range base {
-		if (q.Paths == nil || under(d.Path, q.Paths)) && w.inScope(d.Path) {
+		if (q.Paths == nil || ps.covers(d.Path)) && w.inScope(d.Path) {
 			candidates[d.Path] = true
 		}
 	}

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -158,5 +159,44 @@ func TestPublishChunks(t *testing.T) {
 	}
 	if _, ok := batches[0][0].(protocol.ChangesetContentChanged); !ok || len(m.State.Files) != 7*Chunk {
 		t.Errorf("want one contentChanged of %d files, got %T and %d", 7*Chunk, batches[0][0], len(m.State.Files))
+	}
+}
+
+// Whatever the size of a batch, the model ends with the list the
+// reducer gives applying its actions one by one: sets in place, new
+// files appended in order, removals, a file removed then set again.
+func TestPublishAppliesAsTheReducer(t *testing.T) {
+	for _, n := range []int{1, fewChanges + 1, Chunk} {
+		var files []protocol.ChangesetFile
+		for i := range 4 * Chunk {
+			files = append(files, file("f"+strconv.Itoa(i), "b", "a"))
+		}
+		var changes []protocol.Action
+		for i := 0; len(changes) < n; i++ {
+			switch i % 4 {
+			case 0:
+				f := files[i]
+				f.Edit.After.Content.Nonce = "a2"
+				changes = append(changes, protocol.ChangesetFileSet{File: f})
+			case 1:
+				changes = append(changes, protocol.ChangesetFileRemoved{FileID: files[i].ID})
+			case 2:
+				changes = append(changes, protocol.ChangesetFileSet{File: file("new"+strconv.Itoa(i), "", "x")})
+			case 3:
+				changes = append(changes, protocol.ChangesetFileRemoved{FileID: files[i-2].ID}, protocol.ChangesetFileSet{File: files[i-2]})
+			}
+		}
+		one := model(files...)
+		for _, a := range changes {
+			one.Apply(a)
+		}
+		m := model(files...)
+		batches := m.Publish(changes)
+		if len(batches) != 1 || len(batches[0]) != len(changes) {
+			t.Errorf("%d changes went out as %d batches", len(changes), len(batches))
+		}
+		if !reflect.DeepEqual(m.State.Files, one.State.Files) {
+			t.Errorf("%d changes: the model's list differs from the reducer's, one action at a time", len(changes))
+		}
 	}
 }
