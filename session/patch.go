@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -119,6 +120,9 @@ func (m *Manager) ChangesetPatch(ctx context.Context, changesetURI string, limit
 	var sb strings.Builder
 	for _, j := range jobs {
 		list, err := j.ws.Changes(ctx, j.q)
+		if errors.Is(err, ErrPatchTooLarge) {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "patch of %s: larger than the limit of %d bytes", changesetURI, limit)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("patch of %s: %w", changesetURI, err)
 		}

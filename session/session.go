@@ -22,6 +22,11 @@ import (
 // ErrClosed is returned for work posted to a disposed session.
 var ErrClosed = errors.New("session: closed")
 
+// ErrPatchTooLarge is a workspace's answer to a query with MaxPatchBytes
+// whose files' patches passed that limit together: it stopped computing
+// them there.
+var ErrPatchTooLarge = errors.New("session: the patch is larger than its limit")
+
 // Session is the actor of one ahp-session: channel and its changesets.
 // Every field below mb is owned by the actor goroutine.
 type Session struct {

@@ -240,3 +240,29 @@ func TestRevertOverTheUndoLimitIsRefusedFromItsSize(t *testing.T) {
 		t.Errorf("a.txt after the refusal: %v, %v; want it untouched", fi, err)
 	}
 }
+
+// A whole-changeset patch past its limit is refused once the files'
+// patches pass it together, without diffing the rest: a patch that will
+// be refused is not computed to its end.
+func TestWholePatchStopsAtItsLimit(t *testing.T) {
+	dir := newRepo(t)
+	const files = 400
+	for i := range files {
+		writeFile(t, dir, fmt.Sprintf("gen/f%03d.txt", i), strings.Repeat(fmt.Sprintf("line of file %d\n", i), 200))
+	}
+	w := openGit(t, dir)
+	before := filesDiffed(t)
+	_, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted, MaxPatchBytes: 64 << 10})
+	if !errors.Is(err, session.ErrPatchTooLarge) {
+		t.Fatalf("a patch of 400 files of 3 KB at a 64 KiB limit: %v, want ErrPatchTooLarge", err)
+	}
+	if n := filesDiffed(t) - before; n >= files {
+		t.Errorf("%.0f files diffed for a patch refused at its limit, want fewer than the %d", n, files)
+	}
+	// Within the limit, the patch is whole.
+	list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted, MaxPatchBytes: 32 << 20})
+	must(t, err)
+	if len(list.Files) < files {
+		t.Errorf("%d files in a patch within its limit, want %d", len(list.Files), files)
+	}
+}

@@ -463,7 +463,12 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 		key, _ = w.repo.StateKey()
 	}
 	stamp := w.viewStamp()
+	ctx, tally := withPatchTally(ctx, q.MaxPatchBytes)
+	defer tally.stop()
 	list, err := w.changes(ctx, q, key, stamp)
+	if tally.exceeded() {
+		return nil, session.ErrPatchTooLarge
+	}
 	w.stampView(list, q, stamp)
 	w.markGenerated(list)
 	if list != nil && (q.View == protocol.KindUncommitted || q.View == protocol.KindBranch) {
@@ -850,6 +855,7 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 			return
 		}
 		r := compare(sd, opt)
+		tallyOf(ctx).add(len(r.Patch))
 		cache.put(c, r)
 		sink.add(r)
 		out[i], done[i] = resultChange(r, q, root, true), true
@@ -882,6 +888,51 @@ func renamesPossible(changes []scm.Change) bool {
 	}
 	return added && deleted
 }
+
+// patchTally counts the patch bytes a whole-changeset patch has made so
+// far, and stops the computation once they pass its limit: a patch that
+// will be refused is not computed to its end, holding every file's patch.
+type patchTally struct {
+	limit  int64
+	n      atomic.Int64
+	over   atomic.Bool
+	cancel context.CancelFunc
+}
+
+type patchTallyKey struct{}
+
+// withPatchTally gives ctx a tally of limit bytes, cancelled once past
+// it; with no limit (0) it returns ctx and a nil tally.
+func withPatchTally(ctx context.Context, limit int) (context.Context, *patchTally) {
+	if limit <= 0 {
+		return ctx, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	t := &patchTally{limit: int64(limit), cancel: cancel}
+	return context.WithValue(ctx, patchTallyKey{}, t), t
+}
+
+func tallyOf(ctx context.Context) *patchTally {
+	t, _ := ctx.Value(patchTallyKey{}).(*patchTally)
+	return t
+}
+
+// add counts n more bytes.
+func (t *patchTally) add(n int) {
+	if t != nil && t.n.Add(int64(n)) > t.limit && !t.over.Swap(true) {
+		t.cancel()
+	}
+}
+
+// stop releases the tally's context.
+func (t *patchTally) stop() {
+	if t != nil {
+		t.cancel()
+	}
+}
+
+// exceeded reports whether the limit was passed.
+func (t *patchTally) exceeded() bool { return t != nil && t.over.Load() }
 
 // diffOptions are the diff's limits for q.
 func diffOptions(q session.Query) changeset.Options {
@@ -966,6 +1017,7 @@ func diffAll(ctx context.Context, root string, sides [][2]*changeset.Side, q ses
 	parallel(ctx, len(pairs), func(i int) {
 		p := pairs[i]
 		list.Files[i] = diffPair(p, opt, q, root, p[1] != nil && live(p[1]), sink)
+		tallyOf(ctx).add(len(list.Files[i].Patch))
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
