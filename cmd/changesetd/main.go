@@ -18,7 +18,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -214,9 +213,6 @@ func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
 
-// defaultGCPercent is the daemon's GOGC unless the environment sets one.
-const defaultGCPercent = 50
-
 // exitDamagedState is serve's exit code when state.db is damaged and no
 // backup could replace it; 1 is every other startup failure, 2 usage.
 const exitDamagedState = 3
@@ -234,13 +230,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "changesetd: %v\n", err)
 		return 2
-	}
-	if os.Getenv("GOGC") == "" {
-		// The heap is mostly resident state (the index, HEAD's tree, the
-		// changesets), so the collector's default headroom of 100% of
-		// the live heap is mostly waste: half of it costs a little more
-		// collection and keeps peak memory near the live heap.
-		debug.SetGCPercent(defaultGCPercent)
 	}
 	if a.cpuProfile != "" {
 		stop, err := startCPUProfile(a.cpuProfile)
