@@ -196,7 +196,7 @@ func (r *Repo) updateRefLocked(cfg *gitConfig, ref plumbing.ReferenceName, old, 
 	if ref == "" {
 		name = "HEAD"
 	}
-	lock, err := acquireLock(file)
+	lock, err := acquireNotedLock(file, r.tempDir())
 	if isLocked(err) {
 		return fmt.Errorf("scm: commit: %s is locked by another git process (%s.lock exists)", name, file)
 	}

@@ -104,7 +104,7 @@ func (r *Repo) editIndexLocked(ctx context.Context, op string, edit func(x *inde
 		return err
 	}
 	indexPath := filepath.Join(r.gitDir, "index")
-	lock, err := acquireLock(indexPath)
+	lock, err := acquireNotedLock(indexPath, r.tempDir())
 	if isLocked(err) {
 		return fmt.Errorf("%s: %w (%s.lock)", op, ErrIndexLocked, indexPath)
 	}

@@ -54,6 +54,7 @@ func (r *Repo) RemoveStaleTemps() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	removeStaleLocks(d)
 	n := 0
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), tempPrefix()) {

@@ -1,11 +1,13 @@
 package scm
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Writes are prepared under .git: the working tree never holds a temp
@@ -82,5 +84,50 @@ func TestStageLargeFileStreams(t *testing.T) {
 	gitRun(t, dir, "fsck", "--no-dangling")
 	if out := gitRun(t, dir, "status", "--porcelain", "large.txt"); out != "A  large.txt\n" {
 		t.Fatalf("status after staging: %q", out)
+	}
+}
+
+// A ref or index lock a crashed daemon left is removed when the
+// repository is next opened, so git can move the ref again; a lock that
+// is not the one the note names (another git's, created since) is kept.
+func TestStaleLockOfACrashIsRemoved(t *testing.T) {
+	dir := baseRepo(t)
+	r := openRepo(t, dir)
+	crash := func(path string) {
+		t.Helper()
+		l, err := acquireNotedLock(path, r.tempDir())
+		must(t, err)
+		l.f.Close() // killed: neither committed nor rolled back
+		if l.note == "" {
+			t.Fatal("no note written for the lock")
+		}
+		// As if an earlier process had written it.
+		must(t, os.Rename(l.note, filepath.Join(filepath.Dir(l.note), "1-"+strings.TrimPrefix(filepath.Base(l.note), tempPrefix()))))
+	}
+	ref := filepath.Join(dir, ".git", "refs", "heads", "main")
+	index := filepath.Join(dir, ".git", "index")
+	crash(ref)
+	crash(index)
+	processStart = time.Now().Add(time.Second) // the reopening process started after the crash
+	defer func() { processStart = time.Now() }()
+	_, err := r.RemoveStaleTemps()
+	must(t, err)
+	for _, p := range []string{ref, index} {
+		if _, err := os.Lstat(p + ".lock"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s.lock after reopening: %v, want it removed", p, err)
+		}
+	}
+	gitRun(t, dir, "commit", "-q", "--allow-empty", "-m", "after the crash")
+
+	// Another git's lock where the note's was (another file, made while
+	// ours still existed, so another inode): kept.
+	crash(ref)
+	must(t, os.WriteFile(ref+".theirs", []byte("theirs\n"), 0o644))
+	must(t, os.Remove(ref+".lock"))
+	must(t, os.Rename(ref+".theirs", ref+".lock"))
+	_, err = r.RemoveStaleTemps()
+	must(t, err)
+	if b, err := os.ReadFile(ref + ".lock"); err != nil || string(b) != "theirs\n" {
+		t.Errorf("another process's lock: %q, %v; want it kept", b, err)
 	}
 }
