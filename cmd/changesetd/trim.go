@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
@@ -14,38 +15,62 @@ import (
 // Once the daemon has gone quiet after allocating more than trimAfter,
 // the trimmer collects and returns the freed memory at once: one
 // collection, paid while nothing else runs.
+//
+// The trimmer also keeps the runtime's soft memory limit at twice the
+// live heap, and at least memoryBudget: a burst's garbage (a hundred
+// large files diffed, a whole-changeset patch) is then collected before
+// the daemon's memory passes its budget, where the collector's default
+// pacing would let the heap reach twice its live size; a daemon whose
+// live heap is large (a tree of a million files) keeps the default's
+// headroom. GOMEMLIMIT, when set, is left to the runtime.
 const (
-	trimAfter = 64 << 20        // bytes allocated since the last trim
-	trimQuiet = 1 << 20         // at most this allocated in a tick counts as quiet
-	trimTick  = 2 * time.Second // how often it looks
+	trimAfter    = 64 << 20        // bytes allocated since the last trim
+	trimQuiet    = 1 << 20         // at most this allocated in a tick counts as quiet
+	trimTick     = 2 * time.Second // how often it looks
+	memoryBudget = 448 << 20       // the soft limit's floor, below the documented 512 MiB
 )
 
 // trimmer decides when to return memory; allocated reads the bytes
-// allocated so far, trim returns the freed memory.
+// allocated so far, trim returns the freed memory. live reads the live
+// heap and setLimit sets the soft memory limit (both nil: no limit set).
 type trimmer struct {
 	allocated func() uint64
 	trim      func()
+	live      func() uint64
+	setLimit  func(int64)
 	last      uint64 // allocated at the last trim
 	prev      uint64 // allocated at the last tick
 }
 
 func newTrimmer() *trimmer {
-	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	read := func(i int) uint64 {
+		metrics.Read(sample)
+		return sample[i].Value.Uint64()
+	}
 	t := &trimmer{
-		allocated: func() uint64 {
-			metrics.Read(sample)
-			return sample[0].Value.Uint64()
-		},
-		trim: debug.FreeOSMemory,
+		allocated: func() uint64 { return read(0) },
+		trim:      debug.FreeOSMemory,
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		t.live = func() uint64 { return read(1) }
+		t.setLimit = func(n int64) { debug.SetMemoryLimit(n) }
+		t.setLimit(memoryBudget)
 	}
 	t.last = t.allocated()
 	t.prev = t.last
 	return t
 }
 
+// limit is the soft memory limit for a live heap of live bytes.
+func limit(live uint64) int64 { return int64(max(memoryBudget, 2*live)) }
+
 // tick looks once: it trims when more than trimAfter was allocated since
 // the last trim and less than trimQuiet since the last tick.
 func (t *trimmer) tick() bool {
+	if t.setLimit != nil {
+		t.setLimit(limit(t.live()))
+	}
 	now := t.allocated()
 	quiet := now-t.prev <= trimQuiet
 	t.prev = now

@@ -53,3 +53,24 @@ func TestTrimmerTrimsOnceQuietAfterABurst(t *testing.T) {
 		}
 	})
 }
+
+// The soft memory limit follows the live heap: twice it, never under the
+// budget.
+func TestTrimmerKeepsTheLimitAtTwiceTheLiveHeap(t *testing.T) {
+	var live atomic.Uint64
+	var set atomic.Int64
+	tr := &trimmer{allocated: func() uint64 { return 0 }, trim: func() {}, live: live.Load, setLimit: set.Store}
+	for _, c := range []struct{ live, want uint64 }{
+		{10 << 20, memoryBudget},
+		{200 << 20, memoryBudget},
+		{300 << 20, 600 << 20},
+		{1 << 30, 2 << 30},
+		{50 << 20, memoryBudget},
+	} {
+		live.Store(c.live)
+		tr.tick()
+		if got := set.Load(); got != int64(c.want) {
+			t.Errorf("live heap %d MiB: limit %d MiB, want %d MiB", c.live>>20, got>>20, c.want>>20)
+		}
+	}
+}
