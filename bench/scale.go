@@ -48,6 +48,7 @@ type scaleResult struct {
 	saveP50, saveP99             time.Duration
 	burst                        *burstResult
 	burst1                       *burstResult // the same files again, one subscriber
+	catchUp                      *catchUpResult
 }
 
 type burstResult struct {
@@ -233,6 +234,14 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 			return nil, fmt.Errorf("burst, 1 subscriber: %w; daemon stderr:\n%s", err, tail(d.stderr))
 		}
 		fmt.Printf("burst, 1 subscriber: converged in %s, %d disconnected, daemon CPU %s\n", fmtDur(res.burst1.all), res.burst1.disconnected, fmtDur(res.burst1.daemonCPU))
+		fmt.Printf("catch-up: saves in another session while this one's changeset is snapshotted again and again …\n")
+		ctx, cancel = context.WithTimeout(context.Background(), c.timeout)
+		res.catchUp, err = measureCatchUp(ctx, d, filepath.Dir(r.dir), r, uri, len(r.modified)+len(paths), max(c.saves, 10))
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("catch-up: %w; daemon stderr:\n%s", err, tail(d.stderr))
+		}
+		fmt.Printf("catch-up: B's save p99 %s with A idle, %s during %d snapshots of A\n", fmtDur(res.catchUp.idleP99), fmtDur(res.catchUp.busyP99), res.catchUp.catchUps)
 	}
 	return res, d.stop()
 }
@@ -820,6 +829,13 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResul
 			return "—"
 		}
 		return fmt.Sprintf("%s (%d disconnected; daemon CPU %s, the bench's %s; load average %s)", fmtDur(r.burst1.all), r.burst1.disconnected, fmtDur(r.burst1.daemonCPU), fmtDur(r.burst1.benchCPU), r.burst1.load)
+	})
+	line("save → `fileSet` p99 in another session while this one's changeset is snapshotted and sent again and again (a catch-up's work), vs with this one idle", "≤ 1.5×", func(r scaleResult) string {
+		cu := r.catchUp
+		if cu == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%s / %s = **%.2f×** (%d saves; %d snapshots of %d files; p50 %s / %s)", fmtDur(cu.busyP99), fmtDur(cu.idleP99), ratio(cu.busyP99, cu.idleP99), cu.saves, cu.catchUps, cu.aFiles, fmtDur(cu.busyP50), fmtDur(cu.idleP50))
 	})
 	printCheckouts(co)
 	fmt.Println()
