@@ -72,7 +72,7 @@ func measureCatchUp(ctx context.Context, d *daemon, work string, a *repo, aURI s
 	res := &catchUpResult{aFiles: aFiles, saves: saves}
 	idle, err := measureSaves(ctx, mb, rb, saves)
 	if err != nil {
-		return nil, fmt.Errorf("B's saves, A idle: %w", err)
+		return nil, fmt.Errorf("the second session's saves, the first idle: %w", err)
 	}
 	res.idleP50, res.idleP99 = median(idle), percentile(idle, 99)
 
@@ -118,7 +118,7 @@ func measureCatchUp(ctx context.Context, d *daemon, work string, a *repo, aURI s
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("B's saves during A's catch-ups: %w", err)
+		return nil, fmt.Errorf("the second session's saves during the first's snapshots: %w", err)
 	}
 	res.busyP50, res.busyP99 = median(busy), percentile(busy, 99)
 	res.catchUps = int(snapshots.Load())

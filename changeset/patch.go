@@ -212,15 +212,7 @@ func hunksSize(r *Result, opt Options) int {
 	return n
 }
 
-// writeHunks renders the ---/+++ lines and the hunks.
-func writeHunks(r *Result, opt Options) string {
-	var sb strings.Builder
-	sb.Grow(hunksSize(r, opt))
-	appendHunks(&sb, r, opt)
-	return sb.String()
-}
-
-// appendHunks is writeHunks into sb.
+// appendHunks writes the ---/+++ lines and the hunks into sb.
 func appendHunks(sb *strings.Builder, r *Result, opt Options) {
 	if len(r.Hunks) == 0 {
 		return

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -25,7 +25,11 @@ func TestBrowserScreens(t *testing.T) {
 	if os.Getenv("CHANGESETD_SCREENSHOTS") == "" {
 		t.Skip("set CHANGESETD_SCREENSHOTS=1 to take the screenshots")
 	}
-	src := filepath.Join(runtime.GOROOT(), "src")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
 	files := map[string]string{}
 	for _, dir := range []string{"cmd/compile", "cmd/go", "go", "net", "crypto"} {
 		filepath.WalkDir(filepath.Join(src, dir), func(p string, e fs.DirEntry, err error) error {
