@@ -226,6 +226,11 @@ func (s *Session) checkRef(ref uritemplate.Ref) error {
 		if err != nil {
 			return err
 		}
+		if from == "" && ref.Vars["originalTurnId"] == BaselineTurnID && !s.started {
+			// Restored, not yet started: the baseline is known once it
+			// is, and the changeset waits for that (canActivate).
+			return nil
+		}
 		if from == "" {
 			return fmt.Errorf("turn %q is still running: use it as the modified side, or compare once it has ended", ref.Vars["originalTurnId"])
 		}

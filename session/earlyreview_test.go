@@ -38,3 +38,19 @@ func TestReviewBeforeBaselineIsKept(t *testing.T) {
 		t.Error("the review flag set before the baseline was deleted when the session was recorded")
 	}
 }
+
+// A comparison from the baseline subscribed while the session is still
+// starting (a restart: its baseline not yet known) waits for the start
+// instead of being refused as a turn "still running".
+func TestCompareFromBaselineBeforeStartWaits(t *testing.T) {
+	ws := newFakeWorkspace(t.TempDir(), map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	ws.snapGate = make(chan struct{})
+	r := newRigOn(t, Options{}, ws)
+	c := newClient("c1")
+	uri := r.changeset(t, protocol.KindCompareTurns, map[string]string{"originalTurnId": BaselineTurnID, "modifiedTurnId": BaselineTurnID})
+	c.subscribe(t, r.m, uri) // fails the test if refused
+	close(ws.snapGate)
+	c.await(t, "the comparison ready once started", func() bool {
+		return c.stateLocked(uri).Status == protocol.StatusReady
+	})
+}
