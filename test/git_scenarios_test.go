@@ -1062,12 +1062,13 @@ func TestEditWhileSubscribedRediffsOnlyThatPath(t *testing.T) {
 	}
 	edited := "pkg07/f077.txt"
 	writeFile(t, repo, edited, "file 77\nline\nnew\n")
-	st := m.Wait("edited file set and ready", func(st protocol.ChangesetState) bool {
-		return ready(st) && len(st.Files) == 4 && fileByPath(st, repo, edited) != nil
+	// The write (truncate, then write) may be seen half done first: wait
+	// for the file as written, +1 -0.
+	m.Wait("edited file set, +1 -0, and ready", func(st protocol.ChangesetState) bool {
+		f := fileByPath(st, repo, edited)
+		return ready(st) && len(st.Files) == 4 && f != nil && f.Edit.Diff != nil &&
+			f.Edit.Diff.Added != nil && *f.Edit.Diff.Added == 1 && f.Edit.Diff.Removed != nil && *f.Edit.Diff.Removed == 0
 	})
-	if f := fileByPath(st, repo, edited); f.Edit.Diff == nil || *f.Edit.Diff.Added != 1 || *f.Edit.Diff.Removed != 0 {
-		t.Errorf("%s: diff %+v, want +1 -0", edited, f.Edit.Diff)
-	}
 	after := scrapeMetrics(t, d)
 
 	// Exactly one pair is expected: the edited file. The write (truncate,
