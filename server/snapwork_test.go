@@ -75,6 +75,13 @@ func testSnapshotWorkDelaysNoSave(t *testing.T, held string) {
 	if err := saver.call(ctx, protocol.MethodSubscribe, map[string]any{"channel": csB}, nil); err != nil {
 		t.Fatal(err)
 	}
+	for !saving.settled() { // a condition waited for, not a delay
+		select {
+		case <-ctx.Done():
+			t.Fatal("session B was never watched and computed")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 	if held == "catch-up" {
 		if err := slow.call(ctx, protocol.MethodSubscribe, map[string]any{"channel": csA}, nil); err != nil {
 			t.Fatal(err)
@@ -163,10 +170,20 @@ func testSnapshotWorkDelaysNoSave(t *testing.T, held string) {
 // savingWorkspace is a working tree of n added files whose save adds one
 // more and reports it to the watcher.
 type savingWorkspace struct {
-	root string
-	mu   sync.Mutex
-	n    int
-	cb   func([]string, bool)
+	root     string
+	mu       sync.Mutex
+	n        int
+	cb       func([]string, bool)
+	computed int // Changes calls returned
+}
+
+// settled reports whether the workspace is watched and its changes were
+// computed once: a save then reaches its subscriber as a fileSet, not as
+// part of the first list or not at all.
+func (w *savingWorkspace) settled() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cb != nil && w.computed > 0
 }
 
 func (w *savingWorkspace) Root() string { return w.root }
@@ -175,6 +192,11 @@ func (w *savingWorkspace) Changes(context.Context, session.Query) (*session.Chan
 	w.mu.Lock()
 	n := w.n
 	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.computed++
+		w.mu.Unlock()
+	}()
 	return listWorkspace{w.root, n}.Changes(context.Background(), session.Query{})
 }
 
