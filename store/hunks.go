@@ -44,20 +44,3 @@ func (d *DB) HunkReviews(changesetURI string) (map[string][]string, error) {
 	})
 	return out, err
 }
-
-// deleteHunkReviews deletes the hunk marks of every changeset whose URI
-// starts with prefix (a session's changesets).
-func deleteHunkReviews(tx *bolt.Tx, prefix string) error {
-	b := tx.Bucket(bucketHunkReviews)
-	if b == nil {
-		return nil
-	}
-	c := b.Cursor()
-	p := []byte(prefix)
-	for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == prefix; k, _ = c.Next() {
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
-}

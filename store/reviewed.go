@@ -82,20 +82,3 @@ func (d *DB) ReviewedTrees() ([]string, error) {
 	})
 	return out, err
 }
-
-// deleteReviewedVersions deletes the kept versions of every changeset
-// whose URI starts with prefix (a session's changesets).
-func deleteReviewedVersions(tx *bolt.Tx, prefix string) error {
-	b := tx.Bucket(bucketReviewedVersions)
-	if b == nil {
-		return nil
-	}
-	c := b.Cursor()
-	p := []byte(prefix)
-	for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == prefix; k, _ = c.Next() {
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -309,18 +309,29 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 		if changesetPrefix == "" {
 			return nil
 		}
-		c := tx.Bucket(bucketReviews).Cursor()
-		p := []byte(changesetPrefix)
-		for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == changesetPrefix; k, _ = c.Next() {
-			if err := c.Delete(); err != nil {
+		for _, name := range [][]byte{bucketReviews, bucketReviewedVersions, bucketHunkReviews} {
+			if err := deletePrefix(tx.Bucket(name), changesetPrefix); err != nil {
 				return err
 			}
 		}
-		if err := deleteReviewedVersions(tx, changesetPrefix); err != nil {
+		return nil
+	})
+}
+
+// deletePrefix deletes b's keys that start with prefix (a session's
+// changesets); a missing bucket has none.
+func deletePrefix(b *bolt.Bucket, prefix string) error {
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	p := []byte(prefix)
+	for k, _ := c.Seek(p); k != nil && len(k) >= len(p) && string(k[:len(p)]) == prefix; k, _ = c.Next() {
+		if err := c.Delete(); err != nil {
 			return err
 		}
-		return deleteHunkReviews(tx, changesetPrefix)
-	})
+	}
+	return nil
 }
 
 // Sessions lists every session.
