@@ -43,17 +43,19 @@ type trimmer struct {
 }
 
 func newTrimmer() *trimmer {
-	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/live:bytes"}}
-	read := func(i int) uint64 {
-		metrics.Read(sample)
-		return sample[i].Value.Uint64()
+	read := func(name string) func() uint64 {
+		sample := []metrics.Sample{{Name: name}}
+		return func() uint64 {
+			metrics.Read(sample)
+			return sample[0].Value.Uint64()
+		}
 	}
 	t := &trimmer{
-		allocated: func() uint64 { return read(0) },
+		allocated: read("/gc/heap/allocs:bytes"),
 		trim:      debug.FreeOSMemory,
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		t.live = func() uint64 { return read(1) }
+		t.live = read("/gc/heap/live:bytes")
 		t.setLimit = func(n int64) { debug.SetMemoryLimit(n) }
 		t.setLimit(memoryBudget)
 	}
