@@ -125,7 +125,9 @@ func TestFilePatchVersions(t *testing.T) {
 		t.Fatalf("the patch of a.txt: %q", p)
 	}
 
-	writeFile(t, repo, "a.txt", "three\n")
+	// Saved atomically: a truncate then write may be published half
+	// done, a version between the two this test reads.
+	replaceFile(t, repo, "a.txt", "three\n")
 	st = m.Wait("a.txt changed again", func(st protocol.ChangesetState) bool {
 		return len(st.Files) == 1 && metaString(st.Files[0].Meta, "changesetd", "patchUri") != first
 	})
@@ -136,7 +138,7 @@ func TestFilePatchVersions(t *testing.T) {
 		t.Errorf("reading the version just before the change: %q, %v; want its patch", old, err)
 	}
 	second := metaString(st.Files[0].Meta, "changesetd", "patchUri")
-	writeFile(t, repo, "a.txt", "four\n")
+	replaceFile(t, repo, "a.txt", "four\n")
 	st = m.Wait("a.txt changed a third time", func(st protocol.ChangesetState) bool {
 		return len(st.Files) == 1 && metaString(st.Files[0].Meta, "changesetd", "patchUri") != second
 	})

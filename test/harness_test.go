@@ -247,6 +247,16 @@ func git(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
+// replaceFile writes name as an editor that saves atomically does: the
+// new content is renamed into place, so no reader sees it half written.
+func replaceFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	writeFile(t, dir, name+".saving", content)
+	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(name+".saving")), filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func writeFile(t *testing.T, dir, name, content string) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(name))
