@@ -145,6 +145,11 @@ func runPage(c config, pc pageConfig) error {
 			return fmt.Errorf("profile: %w", err)
 		}
 	}
+	if os.Getenv("BENCH_PAGE_TRACE") != "" {
+		if err := traceReload(b, listed); err != nil {
+			return fmt.Errorf("trace: %w", err)
+		}
+	}
 	// The same path as the page's, by a raw client in the same browser:
 	// socket, initialize, listSessions, the session, the changeset.
 	var inBrowser []time.Duration

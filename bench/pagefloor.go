@@ -26,7 +26,7 @@ const floorHTML = `<!doctype html>
 <body style="margin:0;font:14px system-ui"><div id="files" style="height:800px;overflow:auto;position:relative"></div></body></html>
 `
 
-const floorJS = `window.__floorListed = new Promise((resolve, reject) => {
+const floorJS = `performance.mark('floor:script'); window.__floorListed = new Promise((resolve, reject) => {
   const p = new URLSearchParams(location.hash.slice(1));
   const ws = new WebSocket(p.get('ws'), ['changesetd.v1', 'changesetd.token.' + p.get('token')]);
   let id = 0;
@@ -161,6 +161,12 @@ func floorNav(b context.Context, ws string, runs int) ([]time.Duration, error) {
 	}
 	if _, err := evalFloat(b, `window.__floorListed`); err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
+	}
+	if os.Getenv("BENCH_PAGE_TRACE") != "" {
+		fmt.Println("the floor page:")
+		if err := traceReload(b, `window.__floorListed`); err != nil {
+			return nil, fmt.Errorf("floor: trace: %w", err)
+		}
 	}
 	var out []time.Duration
 	defer func() {
