@@ -18,7 +18,7 @@ func TestBrowserFavicon(t *testing.T) {
 	openBlank(t, b, d)
 	var got string
 	b.eval(`fetch('/favicon.ico').then((r) => r.status + ' ' + r.headers.get('content-type'))`, &got)
-	if got != "200 image/svg+xml" {
+	if got != "200 image/png" {
 		t.Errorf("GET /favicon.ico: %s", got)
 	}
 }

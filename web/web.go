@@ -92,7 +92,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if p == "/favicon.ico" {
 		// Asked for by browsers whatever the page names.
-		p = "/assets/favicon.svg"
+		p = "/assets/favicon.png"
 	}
 	if p != "/" {
 		rest, ok := strings.CutPrefix(p, "/assets/")
