@@ -13,12 +13,17 @@
 // file list, diff pane, commit, comments; keys.js, theme.js), over the
 // shared state (page.js), the data derived from it (selectors.js) and the
 // one function every intent goes through (intent.js); app.js connects and
-// wires them.
+// wires them. They are served as one file, app.bundle.js, which esbuild
+// makes from the embedded modules the first time it is asked for
+// (bundle.go): on a reload the browser fetched and linked each module
+// on its own, and opened the page's socket only after it had started
+// fetching them all. The highlighter's grammars stay files of their own,
+// loaded when a diff needs them.
 //
 // Every response carries a Content-Security-Policy that allows scripts,
 // styles and images from this origin only, no inline script, connections
 // only back to this host's WebSocket, and requires Trusted Types (one
 // policy, for the highlighter's output).
 //
-// The package imports only the standard library.
+// The package imports the standard library and esbuild, to bundle.
 package web

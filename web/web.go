@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 )
 
 //go:embed static
@@ -33,7 +34,32 @@ func Handler() http.Handler {
 	// page alone, and the modules come from the browser's cache.
 	h.index = []byte(strings.ReplaceAll(string(index), `"/assets/`, `"/assets/`+h.version+`/`))
 	h.indexTag = `"` + h.version + `"`
+	h.bundle = sync.OnceValue(func() bundleFiles { return makeBundle(sub) })
 	return h
+}
+
+// bundleFiles is the bundle and its source map as served, with their
+// ETags.
+type bundleFiles struct {
+	js, sourceMap    []byte
+	jsTag, sourceTag string
+}
+
+// makeBundle bundles the modules. Bundling the embedded files cannot fail
+// unless they are broken (the tests bundle them); if it did, the bundle
+// is a module that imports app.js, and the page loads unbundled.
+func makeBundle(files fs.FS) bundleFiles {
+	b, err := bundle(files)
+	if err != nil {
+		b.js = []byte("// " + strings.ReplaceAll(err.Error(), "\n", " ") + "\nimport './app.js';\n")
+		b.sourceMap = []byte(`{"version":3,"sources":[],"mappings":""}`)
+	}
+	return bundleFiles{js: b.js, sourceMap: b.sourceMap, jsTag: etagOf(b.js), sourceTag: etagOf(b.sourceMap)}
+}
+
+func etagOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
 }
 
 type handler struct {
@@ -45,6 +71,8 @@ type handler struct {
 	version  string
 	index    []byte
 	indexTag string
+	// bundle is the page's modules as one file, made on first use.
+	bundle func() bundleFiles
 }
 
 // version is a hash of every file's hash, in name order.
@@ -74,8 +102,7 @@ func etags(files fs.FS) map[string]string {
 		if err != nil {
 			return err
 		}
-		sum := sha256.Sum256(b)
-		out[name] = `"` + hex.EncodeToString(sum[:12]) + `"`
+		out[name] = etagOf(b)
 		return nil
 	})
 	return out
@@ -109,12 +136,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		name = rest
-		var err error
-		if b, err = fs.ReadFile(h.files, name); err != nil {
-			http.NotFound(w, r)
-			return
+		switch name {
+		case bundleName:
+			bf := h.bundle()
+			b, tag = bf.js, bf.jsTag
+		case mapName:
+			bf := h.bundle()
+			b, tag = bf.sourceMap, bf.sourceTag
+		default:
+			var err error
+			if b, err = fs.ReadFile(h.files, name); err != nil {
+				http.NotFound(w, r)
+				return
+			}
+			tag = h.etags[name]
 		}
-		tag = h.etags[name]
 	}
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", csp(r.Host))
@@ -175,6 +211,8 @@ func contentType(name string) string {
 		return "image/png"
 	case ".svg":
 		return "image/svg+xml"
+	case ".map":
+		return "application/json"
 	case ".txt":
 		return "text/plain; charset=utf-8"
 	}

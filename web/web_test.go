@@ -1,6 +1,7 @@
 package web
 
 import (
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,7 +14,7 @@ import (
 // fetches nothing it already has; another tag gets the file.
 func TestAssetsRevalidate(t *testing.T) {
 	h := Handler()
-	for _, path := range []string{"/", "/assets/app.js", "/assets/app.css"} {
+	for _, path := range []string{"/", "/assets/app.js", "/assets/app.css", "/assets/app.bundle.js"} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		tag := rec.Header().Get("ETag")
@@ -44,7 +45,7 @@ func TestVersionedAssets(t *testing.T) {
 	h := Handler()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
-	m := regexp.MustCompile(`"/assets/(v[0-9a-f]{16})/app\.js"`).FindStringSubmatch(rec.Body.String())
+	m := regexp.MustCompile(`"/assets/(v[0-9a-f]{16})/app\.css"`).FindStringSubmatch(rec.Body.String())
 	if m == nil || strings.Contains(rec.Body.String(), `"/assets/app.js"`) {
 		t.Fatalf("the page does not name its files under a version:\n%s", rec.Body.String())
 	}
@@ -62,12 +63,11 @@ func TestVersionedAssets(t *testing.T) {
 	}
 }
 
-// Every module the page imports statically is preloaded by index.html:
-// one it finds only by walking the imports arrives an import level
-// later, after the modules that name it, and the page's first list
-// waits for it (two were found 20 ms late). Modules imported lazily
-// (the highlighter's languages) are the exception.
-func TestEveryStaticImportIsPreloaded(t *testing.T) {
+// TestBundleHoldsEveryModule: the page's one bundle holds every module
+// app.js imports, found by walking their imports here, and no grammar
+// of the highlighter's (those load when a diff needs them). A module
+// left out would be fetched on its own, an import level late.
+func TestBundleHoldsEveryModule(t *testing.T) {
 	read := func(name string) string {
 		b, err := static.ReadFile("static/" + name)
 		if err != nil {
@@ -75,7 +75,6 @@ func TestEveryStaticImportIsPreloaded(t *testing.T) {
 		}
 		return string(b)
 	}
-	index := read("index.html")
 	imports := regexp.MustCompile(`(?m)^import [^;]*? from '\./([\w.-]+\.js)';`)
 	seen := map[string]bool{}
 	var walk func(string)
@@ -92,9 +91,51 @@ func TestEveryStaticImportIsPreloaded(t *testing.T) {
 	if len(seen) < 10 {
 		t.Fatalf("the page's module graph has %d modules: the import pattern misses them", len(seen))
 	}
-	for name := range seen {
-		if name != "app.js" && !strings.Contains(index, `<link rel="modulepreload" href="/assets/`+name+`">`) {
-			t.Errorf("%s is imported by the page but not preloaded in index.html", name)
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]bool{}
+	for _, name := range b.inputs {
+		in[name] = true
+		if strings.HasPrefix(name, "hljs-") {
+			t.Errorf("the bundle holds the grammar %s", name)
 		}
+	}
+	for name := range seen {
+		if !in[name] {
+			t.Errorf("%s is imported by the page but not in its bundle (%v)", name, b.inputs)
+		}
+	}
+	if !strings.HasSuffix(strings.TrimSpace(string(b.js)), "//# sourceMappingURL="+mapName) {
+		t.Errorf("the bundle does not name its source map")
+	}
+}
+
+// TestPageLoadsTheBundle: index.html loads the bundle under the build's
+// version, served for good, with its source map beside it; app.js is
+// not named.
+func TestPageLoadsTheBundle(t *testing.T) {
+	h := Handler()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	page := rec.Body.String()
+	m := regexp.MustCompile(`<script type="module" src="/assets/(v[0-9a-f]{16})/app\.bundle\.js"></script>`).FindStringSubmatch(page)
+	if m == nil || strings.Contains(page, "app.js") || strings.Contains(page, "modulepreload") {
+		t.Fatalf("the page does not load its bundle alone:\n%s", page)
+	}
+	for _, name := range []string{bundleName, mapName} {
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/assets/"+m[1]+"/"+name, nil))
+		if rec.Code != http.StatusOK || rec.Body.Len() < 1000 || !strings.Contains(rec.Header().Get("Cache-Control"), "immutable") || rec.Header().Get("ETag") == "" {
+			t.Errorf("GET %s: %d, %d bytes, Cache-Control %q, ETag %q", name, rec.Code, rec.Body.Len(), rec.Header().Get("Cache-Control"), rec.Header().Get("ETag"))
+		}
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("the source map's Content-Type: %q", ct)
 	}
 }

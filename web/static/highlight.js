@@ -41,7 +41,10 @@ export async function load(lang) {
   if (!core) core = import('./hljs-core.js').then((m) => m.default);
   const hljs = await core;
   if (!grammars.has(lang)) {
-    grammars.set(lang, import(`./hljs-${lang}.js`).then((m) => hljs.registerLanguage(lang, m.default)));
+    // A URL beside this module's file: the page serves its modules as
+    // one bundle (web/bundle.go), and the grammars beside it.
+    const url = new URL(`hljs-${lang}.js`, import.meta.url).href;
+    grammars.set(lang, import(url).then((m) => hljs.registerLanguage(lang, m.default)));
   }
   await grammars.get(lang);
   return hljs;
