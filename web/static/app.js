@@ -7,7 +7,7 @@ import { renderNotes, workspaceNotes } from './warnings.js';
 import { clearKbSel, onKey, toggleFull, toggleView, wireKeys } from './keys.js';
 import { toggleWhitespace } from './diffmode.js';
 import { wireTheme } from './theme.js';
-import { $, dirty, errText, remembered, toast, ui } from './page.js';
+import { $, dirty, errText, hideApp, remembered, showAppSoon, toast, ui } from './page.js';
 import { csState } from './selectors.js';
 import { closeChangeset, openChangeset, renderChangeset } from './view-changeset.js';
 import { commentOnSelection, commentRefused, onAnnotations, startComment } from './view-comments.js';
@@ -113,7 +113,7 @@ function forgetChannels() {
 function start(token) {
   if (ui.client) forgetChannels();
   $('login').hidden = true;
-  $('app').hidden = false;
+  showAppSoon();
   // The token goes in the socket's subprotocols, not its URL (socketFor).
   const { url, protocols } = socketFor(token);
   const c = new Client(url, clientId(), protocols);
@@ -190,7 +190,7 @@ async function tokenRefused(c) {
   c.refused = true;
   c.close();
   sessionStorage.removeItem('changesetd.token');
-  $('app').hidden = true;
+  hideApp();
   $('conn').dataset.state = 'error';
   $('conn').textContent = 'not connected: token refused';
   showLogin('The daemon refused this token. Open the review: URL it printed, or paste the token.');

@@ -113,3 +113,23 @@ function confirmDialog(text, label) {
 const dirty = new Set();
 
 export { $, confirmDialog, dirty, el, errText, hold, patches, plain, release, remember, remembered, toast, ui };
+
+// The page's panes are shown with the first files (showApp), not empty
+// before them: an empty page painted while the snapshot came took the
+// cores the daemon and the socket needed, and flashed labels with
+// nothing under them. Without files within SHOW_APP_MS (a changeset
+// that cannot be opened, no session at all), they are shown anyway.
+const SHOW_APP_MS = 300;
+let showTimer = 0;
+export function showAppSoon() {
+  clearTimeout(showTimer);
+  showTimer = setTimeout(showApp, SHOW_APP_MS);
+}
+export function showApp() {
+  clearTimeout(showTimer);
+  $('app').hidden = false;
+}
+export function hideApp() {
+  clearTimeout(showTimer);
+  $('app').hidden = true;
+}

@@ -3,7 +3,7 @@
 
 import { renderNotes, workspaceNotes } from './warnings.js';
 import { invoke } from './intent.js';
-import { $, dirty, el, errText, hold, release, remember, ui } from './page.js';
+import { $, dirty, el, errText, hold, release, remember, showApp, ui } from './page.js';
 import { csState, INDEX_LABEL, indexState, online, totalsOf } from './selectors.js';
 import { openCommit } from './view-commit.js';
 import { renderDiff } from './view-diff.js';
@@ -47,6 +47,7 @@ async function openChangeset(entry, file) {
   if (ui.cs !== entry) return;
   dirty.delete(entry.uri);
   renderChangeset();
+  showApp();
   performance.mark('changesetd:rendered');
 }
 
