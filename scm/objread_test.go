@@ -9,9 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -65,31 +65,6 @@ func allObjects(t *testing.T, dir string) []gitObject {
 	return objs
 }
 
-// checkReader reads every object git lists with o and compares.
-func checkReader(t *testing.T, o *objReader, objs []gitObject) {
-	t.Helper()
-	for _, g := range objs {
-		typ, b, err := o.read(g.id)
-		if err != nil {
-			t.Fatalf("read %s: %v", g.id, err)
-		}
-		if typ != g.typ || !bytes.Equal(b, g.data) {
-			t.Fatalf("read %s: got %s of %d bytes, git says %s of %d bytes", g.id, typ, len(b), g.typ, len(g.data))
-		}
-		typ, n, err := o.size(g.id)
-		if err != nil || typ != g.typ || n != int64(len(g.data)) {
-			t.Fatalf("size %s: %s, %d, %v; git says %s, %d", g.id, typ, n, err, g.typ, len(g.data))
-		}
-	}
-}
-
-func newReader(t *testing.T, objects string) *objReader {
-	t.Helper()
-	o := newObjReader(objects)
-	t.Cleanup(func() { o.Close() })
-	return o
-}
-
 // makeHistory commits n versions of a few files that differ by a line, so
 // that git stores most of them as deltas once packed.
 func makeHistory(t *testing.T, dir string, n int) {
@@ -106,347 +81,6 @@ func makeHistory(t *testing.T, dir string, n int) {
 		gitRun(t, dir, "add", "-A")
 		gitRun(t, dir, "commit", "-q", "-m", fmt.Sprintf("version %d", v))
 	}
-}
-
-// packTypes counts the pack entries of each type in dir's packs.
-func packTypes(t *testing.T, objects string) map[plumbing.ObjectType]int {
-	t.Helper()
-	o := newReader(t, objects)
-	d := o.dirs[0]
-	d.mu.Lock()
-	d.scanLocked()
-	packs := d.packs
-	d.mu.Unlock()
-	got := map[plumbing.ObjectType]int{}
-	for _, p := range packs {
-		for i := range p.idx.n {
-			off, ok := p.idx.offset(i)
-			if !ok {
-				t.Fatalf("%s: offset %d", p.name, i)
-			}
-			e, err := p.header(off)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got[e.typ]++
-		}
-	}
-	return got
-}
-
-func packCount(t *testing.T, objects string) int {
-	t.Helper()
-	m, err := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(m)
-}
-
-func TestObjReaderLoose(t *testing.T) {
-	dir := newGitRepo(t)
-	makeHistory(t, dir, 5)
-	objects := filepath.Join(dir, ".git", "objects")
-	if n := packCount(t, objects); n != 0 {
-		t.Fatalf("%d packs, want only loose objects", n)
-	}
-	checkReader(t, newReader(t, objects), allObjects(t, dir))
-}
-
-func TestObjReaderOfsDelta(t *testing.T) {
-	dir := newGitRepo(t)
-	makeHistory(t, dir, 40)
-	gitRun(t, dir, "gc", "-q", "--aggressive")
-	objects := filepath.Join(dir, ".git", "objects")
-	types := packTypes(t, objects)
-	if types[plumbing.OFSDeltaObject] < 20 {
-		t.Fatalf("pack entry types %v: want OFS_DELTA entries", types)
-	}
-	idx, _ := filepath.Glob(filepath.Join(objects, "pack", "*.idx"))
-	if len(idx) != 1 {
-		t.Fatalf("packs %v, want one", idx)
-	}
-	verify := gitRun(t, dir, "verify-pack", "-v", idx[0])
-	if !strings.Contains(verify, "chain length = 2") {
-		t.Fatalf("no delta chains longer than 1:\n%s", verify)
-	}
-	checkReader(t, newReader(t, objects), allObjects(t, dir))
-}
-
-func TestObjReaderRefDelta(t *testing.T) {
-	dir := newGitRepo(t)
-	makeHistory(t, dir, 30)
-	// repack passes --delta-base-offset unless told otherwise.
-	gitRun(t, dir, "-c", "pack.useDeltaBaseOffset=false", "-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-adf")
-	objects := filepath.Join(dir, ".git", "objects")
-	types := packTypes(t, objects)
-	if types[plumbing.REFDeltaObject] < 20 || types[plumbing.OFSDeltaObject] != 0 {
-		t.Fatalf("pack entry types %v: want REF_DELTA entries only", types)
-	}
-	checkReader(t, newReader(t, objects), allObjects(t, dir))
-}
-
-func TestObjReaderSeveralPacksAndLoose(t *testing.T) {
-	dir := newGitRepo(t)
-	for range 3 {
-		makeHistory(t, dir, 6)
-		gitRun(t, dir, "repack", "-q", "-d")
-	}
-	makeHistory(t, dir, 3) // left loose
-	objects := filepath.Join(dir, ".git", "objects")
-	if n := packCount(t, objects); n != 3 {
-		t.Fatalf("%d packs, want 3", n)
-	}
-	checkReader(t, newReader(t, objects), allObjects(t, dir))
-}
-
-func TestObjReaderAlternates(t *testing.T) {
-	src := newGitRepo(t)
-	makeHistory(t, src, 10)
-	gitRun(t, src, "gc", "-q")
-	makeHistory(t, src, 2) // loose in the origin
-	dst := filepath.Join(t.TempDir(), "clone")
-	gitRun(t, src, "clone", "-q", "--shared", src, dst)
-	writeFile(t, dst, "own.txt", "only in the clone\n")
-	gitRun(t, dst, "add", "own.txt")
-	gitRun(t, dst, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "own")
-	objects := filepath.Join(dst, ".git", "objects")
-	o := newReader(t, objects)
-	if len(o.dirs) != 2 {
-		t.Fatalf("reader has %d object dirs, want the clone's and the origin's", len(o.dirs))
-	}
-	objs := allObjects(t, dst)
-	checkReader(t, o, objs)
-
-	// The clone itself holds only its own commit's objects.
-	own := newReader(t, objects)
-	own.dirs = own.dirs[:1]
-	missing := 0
-	for _, g := range objs {
-		if _, _, err := own.read(g.id); errors.Is(err, plumbing.ErrObjectNotFound) {
-			missing++
-		}
-	}
-	if missing == 0 {
-		t.Fatal("every object is in the clone: the alternate was not exercised")
-	}
-}
-
-func TestObjReaderRepackAfterOpen(t *testing.T) {
-	dir := newGitRepo(t)
-	makeHistory(t, dir, 8)
-	gitRun(t, dir, "repack", "-q", "-adf")
-	objects := filepath.Join(dir, ".git", "objects")
-	before, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
-	o := newReader(t, objects)
-	checkReader(t, o, allObjects(t, dir)) // lists and opens the first pack
-
-	makeHistory(t, dir, 4)
-	gitRun(t, dir, "repack", "-q", "-adf")
-	after, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
-	if len(before) != 1 || len(after) != 1 || before[0] == after[0] {
-		t.Fatalf("packs before %v, after %v: want one replaced by another", before, after)
-	}
-	checkReader(t, o, allObjects(t, dir))
-	d := o.dirs[0]
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.packs) != 1 || d.packs[0].name+".pack" != filepath.Base(after[0]) {
-		t.Fatalf("reader lists %d packs, want only the new one", len(d.packs))
-	}
-}
-
-func TestObjReaderConcurrent(t *testing.T) {
-	dir := newGitRepo(t)
-	makeHistory(t, dir, 20)
-	gitRun(t, dir, "gc", "-q")
-	objs := allObjects(t, dir)
-	o := newReader(t, filepath.Join(dir, ".git", "objects"))
-	o.cache.max = 64 << 10 // small, so evictions race with reads
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range objs {
-				obj := objs[(i*7+g)%len(objs)]
-				typ, b, err := o.read(obj.id)
-				if err != nil || typ != obj.typ || !bytes.Equal(b, obj.data) {
-					errs <- fmt.Errorf("read %s: %v", obj.id, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-}
-
-func TestObjReaderMissingAndClosed(t *testing.T) {
-	dir := newGitRepo(t)
-	makeHistory(t, dir, 2)
-	gitRun(t, dir, "gc", "-q")
-	o := newObjReader(filepath.Join(dir, ".git", "objects"))
-	missing := plumbing.NewHash(blobID("never stored"))
-	if _, _, err := o.read(missing); !errors.Is(err, plumbing.ErrObjectNotFound) {
-		t.Fatalf("missing object: %v, want ErrObjectNotFound", err)
-	}
-	objs := allObjects(t, dir)
-	checkReader(t, o, objs)
-	if err := o.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := o.read(objs[0].id); !errors.Is(err, errReaderClosed) {
-		t.Fatalf("read after Close: %v", err)
-	}
-	if err := o.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-}
-
-func TestObjReaderTruncatedPack(t *testing.T) {
-	dir := newGitRepo(t)
-	makeHistory(t, dir, 20)
-	gitRun(t, dir, "repack", "-q", "-adf")
-	objs := allObjects(t, dir)
-	objects := filepath.Join(dir, ".git", "objects")
-	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
-	fi, err := os.Stat(packs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(packs[0], fi.Size()/2); err != nil {
-		t.Fatal(err)
-	}
-	readDamaged(t, newReader(t, objects), objs, "a pack cut in half")
-}
-
-// readDamaged reads every object from a damaged store: each read must
-// either fail with a corruption error (not "not found") or return the
-// right content, and some must fail.
-func readDamaged(t *testing.T, o *objReader, objs []gitObject, what string) {
-	t.Helper()
-	failed := 0
-	for _, g := range objs {
-		typ, b, err := o.read(g.id)
-		if err != nil {
-			if errors.Is(err, plumbing.ErrObjectNotFound) {
-				t.Fatalf("read %s from %s: %v, want a corruption error", g.id, what, err)
-			}
-			failed++
-			continue
-		}
-		if typ != g.typ || !bytes.Equal(b, g.data) {
-			t.Fatalf("read %s from %s: wrong content", g.id, what)
-		}
-	}
-	if failed == 0 {
-		t.Fatalf("no read failed on %s", what)
-	}
-}
-
-// TestObjReaderPackTruncatedWhileOpen: a pack cut short in place after
-// the reader opened (and mapped) it makes reads fail with an error, not
-// crash the process; git never does this, but a user's tool might.
-func TestObjReaderPackTruncatedWhileOpen(t *testing.T) {
-	dir := newGitRepo(t)
-	makeHistory(t, dir, 40)
-	gitRun(t, dir, "repack", "-q", "-adf")
-	objs := allObjects(t, dir)
-	objects := filepath.Join(dir, ".git", "objects")
-	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
-	o := newReader(t, objects)
-	if _, _, err := o.read(objs[0].id); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(packs[0], 64); err != nil {
-		t.Fatal(err)
-	}
-	readDamaged(t, o, objs, "a pack truncated while open")
-}
-
-func TestObjReaderCorruptLoose(t *testing.T) {
-	dir := newGitRepo(t)
-	writeFile(t, dir, "f.txt", strings.Repeat("some content\n", 100))
-	id := strings.TrimSpace(gitRun(t, dir, "hash-object", "-w", "f.txt"))
-	p := filepath.Join(dir, ".git", "objects", id[:2], id[2:])
-	raw, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(p, 0o644)
-	if err := os.WriteFile(p, raw[:len(raw)/2], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := newReader(t, filepath.Join(dir, ".git", "objects"))
-	if _, _, err := o.read(plumbing.NewHash(id)); err == nil || errors.Is(err, plumbing.ErrObjectNotFound) {
-		t.Fatalf("truncated loose object: %v, want a corruption error", err)
-	}
-}
-
-// delta builds a git delta from src to the result of ops.
-func delta(srcSize, dstSize int, ops ...[]byte) []byte {
-	var b []byte
-	for _, n := range []int{srcSize, dstSize} {
-		for n >= 0x80 {
-			b = append(b, byte(n)|0x80)
-			n >>= 7
-		}
-		b = append(b, byte(n))
-	}
-	for _, op := range ops {
-		b = append(b, op...)
-	}
-	return b
-}
-
-func TestApplyDelta(t *testing.T) {
-	src := []byte("hello, world\n")
-	good := delta(len(src), 12, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'})
-	got, err := applyDelta(src, good)
-	if err != nil || string(got) != "world hello\n" {
-		t.Fatalf("applyDelta = %q, %v", got, err)
-	}
-	for name, d := range map[string][]byte{
-		"source size":      delta(len(src)+1, 12, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'}),
-		"target too small": delta(len(src), 11, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'}),
-		"target too large": delta(len(src), 13, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'}),
-		"huge target":      delta(len(src), 1<<40, []byte{0x91, 0, 5}),
-		"copy past source": delta(len(src), 12, []byte{0x91, 10, 12}),
-		"insert past end":  delta(len(src), 12, []byte{7, 'a'}),
-		"opcode 0":         delta(len(src), 1, []byte{0}),
-		"truncated copy":   delta(len(src), 5, []byte{0x91, 7}),
-		"truncated header": {0x80},
-	} {
-		if _, err := applyDelta(src, d); !errors.Is(err, errCorrupt) {
-			t.Errorf("%s: %v, want errCorrupt", name, err)
-		}
-	}
-}
-
-// FuzzApplyDelta checks that no delta makes applyDelta panic or return
-// other than the size it states.
-func FuzzApplyDelta(f *testing.F) {
-	src := []byte("hello, world\n")
-	f.Add(src, delta(len(src), 12, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'}))
-	f.Add(src, delta(len(src), 3, []byte{0x90}, []byte{3, 'a', 'b', 'c'}))
-	f.Add([]byte{}, []byte{0, 1, 1, 'x'})
-	f.Fuzz(func(t *testing.T, src, d []byte) {
-		out, err := applyDelta(src, d)
-		if err != nil {
-			if !errors.Is(err, errCorrupt) {
-				t.Fatalf("error %v does not wrap errCorrupt", err)
-			}
-			return
-		}
-		_, rest, _ := deltaVarint(d)
-		want, _, _ := deltaVarint(rest)
-		if uint64(len(out)) != want {
-			t.Fatalf("got %d bytes, header says %d", len(out), want)
-		}
-	})
 }
 
 func TestDecodeTreeMatchesGit(t *testing.T) {
@@ -498,7 +132,7 @@ func TestRepoReadBlobThroughReader(t *testing.T) {
 	if err != nil || string(got) != want {
 		t.Fatalf("ReadBlob = %d bytes, %v; want %d bytes", len(got), err, len(want))
 	}
-	if r.objs == nil {
+	if !r.objs.opened() {
 		t.Fatal("ReadBlob did not use the object reader")
 	}
 	if _, err := r.ReadBlob(blobID("never stored")); err == nil {
@@ -545,8 +179,8 @@ func TestRepoTreeThroughReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reads < 5 || r.objs == nil {
-		t.Fatalf("%d tree reads, reader %v: want every tree read through the reader", reads, r.objs != nil)
+	if reads < 5 || !r.objs.opened() {
+		t.Fatalf("%d tree reads, reader %v: want every tree read through the reader", reads, r.objs.opened())
 	}
 	var got strings.Builder
 	for _, p := range ft.paths {
@@ -556,4 +190,59 @@ func TestRepoTreeThroughReader(t *testing.T) {
 	if want := gitRun(t, dir, "ls-tree", "-r", "HEAD"); got.String() != want {
 		t.Fatalf("flattened tree:\n%s\nwant\n%s", got.String(), want)
 	}
+}
+
+// TestRepoGoGitReadsKeepNoPackMap: what go-git reads for the Repo (HEAD's
+// commit here) comes through gitobj, so the first packed read builds no
+// table of the pack. go-git's own packed path decodes the pack's index
+// onto the heap and maps every offset in it to its id: megabytes here,
+// 157 MB at a million files, resident for the process's life.
+func TestRepoGoGitReadsKeepNoPackMap(t *testing.T) {
+	dir := newGitRepo(t)
+	const n = 30000
+	var in strings.Builder
+	for i := range n {
+		s := fmt.Sprintf("file %d\n", i)
+		fmt.Fprintf(&in, "blob\nmark :%d\ndata %d\n%s\n", i+1, len(s), s)
+	}
+	fmt.Fprintf(&in, "commit refs/heads/main\ncommitter T <t@example.com> 0 +0000\ndata 5\nblobs\n")
+	for i := range n {
+		fmt.Fprintf(&in, "M 100644 :%d d%02d/f%05d\n", i+1, i%50, i)
+	}
+	cmd := execGit(dir, "fast-import", "--quiet")
+	cmd.Stdin = strings.NewReader(in.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v\n%s", err, out)
+	}
+	gitRun(t, dir, "repack", "-q", "-a", "-d")
+	if n := len(looseIDs(t, dir)); n != 0 {
+		t.Fatalf("%d loose objects: want HEAD's commit packed", n)
+	}
+	r := openRepo(t, dir)
+	defer r.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	commit, tree, err := r.HeadTree()
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD", "HEAD^{tree}")); commit+"\n"+tree != want {
+		t.Fatalf("HeadTree = %s %s, git says %s", commit, tree, want)
+	}
+	// The zlib reader and its window are the most of it (~50 KB).
+	if got := after.TotalAlloc - before.TotalAlloc; got > 256<<10 {
+		t.Fatalf("reading HEAD's commit from a pack of %d objects allocated %d bytes: a table of the pack?", n, got)
+	}
+}
+
+// looseIDs lists the loose objects of the repository at dir.
+func looseIDs(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -7,18 +7,18 @@
 //   - the store's layout (objects/, objects/info/alternates, HEAD, config);
 //   - writing loose objects durably, and reading them back, together with
 //     the objects of each project the store borrows from through alternates
-//     (loose or packed, the packed ones through go-git's storage);
+//     (loose or packed, the packed ones through scm/internal/gitobj, which
+//     searches a pack's mapped index in place rather than decoding it);
 //   - Overlay, which builds a snapshot from a base tree (usually a project's
 //     HEAD tree, read through an alternate and never copied) plus the few
 //     paths that changed, writing only the changed blobs and the trees on
 //     their paths, byte-identical to what `git write-tree` would write;
 //   - DiffTrees and Lookup over snapshots, and GC of unreachable objects.
 //
-// It imports go-git (with go-billy, the filesystem layer go-git's storage
-// takes) and the standard library only: no protocol, session,
-// server or transport package, and not scm either. Callers decide what a
-// turn is and which paths changed; this package only stores and compares
-// trees.
+// It imports go-git's plumbing types, scm/internal/gitobj and the standard
+// library only: no protocol, session, server or transport package, and
+// not scm either. Callers decide what a turn is and which paths changed;
+// this package only stores and compares trees.
 //
 // # Durability
 //

@@ -11,42 +11,30 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-git/go-billy/v5"
-	"github.com/go-git/go-billy/v5/helper/mount"
-	"github.com/go-git/go-billy/v5/helper/polyfill"
-	"github.com/go-git/go-billy/v5/memfs"
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/objfile"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
-)
 
-// packCacheSize bounds go-git's cache of decoded packed objects per object
-// directory; it mostly serves delta bases while a few trees are read.
-const packCacheSize = 8 * cache.MiByte
+	"github.com/changesetd/changesetd/scm/internal/gitobj"
+)
 
 // odb is one object directory: the store's own or an alternate. Loose
 // objects are read with a plain open and zlib, without a lock; packed ones
-// through go-git's ObjectStorage, which is not safe for concurrent use and
-// so sits behind mu.
+// through gitobj, which searches each pack's mapped index in place and
+// reads an object from its offset alone (go-git's storage keeps every
+// index decoded on the heap plus a map from each offset in the pack to
+// its id, over a hundred megabytes at a million objects).
 type odb struct {
 	dir string
 
 	mu sync.Mutex
-	// packStamp is the modification time of dir/pack when the pack list
-	// was last read; git adds and removes packs by renaming files into and
-	// out of that directory, which changes it. A zero stamp means unknown.
-	packStamp time.Time
-	// hasPacks says whether dir/pack held any .idx file at packStamp.
-	hasPacks bool
-	// storage reads packed objects; created on first need.
-	storage *filesystem.ObjectStorage
+	// packs reads the directory's packs, without its alternates (the
+	// store follows those itself); created on first need, nil after
+	// close. It lists the packs again when a lookup misses and
+	// dir/pack changed, so a pack git adds (gc, repack) is found.
+	packs *gitobj.Reader
 }
 
 func newODB(dir string) *odb { return &odb{dir: dir} }
@@ -64,53 +52,25 @@ func (o *odb) has(h plumbing.Hash) bool {
 	return o.hasPacked(h)
 }
 
+// hasPacked reports whether the object is in one of this directory's
+// packs (or, found there meanwhile, loose).
 func (o *odb) hasPacked(h plumbing.Hash) bool {
+	r := o.reader()
+	return r != nil && r.Has(h)
+}
+
+// reader returns the pack reader, made at the first call; nil when the
+// directory has no pack directory (then nothing is packed).
+func (o *odb) reader() *gitobj.Reader {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if !o.refreshPacksLocked() {
-		return false
-	}
-	return o.storage.HasEncodedObject(h) == nil
-}
-
-// refreshPacksLocked rereads the pack list if dir/pack changed and reports
-// whether there are packs. o.mu must be held.
-func (o *odb) refreshPacksLocked() bool {
-	fi, err := os.Stat(filepath.Join(o.dir, "pack"))
-	if err != nil {
-		o.packStamp, o.hasPacks = time.Time{}, false
-		return false
-	}
-	if !o.packStamp.IsZero() && fi.ModTime().Equal(o.packStamp) {
-		return o.hasPacks
-	}
-	o.packStamp = fi.ModTime()
-	ents, err := os.ReadDir(filepath.Join(o.dir, "pack"))
-	o.hasPacks = false
-	if err == nil {
-		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), ".idx") {
-				o.hasPacks = true
-				break
-			}
+	if o.packs == nil {
+		if _, err := os.Stat(filepath.Join(o.dir, "pack")); err != nil {
+			return nil
 		}
+		o.packs = gitobj.OpenDir(o.dir)
 	}
-	if o.storage != nil {
-		o.storage.Reindex()
-	} else if o.hasPacks {
-		o.storage = filesystem.NewObjectStorageWithOptions(
-			dotgit.New(objectsFS(o.dir)), cache.NewObjectLRU(packCacheSize), filesystem.Options{})
-	}
-	return o.hasPacks
-}
-
-// objectsFS returns a billy filesystem in which "objects" is dir, the shape
-// go-git's dotgit expects.
-func objectsFS(dir string) billy.Filesystem {
-	if filepath.Base(dir) == "objects" {
-		return osfs.New(filepath.Dir(dir))
-	}
-	return polyfill.New(mount.New(memfs.New(), "objects", osfs.New(dir)))
+	return o.packs
 }
 
 // read returns the object's type and content, or an error wrapping
@@ -120,40 +80,28 @@ func (o *odb) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return t, b, err
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.refreshPacksLocked() || o.storage.HasEncodedObject(h) != nil {
+	r := o.reader()
+	if r == nil {
 		return 0, nil, ErrNotFound
 	}
-	obj, err := o.storage.EncodedObject(plumbing.AnyObject, h)
+	t, b, err = r.Read(h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return 0, nil, ErrNotFound
 	}
 	if err != nil {
 		return 0, nil, err
 	}
-	r, err := obj.Reader()
-	if err != nil {
-		return 0, nil, err
-	}
-	defer r.Close()
-	b = make([]byte, 0, obj.Size())
-	b, err = readAllInto(r, b)
-	if err != nil {
-		return 0, nil, err
-	}
-	return obj.Type(), b, nil
+	return t, b, nil
 }
 
 func (o *odb) close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.storage == nil {
+	if o.packs == nil {
 		return nil
 	}
-	err := o.storage.Close()
-	o.storage = nil
-	o.packStamp = time.Time{}
+	err := o.packs.Close()
+	o.packs = nil
 	return err
 }
 

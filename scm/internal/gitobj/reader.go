@@ -1,4 +1,14 @@
-package scm
+// Package gitobj reads a git repository's objects, loose and packed,
+// without go-git's storage: pack indexes are mapped and searched in place
+// (fan-out table, then a binary search of the sorted ids), and a packed
+// object is inflated and its delta chain resolved from its offset alone.
+// go-git instead keeps every index decoded on the heap and, on the first
+// packed read, builds a map from every offset in the pack to its id
+// (idxfile's genOffsetHash): at a million objects, well over a hundred
+// megabytes that stay resident for the process's life.
+//
+// Its only callers are scm and scm/snapstore.
+package gitobj
 
 import (
 	"bufio"
@@ -23,16 +33,17 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// objReader reads objects from one repository's object directory and its
+// Reader reads objects from one repository's object directory and its
 // alternates: loose objects and version-2 pack indexes with their packs.
-// It is safe for concurrent use: pack files stay open and are read with
-// ReadAt, indexes are read into memory once, and only the pack lists and
-// the delta-base cache are guarded.
+// It is safe for concurrent use: pack files and their indexes stay open,
+// mapped where the system allows (read with ReadAt, and the index read
+// into memory, where not), and only the pack lists and the delta-base
+// cache are guarded.
 //
 // It exists because go-git reopens the pack for every object and maps the
-// whole pack's offsets on the first OFS_DELTA; callers fall back to go-git
+// whole pack's offsets on the first packed read; scm falls back to go-git
 // on any error, so a gap here costs speed, never correctness.
-type objReader struct {
+type Reader struct {
 	dirs []*objDir // the repository's own first, then its alternates
 
 	mu     sync.Mutex
@@ -51,14 +62,14 @@ type objDir struct {
 	packs     []*pack
 	packStamp time.Time // objects/pack's mtime when packs was listed
 	scanned   bool
-	closed    bool // set by objReader.Close: list nothing more
+	closed    bool // set by Reader.Close: list nothing more
 }
 
-// errReaderClosed is returned by reads after Close.
-var errReaderClosed = errors.New("object reader closed")
+// ErrClosed is returned by reads after Close.
+var ErrClosed = errors.New("object reader closed")
 
-// errCorrupt is wrapped by errors for malformed objects, packs and indexes.
-var errCorrupt = errors.New("corrupt object data")
+// ErrCorrupt is wrapped by errors for malformed objects, packs and indexes.
+var ErrCorrupt = errors.New("corrupt object data")
 
 // maxAlternateDepth is how deep alternates of alternates are followed, as
 // in git.
@@ -68,10 +79,19 @@ const maxAlternateDepth = 5
 // aggressive one 250, so only a corrupt pack (a REF_DELTA cycle) reaches it.
 const maxDeltaChain = 10000
 
-// newObjReader opens the object directory objects and its alternates.
+// Open opens the object directory objects and its alternates.
 // Packs are listed at the first read.
-func newObjReader(objects string) *objReader {
-	o := &objReader{}
+func Open(objects string) *Reader {
+	return open(objects, maxAlternateDepth)
+}
+
+// OpenDir opens the object directory dir alone, without its alternates.
+func OpenDir(dir string) *Reader {
+	return open(dir, 0)
+}
+
+func open(objects string, maxDepth int) *Reader {
+	o := &Reader{}
 	o.cache.max = deltaCacheBytes
 	seen := map[string]bool{}
 	var add func(dir string, depth int)
@@ -82,7 +102,7 @@ func newObjReader(objects string) *objReader {
 		}
 		seen[dir] = true
 		o.dirs = append(o.dirs, &objDir{path: dir})
-		if depth >= maxAlternateDepth {
+		if depth >= maxDepth {
 			return
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "info", "alternates"))
@@ -105,8 +125,8 @@ func newObjReader(objects string) *objReader {
 }
 
 // Close releases the pack files. Reads after Close fail with
-// errReaderClosed; reads under way finish first on the packs they hold.
-func (o *objReader) Close() error {
+// ErrClosed; reads under way finish first on the packs they hold.
+func (o *Reader) Close() error {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
@@ -130,18 +150,34 @@ func (o *objReader) Close() error {
 	return first
 }
 
-func (o *objReader) isClosed() bool {
+func (o *Reader) isClosed() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.closed
 }
 
-// read returns object h's type and content. An absent object gives an
+// Read returns object h's type and content. An absent object gives an
 // error wrapping plumbing.ErrObjectNotFound. The content is the caller's.
-func (o *objReader) read(h plumbing.Hash) (t plumbing.ObjectType, b []byte, err error) {
+func (o *Reader) Read(h plumbing.Hash) (t plumbing.ObjectType, b []byte, err error) {
 	defer catchFault(&err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return o.readDepth(h, 0)
+}
+
+// Has reports whether object h is in a pack or loose, inflating
+// nothing.
+func (o *Reader) Has(h plumbing.Hash) (ok bool) {
+	var err error
+	defer catchFault(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	_, _, err = lookup(o, h, 0,
+		func(*pack, int64) (plumbing.ObjectType, struct{}, error) { return plumbing.AnyObject, struct{}{}, nil },
+		func(dir string) (plumbing.ObjectType, struct{}, error) {
+			s := h.String()
+			_, err := os.Lstat(filepath.Join(dir, s[:2], s[2:]))
+			return plumbing.AnyObject, struct{}{}, err
+		})
+	return err == nil
 }
 
 // catchFault turns a fault reading a mapped pack (a file truncated in
@@ -153,13 +189,13 @@ func catchFault(err *error) {
 		return
 	}
 	if _, ok := r.(interface{ Addr() uintptr }); ok {
-		*err = fmt.Errorf("%w: a pack file changed while mapped: %v", errCorrupt, r)
+		*err = fmt.Errorf("%w: a pack file changed while mapped: %v", ErrCorrupt, r)
 		return
 	}
 	panic(r)
 }
 
-func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
+func (o *Reader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
 	return lookup(o, h, depth,
 		func(p *pack, off int64) (plumbing.ObjectType, []byte, error) { return o.readPacked(p, off, depth) },
 		func(dir string) (plumbing.ObjectType, []byte, error) { return readLoose(dir, h) })
@@ -168,16 +204,16 @@ func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 // lookup finds h in the object directories, in order (packs, then the
 // loose object), listing the packs again where they changed when it is
 // found nowhere, and answers with packed or loose.
-func lookup[T any](o *objReader, h plumbing.Hash, depth int,
+func lookup[T any](o *Reader, h plumbing.Hash, depth int,
 	packed func(p *pack, off int64) (plumbing.ObjectType, T, error),
 	loose func(dir string) (plumbing.ObjectType, T, error),
 ) (plumbing.ObjectType, T, error) {
 	var zero T
 	if o.isClosed() {
-		return plumbing.InvalidObject, zero, errReaderClosed
+		return plumbing.InvalidObject, zero, ErrClosed
 	}
 	if depth > maxDeltaChain {
-		return plumbing.InvalidObject, zero, fmt.Errorf("%w: delta chain too deep at %s", errCorrupt, h)
+		return plumbing.InvalidObject, zero, fmt.Errorf("%w: delta chain too deep at %s", ErrCorrupt, h)
 	}
 	for rescan := range 2 {
 		for _, d := range o.dirs {
@@ -305,7 +341,7 @@ func openLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, int64, io.Read
 	}
 	zr, err := zlib.NewReader(bytes.NewReader(raw))
 	if err != nil {
-		return plumbing.InvalidObject, 0, nil, fmt.Errorf("%w: %v", errCorrupt, err)
+		return plumbing.InvalidObject, 0, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	fail := func(err error) (plumbing.ObjectType, int64, io.ReadCloser, error) {
 		zr.Close()
@@ -315,10 +351,10 @@ func openLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, int64, io.Read
 	n := 0
 	for {
 		if n == len(hdr) {
-			return fail(fmt.Errorf("%w: loose header too long", errCorrupt))
+			return fail(fmt.Errorf("%w: loose header too long", ErrCorrupt))
 		}
 		if _, err := io.ReadFull(zr, hdr[n:n+1]); err != nil {
-			return fail(fmt.Errorf("%w: loose header: %v", errCorrupt, err))
+			return fail(fmt.Errorf("%w: loose header: %v", ErrCorrupt, err))
 		}
 		if hdr[n] == 0 {
 			break
@@ -329,23 +365,23 @@ func openLoose(dir string, h plumbing.Hash) (plumbing.ObjectType, int64, io.Read
 	t, terr := plumbing.ParseObjectType(typName)
 	size, serr := strconv.ParseInt(sizeStr, 10, 64)
 	if !ok || terr != nil || serr != nil || size < 0 || !t.Valid() || t == plumbing.OFSDeltaObject || t == plumbing.REFDeltaObject {
-		return fail(fmt.Errorf("%w: loose header %q", errCorrupt, hdr[:n]))
+		return fail(fmt.Errorf("%w: loose header %q", ErrCorrupt, hdr[:n]))
 	}
 	if size > maxInflated(int64(len(raw))) {
-		return fail(fmt.Errorf("%w: loose size %d from %d bytes", errCorrupt, size, len(raw)))
+		return fail(fmt.Errorf("%w: loose size %d from %d bytes", ErrCorrupt, size, len(raw)))
 	}
 	return t, size, zr, nil
 }
 
-// size returns object h's type and size, inflating no content: only a
+// Size returns object h's type and size, inflating no content: only a
 // loose object's header or a delta's first bytes.
-func (o *objReader) size(h plumbing.Hash) (t plumbing.ObjectType, n int64, err error) {
+func (o *Reader) Size(h plumbing.Hash) (t plumbing.ObjectType, n int64, err error) {
 	defer catchFault(&err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return o.sizeDepth(h, 0)
 }
 
-func (o *objReader) sizeDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, int64, error) {
+func (o *Reader) sizeDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, int64, error) {
 	return lookup(o, h, depth,
 		func(p *pack, off int64) (plumbing.ObjectType, int64, error) { return o.packedSize(p, off, depth) },
 		func(dir string) (plumbing.ObjectType, int64, error) {
@@ -360,7 +396,7 @@ func (o *objReader) sizeDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 // packedSize returns the type and size of the object at off in p: a
 // delta's size is its target size, its type the base's at the chain's
 // end.
-func (o *objReader) packedSize(p *pack, off int64, depth int) (plumbing.ObjectType, int64, error) {
+func (o *Reader) packedSize(p *pack, off int64, depth int) (plumbing.ObjectType, int64, error) {
 	e, err := p.header(off)
 	if err != nil {
 		return plumbing.InvalidObject, 0, err
@@ -379,7 +415,7 @@ func (o *objReader) packedSize(p *pack, off int64, depth int) (plumbing.ObjectTy
 	}
 	n, _, err := deltaVarint(rest)
 	if err != nil || n > 1<<62 {
-		return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta header at %d", errCorrupt, off)
+		return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta header at %d", ErrCorrupt, off)
 	}
 	cur := e
 	for range maxDeltaChain - depth {
@@ -404,7 +440,7 @@ func (o *objReader) packedSize(p *pack, off int64, depth int) (plumbing.ObjectTy
 			return cur.typ, int64(n), nil
 		}
 	}
-	return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta chain too deep", errCorrupt)
+	return plumbing.InvalidObject, 0, fmt.Errorf("%w: delta chain too deep", ErrCorrupt)
 }
 
 // maxInflated is the most that n bytes of deflate data can inflate to
@@ -417,7 +453,7 @@ func maxInflated(n int64) int64 {
 // (which also checks zlib's checksum).
 func inflateExact(zr io.Reader, out []byte) error {
 	if _, err := io.ReadFull(zr, out); err != nil {
-		return fmt.Errorf("%w: inflate: %v", errCorrupt, err)
+		return fmt.Errorf("%w: inflate: %v", ErrCorrupt, err)
 	}
 	var one [1]byte
 	n, err := zr.Read(one[:])
@@ -425,10 +461,10 @@ func inflateExact(zr io.Reader, out []byte) error {
 		n, err = zr.Read(one[:])
 	}
 	if n != 0 {
-		return fmt.Errorf("%w: inflate: more data than the stated size", errCorrupt)
+		return fmt.Errorf("%w: inflate: more data than the stated size", ErrCorrupt)
 	}
 	if err != io.EOF {
-		return fmt.Errorf("%w: inflate: %v", errCorrupt, err)
+		return fmt.Errorf("%w: inflate: %v", ErrCorrupt, err)
 	}
 	return nil
 }
@@ -443,6 +479,9 @@ type pack struct {
 	data []byte
 	end  int64 // where object data ends: the file size less the trailer
 	idx  *packIndex
+	// idxData is the index file's mapping that idx points into, nil
+	// when it was read into memory instead.
+	idxData []byte
 
 	// refs counts reads under way plus one while the pack is listed
 	// (raised only under its objDir's mu, while listed). The file is
@@ -451,10 +490,17 @@ type pack struct {
 }
 
 // openPack opens pack dir/name.idx and dir/name.pack.
-func openPack(dir, name string) (*pack, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, name+".idx"))
+func openPack(dir, name string) (_ *pack, err error) {
+	raw, mapped, err := readIndexFile(filepath.Join(dir, name+".idx"))
 	if err != nil {
 		return nil, err
+	}
+	if mapped {
+		defer func() {
+			if err != nil {
+				unmapFile(raw)
+			}
+		}()
 	}
 	idx, err := parsePackIndex(raw)
 	if err != nil {
@@ -472,19 +518,43 @@ func openPack(dir, name string) (*pack, error) {
 	var hdr [12]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil || fi.Size() < 32 {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w: short pack", name, errCorrupt)
+		return nil, fmt.Errorf("%s: %w: short pack", name, ErrCorrupt)
 	}
 	v := binary.BigEndian.Uint32(hdr[4:])
 	if string(hdr[:4]) != "PACK" || (v != 2 && v != 3) || binary.BigEndian.Uint32(hdr[8:]) != uint32(idx.n) {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w: bad pack header", name, errCorrupt)
+		return nil, fmt.Errorf("%s: %w: bad pack header", name, ErrCorrupt)
 	}
 	p := &pack{name: name, f: f, end: fi.Size() - 20, idx: idx}
+	if mapped {
+		p.idxData = raw
+	}
 	if data, err := mapFile(f, fi.Size()); err == nil {
 		p.data = data
 	}
 	p.refs.Store(1)
 	return p, nil
+}
+
+// readIndexFile returns a pack index's bytes: the file mapped where the
+// system allows (then mapped is true and the bytes are unmapped when the
+// pack closes), else read into memory. git never rewrites an index in
+// place, so the mapping holds the file as it was opened.
+func readIndexFile(name string) (b []byte, mapped bool, err error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if b, err := mapFile(f, fi.Size()); err == nil {
+		return b, true, nil
+	}
+	b, err = io.ReadAll(f)
+	return b, false, err
 }
 
 // release ends a read begun by objDir.find.
@@ -507,10 +577,15 @@ func (p *pack) close() error {
 		unmapFile(p.data)
 		p.data = nil
 	}
+	if p.idxData != nil {
+		unmapFile(p.idxData)
+		p.idxData = nil
+	}
 	return p.f.Close()
 }
 
-// packIndex is a version-2 pack index held in memory.
+// packIndex is a version-2 pack index: its tables are slices of the
+// mapped (or read) file, never copied.
 type packIndex struct {
 	n      int
 	fanout [256]uint32
@@ -522,14 +597,14 @@ type packIndex struct {
 // parsePackIndex decodes a version-2 .idx file.
 func parsePackIndex(b []byte) (*packIndex, error) {
 	if len(b) < 8+1024 || string(b[:4]) != "\xfftOc" || binary.BigEndian.Uint32(b[4:]) != 2 {
-		return nil, fmt.Errorf("%w: not a version 2 pack index", errCorrupt)
+		return nil, fmt.Errorf("%w: not a version 2 pack index", ErrCorrupt)
 	}
 	x := &packIndex{}
 	prev := uint32(0)
 	for i := range 256 {
 		v := binary.BigEndian.Uint32(b[8+4*i:])
 		if v < prev {
-			return nil, fmt.Errorf("%w: pack index fanout not sorted", errCorrupt)
+			return nil, fmt.Errorf("%w: pack index fanout not sorted", ErrCorrupt)
 		}
 		x.fanout[i], prev = v, v
 	}
@@ -537,13 +612,13 @@ func parsePackIndex(b []byte) (*packIndex, error) {
 	x.n = n
 	rest := b[8+1024:]
 	if n > len(rest)/28 || len(rest) < n*28+40 {
-		return nil, fmt.Errorf("%w: pack index too short", errCorrupt)
+		return nil, fmt.Errorf("%w: pack index too short", ErrCorrupt)
 	}
 	x.names = rest[:n*20]
 	x.off32 = rest[n*24 : n*28]
 	x.off64 = rest[n*28 : len(rest)-40]
 	if len(x.off64)%8 != 0 {
-		return nil, fmt.Errorf("%w: pack index large-offset table", errCorrupt)
+		return nil, fmt.Errorf("%w: pack index large-offset table", ErrCorrupt)
 	}
 	return x, nil
 }
@@ -599,7 +674,7 @@ type packEntry struct {
 func (p *pack) header(off int64) (packEntry, error) {
 	var e packEntry
 	if off < 12 || off >= p.end {
-		return e, fmt.Errorf("%w: offset %d outside the pack", errCorrupt, off)
+		return e, fmt.Errorf("%w: offset %d outside the pack", ErrCorrupt, off)
 	}
 	var buf [64]byte
 	var b []byte
@@ -623,20 +698,20 @@ func (p *pack) header(off int64) (packEntry, error) {
 	}
 	c, ok := next()
 	if !ok {
-		return e, fmt.Errorf("%w: truncated entry at %d", errCorrupt, off)
+		return e, fmt.Errorf("%w: truncated entry at %d", ErrCorrupt, off)
 	}
 	e.typ = plumbing.ObjectType((c >> 4) & 7)
 	size := uint64(c & 15)
 	shift := uint(4)
 	for c&0x80 != 0 {
 		if c, ok = next(); !ok || shift > 56 {
-			return e, fmt.Errorf("%w: bad entry size at %d", errCorrupt, off)
+			return e, fmt.Errorf("%w: bad entry size at %d", ErrCorrupt, off)
 		}
 		size |= uint64(c&0x7f) << shift
 		shift += 7
 	}
 	if size > 1<<62 {
-		return e, fmt.Errorf("%w: bad entry size at %d", errCorrupt, off)
+		return e, fmt.Errorf("%w: bad entry size at %d", ErrCorrupt, off)
 	}
 	e.size = int64(size)
 	switch e.typ {
@@ -644,31 +719,31 @@ func (p *pack) header(off int64) (packEntry, error) {
 	case plumbing.OFSDeltaObject:
 		c, ok := next()
 		if !ok {
-			return e, fmt.Errorf("%w: truncated delta offset at %d", errCorrupt, off)
+			return e, fmt.Errorf("%w: truncated delta offset at %d", ErrCorrupt, off)
 		}
 		rel := uint64(c & 0x7f)
 		for c&0x80 != 0 {
 			if c, ok = next(); !ok || rel >= 1<<55 {
-				return e, fmt.Errorf("%w: bad delta offset at %d", errCorrupt, off)
+				return e, fmt.Errorf("%w: bad delta offset at %d", ErrCorrupt, off)
 			}
 			rel = ((rel + 1) << 7) | uint64(c&0x7f)
 		}
 		if rel == 0 || rel > uint64(off) {
-			return e, fmt.Errorf("%w: delta base offset out of range at %d", errCorrupt, off)
+			return e, fmt.Errorf("%w: delta base offset out of range at %d", ErrCorrupt, off)
 		}
 		e.baseOff = off - int64(rel)
 	case plumbing.REFDeltaObject:
 		if i+20 > len(b) {
-			return e, fmt.Errorf("%w: truncated delta base at %d", errCorrupt, off)
+			return e, fmt.Errorf("%w: truncated delta base at %d", ErrCorrupt, off)
 		}
 		copy(e.baseRef[:], b[i:i+20])
 		i += 20
 	default:
-		return e, fmt.Errorf("%w: object type %d at %d", errCorrupt, e.typ, off)
+		return e, fmt.Errorf("%w: object type %d at %d", ErrCorrupt, e.typ, off)
 	}
 	e.data = off + int64(i)
 	if e.size > maxInflated(p.end-e.data) {
-		return e, fmt.Errorf("%w: entry size %d at %d exceeds the pack", errCorrupt, e.size, off)
+		return e, fmt.Errorf("%w: entry size %d at %d exceeds the pack", ErrCorrupt, e.size, off)
 	}
 	return e, nil
 }
@@ -717,13 +792,13 @@ func (p *pack) inflateN(off, size int64, whole bool) ([]byte, error) {
 	if err != nil {
 		in.zr = nil
 		inflaters.Put(in)
-		return nil, fmt.Errorf("%w: zlib at %d: %v", errCorrupt, off, err)
+		return nil, fmt.Errorf("%w: zlib at %d: %v", ErrCorrupt, off, err)
 	}
 	out := make([]byte, size)
 	if whole {
 		err = inflateExact(in.zr, out)
 	} else if _, err = io.ReadFull(in.zr, out); err != nil {
-		err = fmt.Errorf("%w: inflate: %v", errCorrupt, err)
+		err = fmt.Errorf("%w: inflate: %v", ErrCorrupt, err)
 	}
 	in.br.Reset(nil)
 	in.mr.Reset(nil)
@@ -737,7 +812,7 @@ func (p *pack) inflateN(off, size int64, whole bool) ([]byte, error) {
 // readPacked returns the object at off in p, resolving its delta chain.
 // Bases met on the way are kept in the cache; the result is a fresh
 // slice.
-func (o *objReader) readPacked(p *pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+func (o *Reader) readPacked(p *pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
 	type step struct {
 		off  int64
 		size int64
@@ -755,7 +830,7 @@ func (o *objReader) readPacked(p *pack, off int64, depth int) (plumbing.ObjectTy
 			}
 		}
 		if len(chain)+depth > maxDeltaChain {
-			return plumbing.InvalidObject, nil, fmt.Errorf("%w: delta chain too deep", errCorrupt)
+			return plumbing.InvalidObject, nil, fmt.Errorf("%w: delta chain too deep", ErrCorrupt)
 		}
 		e, err := p.header(cur)
 		if err != nil {
@@ -812,7 +887,7 @@ func deltaVarint(d []byte) (uint64, []byte, error) {
 	var v uint64
 	for shift := uint(0); ; shift += 7 {
 		if len(d) == 0 || shift > 63 {
-			return 0, nil, fmt.Errorf("%w: delta header", errCorrupt)
+			return 0, nil, fmt.Errorf("%w: delta header", ErrCorrupt)
 		}
 		c := d[0]
 		d = d[1:]
@@ -824,14 +899,14 @@ func deltaVarint(d []byte) (uint64, []byte, error) {
 }
 
 // applyDelta applies a git delta to src. Every size and range is checked;
-// a malformed delta gives an error wrapping errCorrupt.
+// a malformed delta gives an error wrapping ErrCorrupt.
 func applyDelta(src, delta []byte) ([]byte, error) {
 	srcSize, d, err := deltaVarint(delta)
 	if err != nil {
 		return nil, err
 	}
 	if srcSize != uint64(len(src)) {
-		return nil, fmt.Errorf("%w: delta source size %d, base is %d", errCorrupt, srcSize, len(src))
+		return nil, fmt.Errorf("%w: delta source size %d, base is %d", ErrCorrupt, srcSize, len(src))
 	}
 	dstSize, d, err := deltaVarint(d)
 	if err != nil {
@@ -840,7 +915,7 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 	// Each op yields at most the source's size or 127 inserted bytes;
 	// a larger target is a corrupt header, not an allocation to try.
 	if dstSize > uint64(len(d))*uint64(max(len(src), 0x7f)) {
-		return nil, fmt.Errorf("%w: delta target size %d", errCorrupt, dstSize)
+		return nil, fmt.Errorf("%w: delta target size %d", ErrCorrupt, dstSize)
 	}
 	out := make([]byte, 0, dstSize)
 	for len(d) > 0 {
@@ -854,7 +929,7 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 					continue
 				}
 				if len(d) == 0 {
-					return nil, fmt.Errorf("%w: truncated delta copy", errCorrupt)
+					return nil, fmt.Errorf("%w: truncated delta copy", ErrCorrupt)
 				}
 				if i < 4 {
 					off |= uint64(d[0]) << (8 * i)
@@ -867,22 +942,22 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 				n = 0x10000
 			}
 			if off+n > uint64(len(src)) || uint64(len(out))+n > dstSize {
-				return nil, fmt.Errorf("%w: delta copy out of range", errCorrupt)
+				return nil, fmt.Errorf("%w: delta copy out of range", ErrCorrupt)
 			}
 			out = append(out, src[off:off+n]...)
 		case cmd != 0:
 			n := int(cmd)
 			if n > len(d) || uint64(len(out)+n) > dstSize {
-				return nil, fmt.Errorf("%w: delta insert out of range", errCorrupt)
+				return nil, fmt.Errorf("%w: delta insert out of range", ErrCorrupt)
 			}
 			out = append(out, d[:n]...)
 			d = d[n:]
 		default:
-			return nil, fmt.Errorf("%w: delta opcode 0", errCorrupt)
+			return nil, fmt.Errorf("%w: delta opcode 0", ErrCorrupt)
 		}
 	}
 	if uint64(len(out)) != dstSize {
-		return nil, fmt.Errorf("%w: delta gave %d bytes, header says %d", errCorrupt, len(out), dstSize)
+		return nil, fmt.Errorf("%w: delta gave %d bytes, header says %d", ErrCorrupt, len(out), dstSize)
 	}
 	return out, nil
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package scm
+package gitobj
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package scm
+package gitobj
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 // mapFile maps the first size bytes of f read-only. Pack files are never
 // modified in place (git writes a new one and renames it), so the mapping
 // stays valid until unmapFile; a file truncated by something else makes
-// a read fault, which objReader turns into an error (see catchFault).
+// a read fault, which Reader turns into an error (see catchFault).
 func mapFile(f *os.File, size int64) ([]byte, error) {
 	if size <= 0 || int64(int(size)) != size {
 		return nil, os.ErrInvalid

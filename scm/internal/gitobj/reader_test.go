@@ -1,0 +1,534 @@
+package gitobj
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// gitObject is one object as git reports it.
+type gitObject struct {
+	id   plumbing.Hash
+	typ  plumbing.ObjectType
+	data []byte
+}
+
+// allObjects returns every object of the repository at dir (alternates
+// included) with its content, as `git cat-file --batch` prints them.
+func allObjects(t *testing.T, dir string) []gitObject {
+	t.Helper()
+	cmd := exec.Command("git", "cat-file", "--batch-all-objects", "--batch")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git cat-file --batch-all-objects: %v", err)
+	}
+	var objs []gitObject
+	br := bufio.NewReader(bytes.NewReader(out))
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("cat-file line %q", line)
+		}
+		typ, err := plumbing.ParseObjectType(f[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := make([]byte, n+1)
+		if _, err := io.ReadFull(br, data); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, gitObject{id: plumbing.NewHash(f[0]), typ: typ, data: data[:n]})
+	}
+	if len(objs) == 0 {
+		t.Fatal("no objects")
+	}
+	return objs
+}
+
+// checkReader reads every object git lists with o and compares.
+func checkReader(t *testing.T, o *Reader, objs []gitObject) {
+	t.Helper()
+	for _, g := range objs {
+		typ, b, err := o.Read(g.id)
+		if err != nil {
+			t.Fatalf("read %s: %v", g.id, err)
+		}
+		if typ != g.typ || !bytes.Equal(b, g.data) {
+			t.Fatalf("read %s: got %s of %d bytes, git says %s of %d bytes", g.id, typ, len(b), g.typ, len(g.data))
+		}
+		typ, n, err := o.Size(g.id)
+		if err != nil || typ != g.typ || n != int64(len(g.data)) {
+			t.Fatalf("size %s: %s, %d, %v; git says %s, %d", g.id, typ, n, err, g.typ, len(g.data))
+		}
+	}
+}
+
+func newReader(t *testing.T, objects string) *Reader {
+	t.Helper()
+	o := Open(objects)
+	t.Cleanup(func() { o.Close() })
+	return o
+}
+
+// makeHistory commits n versions of a few files that differ by a line, so
+// that git stores most of them as deltas once packed.
+func makeHistory(t *testing.T, dir string, n int) {
+	t.Helper()
+	var base strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&base, "line %d of a file long enough to be worth a delta\n", i)
+	}
+	for v := range n {
+		for f := range 3 {
+			s := strings.Replace(base.String(), fmt.Sprintf("line %d ", v%200), fmt.Sprintf("line %d version %d ", v%200, v), 1)
+			writeFile(t, dir, fmt.Sprintf("d%d/file%d.txt", f%2, f), s+strings.Repeat(fmt.Sprintf("tail %d\n", v), v%5))
+		}
+		gitRun(t, dir, "add", "-A")
+		gitRun(t, dir, "commit", "-q", "-m", fmt.Sprintf("version %d", v))
+	}
+}
+
+// packTypes counts the pack entries of each type in dir's packs.
+func packTypes(t *testing.T, objects string) map[plumbing.ObjectType]int {
+	t.Helper()
+	o := newReader(t, objects)
+	d := o.dirs[0]
+	d.mu.Lock()
+	d.scanLocked()
+	packs := d.packs
+	d.mu.Unlock()
+	got := map[plumbing.ObjectType]int{}
+	for _, p := range packs {
+		for i := range p.idx.n {
+			off, ok := p.idx.offset(i)
+			if !ok {
+				t.Fatalf("%s: offset %d", p.name, i)
+			}
+			e, err := p.header(off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[e.typ]++
+		}
+	}
+	return got
+}
+
+func packCount(t *testing.T, objects string) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}
+
+func TestObjReaderLoose(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 5)
+	objects := filepath.Join(dir, ".git", "objects")
+	if n := packCount(t, objects); n != 0 {
+		t.Fatalf("%d packs, want only loose objects", n)
+	}
+	checkReader(t, newReader(t, objects), allObjects(t, dir))
+}
+
+func TestObjReaderOfsDelta(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 40)
+	gitRun(t, dir, "gc", "-q", "--aggressive")
+	objects := filepath.Join(dir, ".git", "objects")
+	types := packTypes(t, objects)
+	if types[plumbing.OFSDeltaObject] < 20 {
+		t.Fatalf("pack entry types %v: want OFS_DELTA entries", types)
+	}
+	idx, _ := filepath.Glob(filepath.Join(objects, "pack", "*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("packs %v, want one", idx)
+	}
+	verify := gitRun(t, dir, "verify-pack", "-v", idx[0])
+	if !strings.Contains(verify, "chain length = 2") {
+		t.Fatalf("no delta chains longer than 1:\n%s", verify)
+	}
+	checkReader(t, newReader(t, objects), allObjects(t, dir))
+}
+
+func TestObjReaderRefDelta(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 30)
+	// repack passes --delta-base-offset unless told otherwise.
+	gitRun(t, dir, "-c", "pack.useDeltaBaseOffset=false", "-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-adf")
+	objects := filepath.Join(dir, ".git", "objects")
+	types := packTypes(t, objects)
+	if types[plumbing.REFDeltaObject] < 20 || types[plumbing.OFSDeltaObject] != 0 {
+		t.Fatalf("pack entry types %v: want REF_DELTA entries only", types)
+	}
+	checkReader(t, newReader(t, objects), allObjects(t, dir))
+}
+
+func TestObjReaderSeveralPacksAndLoose(t *testing.T) {
+	dir := newGitRepo(t)
+	for range 3 {
+		makeHistory(t, dir, 6)
+		gitRun(t, dir, "repack", "-q", "-d")
+	}
+	makeHistory(t, dir, 3) // left loose
+	objects := filepath.Join(dir, ".git", "objects")
+	if n := packCount(t, objects); n != 3 {
+		t.Fatalf("%d packs, want 3", n)
+	}
+	checkReader(t, newReader(t, objects), allObjects(t, dir))
+}
+
+func TestObjReaderAlternates(t *testing.T) {
+	src := newGitRepo(t)
+	makeHistory(t, src, 10)
+	gitRun(t, src, "gc", "-q")
+	makeHistory(t, src, 2) // loose in the origin
+	dst := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, src, "clone", "-q", "--shared", src, dst)
+	writeFile(t, dst, "own.txt", "only in the clone\n")
+	gitRun(t, dst, "add", "own.txt")
+	gitRun(t, dst, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "own")
+	objects := filepath.Join(dst, ".git", "objects")
+	o := newReader(t, objects)
+	if len(o.dirs) != 2 {
+		t.Fatalf("reader has %d object dirs, want the clone's and the origin's", len(o.dirs))
+	}
+	objs := allObjects(t, dst)
+	checkReader(t, o, objs)
+
+	// The clone itself holds only its own commit's objects.
+	own := newReader(t, objects)
+	own.dirs = own.dirs[:1]
+	missing := 0
+	for _, g := range objs {
+		if _, _, err := own.Read(g.id); errors.Is(err, plumbing.ErrObjectNotFound) {
+			missing++
+		}
+	}
+	if missing == 0 {
+		t.Fatal("every object is in the clone: the alternate was not exercised")
+	}
+}
+
+func TestObjReaderRepackAfterOpen(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 8)
+	gitRun(t, dir, "repack", "-q", "-adf")
+	objects := filepath.Join(dir, ".git", "objects")
+	before, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	o := newReader(t, objects)
+	checkReader(t, o, allObjects(t, dir)) // lists and opens the first pack
+
+	makeHistory(t, dir, 4)
+	gitRun(t, dir, "repack", "-q", "-adf")
+	after, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	if len(before) != 1 || len(after) != 1 || before[0] == after[0] {
+		t.Fatalf("packs before %v, after %v: want one replaced by another", before, after)
+	}
+	checkReader(t, o, allObjects(t, dir))
+	d := o.dirs[0]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.packs) != 1 || d.packs[0].name+".pack" != filepath.Base(after[0]) {
+		t.Fatalf("reader lists %d packs, want only the new one", len(d.packs))
+	}
+}
+
+func TestObjReaderConcurrent(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 20)
+	gitRun(t, dir, "gc", "-q")
+	objs := allObjects(t, dir)
+	o := newReader(t, filepath.Join(dir, ".git", "objects"))
+	o.cache.max = 64 << 10 // small, so evictions race with reads
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range objs {
+				obj := objs[(i*7+g)%len(objs)]
+				typ, b, err := o.Read(obj.id)
+				if err != nil || typ != obj.typ || !bytes.Equal(b, obj.data) {
+					errs <- fmt.Errorf("read %s: %v", obj.id, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func TestObjReaderMissingAndClosed(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 2)
+	gitRun(t, dir, "gc", "-q")
+	o := Open(filepath.Join(dir, ".git", "objects"))
+	missing := plumbing.NewHash(blobID("never stored"))
+	if _, _, err := o.Read(missing); !errors.Is(err, plumbing.ErrObjectNotFound) {
+		t.Fatalf("missing object: %v, want ErrObjectNotFound", err)
+	}
+	objs := allObjects(t, dir)
+	checkReader(t, o, objs)
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := o.Read(objs[0].id); !errors.Is(err, ErrClosed) {
+		t.Fatalf("read after Close: %v", err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+func TestObjReaderTruncatedPack(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 20)
+	gitRun(t, dir, "repack", "-q", "-adf")
+	objs := allObjects(t, dir)
+	objects := filepath.Join(dir, ".git", "objects")
+	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	fi, err := os.Stat(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(packs[0], fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	readDamaged(t, newReader(t, objects), objs, "a pack cut in half")
+}
+
+// readDamaged reads every object from a damaged store: each read must
+// either fail with a corruption error (not "not found") or return the
+// right content, and some must fail.
+func readDamaged(t *testing.T, o *Reader, objs []gitObject, what string) {
+	t.Helper()
+	failed := 0
+	for _, g := range objs {
+		typ, b, err := o.Read(g.id)
+		if err != nil {
+			if errors.Is(err, plumbing.ErrObjectNotFound) {
+				t.Fatalf("read %s from %s: %v, want a corruption error", g.id, what, err)
+			}
+			failed++
+			continue
+		}
+		if typ != g.typ || !bytes.Equal(b, g.data) {
+			t.Fatalf("read %s from %s: wrong content", g.id, what)
+		}
+	}
+	if failed == 0 {
+		t.Fatalf("no read failed on %s", what)
+	}
+}
+
+// TestObjReaderPackTruncatedWhileOpen: a pack cut short in place after
+// the reader opened (and mapped) it makes reads fail with an error, not
+// crash the process; git never does this, but a user's tool might.
+func TestObjReaderPackTruncatedWhileOpen(t *testing.T) {
+	dir := newGitRepo(t)
+	makeHistory(t, dir, 40)
+	gitRun(t, dir, "repack", "-q", "-adf")
+	objs := allObjects(t, dir)
+	objects := filepath.Join(dir, ".git", "objects")
+	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	o := newReader(t, objects)
+	if _, _, err := o.Read(objs[0].id); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(packs[0], 64); err != nil {
+		t.Fatal(err)
+	}
+	readDamaged(t, o, objs, "a pack truncated while open")
+}
+
+func TestObjReaderCorruptLoose(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, dir, "f.txt", strings.Repeat("some content\n", 100))
+	id := strings.TrimSpace(gitRun(t, dir, "hash-object", "-w", "f.txt"))
+	p := filepath.Join(dir, ".git", "objects", id[:2], id[2:])
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, 0o644)
+	if err := os.WriteFile(p, raw[:len(raw)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := newReader(t, filepath.Join(dir, ".git", "objects"))
+	if _, _, err := o.Read(plumbing.NewHash(id)); err == nil || errors.Is(err, plumbing.ErrObjectNotFound) {
+		t.Fatalf("truncated loose object: %v, want a corruption error", err)
+	}
+}
+
+// delta builds a git delta from src to the result of ops.
+func delta(srcSize, dstSize int, ops ...[]byte) []byte {
+	var b []byte
+	for _, n := range []int{srcSize, dstSize} {
+		for n >= 0x80 {
+			b = append(b, byte(n)|0x80)
+			n >>= 7
+		}
+		b = append(b, byte(n))
+	}
+	for _, op := range ops {
+		b = append(b, op...)
+	}
+	return b
+}
+
+func TestApplyDelta(t *testing.T) {
+	src := []byte("hello, world\n")
+	good := delta(len(src), 12, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'})
+	got, err := applyDelta(src, good)
+	if err != nil || string(got) != "world hello\n" {
+		t.Fatalf("applyDelta = %q, %v", got, err)
+	}
+	for name, d := range map[string][]byte{
+		"source size":      delta(len(src)+1, 12, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'}),
+		"target too small": delta(len(src), 11, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'}),
+		"target too large": delta(len(src), 13, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'}),
+		"huge target":      delta(len(src), 1<<40, []byte{0x91, 0, 5}),
+		"copy past source": delta(len(src), 12, []byte{0x91, 10, 12}),
+		"insert past end":  delta(len(src), 12, []byte{7, 'a'}),
+		"opcode 0":         delta(len(src), 1, []byte{0}),
+		"truncated copy":   delta(len(src), 5, []byte{0x91, 7}),
+		"truncated header": {0x80},
+	} {
+		if _, err := applyDelta(src, d); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+// FuzzApplyDelta checks that no delta makes applyDelta panic or return
+// other than the size it states.
+func FuzzApplyDelta(f *testing.F) {
+	src := []byte("hello, world\n")
+	f.Add(src, delta(len(src), 12, []byte{0x91, 7, 5}, []byte{7, ' ', 'h', 'e', 'l', 'l', 'o', '\n'}))
+	f.Add(src, delta(len(src), 3, []byte{0x90}, []byte{3, 'a', 'b', 'c'}))
+	f.Add([]byte{}, []byte{0, 1, 1, 'x'})
+	f.Fuzz(func(t *testing.T, src, d []byte) {
+		out, err := applyDelta(src, d)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			}
+			return
+		}
+		_, rest, _ := deltaVarint(d)
+		want, _, _ := deltaVarint(rest)
+		if uint64(len(out)) != want {
+			t.Fatalf("got %d bytes, header says %d", len(out), want)
+		}
+	})
+}
+
+// seedPack is a pack holding a blob and an OFS_DELTA against it.
+func seedPack(t testing.TB) []byte {
+	deflate := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw := zlib.NewWriter(&buf)
+		zw.Write(b)
+		zw.Close()
+		return buf.Bytes()
+	}
+	hdr := func(typ byte, size int) []byte {
+		c := typ<<4 | byte(size&15)
+		size >>= 4
+		var out []byte
+		for size > 0 {
+			out = append(out, c|0x80)
+			c = byte(size & 0x7f)
+			size >>= 7
+		}
+		return append(out, c)
+	}
+	p := []byte("PACK\x00\x00\x00\x02\x00\x00\x00\x02")
+	base := []byte("hello, pack\n")
+	p = append(p, hdr(3, len(base))...)
+	p = append(p, deflate(base)...)
+	deltaOff := len(p)
+	// Copy 12 bytes of the base and insert "!".
+	delta := []byte{byte(len(base)), 13, 0x90, 12, 1, '!'}
+	p = append(p, hdr(6, len(delta))...)
+	p = append(p, byte(deltaOff-12))
+	p = append(p, deflate(delta)...)
+	sum := sha1.Sum(p)
+	return append(p, sum[:]...)
+}
+
+// FuzzPackHeader: the pack entry reader and inflater never panic or read
+// outside the pack, whatever its bytes: every header it accepts lies
+// inside the pack and points back, never forward, for its base.
+func FuzzPackHeader(f *testing.F) {
+	f.Add(seedPack(f), uint16(12))
+	f.Add(seedPack(f), uint16(33))
+	f.Add([]byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"+string(make([]byte, 20))), uint16(12))
+	f.Fuzz(func(t *testing.T, data []byte, at uint16) {
+		if len(data) < 32 {
+			return
+		}
+		p := &pack{name: "fuzz", data: data, end: int64(len(data)) - 20, idx: &packIndex{}}
+		offs := []int64{int64(at)}
+		for o := int64(12); o < min(p.end, 64); o++ {
+			offs = append(offs, o)
+		}
+		for _, off := range offs {
+			e, err := p.header(off)
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("header at %d: %v does not wrap ErrCorrupt", off, err)
+				}
+				continue
+			}
+			if e.data <= off || e.data > p.end || e.size < 0 {
+				t.Fatalf("header at %d: data at %d, size %d, in a pack ending at %d", off, e.data, e.size, p.end)
+			}
+			if e.typ == plumbing.OFSDeltaObject && (e.baseOff < 0 || e.baseOff >= off) {
+				t.Fatalf("delta at %d has base at %d", off, e.baseOff)
+			}
+			if e.size > 1<<20 {
+				continue // valid, but not worth the memory here
+			}
+			b, err := p.inflate(e.data, e.size)
+			if err == nil && int64(len(b)) != e.size {
+				t.Fatalf("inflated %d bytes, header says %d", len(b), e.size)
+			}
+			if err == nil && e.typ == plumbing.OFSDeltaObject {
+				if base, err := p.header(e.baseOff); err == nil && base.size <= 1<<20 {
+					if src, err := p.inflate(base.data, base.size); err == nil {
+						applyDelta(src, b)
+					}
+				}
+			}
+		}
+	})
+}
