@@ -90,7 +90,7 @@ func (r *Repo) prestoreScopesLocked(ctx context.Context, scopes []string) map[st
 	}
 	for _, sc := range scopes {
 		for _, name := range under(s.idx.names, sc) {
-			ie, w := s.idx.m[name], s.work[name]
+			ie, w := s.idx.get(name), s.work[name]
 			if !big(w) || ie.e.SkipWorktree {
 				continue
 			}

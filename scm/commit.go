@@ -80,7 +80,7 @@ func (r *Repo) Commit(ctx context.Context, message string) (commitOID string, er
 	}
 	var ents []*index.Entry
 	for _, name := range idx.names {
-		ie := idx.m[name]
+		ie := idx.get(name)
 		if ie.conflict {
 			return "", fmt.Errorf("scm: commit: %s is unmerged: resolve the conflict and stage it first", name)
 		}

@@ -305,7 +305,7 @@ func (r *Repo) writeLFSObject(content []byte) error {
 // (zeroed if the file changed while we read it).
 func (r *Repo) entryFromWorktree(s *scan, rel string, fi fs.FileInfo) (*index.Entry, error) {
 	st := statOf(fi)
-	ie := s.idx.m[rel]
+	ie := s.idx.get(rel)
 	mode := workMode(&s.set, st, ie)
 	abs := s.abs(rel)
 	if p, ok := r.pre[rel]; ok && p.st == st && mode != filemode.Symlink {
@@ -408,7 +408,7 @@ func (r *Repo) stagePath(x *indexEdit, s *scan, rel string) error {
 		return fmt.Errorf("scm: stage %s: %w", rel, err)
 	}
 	if fi.IsDir() {
-		ie := s.idx.m[rel]
+		ie := s.idx.get(rel)
 		_, nestedErr := os.Lstat(filepath.Join(s.abs(rel), ".git"))
 		if (ie != nil && ie.e.Mode == filemode.Submodule) || nestedErr == nil {
 			e, err := gitlinkEntry(s, rel)
@@ -442,7 +442,7 @@ func (r *Repo) stageScopes(x *indexEdit, s *scan, scopes []string) error {
 			if err := s.ctx.Err(); err != nil {
 				return err
 			}
-			ie := s.idx.m[name]
+			ie := s.idx.get(name)
 			if ie.e.SkipWorktree {
 				continue
 			}
@@ -614,12 +614,12 @@ func (r *Repo) UnstagePath(ctx context.Context, p string) error {
 	}
 	return r.editIndexLocked(ctx, "scm: unstage "+p, func(x *indexEdit, s *scan) error {
 		for _, name := range under(x.names, rel) {
-			if _, ok := head.m[name]; !ok {
+			if _, ok := head.get(name); !ok {
 				x.remove(name)
 			}
 		}
 		for _, name := range under(head.paths, rel) {
-			he := head.m[name]
+			he, _ := head.get(name)
 			if old := x.stage0(name); old != nil && len(x.m[name]) == 1 && old.Hash == he.hash && old.Mode == he.mode && !old.IntentToAdd {
 				continue
 			}
@@ -645,7 +645,7 @@ func (r *Repo) IndexBlob(p string) (oid string, mode uint32, ok bool, err error)
 	if err != nil {
 		return "", 0, false, err
 	}
-	ie := idx.m[rel]
+	ie := idx.get(rel)
 	if ie == nil || ie.conflict {
 		return "", 0, false, nil
 	}
@@ -669,7 +669,7 @@ func (r *Repo) HeadBlob(p string) (oid string, mode uint32, ok bool, err error) 
 	if err != nil {
 		return "", 0, false, err
 	}
-	te, found := t.m[rel]
+	te, found := t.get(rel)
 	if !found {
 		return "", 0, false, nil
 	}
@@ -701,9 +701,9 @@ func (r *Repo) StagedFlags(paths []string) []bool {
 		if err != nil {
 			continue
 		}
-		ie := idx.m[rel]
+		ie := idx.get(rel)
 		inIndex := ie != nil && !ie.conflict
-		te, inHead := t.m[rel]
+		te, inHead := t.get(rel)
 		switch {
 		case inIndex != inHead:
 			out[i] = true
@@ -737,14 +737,14 @@ func (r *Repo) HasStaged(ctx context.Context) (bool, error) {
 func hasStaged(idx *indexSnapshot, head *flatTree) bool {
 	n := 0
 	for _, name := range idx.names {
-		ie := idx.m[name]
+		ie := idx.get(name)
 		if ie.conflict {
 			return true
 		}
 		if ie.e.IntentToAdd {
 			continue
 		}
-		he, ok := head.m[name]
+		he, ok := head.get(name)
 		if !ok || he.hash != ie.e.Hash || he.mode != ie.e.Mode {
 			return true
 		}

@@ -22,7 +22,7 @@ func (r *Repo) IndexStates(changes []Change) (map[string]IndexState, error) {
 	}
 	out := make(map[string]IndexState, len(changes))
 	for _, c := range changes {
-		ie := idx.m[c.Path]
+		ie := idx.get(c.Path)
 		if ie != nil && ie.conflict {
 			out[c.Path] = IndexState{Staged: true, Unstaged: true}
 			continue

@@ -183,8 +183,8 @@ func TestRepoTreeThroughReader(t *testing.T) {
 		t.Fatalf("%d tree reads, reader %v: want every tree read through the reader", reads, r.objs.opened())
 	}
 	var got strings.Builder
-	for _, p := range ft.paths {
-		e := ft.m[p]
+	for i, p := range ft.paths {
+		e := ft.ents[i]
 		fmt.Fprintf(&got, "%06o blob %s\t%s\n", uint32(e.mode), e.hash, p)
 	}
 	if want := gitRun(t, dir, "ls-tree", "-r", "HEAD"); got.String() != want {

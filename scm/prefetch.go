@@ -44,7 +44,7 @@ type fetched struct {
 func (s *scan) prefetch(scopes []string) {
 	var files []string
 	for _, sc := range scopes {
-		ie := s.idx.m[sc]
+		ie := s.idx.get(sc)
 		if sc == "" || ie == nil || ie.conflict || ie.assumed || ie.e.SkipWorktree || ie.e.Mode == filemode.Submodule {
 			continue
 		}
@@ -74,7 +74,7 @@ func (s *scan) prefetch(scopes []string) {
 					continue
 				}
 				f.st = statOf(f.fi)
-				e := s.idx.m[p].e
+				e := s.idx.get(p).e
 				if f.st.size > s.keepMax || (int64(e.Size) == f.st.size && e.ModifiedAt.UnixNano() == f.st.mtime) {
 					continue // too large to keep, or unchanged by the look of it
 				}

@@ -526,7 +526,7 @@ func (r *Repo) readWorktree(p string, s settings) ([]byte, uint32, error) {
 	r.mu.Lock()
 	var ie *idxEntry
 	if r.idx != nil {
-		ie = r.idx.m[rel]
+		ie = r.idx.get(rel)
 	}
 	r.mu.Unlock()
 	abs := filepath.Join(r.root, filepath.FromSlash(rel))
@@ -586,7 +586,7 @@ func (r *Repo) ReadWorktreeCanonical(p string) (content []byte, mode uint32, war
 	}
 	var ie *idxEntry
 	if r.idx != nil {
-		ie = r.idx.m[rel]
+		ie = r.idx.get(rel)
 	}
 	c, err := r.cleanLocked(rel, b, plan, ie)
 	if err != nil {
@@ -757,10 +757,14 @@ func (r *Repo) BlobSize(oid string) (int64, error) {
 }
 
 // flatTree is a tree flattened to path -> entry (gitlinks included, not
-// descended), with paths sorted bytewise.
+// descended): paths sorted bytewise and their entries beside them, looked
+// up by binary search. Two slices rather than a map: at a million paths a
+// map[string]treeEntry is a hundred megabytes of buckets the collector
+// scans, the entries' slice is 24 bytes a path and holds no pointer. The
+// paths are mostly the index's own strings (see fromCacheTree).
 type flatTree struct {
 	paths []string
-	m     map[string]treeEntry
+	ents  []treeEntry // ents[i] is paths[i]'s entry
 }
 
 type treeEntry struct {
@@ -768,7 +772,41 @@ type treeEntry struct {
 	hash plumbing.Hash
 }
 
-var emptyTree = &flatTree{m: map[string]treeEntry{}}
+var emptyTree = &flatTree{}
+
+// get returns path p's entry.
+func (t *flatTree) get(p string) (treeEntry, bool) {
+	i, ok := slices.BinarySearch(t.paths, p)
+	if !ok {
+		return treeEntry{}, false
+	}
+	return t.ents[i], true
+}
+
+func (t *flatTree) add(p string, e treeEntry) {
+	t.paths = append(t.paths, p)
+	t.ents = append(t.ents, e)
+}
+
+// sortPaths puts the paths in order, their entries with them. Trees are
+// flattened in git's order, which is the paths' bytewise order, so this
+// is only a check unless a tree was out of order.
+func (t *flatTree) sortPaths() {
+	if slices.IsSorted(t.paths) {
+		return
+	}
+	order := make([]int, len(t.paths))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(t.paths[a], t.paths[b]) })
+	paths := make([]string, len(order))
+	ents := make([]treeEntry, len(order))
+	for i, j := range order {
+		paths[i], ents[i] = t.paths[j], t.ents[j]
+	}
+	t.paths, t.ents = paths, ents
+}
 
 // under returns the sorted paths equal to scope or below it ("" = all).
 func under(sorted []string, scope string) []string {
@@ -814,16 +852,14 @@ func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, erro
 	ft := &flatTree{}
 	if idx != nil {
 		// The index's size is a close guess of the tree's: it spares
-		// the map's growth, which allocates about twice its final size.
+		// the slices' growth.
 		ft.paths = make([]string, 0, len(idx.names))
-		ft.m = make(map[string]treeEntry, len(idx.names))
-	} else {
-		ft.m = make(map[string]treeEntry)
+		ft.ents = make([]treeEntry, 0, len(idx.names))
 	}
 	if err := r.flatten(ctx, treeHash, "", ft, idx); err != nil {
 		return nil, fmt.Errorf("scm: read tree %s: %w", treeHash, err)
 	}
-	sort.Strings(ft.paths)
+	ft.sortPaths()
 	// A handful of trees is enough: HEAD's, plus a merge base or two.
 	if len(r.trees) >= 4 {
 		clear(r.trees)
@@ -863,8 +899,7 @@ func (r *Repo) flatten(ctx context.Context, h plumbing.Hash, prefix string, ft *
 			}
 			continue
 		}
-		ft.paths = append(ft.paths, p)
-		ft.m[p] = treeEntry{mode: e.Mode, hash: e.Hash}
+		ft.add(p, treeEntry{mode: e.Mode, hash: e.Hash})
 	}
 	return nil
 }
@@ -946,20 +981,22 @@ func fromCacheTree(idx *indexSnapshot, h plumbing.Hash, prefix string, ft *flatT
 	if !ok || ct.oid != h {
 		return false
 	}
-	names := under(idx.names, prefix)
-	if len(names) != ct.count || (prefix != "" && len(names) > 0 && names[0] == prefix) {
+	if prefix != "" && idx.get(prefix) != nil {
+		return false // a file where the tree has a directory
+	}
+	lo, hi := idx.below(prefix)
+	if hi-lo != ct.count {
 		return false
 	}
-	for _, n := range names {
-		ie := idx.m[n]
+	for i := lo; i < hi; i++ {
+		ie := &idx.ents[i]
 		if ie.conflict || ie.e.Stage != stageMerged || ie.e.IntentToAdd || !validTreeMode(ie.e.Mode) {
 			return false
 		}
 	}
-	for _, n := range names {
-		e := idx.m[n].e
-		ft.paths = append(ft.paths, n)
-		ft.m[n] = treeEntry{mode: e.Mode, hash: e.Hash}
+	for i := lo; i < hi; i++ {
+		e := idx.ents[i].e
+		ft.add(idx.names[i], treeEntry{mode: e.Mode, hash: e.Hash})
 	}
 	return true
 }
@@ -973,12 +1010,14 @@ func validTreeMode(m filemode.FileMode) bool {
 	return false
 }
 
-// indexSnapshot is the decoded index.
+// indexSnapshot is the decoded index: one entry per path, in the paths'
+// order, looked up by binary search. Slices rather than a map, for the
+// reason flatTree gives.
 type indexSnapshot struct {
-	stat  fileStat // of the index file when read
-	names []string // sorted, one per path
-	m     map[string]*idxEntry
-	mtime int64 // index file mtime (ns): the racy-git boundary
+	stat  fileStat   // of the index file when read
+	names []string   // sorted, one per path
+	ents  []idxEntry // ents[i] is names[i]'s
+	mtime int64      // index file mtime (ns): the racy-git boundary
 	// tree is the index's valid cache-tree entries by directory; see
 	// cacheTree and (*Repo).flatten.
 	tree map[string]cacheTree
@@ -988,6 +1027,27 @@ type indexSnapshot struct {
 // (the on-disk stage bits, 0). go-git's index.Merged constant is 1, which
 // is the "ancestor" stage of a conflict, so it is not used here.
 const stageMerged index.Stage = 0
+
+// get returns path p's entry, nil when the index has none.
+func (x *indexSnapshot) get(p string) *idxEntry {
+	i, ok := slices.BinarySearch(x.names, p)
+	if !ok {
+		return nil
+	}
+	return &x.ents[i]
+}
+
+// below returns the range of names under directory dir ("" = all), dir
+// itself excluded.
+func (x *indexSnapshot) below(dir string) (lo, hi int) {
+	if dir == "" {
+		return 0, len(x.names)
+	}
+	prefix := dir + "/"
+	lo, _ = slices.BinarySearch(x.names, prefix)
+	hi = lo + sort.Search(len(x.names)-lo, func(i int) bool { return !strings.HasPrefix(x.names[lo+i], prefix) })
+	return lo, hi
+}
 
 type idxEntry struct {
 	e *index.Entry
@@ -1005,7 +1065,7 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	path := filepath.Join(r.gitDir, "index")
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		r.idx = &indexSnapshot{m: map[string]*idxEntry{}}
+		r.idx = &indexSnapshot{}
 		return r.idx, nil
 	}
 	if err != nil {
@@ -1039,27 +1099,33 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 			return nil, fmt.Errorf("scm: read index: %w", err)
 		}
 	}
-	snap := &indexSnapshot{stat: st, mtime: st.mtime, m: make(map[string]*idxEntry, len(idx.entries)), tree: idx.validTree()}
+	snap := &indexSnapshot{stat: st, mtime: st.mtime, tree: idx.validTree()}
 	if sparseTrees != nil {
 		if snap.tree == nil {
 			snap.tree = map[string]cacheTree{}
 		}
 		maps.Copy(snap.tree, sparseTrees)
 	}
-	store := make([]idxEntry, 0, len(idx.entries)) // one allocation, not one per path
-	snap.names = make([]string, 0, len(idx.entries))
-	for _, e := range idx.entries {
-		if prev, ok := snap.m[e.Name]; ok {
+	// git writes entries sorted by path and stage; an index that is not
+	// is sorted here, its stages kept in the order read.
+	entries := idx.entries
+	byName := func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(entries, byName) {
+		entries = slices.Clone(entries)
+		slices.SortStableFunc(entries, byName)
+	}
+	snap.ents = make([]idxEntry, 0, len(entries))
+	snap.names = make([]string, 0, len(entries))
+	for _, e := range entries {
+		if n := len(snap.names); n > 0 && snap.names[n-1] == e.Name {
 			if e.Stage == stageMerged {
-				prev.e, prev.conflict, prev.assumed = e, false, idx.assumeValid[e]
+				snap.ents[n-1] = idxEntry{e: e, assumed: idx.assumeValid[e]}
 			}
 			continue
 		}
-		store = append(store, idxEntry{e: e, conflict: e.Stage != stageMerged, assumed: e.Stage == stageMerged && idx.assumeValid[e]})
-		snap.m[e.Name] = &store[len(store)-1]
+		snap.ents = append(snap.ents, idxEntry{e: e, conflict: e.Stage != stageMerged, assumed: e.Stage == stageMerged && idx.assumeValid[e]})
 		snap.names = append(snap.names, e.Name)
 	}
-	sort.Strings(snap.names)
 	r.idx = snap
 	return snap, nil
 }
@@ -1098,18 +1164,18 @@ func (r *Repo) expandSparseLocked(ctx context.Context, x *indexFile) (map[string
 		key := sparseDir{dir, e.Hash}
 		ft, ok := r.sparseTrees[key]
 		if !ok {
-			ft = &flatTree{m: map[string]treeEntry{}}
+			ft = &flatTree{}
 			if err := r.flatten(ctx, e.Hash, dir, ft, nil); err != nil {
 				return nil, fmt.Errorf("sparse directory %s: tree %s: %w", e.Name, e.Hash, err)
 			}
-			sort.Strings(ft.paths)
+			ft.sortPaths()
 			if r.sparseTrees == nil || len(r.sparseTrees) >= maxSparseTrees {
 				r.sparseTrees = map[sparseDir]*flatTree{}
 			}
 			r.sparseTrees[key] = ft
 		}
-		for _, p := range ft.paths {
-			te := ft.m[p]
+		for i, p := range ft.paths {
+			te := ft.ents[i]
 			out = append(out, &index.Entry{Name: p, Mode: te.mode, Hash: te.hash, SkipWorktree: true})
 		}
 		trees[dir] = cacheTree{count: len(ft.paths), oid: e.Hash}

@@ -80,7 +80,7 @@ func (r *Repo) Clean(p string, b []byte) ([]byte, error) {
 	}
 	var ie *idxEntry
 	if r.idx != nil {
-		ie = r.idx.m[rel]
+		ie = r.idx.get(rel)
 	}
 	return r.cleanLocked(rel, b, plan, ie)
 }

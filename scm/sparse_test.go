@@ -58,7 +58,7 @@ func TestSparseIndex(t *testing.T) {
 	must(t, err)
 	var ours []string
 	for _, n := range idx.names {
-		e := idx.m[n].e
+		e := idx.get(n).e
 		ours = append(ours, fmt.Sprintf("%o %s 0\t%s", e.Mode, e.Hash, n))
 	}
 	if d := diffLines(strings.Split(strings.TrimSpace(full), "\n"), ours); d != "" {

@@ -37,11 +37,11 @@ func (r *Repo) Staged(ctx context.Context) ([]StagedChange, error) {
 	}
 	var out []StagedChange
 	for _, name := range idx.names {
-		ie := idx.m[name]
+		ie := idx.get(name)
 		if ie.conflict || ie.e == nil || ie.e.IntentToAdd {
 			continue
 		}
-		he, ok := head.m[name]
+		he, ok := head.get(name)
 		if ok && he.hash == ie.e.Hash && he.mode == ie.e.Mode {
 			continue
 		}
@@ -52,10 +52,10 @@ func (r *Repo) Staged(ctx context.Context) ([]StagedChange, error) {
 		out = append(out, c)
 	}
 	for _, p := range head.paths {
-		if ie, ok := idx.m[p]; ok && (ie.conflict || ie.e == nil || !ie.e.IntentToAdd) {
+		if ie := idx.get(p); ie != nil && (ie.conflict || ie.e == nil || !ie.e.IntentToAdd) {
 			continue
 		}
-		he := head.m[p]
+		he, _ := head.get(p)
 		out = append(out, StagedChange{Path: p, HeadOID: he.hash.String(), HeadMode: uint32(he.mode)})
 	}
 	slices.SortFunc(out, func(a, b StagedChange) int { return strings.Compare(a.Path, b.Path) })
@@ -83,7 +83,7 @@ func indexDigest(idx *indexSnapshot) string {
 	h := sha1.New()
 	buf := make([]byte, 0, 64<<10)
 	for _, name := range idx.names {
-		ie := idx.m[name]
+		ie := idx.get(name)
 		switch {
 		case ie.conflict:
 			buf = append(append(buf, name...), "\x00conflict\x00"...)

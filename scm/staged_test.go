@@ -82,7 +82,7 @@ func TestIndexDigestStable(t *testing.T) {
 	r.mu.Unlock()
 	h := sha1.New()
 	for _, name := range idx.names {
-		ie := idx.m[name]
+		ie := idx.get(name)
 		if ie.conflict {
 			fmt.Fprintf(h, "%s\x00conflict\x00", name)
 		} else {

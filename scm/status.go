@@ -264,7 +264,7 @@ func (r *Repo) HashWorktree(ctx context.Context, p string) (string, error) {
 		return "", err
 	}
 	st := statOf(fi)
-	ie := s.idx.m[rel]
+	ie := s.idx.get(rel)
 	mode := workMode(&s.set, st, ie)
 	if mode == 0 {
 		return "", fmt.Errorf("scm: hash %s: not a file or symlink", rel)
@@ -359,7 +359,7 @@ func (s *scan) normScopes(scopes []string) []string {
 		parts := splitPath(sc)
 		for j := 1; j < len(parts); j++ {
 			pre := strings.Join(parts[:j], "/")
-			if ie := s.idx.m[pre]; ie != nil && ie.e.Mode == filemode.Submodule {
+			if ie := s.idx.get(pre); ie != nil && ie.e.Mode == filemode.Submodule {
 				scopes[i] = pre
 				break
 			}
@@ -440,7 +440,7 @@ func (s *scan) fill(scopes []string) ([]string, error) {
 			if _, ok := s.work[name]; ok {
 				continue
 			}
-			if err := s.checkUnseen(name, s.idx.m[name]); err != nil {
+			if err := s.checkUnseen(name, s.idx.get(name)); err != nil {
 				return nil, err
 			}
 		}
@@ -461,7 +461,7 @@ func (s *scan) scanScope(sc string) error {
 	if err != nil {
 		return nil
 	}
-	ie := s.idx.m[sc]
+	ie := s.idx.get(sc)
 	switch {
 	case fi.IsDir():
 		if ie != nil && ie.e.Mode == filemode.Submodule {
@@ -847,7 +847,7 @@ func modeKind(m filemode.FileMode) int {
 // compare builds the change at p, if any.
 func (s *scan) compare(p string, base *flatTree) (Change, bool, error) {
 	c := Change{Path: p}
-	he, inHead := base.m[p]
+	he, inHead := base.get(p)
 	w := s.work[p]
 	if w != nil && w.untracked && inHead && !w.known && w.mode != filemode.Submodule {
 		// Removed from the index but still on disk: compare the content.

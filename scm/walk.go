@@ -119,7 +119,7 @@ func (s *scan) listDir(rel string) (*dirListing, []string) {
 			p = rel + "/" + name
 		}
 		t := e.Type()
-		ie := s.idx.m[p]
+		ie := s.idx.get(p)
 		switch {
 		case t.IsDir():
 			if ie != nil && ie.e.Mode == filemode.Submodule {
