@@ -60,7 +60,8 @@ func (o *odb) hasPacked(h plumbing.Hash) bool {
 }
 
 // reader returns the pack reader, made at the first call; nil when the
-// directory has no pack directory (then nothing is packed).
+// directory has no pack directory (then nothing is packed). The packs are
+// listed again when git changed them, so that a pack it removed is closed.
 func (o *odb) reader() *gitobj.Reader {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -70,6 +71,7 @@ func (o *odb) reader() *gitobj.Reader {
 		}
 		o.packs = gitobj.OpenDir(o.dir)
 	}
+	o.packs.Refresh()
 	return o.packs
 }
 

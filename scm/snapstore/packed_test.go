@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -144,6 +145,11 @@ func TestPackedAlternateAsGitReads(t *testing.T) {
 	}
 	readsLikeGit(t, s, repo, "three packs and loose objects")
 
+	root := git(t, repo, nil, "", "rev-list", "--max-parents=0", "HEAD")
+	start := git(t, repo, nil, "", "rev-parse", root+":start")
+	if _, err := s.ReadBlob(start); err != nil {
+		t.Fatal(err)
+	}
 	commitVersions(t, repo, 27, 10)
 	git(t, repo, nil, "", "gc", "-q")
 	if n := len(packFiles(t, repo)); n != 1 {
@@ -151,6 +157,14 @@ func TestPackedAlternateAsGitReads(t *testing.T) {
 	}
 	if n := len(looseObjects(t, filepath.Join(repo, ".git"))); n != 0 {
 		t.Fatalf("%d loose objects after gc", n)
+	}
+	// An object the old packs held too: found in the new pack, with the
+	// old ones closed (their disk space freed), not read from them.
+	if _, err := s.ReadBlob(start); err != nil {
+		t.Fatal(err)
+	}
+	if held := deletedPacksHeld(t, repo); len(held) > 0 {
+		t.Fatalf("the store still holds packs git gc removed: %q", held)
 	}
 	readsLikeGit(t, s, repo, "after git gc under the open store")
 
@@ -221,4 +235,22 @@ func TestPackedReadKeepsNoPackMap(t *testing.T) {
 	if got := after.TotalAlloc - before.TotalAlloc; got > 256<<10 {
 		t.Fatalf("reading one object from a pack of %d allocated %d bytes: a table of the pack?", n, got)
 	}
+}
+
+// deletedPacksHeld lists the removed pack files of repo this process
+// still has open (their disk space is not freed while it does).
+func deletedPacksHeld(t *testing.T, repo string) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	var held []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, repo) && strings.HasSuffix(target, ".pack (deleted)") {
+			held = append(held, target)
+		}
+	}
+	return held
 }

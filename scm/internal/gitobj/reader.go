@@ -260,6 +260,19 @@ func (d *objDir) find(h plumbing.Hash) (*pack, int64, bool) {
 	return nil, 0, false
 }
 
+// Refresh lists the packs again in each directory whose objects/pack
+// changed since they were listed. Reads do so themselves when they miss;
+// Refresh also closes, without waiting for a miss, the packs git removed
+// (gc, repack), whose disk space their open files would hold.
+func (o *Reader) Refresh() {
+	if o.isClosed() {
+		return
+	}
+	for _, d := range o.dirs {
+		d.rescanIfChanged()
+	}
+}
+
 // rescanIfChanged lists objects/pack again if its mtime moved since the
 // last listing (git repacked) and reports whether it did.
 func (d *objDir) rescanIfChanged() bool {
