@@ -852,8 +852,8 @@ func (r *Repo) treeLocked(ctx context.Context, c plumbing.Hash) (*flatTree, erro
 	ft := &flatTree{}
 	if idx != nil {
 		// The index's size is a close guess of the tree's: it spares
-		// the slices' growth.
-		ft.paths = make([]string, 0, len(idx.names))
+		// the entries' growth. The paths are often the index's own
+		// (fromCacheTree), so they grow as needed.
 		ft.ents = make([]treeEntry, 0, len(idx.names))
 	}
 	if err := r.flatten(ctx, treeHash, "", ft, idx); err != nil {
@@ -993,6 +993,16 @@ func fromCacheTree(idx *indexSnapshot, h plumbing.Hash, prefix string, ft *flatT
 		if ie.conflict || ie.e.Stage != stageMerged || ie.e.IntentToAdd || !validTreeMode(ie.e.Mode) {
 			return false
 		}
+	}
+	if len(ft.paths) == 0 && prefix == "" {
+		// The whole tree is the index's: its paths are the index's
+		// names, shared (capped, so that nothing appends into them).
+		ft.paths = idx.names[lo:hi:hi]
+		for i := lo; i < hi; i++ {
+			e := idx.ents[i].e
+			ft.ents = append(ft.ents, treeEntry{mode: e.Mode, hash: e.Hash})
+		}
+		return true
 	}
 	for i := lo; i < hi; i++ {
 		e := idx.ents[i].e
