@@ -85,7 +85,7 @@ func (r *Repo) Commit(ctx context.Context, message string) (commitOID string, er
 			return "", fmt.Errorf("scm: commit: %s is unmerged: resolve the conflict and stage it first", name)
 		}
 		if !ie.e.IntentToAdd {
-			ents = append(ents, ie.e)
+			ents = append(ents, &index.Entry{Name: name, Mode: ie.e.Mode, Hash: ie.e.Hash})
 		}
 	}
 	if hs.commit.IsZero() && len(ents) == 0 {

@@ -234,7 +234,7 @@ func (r *Repo) smudgeIfRacy(s *scan, e *index.Entry, oldMtime int64) {
 	if err != nil {
 		return
 	}
-	ie := &idxEntry{e: e}
+	ie := &idxEntry{e: newIndexEntry(e)}
 	st := statOf(fi)
 	mode := workMode(&s.set, st, ie)
 	if mode != e.Mode || !s.statMatches(ie, st) {
@@ -506,7 +506,7 @@ func refreshEntry(s *scan, e *index.Entry) {
 		return
 	}
 	st := statOf(fi)
-	ie := &idxEntry{e: e}
+	ie := &idxEntry{e: newIndexEntry(e)}
 	if workMode(&s.set, st, ie) != e.Mode {
 		return
 	}

@@ -74,8 +74,8 @@ func (s *scan) prefetch(scopes []string) {
 					continue
 				}
 				f.st = statOf(f.fi)
-				e := s.idx.get(p).e
-				if f.st.size > s.keepMax || (int64(e.Size) == f.st.size && e.ModifiedAt.UnixNano() == f.st.mtime) {
+				e := &s.idx.get(p).e
+				if f.st.size > s.keepMax || (int64(e.Size) == f.st.size && e.modTime().UnixNano() == f.st.mtime) {
 					continue // too large to keep, or unchanged by the look of it
 				}
 				if left.Add(-f.st.size) < 0 {

@@ -38,7 +38,7 @@ func (r *Repo) Staged(ctx context.Context) ([]StagedChange, error) {
 	var out []StagedChange
 	for _, name := range idx.names {
 		ie := idx.get(name)
-		if ie.conflict || ie.e == nil || ie.e.IntentToAdd {
+		if ie.conflict || ie.e.IntentToAdd {
 			continue
 		}
 		he, ok := head.get(name)
@@ -52,7 +52,7 @@ func (r *Repo) Staged(ctx context.Context) ([]StagedChange, error) {
 		out = append(out, c)
 	}
 	for _, p := range head.paths {
-		if ie := idx.get(p); ie != nil && (ie.conflict || ie.e == nil || !ie.e.IntentToAdd) {
+		if ie := idx.get(p); ie != nil && (ie.conflict || !ie.e.IntentToAdd) {
 			continue
 		}
 		he, _ := head.get(p)
@@ -87,7 +87,7 @@ func indexDigest(idx *indexSnapshot) string {
 		switch {
 		case ie.conflict:
 			buf = append(append(buf, name...), "\x00conflict\x00"...)
-		case ie.e != nil:
+		default:
 			buf = append(append(buf, name...), 0)
 			buf = strconv.AppendUint(buf, uint64(ie.e.Mode), 8)
 			buf = append(buf, ' ')

@@ -547,22 +547,23 @@ func workMode(set *settings, st fileStat, ie *idxEntry) filemode.FileMode {
 
 // statMatches is git's ce_match_stat_basic for the fields we compare.
 func (s *scan) statMatches(ie *idxEntry, st fileStat) bool {
-	e := ie.e
+	e := &ie.e
+	mtime, ctime := e.modTime(), e.changeTime()
 	full := s.set.checkStat && st.sys
-	if e.ModifiedAt.Unix() != floorDiv(st.mtime, 1e9) {
+	if mtime.Unix() != floorDiv(st.mtime, 1e9) {
 		return false
 	}
 	// An entry whose nanoseconds are 0 was written by a tool that keeps
 	// whole seconds (or git built without USE_NSEC): its seconds are all
 	// it knows, and the racy rule covers the rest of that second.
-	if full && e.ModifiedAt.Nanosecond() != 0 && int64(e.ModifiedAt.Nanosecond()) != floorMod(st.mtime, 1e9) {
+	if full && mtime.Nanosecond() != 0 && int64(mtime.Nanosecond()) != floorMod(st.mtime, 1e9) {
 		return false
 	}
 	if s.set.trustCtime && st.sys {
-		if e.CreatedAt.Unix() != floorDiv(st.ctime, 1e9) {
+		if ctime.Unix() != floorDiv(st.ctime, 1e9) {
 			return false
 		}
-		if full && e.CreatedAt.Nanosecond() != 0 && int64(e.CreatedAt.Nanosecond()) != floorMod(st.ctime, 1e9) {
+		if full && ctime.Nanosecond() != 0 && int64(ctime.Nanosecond()) != floorMod(st.ctime, 1e9) {
 			return false
 		}
 	}
@@ -599,10 +600,11 @@ func (s *scan) racy(ie *idxEntry) bool {
 	if s.idx.mtime == 0 {
 		return false
 	}
-	if ie.e.ModifiedAt.Nanosecond() == 0 {
-		return ie.e.ModifiedAt.Unix() >= floorDiv(s.idx.mtime, 1e9)
+	mtime := ie.e.modTime()
+	if mtime.Nanosecond() == 0 {
+		return mtime.Unix() >= floorDiv(s.idx.mtime, 1e9)
 	}
-	return ie.e.ModifiedAt.UnixNano() >= s.idx.mtime
+	return mtime.UnixNano() >= s.idx.mtime
 }
 
 func (s *scan) checkTracked(p string, ie *idxEntry, st fileStat) error {
