@@ -326,6 +326,12 @@ func runPage(c config, pc pageConfig) error {
 			return fmt.Errorf("profile: %w", err)
 		}
 	}
+	if os.Getenv("BENCH_PAGE_TRACE") != "" {
+		fmt.Println("the all-diffs mode:")
+		if err := traceReload(b, `window.__allShown`); err != nil {
+			return fmt.Errorf("trace: %w", err)
+		}
+	}
 	var allNav []time.Duration
 	for range pc.runs {
 		if err := do(b, chromedp.Reload()); err != nil {

@@ -373,7 +373,11 @@ function body(f, meta, read) {
     // Read now that it is near the view; drawn when it arrives.
     const uri = meta.patchUri;
     patches.load(uri).then(() => {
-      if (all.on && all.sections.get(f.id)) schedule();
+      if (!all.on || !all.sections.get(f.id)) return;
+      // The last diff the view waited for is drawn at once, not in the
+      // next frame: the first screen is complete a frame sooner.
+      if (allRead()) drawNow();
+      else schedule();
     });
     const p = note('Loading the diff…');
     p.classList.add('loading');
@@ -395,6 +399,25 @@ function body(f, meta, read) {
     }, 0));
   }
   return t;
+}
+
+// allRead reports whether every section in the view has its patch (or
+// needs none); those in the margin around it may still come.
+function allRead() {
+  const top = all.top;
+  const bottom = top + (all.height || innerHeight);
+  for (let i = fileAt(top); i >= 0 && i < all.files.length && all.tops[i] < bottom; i++) {
+    const uri = all.files[i]._meta?.changesetd?.patchUri;
+    if (uri && !patches.get(uri)) return false;
+  }
+  return true;
+}
+
+function drawNow() {
+  if (all.frame) cancelAnimationFrame(all.frame);
+  all.frame = 0;
+  syncFiles();
+  draw(null);
 }
 
 // schedule redraws in the next animation frame, once however many
