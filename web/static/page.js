@@ -41,8 +41,15 @@ const ui = {
 const patches = createPatches((uri) => ui.client.request('resourceRead', { channel: ROOT, uri }));
 
 const remembered = () => JSON.parse(sessionStorage.getItem('changesetd.selection') || '{}');
+// remember keeps the selection for the tab's next load; a write that
+// would change nothing is skipped (the page remembers several times as
+// it opens).
+let remembering = '';
 function remember() {
-  sessionStorage.setItem('changesetd.selection', JSON.stringify({ session: ui.session, cs: ui.cs, file: ui.file }));
+  const v = JSON.stringify({ session: ui.session, cs: ui.cs, file: ui.file });
+  if (v === remembering) return;
+  remembering = v;
+  sessionStorage.setItem('changesetd.selection', v);
 }
 
 // hold subscribes to channel once however many parts of the page use it.

@@ -32,11 +32,20 @@ function workingDirs() {
 }
 const NO_DIRS = [];
 
+// basesOf is each working directory as a prefix ending in '/', kept
+// per list of directories: relPath runs for every file of a changeset.
+let bases = { dirs: null, list: [] };
+function basesOf(dirs) {
+  if (bases.dirs !== dirs) bases = { dirs, list: dirs.map((d) => (d.endsWith('/') ? d : d + '/')) };
+  return bases.list;
+}
+
 function relPath(uri) {
-  const dirs = workingDirs();
-  for (const d of dirs) {
-    const base = d.endsWith('/') ? d : d + '/';
-    if (uri.startsWith(base)) return decodeURIComponent(uri.slice(base.length));
+  for (const base of basesOf(workingDirs())) {
+    if (uri.startsWith(base)) {
+      const rel = uri.slice(base.length);
+      return rel.includes('%') ? decodeURIComponent(rel) : rel;
+    }
   }
   return dirName(uri);
 }
