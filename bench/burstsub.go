@@ -92,13 +92,14 @@ func (r *rawSub) call(id int, method string, params any) (json.RawMessage, error
 	}
 }
 
-// listen hands every later frame to f, on a goroutine of its own, until
-// the connection ends.
-func (r *rawSub) listen(f func([]byte)) {
+// listen hands the scan of every later frame to f, on a goroutine of
+// its own, until the connection ends. Its frames are read through fr
+// (frameCache): a scan's bytes are valid only until f returns.
+func (r *rawSub) listen(fr *frameReader, f func(*frameScan)) {
 	go func() {
 		defer close(r.done)
 		for {
-			_, data, err := r.ws.ReadMessage()
+			fs, err := fr.next(r.ws)
 			if err != nil {
 				var ce *websocket.CloseError
 				r.mu.Lock()
@@ -113,7 +114,10 @@ func (r *rawSub) listen(f func([]byte)) {
 			if d := r.delay.Load(); d > 0 {
 				time.Sleep(time.Duration(d))
 			}
-			f(data)
+			f(fs)
+			if cap(fr.own) > 64<<20 {
+				fr.own = nil // not kept for a frame larger than a burst's
+			}
 			select {
 			case r.taken <- struct{}{}:
 			default:

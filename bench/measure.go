@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -699,4 +701,42 @@ func measureNode(ctx context.Context, d *daemon, uri string, files, runs int) (*
 		return d
 	}
 	return &nodeResult{receive: ms(raw.Receive), parse: ms(raw.Parse), bytes: raw.Bytes}, "", nil
+}
+
+// burstProfiles is the -burst-profiles directory, "" for none.
+var burstProfiles string
+
+// burstProfiled, if set, is called as a burst's profile starts and as it
+// ends: a daemon built to profile a part of its run hears of it there.
+var burstProfiled func(d *daemon)
+
+// profileBurst starts a CPU profile of the bench's own process, its
+// subscribers' reading, for a burst under subs subscribers, written to
+// -burst-profiles/bench-burst<subs>.cpu.prof; the function it returns
+// stops it (once; later calls do nothing).
+func profileBurst(d *daemon, subs int) (func(), error) {
+	if burstProfiles == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(burstProfiles, fmt.Sprintf("bench-burst%d.cpu.prof", subs)))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if burstProfiled != nil {
+		burstProfiled(d)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if burstProfiled != nil {
+				burstProfiled(d)
+			}
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}, nil
 }

@@ -267,12 +267,12 @@ type burstMirror struct {
 	want    int           // changed files once converged; 0 until the burst starts
 	done    chan struct{} // closed once converged
 	at      time.Time
-	frames  int   // action frames taken in; every checkEvery-th is decoded in full too
 	scanErr error // the first frame scanned otherwise than decoded in full
 }
 
-// checkEvery is how often a frame scanned by scanFrame is decoded in
-// full as well, and the two compared: the scan is checked as it goes.
+// checkEvery is how often a frame scanned by scanFrame (a distinct
+// frame: frameCache) is decoded in full as well, and the two compared:
+// the scan is checked as it goes.
 const checkEvery = 64
 
 type mirrorFile struct {
@@ -308,21 +308,11 @@ func decodeFile(raw json.RawMessage) (string, mirrorFile, error) {
 var notifyOverhead = int64(len(`{"jsonrpc":"2.0","method":"action","params":}`))
 
 // take applies a frame, scanned (scanFrame) when it can be, else
-// decoded in full.
-func (m *burstMirror) take(uri string, frame []byte) {
-	h, ok := scanFrame(frame)
-	var heads []fileHeadScan
-	if ok {
-		for _, f := range h.files {
-			id, mf, fok := scanFile(f)
-			if !fok {
-				ok = false
-				break
-			}
-			heads = append(heads, fileHeadScan{id, mf})
-		}
-	}
-	if !ok {
+// decoded in full. The scan is made once for every mirror that received
+// the same bytes (frameCache).
+func (m *burstMirror) take(uri string, fs *frameScan) {
+	frame := fs.data
+	if !fs.ok {
 		var n struct {
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
@@ -332,16 +322,13 @@ func (m *burstMirror) take(uri string, frame []byte) {
 		}
 		return
 	}
-	m.mu.Lock()
-	m.frames++
-	check := m.frames%checkEvery == 0 && m.scanErr == nil
-	m.mu.Unlock()
-	if check {
-		if err := checkScan(frame, h, heads); err != nil {
-			m.mu.Lock()
-			m.scanErr = err
-			m.mu.Unlock()
+	h, heads := fs.head, fs.heads
+	if fs.err != nil {
+		m.mu.Lock()
+		if m.scanErr == nil {
+			m.scanErr = fs.err
 		}
+		m.mu.Unlock()
 	}
 	if h.channel != uri || h.rejected {
 		return
@@ -529,6 +516,7 @@ func burstSubscribers(ctx context.Context, d *daemon, uri string, subs int) ([]*
 // connection takes in at most rate bytes a second (0: none limited).
 func burstSubscribersAt(ctx context.Context, d *daemon, uri string, subs int, rate int64) ([]*burstMirror, func(), error) {
 	var mirrors []*burstMirror
+	scans := newFrameCache()
 	closeAll := func() {
 		for _, m := range mirrors {
 			m.c.Close()
@@ -591,7 +579,10 @@ func burstSubscribersAt(ctx context.Context, d *daemon, uri string, subs int, ra
 			}
 		}
 		m.mu.Unlock()
-		c.listen(func(frame []byte) { m.take(uri, frame) })
+		// The last subscriber reads slowly (throttled, or 2 ms late):
+		// the others must not wait for its reading to compare theirs.
+		fr := &frameReader{c: scans, lead: i < subs-2}
+		c.listen(fr, func(fs *frameScan) { m.take(uri, fs) })
 	}
 	return mirrors, closeAll, nil
 }
@@ -665,6 +656,11 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 		m.begin(len(paths))
 		m.mu.Unlock()
 	}
+	stopProfile, err := profileBurst(d, subs)
+	if err != nil {
+		return nil, err
+	}
+	defer stopProfile()
 	cpu0, _ := cpuTime(d.cmd.Process.Pid)
 	self0, _ := cpuTime(os.Getpid())
 	start := time.Now()
@@ -712,6 +708,7 @@ func measureBurst(ctx context.Context, d *daemon, r *repo, uri string, paths []s
 		}
 	}
 	res.all = slices.Max(took[:fast])
+	stopProfile()
 	if cpu1, err := cpuTime(d.cmd.Process.Pid); err == nil {
 		res.daemonCPU = cpu1 - cpu0
 	}
