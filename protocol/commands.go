@@ -100,25 +100,35 @@ type SubscribeResult struct {
 // appendJSON writes the result, an Encoded snapshot state as it is (as
 // encoding/json would write it, without scanning it again).
 func (r SubscribeResult) appendJSON(b []byte) ([]byte, error) {
-	state, ok := Encoded(nil), false
+	head, state, tail, ok, err := r.encodedParts(b)
+	if !ok || err != nil {
+		return head, err
+	}
+	b = append(head, state...)
+	return append(b, tail...), nil
+}
+
+// encodedParts splits r's encoding around its snapshot's Encoded state:
+// head is appended to b, then state, the very bytes of the snapshot,
+// then tail. ok is false when the state is not Encoded: head then holds
+// the whole encoding.
+func (r SubscribeResult) encodedParts(b []byte) (head []byte, state Encoded, tail []byte, ok bool, err error) {
 	if r.Snapshot != nil {
 		state, ok = r.Snapshot.State.(Encoded)
 	}
 	if !ok {
 		out, err := json.Marshal(r)
-		return append(b, out...), err
+		return append(b, out...), nil, nil, false, err
 	}
 	res, err := json.Marshal(r.Snapshot.Resource)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, false, err
 	}
 	b = append(b, `{"snapshot":{"resource":`...)
 	b = append(b, res...)
 	b = append(b, `,"state":`...)
-	b = append(b, state...)
-	b = append(b, `,"fromSeq":`...)
-	b = strconv.AppendInt(b, r.Snapshot.FromSeq, 10)
-	return append(b, "}}"...), nil
+	tail = append([]byte(`,"fromSeq":`), strconv.AppendInt(nil, r.Snapshot.FromSeq, 10)...)
+	return b, state, append(tail, "}}"...), true, nil
 }
 
 type UnsubscribeParams struct {

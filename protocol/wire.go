@@ -134,6 +134,34 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// EncodeParts is MarshalJSON as pieces to be written one after another
+// as one message. A subscribe result whose snapshot state is Encoded is
+// one of the pieces, not copied: the state of a large changeset is
+// megabytes, shared by every subscriber until the state changes, and a
+// copy of it for each reply was most of what a run of subscribes
+// allocated. The pieces must not be modified.
+func (r Response) EncodeParts() ([][]byte, error) {
+	sr, ok := r.Result.(SubscribeResult)
+	if !ok || r.Error != nil {
+		b, err := r.MarshalJSON()
+		return [][]byte{b}, err
+	}
+	id := r.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b := append([]byte(`{"jsonrpc":"`+JSONRPCVersion+`","id":`), id...)
+	b = append(b, `,"result":`...)
+	head, state, tail, ok, err := sr.encodedParts(b)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return [][]byte{append(head, '}')}, nil
+	}
+	return [][]byte{head, state, append(tail, '}')}, nil
+}
+
 // Encoded is JSON this program made with encoding/json, kept to be sent
 // as it is: a snapshot of a large changeset is megabytes, and encoding/json
 // would scan every byte again to compact it. A subscribe result whose

@@ -320,6 +320,23 @@ func (c *conn) encodeReply(req *jsonrpc2.Request, result any) []byte {
 	return b
 }
 
+// encodeReplyParts is encodeReply as pieces of one message
+// (protocol.Response.EncodeParts): a snapshot's encoded state is written
+// from the bytes the channel keeps for every subscriber, not copied into
+// each reply.
+func (c *conn) encodeReplyParts(req *jsonrpc2.Request, result any) [][]byte {
+	if replyEncoding != nil {
+		replyEncoding(req.Method)
+	}
+	c.answeredID(req)
+	parts, err := protocol.Response{ID: rawID(req.ID), Result: c.adapt(result)}.EncodeParts()
+	if err != nil {
+		b, _ := json.Marshal(protocol.Response{ID: rawID(req.ID), Error: &protocol.Error{Code: protocol.CodeInternalError, Message: "encode result: " + err.Error()}})
+		return [][]byte{b}
+	}
+	return parts
+}
+
 // rawID encodes a request id for its response.
 func rawID(id jsonrpc2.ID) json.RawMessage {
 	b, _ := id.MarshalJSON()

@@ -262,7 +262,7 @@ func (c *conn) subscribe(req *jsonrpc2.Request, p protocol.SubscribeParams) {
 			c.reply(req, nil, aerr)
 			return
 		}
-		c.stream.fill(sl, c.encodeReply(req, protocol.SubscribeResult{Snapshot: &snap}))
+		c.stream.fillParts(sl, c.encodeReplyParts(req, protocol.SubscribeResult{Snapshot: &snap}))
 	})
 }
 

@@ -36,6 +36,7 @@ type frame struct {
 	channel string
 	slot    *slot
 	body    *resourceReply // instead of data: a reply encoded as it is written
+	parts   [][]byte       // instead of data: one message written as these pieces, which may be shared
 	written chan struct{}  // if set, closed once the frame is on the socket
 }
 
@@ -48,8 +49,18 @@ func (f frame) size() int64 {
 		return f.slot.size()
 	case f.body != nil:
 		return f.body.size()
+	case f.parts != nil:
+		return partsSize(f.parts)
 	}
 	return int64(len(f.data))
+}
+
+func partsSize(parts [][]byte) int64 {
+	var n int64
+	for _, p := range parts {
+		n += int64(len(p))
+	}
+	return n
 }
 
 // slot is a place in the queue kept for frames still being made, such as
@@ -58,16 +69,11 @@ func (f frame) size() int64 {
 // and what was queued before goes out meanwhile.
 type slot struct {
 	frames [][]byte
+	parts  [][]byte // instead of frames: one message in pieces (fillParts)
 	filled bool
 }
 
-func (sl *slot) size() int64 {
-	var n int64
-	for _, f := range sl.frames {
-		n += int64(len(f))
-	}
-	return n
-}
+func (sl *slot) size() int64 { return partsSize(sl.frames) + partsSize(sl.parts) }
 
 // stream frames JSON-RPC over one WebSocket connection. Writes never
 // block: they go to a bounded queue drained by one writer goroutine.
@@ -240,7 +246,7 @@ func (s *stream) lagLocked() {
 		}
 		s.queuedBytes -= f.size()
 		if f.slot != nil {
-			f.slot.frames, f.slot.filled = nil, true // a late fill is dropped
+			f.slot.frames, f.slot.parts, f.slot.filled = nil, nil, true // a late fill is dropped
 		}
 		if s.resyncing[f.channel] == 0 {
 			s.resyncing[f.channel] = lagWaiting
@@ -326,6 +332,22 @@ func (s *stream) reserve() *slot {
 
 // fill gives a reserved place its reply and lets the writer past it.
 func (s *stream) fill(sl *slot, data []byte) { s.fillSlot(sl, [][]byte{data}) }
+
+// fillParts gives a reserved place its reply as pieces of one message
+// (protocol.Response.EncodeParts), written one after another.
+func (s *stream) fillParts(sl *slot, parts [][]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing || sl.filled {
+		return
+	}
+	sl.parts, sl.filled = parts, true
+	s.queuedBytes += sl.size()
+	s.signal()
+	if s.overHardLocked() {
+		s.overflowLocked()
+	}
+}
 
 // fillSlot gives a reserved place its frames and lets the writer past it.
 // A place dropped meanwhile (a catch-up replaced by a later one) stays
@@ -446,12 +468,16 @@ func (s *stream) writeLoop() {
 				switch {
 				case f.slot != nil:
 					// Empty when given up while closing, or replaced.
+					if f.slot.parts != nil {
+						err = s.writeFrame(frame{parts: f.slot.parts})
+					}
 					for _, data := range f.slot.frames {
-						if err = s.writeFrame(frame{data: data}); err != nil {
+						if err != nil {
 							break
 						}
+						err = s.writeFrame(frame{data: data})
 					}
-				case f.data != nil || f.env != nil || f.body != nil:
+				case f.data != nil || f.env != nil || f.body != nil || f.parts != nil:
 					err = s.writeFrame(f)
 				}
 				if f.written != nil && err == nil {
@@ -507,14 +533,14 @@ var frameWriting func(n int)
 // it has read what came before): it extends the read deadline too.
 func (s *stream) writeFrame(f frame) error {
 	if frameWriting != nil {
-		frameWriting(int(frame{data: f.data, body: f.body}.size()))
+		frameWriting(int(frame{data: f.data, body: f.body, parts: f.parts}.size()))
 	}
 	extend := func() {
 		now := time.Now()
 		s.ws.SetWriteDeadline(now.Add(s.cfg.WriteTimeout))
 		s.ws.SetReadDeadline(now.Add(s.cfg.ReadTimeout))
 	}
-	if f.env == nil && f.body == nil && len(f.data) <= writeChunk {
+	if f.env == nil && f.body == nil && f.parts == nil && len(f.data) <= writeChunk {
 		extend()
 		return s.ws.WriteMessage(websocket.TextMessage, f.data)
 	}
@@ -527,6 +553,13 @@ func (s *stream) writeFrame(f frame) error {
 		err = f.env.WriteTo(w, f.legacy, writeChunk, extend)
 	case f.body != nil:
 		err = f.body.writeTo(w, writeChunk, extend)
+	case f.parts != nil:
+		for _, p := range f.parts {
+			for ; len(p) > 0 && err == nil; p = p[min(len(p), writeChunk):] {
+				extend()
+				_, err = w.Write(p[:min(len(p), writeChunk)])
+			}
+		}
 	default:
 		for p := f.data; len(p) > 0 && err == nil; p = p[min(len(p), writeChunk):] {
 			extend()
