@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/changesetd/changesetd/hub"
@@ -58,6 +59,27 @@ func TestScanReadsWhatTheDaemonWrites(t *testing.T) {
 	if ok {
 		if _, _, fok := scanFile(h.files[0]); fok {
 			t.Errorf("an escaped id was scanned")
+		}
+	}
+}
+
+// TestReplyHead: the catch-up's client tells its reply from other frames
+// by the head of each alone.
+func TestReplyHead(t *testing.T) {
+	for _, c := range []struct {
+		frame        string
+		got, ok      bool
+		errSubstring string
+	}{
+		{`{"jsonrpc":"2.0","id":2,"result":{"snapshot":{"state":{"files":[`, true, true, ""},
+		{`{"jsonrpc":"2.0","id":3,"result":{}}`, true, false, ""},
+		{`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"no"}}`, false, true, "no"},
+		{`{"jsonrpc":"2.0","method":"action","params":{"id":2}}`, false, false, ""},
+		{`not json`, false, false, ""},
+	} {
+		got, rerr, ok := replyHead([]byte(c.frame), 2)
+		if got != c.got || ok != c.ok || !strings.Contains(rerr, c.errSubstring) {
+			t.Errorf("%s: got %v %q %v", c.frame, got, rerr, ok)
 		}
 	}
 }

@@ -71,6 +71,7 @@ func main() {
 	flag.IntVar(&sc.checkouts, "checkouts", 100, "with -scale: round trips between two branches for the RSS measure (0: skip it)")
 	flag.IntVar(&sc.checkoutFiles, "checkout-files", 10000, "with -scale: tracked files of the checkouts' tree")
 	flag.IntVar(&sc.checkoutDiffer, "checkout-differ", 5000, "with -scale: files the two branches differ in")
+	flag.IntVar(&sc.catchUpSaves, "catchup-saves", 100, "with -scale: saves timed in the second session with the first idle, and as many during its snapshots, alternating in rounds of 20")
 	flag.StringVar(&c.budgetRows, "budget-rows", "", "with -budgets: only these rows, numbered from 1, comma-separated")
 	budgets := flag.Bool("budgets", false, "measure the daemon's peak RSS under inputs that grow without bound instead (see budgets.go)")
 	flag.Parse()

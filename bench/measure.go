@@ -715,10 +715,15 @@ var burstProfiled func(d *daemon)
 // -burst-profiles/bench-burst<subs>.cpu.prof; the function it returns
 // stops it (once; later calls do nothing).
 func profileBurst(d *daemon, subs int) (func(), error) {
+	return profilePart(d, fmt.Sprintf("burst%d", subs))
+}
+
+// profilePart is profileBurst for the part of the bench name names.
+func profilePart(d *daemon, name string) (func(), error) {
 	if burstProfiles == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(filepath.Join(burstProfiles, fmt.Sprintf("bench-burst%d.cpu.prof", subs)))
+	f, err := os.Create(filepath.Join(burstProfiles, "bench-"+name+".cpu.prof"))
 	if err != nil {
 		return nil, err
 	}
