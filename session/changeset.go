@@ -71,7 +71,8 @@ type fileOrigin struct {
 	ws       int
 	from, to *FileVersion // the file's sides; nil when absent
 	// The file's patch and ACP v2 diff block, read through the URIs of
-	// its published _meta (patch.go), and their version.
+	// its published _meta (patch.go), and their version. The block's
+	// text is kept as its header and the patch's tail (shareACP).
 	patch  string
 	acp    protocol.Object
 	patchV string
@@ -768,7 +769,7 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 		return &protocol.FileEditSide{URI: uri, Content: content}
 	}
 	f := protocol.ChangesetFile{Edit: protocol.FileEdit{}, Meta: withEdits(fc.Meta, s.editsMeta(cs, ws, fc.Path()))}
-	o := fileOrigin{ws: ws, from: fc.Old, to: fc.New, patch: fc.Patch, acp: fc.ACP}
+	o := fileOrigin{ws: ws, from: fc.Old, to: fc.New, patch: fc.Patch, acp: shareACP(fc.Patch, fc.ACP)}
 	if fc.Old != nil {
 		f.Edit.Before = side(fc.Old)
 		f.ID = f.Edit.Before.URI

@@ -316,7 +316,7 @@ func (m *Manager) FilePatch(ctx context.Context, uri string) ([]byte, bool, erro
 			if o.acp == nil {
 				return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: the file has no ACP diff block", uri)
 			}
-			return json.Marshal(o.acp)
+			return json.Marshal(acpOf(o.patch, o.acp))
 		}
 		if o.patch == "" {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: the file has no patch (see its tooLarge or patchOmitted)", uri)
