@@ -16,13 +16,16 @@ import (
 // the trimmer collects and returns the freed memory at once: one
 // collection, paid while nothing else runs.
 //
-// The trimmer also keeps the runtime's soft memory limit at twice the
-// live heap, and at least memoryBudget: a burst's garbage (a hundred
-// large files diffed, a whole-changeset patch) is then collected before
-// the daemon's memory passes its budget, where the collector's default
-// pacing would let the heap reach twice its live size; a daemon whose
-// live heap is large (a tree of a million files) keeps the default's
-// headroom. GOMEMLIMIT, when set, is left to the runtime.
+// The trimmer also keeps the runtime's soft memory limit at memoryBudget
+// while the live heap is at most three quarters of it, and at twice the
+// live heap past that: a burst's garbage (a hundred large files diffed,
+// a whole-changeset patch) is then collected before the daemon's memory
+// passes its budget, where the collector's default pacing would let the
+// heap reach twice its live size (a live heap of 300 MiB while a
+// hundred 6 MiB files are diffed took the daemon to 554 MiB with the
+// limit at twice it, 461 MiB at the budget); a daemon whose live heap is
+// large (a tree of a million files) keeps the default's headroom.
+// GOMEMLIMIT, when set, is left to the runtime.
 const (
 	trimAfter    = 64 << 20        // bytes allocated since the last trim
 	trimQuiet    = 1 << 20         // at most this allocated in a tick counts as quiet
@@ -65,7 +68,12 @@ func newTrimmer() *trimmer {
 }
 
 // limit is the soft memory limit for a live heap of live bytes.
-func limit(live uint64) int64 { return int64(max(memoryBudget, 2*live)) }
+func limit(live uint64) int64 {
+	if live <= memoryBudget/4*3 {
+		return memoryBudget
+	}
+	return int64(2 * live)
+}
 
 // tick looks once: it trims when more than trimAfter was allocated since
 // the last trim and less than trimQuiet since the last tick.

@@ -54,8 +54,8 @@ func TestTrimmerTrimsOnceQuietAfterABurst(t *testing.T) {
 	})
 }
 
-// The soft memory limit follows the live heap: twice it, never under the
-// budget.
+// The soft memory limit is the budget while the live heap is at most
+// three quarters of it, then twice the live heap.
 func TestTrimmerKeepsTheLimitAtTwiceTheLiveHeap(t *testing.T) {
 	var live atomic.Uint64
 	var set atomic.Int64
@@ -63,7 +63,9 @@ func TestTrimmerKeepsTheLimitAtTwiceTheLiveHeap(t *testing.T) {
 	for _, c := range []struct{ live, want uint64 }{
 		{10 << 20, memoryBudget},
 		{200 << 20, memoryBudget},
-		{300 << 20, 600 << 20},
+		{300 << 20, memoryBudget},
+		{336 << 20, memoryBudget},
+		{400 << 20, 800 << 20},
 		{1 << 30, 2 << 30},
 		{50 << 20, memoryBudget},
 	} {
