@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,5 +115,43 @@ func TestBrowserOpensServedSession(t *testing.T) {
 	b.eval(`document.querySelector('#sessions .selected').textContent`, &sel)
 	if !strings.Contains(sel, filepath.Base(repo)) || strings.Contains(sel, filepath.Base(other)) {
 		t.Errorf("the page opened on %q, want the session of %s", sel, repo)
+	}
+}
+
+// TestBrowserHunkHeaderKeepsItsButtons: at 1024 px a hunk whose header
+// names a long function keeps its buttons on the header's first line
+// (the header wraps beside them) and the diff no wider than its pane;
+// they had wrapped below the header.
+func TestBrowserHunkHeaderKeepsItsButtons(t *testing.T) {
+	t.Parallel()
+	long := "func (s *state) entryNewValueWithAVeryLongNameIndeed(op ssa.Op, t *types.Type, auxint int64, aux Aux) *ssa.Value {\n"
+	var body strings.Builder
+	body.WriteString("package main\n\n")
+	body.WriteString(long)
+	for i := range 40 {
+		fmt.Fprintf(&body, "\tx%d := %d\n", i, i)
+	}
+	body.WriteString("}\n")
+	repo := gitRepo(t, map[string]string{"main.go": body.String()})
+	writeFile(t, repo, "main.go", strings.Replace(body.String(), "\tx30 := 30\n", "\tx30 := 31\n", 1))
+	d := startDaemon(t, repo)
+	b := newBrowser(t)
+	b.do(chromedp.EmulateViewport(1024, 800))
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("the hunk and its buttons", `document.getElementById('diff-path').textContent === 'main.go' && !!document.querySelector('#diff tr.hunk .hunkops') && document.querySelector('#diff tr.hunk').textContent.includes('entryNewValueWithAVeryLongNameIndeed')`)
+	var got string
+	b.eval(`(() => {
+		const tr = document.querySelector('#diff tr.hunk');
+		const cell = tr.firstElementChild.getBoundingClientRect();
+		const ops = tr.querySelector('.hunkops').getBoundingClientRect();
+		const pane = document.getElementById('diff');
+		const out = [];
+		if (ops.top > cell.top + 8) out.push('buttons below the header\'s first line: ' + (ops.top - cell.top) + ' px from its top');
+		if (ops.right > pane.getBoundingClientRect().right + 1) out.push('buttons outside the pane');
+		if (pane.scrollWidth > pane.clientWidth + 1) out.push('diff wider than its pane: ' + pane.scrollWidth + ' > ' + pane.clientWidth);
+		return out.join('; ');
+	})()`, &got)
+	if got != "" {
+		t.Error(got)
 	}
 }

@@ -122,8 +122,13 @@ function diffTable(view) {
 function hunkRow(h, hi) {
   const hr = el('tr', 'hunk');
   hr.dataset.hunk = String(hi);
-  const td = el('td', 'hunkhead', h.header);
+  const td = el('td', 'hunkhead');
   td.colSpan = 4;
+  // The header and the hunk's buttons side by side: a long header wraps
+  // beside them rather than pushing them to a line of their own.
+  const line = el('div', 'hunkline');
+  line.append(el('span', 'htext', h.header));
+  td.append(line);
   hr.append(td);
   return hr;
 }

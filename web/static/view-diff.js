@@ -265,7 +265,7 @@ function addExpanders(pane, f, hunks) {
     const box = el('span', 'expanders');
     if (i > 0) box.append(expandButton(`↓ ${n(g)}`, `Show ${n(g)} more lines below hunk ${i}`, () => expandAt(i - 1, 'below', i)));
     box.append(expandButton(`↑ ${n(g)}`, `Show ${n(g)} more lines above hunk ${i + 1}`, () => expandAt(i, 'above', i)));
-    tr.firstElementChild.prepend(box);
+    hunkLine(tr).prepend(box);
   }
   const last = gaps[hunks.length];
   if (left(last) > 0) {
@@ -359,6 +359,12 @@ function hunkLines(r) {
 
 // decorateHunks puts the per-hunk controls on the hunk headers shown and
 // brings them up to date: cheap enough to run on every render.
+// hunkLine is the one line of a hunk's header row that holds its text
+// and its buttons.
+function hunkLine(tr) {
+  return tr.querySelector('.hunkline') || tr.firstElementChild;
+}
+
 function decorateHunks(s, f) {
   if (!f) return;
   // The whole-file view is one table of its own, not the diff's hunks.
@@ -397,7 +403,7 @@ function decorateHunks(s, f) {
       why.type = 'button';
       why.onclick = () => undoWithReason(hi);
       box.append(badge, label, keep, unstage, undo, why);
-      td.append(box);
+      hunkLine(tr).append(box);
     }
     // A diff that is not the changeset's has none of its hunks: no
     // controls, no staged mark, no author of the changeset's hunks.
@@ -417,7 +423,7 @@ function decorateHunks(s, f) {
     const authored = td.querySelector('.hunk-author');
     if ((authored?.dataset.authors || '') !== sigBy) {
       authored?.remove();
-      if (by) td.insertBefore(authorBadge(by), box);
+      if (by) box.parentNode.insertBefore(authorBadge(by), box);
     }
     // With an author chosen, the others' hunks stay listed, set apart.
     const apart = !!(chosenAuthor() && by && !by.includes(chosenAuthor()));
