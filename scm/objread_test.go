@@ -1,91 +1,21 @@
 package scm
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/changesetd/changesetd/scm/internal/gittest"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// gitObject is one object as git reports it.
-type gitObject struct {
-	id   plumbing.Hash
-	typ  plumbing.ObjectType
-	data []byte
-}
-
-// allObjects returns every object of the repository at dir (alternates
-// included) with its content, as `git cat-file --batch` prints them.
-func allObjects(t *testing.T, dir string) []gitObject {
-	t.Helper()
-	cmd := exec.Command("git", "cat-file", "--batch-all-objects", "--batch")
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git cat-file --batch-all-objects: %v", err)
-	}
-	var objs []gitObject
-	br := bufio.NewReader(bytes.NewReader(out))
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			break
-		}
-		f := strings.Fields(line)
-		if len(f) != 3 {
-			t.Fatalf("cat-file line %q", line)
-		}
-		typ, err := plumbing.ParseObjectType(f[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		data := make([]byte, n+1)
-		if _, err := io.ReadFull(br, data); err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, gitObject{id: plumbing.NewHash(f[0]), typ: typ, data: data[:n]})
-	}
-	if len(objs) == 0 {
-		t.Fatal("no objects")
-	}
-	return objs
-}
-
-// makeHistory commits n versions of a few files that differ by a line, so
-// that git stores most of them as deltas once packed.
-func makeHistory(t *testing.T, dir string, n int) {
-	t.Helper()
-	var base strings.Builder
-	for i := range 200 {
-		fmt.Fprintf(&base, "line %d of a file long enough to be worth a delta\n", i)
-	}
-	for v := range n {
-		for f := range 3 {
-			s := strings.Replace(base.String(), fmt.Sprintf("line %d ", v%200), fmt.Sprintf("line %d version %d ", v%200, v), 1)
-			writeFile(t, dir, fmt.Sprintf("d%d/file%d.txt", f%2, f), s+strings.Repeat(fmt.Sprintf("tail %d\n", v), v%5))
-		}
-		gitRun(t, dir, "add", "-A")
-		gitRun(t, dir, "commit", "-q", "-m", fmt.Sprintf("version %d", v))
-	}
-}
-
 func TestDecodeTreeMatchesGit(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 2)
+	gittest.MakeHistory(t, dir, 2)
 	writeFile(t, dir, "x/run.sh", "#!/bin/sh\n")
 	os.Chmod(filepath.Join(dir, "x/run.sh"), 0o755)
 	os.Symlink("x/run.sh", filepath.Join(dir, "link"))
@@ -93,11 +23,11 @@ func TestDecodeTreeMatchesGit(t *testing.T) {
 	gitRun(t, dir, "commit", "-q", "-m", "modes")
 	r := openRepo(t, dir)
 	defer r.Close()
-	for _, g := range allObjects(t, dir) {
-		if g.typ != plumbing.TreeObject {
+	for _, g := range gittest.AllObjects(t, dir) {
+		if g.Type != plumbing.TreeObject {
 			continue
 		}
-		entries, err := decodeTree(g.data)
+		entries, err := decodeTree(g.Data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,8 +42,8 @@ func TestDecodeTreeMatchesGit(t *testing.T) {
 			}
 			fmt.Fprintf(&got, "%06o %s %s\t%s\n", uint32(e.Mode), kind, e.Hash, e.Name)
 		}
-		if want := gitRun(t, dir, "ls-tree", g.id.String()); got.String() != want {
-			t.Fatalf("tree %s:\n%s\nwant\n%s", g.id, got.String(), want)
+		if want := gitRun(t, dir, "ls-tree", g.ID.String()); got.String() != want {
+			t.Fatalf("tree %s:\n%s\nwant\n%s", g.ID, got.String(), want)
 		}
 	}
 	if _, err := decodeTree([]byte("100644 name\x00short")); !errors.Is(err, errCorrupt) {
@@ -123,7 +53,7 @@ func TestDecodeTreeMatchesGit(t *testing.T) {
 
 func TestRepoReadBlobThroughReader(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 10)
+	gittest.MakeHistory(t, dir, 10)
 	gitRun(t, dir, "gc", "-q")
 	r := openRepo(t, dir)
 	id := strings.TrimSpace(gitRun(t, dir, "rev-parse", "HEAD:d0/file0.txt"))
@@ -156,7 +86,7 @@ func TestRepoReadBlobThroughReader(t *testing.T) {
 
 func TestRepoTreeThroughReader(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 6)
+	gittest.MakeHistory(t, dir, 6)
 	writeFile(t, dir, "x/y/z/deep.txt", "deep\n")
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "-q", "-m", "deep")

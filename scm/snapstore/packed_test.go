@@ -1,83 +1,36 @@
 package snapstore
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/changesetd/changesetd/scm/internal/gittest"
 	"github.com/go-git/go-git/v5/plumbing"
 )
-
-// catObject is one object as `git cat-file --batch` prints it.
-type catObject struct {
-	id   plumbing.Hash
-	typ  plumbing.ObjectType
-	data []byte
-}
-
-// catAll returns every object of repo with its content, as git reads it.
-func catAll(t *testing.T, repo string) []catObject {
-	t.Helper()
-	cmd := exec.Command("git", "cat-file", "--batch-all-objects", "--batch")
-	cmd.Dir = repo
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git cat-file --batch-all-objects: %v", err)
-	}
-	var objs []catObject
-	br := bufio.NewReader(bytes.NewReader(out))
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			break
-		}
-		f := strings.Fields(line)
-		if len(f) != 3 {
-			t.Fatalf("cat-file line %q", line)
-		}
-		typ, err := plumbing.ParseObjectType(f[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		data := make([]byte, n+1)
-		if _, err := io.ReadFull(br, data); err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, catObject{plumbing.NewHash(f[0]), typ, data[:n]})
-	}
-	return objs
-}
 
 // readsLikeGit reads every object of repo through s and compares it with
 // git's reading.
 func readsLikeGit(t *testing.T, s *Store, repo, when string) {
 	t.Helper()
-	objs := catAll(t, repo)
+	objs := gittest.AllObjects(t, repo)
 	if len(objs) == 0 {
 		t.Fatalf("%s: no objects", when)
 	}
 	for _, g := range objs {
-		if !s.has(g.id) {
-			t.Fatalf("%s: Has(%s) = false", when, g.id)
+		if !s.has(g.ID) {
+			t.Fatalf("%s: Has(%s) = false", when, g.ID)
 		}
-		typ, b, err := s.readObject(g.id)
+		typ, b, err := s.readObject(g.ID)
 		if err != nil {
-			t.Fatalf("%s: read %s: %v", when, g.id, err)
+			t.Fatalf("%s: read %s: %v", when, g.ID, err)
 		}
-		if typ != g.typ || !bytes.Equal(b, g.data) {
-			t.Fatalf("%s: read %s: %s of %d bytes, git reads %s of %d bytes", when, g.id, typ, len(b), g.typ, len(g.data))
+		if typ != g.Type || !bytes.Equal(b, g.Data) {
+			t.Fatalf("%s: read %s: %s of %d bytes, git reads %s of %d bytes", when, g.ID, typ, len(b), g.Type, len(g.Data))
 		}
 	}
 }
@@ -86,14 +39,10 @@ func readsLikeGit(t *testing.T, s *Store, repo, when string) {
 // line, so that git stores most of them as deltas once packed.
 func commitVersions(t *testing.T, repo string, from, n int) {
 	t.Helper()
-	var base strings.Builder
-	for i := range 200 {
-		fmt.Fprintf(&base, "line %d of a file long enough to be worth a delta\n", i)
-	}
 	for v := from; v < from+n; v++ {
 		files := map[string]file{}
 		for f := range 3 {
-			files[fmt.Sprintf("d%d/file%d.txt", f%2, f)] = reg(strings.Replace(base.String(), fmt.Sprintf("line %d ", v%200), fmt.Sprintf("line %d version %d ", v%200, v), 1))
+			files[fmt.Sprintf("d%d/file%d.txt", f%2, f)] = reg(gittest.VersionText(v))
 		}
 		tree := indexTree(t, repo, files)
 		commit := git(t, repo, nil, "", "commit-tree", "-p", "HEAD", "-m", fmt.Sprint("version ", v), tree)

@@ -1,86 +1,35 @@
 package gitobj
 
 import (
-	"bufio"
 	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/changesetd/changesetd/scm/internal/gittest"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// gitObject is one object as git reports it.
-type gitObject struct {
-	id   plumbing.Hash
-	typ  plumbing.ObjectType
-	data []byte
-}
-
-// allObjects returns every object of the repository at dir (alternates
-// included) with its content, as `git cat-file --batch` prints them.
-func allObjects(t *testing.T, dir string) []gitObject {
-	t.Helper()
-	cmd := exec.Command("git", "cat-file", "--batch-all-objects", "--batch")
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git cat-file --batch-all-objects: %v", err)
-	}
-	var objs []gitObject
-	br := bufio.NewReader(bytes.NewReader(out))
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			break
-		}
-		f := strings.Fields(line)
-		if len(f) != 3 {
-			t.Fatalf("cat-file line %q", line)
-		}
-		typ, err := plumbing.ParseObjectType(f[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		data := make([]byte, n+1)
-		if _, err := io.ReadFull(br, data); err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, gitObject{id: plumbing.NewHash(f[0]), typ: typ, data: data[:n]})
-	}
-	if len(objs) == 0 {
-		t.Fatal("no objects")
-	}
-	return objs
-}
-
 // checkReader reads every object git lists with o and compares.
-func checkReader(t *testing.T, o *Reader, objs []gitObject) {
+func checkReader(t *testing.T, o *Reader, objs []gittest.Object) {
 	t.Helper()
 	for _, g := range objs {
-		typ, b, err := o.Read(g.id)
+		typ, b, err := o.Read(g.ID)
 		if err != nil {
-			t.Fatalf("read %s: %v", g.id, err)
+			t.Fatalf("read %s: %v", g.ID, err)
 		}
-		if typ != g.typ || !bytes.Equal(b, g.data) {
-			t.Fatalf("read %s: got %s of %d bytes, git says %s of %d bytes", g.id, typ, len(b), g.typ, len(g.data))
+		if typ != g.Type || !bytes.Equal(b, g.Data) {
+			t.Fatalf("read %s: got %s of %d bytes, git says %s of %d bytes", g.ID, typ, len(b), g.Type, len(g.Data))
 		}
-		typ, n, err := o.Size(g.id)
-		if err != nil || typ != g.typ || n != int64(len(g.data)) {
-			t.Fatalf("size %s: %s, %d, %v; git says %s, %d", g.id, typ, n, err, g.typ, len(g.data))
+		typ, n, err := o.Size(g.ID)
+		if err != nil || typ != g.Type || n != int64(len(g.Data)) {
+			t.Fatalf("size %s: %s, %d, %v; git says %s, %d", g.ID, typ, n, err, g.Type, len(g.Data))
 		}
 	}
 }
@@ -90,24 +39,6 @@ func newReader(t *testing.T, objects string) *Reader {
 	o := Open(objects)
 	t.Cleanup(func() { o.Close() })
 	return o
-}
-
-// makeHistory commits n versions of a few files that differ by a line, so
-// that git stores most of them as deltas once packed.
-func makeHistory(t *testing.T, dir string, n int) {
-	t.Helper()
-	var base strings.Builder
-	for i := range 200 {
-		fmt.Fprintf(&base, "line %d of a file long enough to be worth a delta\n", i)
-	}
-	for v := range n {
-		for f := range 3 {
-			s := strings.Replace(base.String(), fmt.Sprintf("line %d ", v%200), fmt.Sprintf("line %d version %d ", v%200, v), 1)
-			writeFile(t, dir, fmt.Sprintf("d%d/file%d.txt", f%2, f), s+strings.Repeat(fmt.Sprintf("tail %d\n", v), v%5))
-		}
-		gitRun(t, dir, "add", "-A")
-		gitRun(t, dir, "commit", "-q", "-m", fmt.Sprintf("version %d", v))
-	}
 }
 
 // packTypes counts the pack entries of each type in dir's packs.
@@ -147,17 +78,17 @@ func packCount(t *testing.T, objects string) int {
 
 func TestObjReaderLoose(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 5)
+	gittest.MakeHistory(t, dir, 5)
 	objects := filepath.Join(dir, ".git", "objects")
 	if n := packCount(t, objects); n != 0 {
 		t.Fatalf("%d packs, want only loose objects", n)
 	}
-	checkReader(t, newReader(t, objects), allObjects(t, dir))
+	checkReader(t, newReader(t, objects), gittest.AllObjects(t, dir))
 }
 
 func TestObjReaderOfsDelta(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 40)
+	gittest.MakeHistory(t, dir, 40)
 	gitRun(t, dir, "gc", "-q", "--aggressive")
 	objects := filepath.Join(dir, ".git", "objects")
 	types := packTypes(t, objects)
@@ -172,12 +103,12 @@ func TestObjReaderOfsDelta(t *testing.T) {
 	if !strings.Contains(verify, "chain length = 2") {
 		t.Fatalf("no delta chains longer than 1:\n%s", verify)
 	}
-	checkReader(t, newReader(t, objects), allObjects(t, dir))
+	checkReader(t, newReader(t, objects), gittest.AllObjects(t, dir))
 }
 
 func TestObjReaderRefDelta(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 30)
+	gittest.MakeHistory(t, dir, 30)
 	// repack passes --delta-base-offset unless told otherwise.
 	gitRun(t, dir, "-c", "pack.useDeltaBaseOffset=false", "-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-adf")
 	objects := filepath.Join(dir, ".git", "objects")
@@ -185,28 +116,28 @@ func TestObjReaderRefDelta(t *testing.T) {
 	if types[plumbing.REFDeltaObject] < 20 || types[plumbing.OFSDeltaObject] != 0 {
 		t.Fatalf("pack entry types %v: want REF_DELTA entries only", types)
 	}
-	checkReader(t, newReader(t, objects), allObjects(t, dir))
+	checkReader(t, newReader(t, objects), gittest.AllObjects(t, dir))
 }
 
 func TestObjReaderSeveralPacksAndLoose(t *testing.T) {
 	dir := newGitRepo(t)
 	for range 3 {
-		makeHistory(t, dir, 6)
+		gittest.MakeHistory(t, dir, 6)
 		gitRun(t, dir, "repack", "-q", "-d")
 	}
-	makeHistory(t, dir, 3) // left loose
+	gittest.MakeHistory(t, dir, 3) // left loose
 	objects := filepath.Join(dir, ".git", "objects")
 	if n := packCount(t, objects); n != 3 {
 		t.Fatalf("%d packs, want 3", n)
 	}
-	checkReader(t, newReader(t, objects), allObjects(t, dir))
+	checkReader(t, newReader(t, objects), gittest.AllObjects(t, dir))
 }
 
 func TestObjReaderAlternates(t *testing.T) {
 	src := newGitRepo(t)
-	makeHistory(t, src, 10)
+	gittest.MakeHistory(t, src, 10)
 	gitRun(t, src, "gc", "-q")
-	makeHistory(t, src, 2) // loose in the origin
+	gittest.MakeHistory(t, src, 2) // loose in the origin
 	dst := filepath.Join(t.TempDir(), "clone")
 	gitRun(t, src, "clone", "-q", "--shared", src, dst)
 	writeFile(t, dst, "own.txt", "only in the clone\n")
@@ -217,7 +148,7 @@ func TestObjReaderAlternates(t *testing.T) {
 	if len(o.dirs) != 2 {
 		t.Fatalf("reader has %d object dirs, want the clone's and the origin's", len(o.dirs))
 	}
-	objs := allObjects(t, dst)
+	objs := gittest.AllObjects(t, dst)
 	checkReader(t, o, objs)
 
 	// The clone itself holds only its own commit's objects.
@@ -225,7 +156,7 @@ func TestObjReaderAlternates(t *testing.T) {
 	own.dirs = own.dirs[:1]
 	missing := 0
 	for _, g := range objs {
-		if _, _, err := own.Read(g.id); errors.Is(err, plumbing.ErrObjectNotFound) {
+		if _, _, err := own.Read(g.ID); errors.Is(err, plumbing.ErrObjectNotFound) {
 			missing++
 		}
 	}
@@ -236,20 +167,20 @@ func TestObjReaderAlternates(t *testing.T) {
 
 func TestObjReaderRepackAfterOpen(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 8)
+	gittest.MakeHistory(t, dir, 8)
 	gitRun(t, dir, "repack", "-q", "-adf")
 	objects := filepath.Join(dir, ".git", "objects")
 	before, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
 	o := newReader(t, objects)
-	checkReader(t, o, allObjects(t, dir)) // lists and opens the first pack
+	checkReader(t, o, gittest.AllObjects(t, dir)) // lists and opens the first pack
 
-	makeHistory(t, dir, 4)
+	gittest.MakeHistory(t, dir, 4)
 	gitRun(t, dir, "repack", "-q", "-adf")
 	after, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
 	if len(before) != 1 || len(after) != 1 || before[0] == after[0] {
 		t.Fatalf("packs before %v, after %v: want one replaced by another", before, after)
 	}
-	checkReader(t, o, allObjects(t, dir))
+	checkReader(t, o, gittest.AllObjects(t, dir))
 	d := o.dirs[0]
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -260,9 +191,9 @@ func TestObjReaderRepackAfterOpen(t *testing.T) {
 
 func TestObjReaderConcurrent(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 20)
+	gittest.MakeHistory(t, dir, 20)
 	gitRun(t, dir, "gc", "-q")
-	objs := allObjects(t, dir)
+	objs := gittest.AllObjects(t, dir)
 	o := newReader(t, filepath.Join(dir, ".git", "objects"))
 	o.cache.max = 64 << 10 // small, so evictions race with reads
 	var wg sync.WaitGroup
@@ -271,9 +202,9 @@ func TestObjReaderConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range objs {
 				obj := objs[(i*7+g)%len(objs)]
-				typ, b, err := o.Read(obj.id)
-				if err != nil || typ != obj.typ || !bytes.Equal(b, obj.data) {
-					errs <- fmt.Errorf("read %s: %v", obj.id, err)
+				typ, b, err := o.Read(obj.ID)
+				if err != nil || typ != obj.Type || !bytes.Equal(b, obj.Data) {
+					errs <- fmt.Errorf("read %s: %v", obj.ID, err)
 					return
 				}
 			}
@@ -288,19 +219,19 @@ func TestObjReaderConcurrent(t *testing.T) {
 
 func TestObjReaderMissingAndClosed(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 2)
+	gittest.MakeHistory(t, dir, 2)
 	gitRun(t, dir, "gc", "-q")
 	o := Open(filepath.Join(dir, ".git", "objects"))
 	missing := plumbing.NewHash(blobID("never stored"))
 	if _, _, err := o.Read(missing); !errors.Is(err, plumbing.ErrObjectNotFound) {
 		t.Fatalf("missing object: %v, want ErrObjectNotFound", err)
 	}
-	objs := allObjects(t, dir)
+	objs := gittest.AllObjects(t, dir)
 	checkReader(t, o, objs)
 	if err := o.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := o.Read(objs[0].id); !errors.Is(err, ErrClosed) {
+	if _, _, err := o.Read(objs[0].ID); !errors.Is(err, ErrClosed) {
 		t.Fatalf("read after Close: %v", err)
 	}
 	if err := o.Close(); err != nil {
@@ -310,9 +241,9 @@ func TestObjReaderMissingAndClosed(t *testing.T) {
 
 func TestObjReaderTruncatedPack(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 20)
+	gittest.MakeHistory(t, dir, 20)
 	gitRun(t, dir, "repack", "-q", "-adf")
-	objs := allObjects(t, dir)
+	objs := gittest.AllObjects(t, dir)
 	objects := filepath.Join(dir, ".git", "objects")
 	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
 	fi, err := os.Stat(packs[0])
@@ -328,20 +259,20 @@ func TestObjReaderTruncatedPack(t *testing.T) {
 // readDamaged reads every object from a damaged store: each read must
 // either fail with a corruption error (not "not found") or return the
 // right content, and some must fail.
-func readDamaged(t *testing.T, o *Reader, objs []gitObject, what string) {
+func readDamaged(t *testing.T, o *Reader, objs []gittest.Object, what string) {
 	t.Helper()
 	failed := 0
 	for _, g := range objs {
-		typ, b, err := o.Read(g.id)
+		typ, b, err := o.Read(g.ID)
 		if err != nil {
 			if errors.Is(err, plumbing.ErrObjectNotFound) {
-				t.Fatalf("read %s from %s: %v, want a corruption error", g.id, what, err)
+				t.Fatalf("read %s from %s: %v, want a corruption error", g.ID, what, err)
 			}
 			failed++
 			continue
 		}
-		if typ != g.typ || !bytes.Equal(b, g.data) {
-			t.Fatalf("read %s from %s: wrong content", g.id, what)
+		if typ != g.Type || !bytes.Equal(b, g.Data) {
+			t.Fatalf("read %s from %s: wrong content", g.ID, what)
 		}
 	}
 	if failed == 0 {
@@ -354,13 +285,13 @@ func readDamaged(t *testing.T, o *Reader, objs []gitObject, what string) {
 // crash the process; git never does this, but a user's tool might.
 func TestObjReaderPackTruncatedWhileOpen(t *testing.T) {
 	dir := newGitRepo(t)
-	makeHistory(t, dir, 40)
+	gittest.MakeHistory(t, dir, 40)
 	gitRun(t, dir, "repack", "-q", "-adf")
-	objs := allObjects(t, dir)
+	objs := gittest.AllObjects(t, dir)
 	objects := filepath.Join(dir, ".git", "objects")
 	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
 	o := newReader(t, objects)
-	if _, _, err := o.Read(objs[0].id); err != nil {
+	if _, _, err := o.Read(objs[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Truncate(packs[0], 64); err != nil {
