@@ -27,37 +27,12 @@ type ReviewedVersion struct {
 
 // PutReviewedVersions replaces the kept reviewed versions of a changeset.
 func (d *DB) PutReviewedVersions(changesetURI string, v map[string]ReviewedVersion) error {
-	return d.bolt.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketReviewedVersions)
-		if err != nil {
-			return err
-		}
-		if len(v) == 0 {
-			return b.Delete([]byte(changesetURI))
-		}
-		enc, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte(changesetURI), enc)
-	})
+	return putMap(d, bucketReviewedVersions, changesetURI, v)
 }
 
 // ReviewedVersions returns the kept reviewed versions of a changeset.
 func (d *DB) ReviewedVersions(changesetURI string) (map[string]ReviewedVersion, error) {
-	out := map[string]ReviewedVersion{}
-	err := d.bolt.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketReviewedVersions)
-		if b == nil {
-			return nil
-		}
-		v := b.Get([]byte(changesetURI))
-		if v == nil {
-			return nil
-		}
-		return json.Unmarshal(v, &out)
-	})
-	return out, err
+	return getMap[ReviewedVersion](d, bucketReviewedVersions, changesetURI)
 }
 
 // ReviewedTrees lists the trees every kept reviewed version is in, for

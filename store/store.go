@@ -394,30 +394,12 @@ func (d *DB) Turns(sessionID string) ([]Turn, error) {
 // PutReviews replaces the review flags of a changeset: file id -> the
 // content key the file was reviewed at.
 func (d *DB) PutReviews(changesetURI string, reviews map[string]string) error {
-	return d.bolt.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketReviews)
-		if len(reviews) == 0 {
-			return b.Delete([]byte(changesetURI))
-		}
-		v, err := json.Marshal(reviews)
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte(changesetURI), v)
-	})
+	return putMap(d, bucketReviews, changesetURI, reviews)
 }
 
 // Reviews returns the review flags of a changeset.
 func (d *DB) Reviews(changesetURI string) (map[string]string, error) {
-	out := map[string]string{}
-	err := d.bolt.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketReviews).Get([]byte(changesetURI))
-		if v == nil {
-			return nil
-		}
-		return json.Unmarshal(v, &out)
-	})
-	return out, err
+	return getMap[string](d, bucketReviews, changesetURI)
 }
 
 // PutAnnotations replaces the annotations of a session: state is the
