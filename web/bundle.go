@@ -58,21 +58,22 @@ func bundle(files fs.FS) (bundled, error) {
 		},
 	}
 	r := api.Build(api.BuildOptions{
-		EntryPoints:       []string{"app.js"},
-		Bundle:            true,
-		Format:            api.FormatESModule,
-		Target:            api.ES2022,
-		Outfile:           bundleName,
-		Sourcemap:         api.SourceMapLinked,
-		MinifyWhitespace:  true,
-		MinifySyntax:      true,
-		LegalComments:     api.LegalCommentsNone,
-		Metafile:          true,
-		Plugins:           []api.Plugin{embedded},
-		LogLevel:          api.LogLevelSilent,
-		Write:             false,
-		AbsWorkingDir:     "/",
-		MinifyIdentifiers: false,
+		EntryPoints:      []string{"app.js"},
+		Bundle:           true,
+		Format:           api.FormatESModule,
+		Target:           api.ES2022,
+		Outfile:          bundleName,
+		Sourcemap:        api.SourceMapLinked,
+		MinifyWhitespace: true,
+		MinifySyntax:     true,
+		LegalComments:    api.LegalCommentsNone,
+		Metafile:         true,
+		Plugins:          []api.Plugin{embedded},
+		LogLevel:         api.LogLevelSilent,
+		Write:            false,
+		// Names the output files' paths only: every module is read from
+		// files through the plugin, and nothing is written.
+		AbsWorkingDir: "/",
 	})
 	if len(r.Errors) > 0 || len(r.Warnings) > 0 {
 		var msgs []string

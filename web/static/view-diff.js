@@ -359,10 +359,10 @@ function hunkLines(r) {
 
 // decorateHunks puts the per-hunk controls on the hunk headers shown and
 // brings them up to date: cheap enough to run on every render.
-// hunkLine is the one line of a hunk's header row that holds its text
-// and its buttons.
+// hunkLine is the one line of a hunk's header row (diff.js hunkRow)
+// that holds its text and its buttons.
 function hunkLine(tr) {
-  return tr.querySelector('.hunkline') || tr.firstElementChild;
+  return tr.querySelector('.hunkline');
 }
 
 function decorateHunks(s, f) {
