@@ -223,39 +223,35 @@ func (c *conn) catchUp(uri string) {
 var catchUpBuilding func()
 
 // catchUpFrames encodes a changeset snapshot as the actions that reach it
-// from any earlier state of the channel: contentChanged with every file,
-// operationsChanged when the state has none (contentChanged without
-// operations keeps the client's), and the status. They carry
-// serverSeqs of their own (nextSeq), after the snapshot's and before any
-// later action, and no origin.
+// from any earlier state of the channel (protocol.EncodeCatchUp):
+// contentChanged with every file, operationsChanged when the state has
+// none, and the status. They carry serverSeqs of their own (nextSeq),
+// after the snapshot's and before any later action, and no origin. A
+// snapshot already encoded (the usual case) has its file list copied as
+// it is, not decoded and encoded again.
 func (c *conn) catchUpFrames(snap protocol.Snapshot, nextSeq func() int64) [][]byte {
 	if catchUpBuilding != nil {
 		catchUpBuilding()
 	}
-	var st protocol.ChangesetState
+	var (
+		enc protocol.Encoded
+		err error
+	)
 	switch v := snap.State.(type) {
+	case protocol.Encoded:
+		enc = v
 	case protocol.ChangesetState:
-		st = v
+		enc, err = v.MarshalJSON()
 	default:
-		b, err := json.Marshal(v)
-		if err == nil {
-			err = json.Unmarshal(b, &st)
-		}
-		if err != nil {
-			c.logger().Error("catch-up: changeset snapshot does not decode", "channel", snap.Resource, "err", err)
-			return nil
-		}
+		enc, err = json.Marshal(v)
 	}
-	acts := []protocol.Action{protocol.ChangesetContentChanged{Files: st.Files, Operations: st.Operations, Error: st.Error}}
-	if st.Operations == nil {
-		acts = append(acts, protocol.ChangesetOperationsChanged{})
+	var frames [][]byte
+	if err == nil {
+		frames, err = protocol.EncodeCatchUp(snap.Resource, enc, c.legacy.Load(), nextSeq)
 	}
-	acts = append(acts, protocol.ChangesetStatusChanged{Status: st.Status, Error: st.Error})
-	legacy := c.legacy.Load()
-	frames := make([][]byte, len(acts))
-	for i, a := range acts {
-		env := protocol.ActionEnvelope{Channel: snap.Resource, Action: protocol.StateAction{Action: a}, ServerSeq: nextSeq()}
-		frames[i] = encodeAction(protocol.AdaptEnvelope(legacy, env))
+	if err != nil {
+		c.logger().Error("catch-up: changeset snapshot does not encode", "channel", snap.Resource, "err", err)
+		return nil
 	}
 	return frames
 }

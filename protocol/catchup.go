@@ -1,0 +1,199 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// EncodeCatchUp encodes, from a changeset state st already encoded, the
+// "action" notifications that bring any earlier state of channel to it:
+// contentChanged with every file (and the state's error, for a legacy
+// client only, as AdaptEnvelope has it), operationsChanged when the state
+// has no operations (contentChanged without operations keeps the
+// client's), then the status. Each takes its serverSeq from nextSeq.
+//
+// The file list is copied from st as it is, neither decoded nor encoded
+// again: catching a slow reader of a changeset of tens of thousands of
+// files up costs a copy of its bytes. The result equals, byte for byte,
+// EncodeActionNotification of those actions built from the decoded state.
+func EncodeCatchUp(channel string, st Encoded, legacy bool, nextSeq func() int64) ([][]byte, error) {
+	m, err := topMembers(st)
+	if err != nil {
+		return nil, err
+	}
+	files := m["files"]
+	if files == nil {
+		return nil, errors.New("protocol: encoded changeset state has no files")
+	}
+	var status string
+	if err := json.Unmarshal(m["status"], &status); err != nil {
+		return nil, errors.New("protocol: encoded changeset state has no status")
+	}
+	var stErr *ErrorInfo
+	if raw := m["error"]; raw != nil {
+		if err := json.Unmarshal(raw, &stErr); err != nil {
+			return nil, err
+		}
+	}
+	channelJSON, err := json.Marshal(channel)
+	if err != nil {
+		return nil, err
+	}
+	typ, err := json.Marshal(ChangesetContentChanged{}.ActionType())
+	if err != nil {
+		return nil, err
+	}
+	ops := m["operations"]
+	b := make([]byte, 0, len(files)+len(ops)+len(m["error"])+len(channelJSON)+160)
+	b = append(b, `{"jsonrpc":"`+JSONRPCVersion+`","method":"`+NotifyAction+`","params":{"channel":`...)
+	b = append(b, channelJSON...)
+	b = append(b, `,"action":{"type":`...)
+	b = append(b, typ...)
+	b = append(b, `,"files":`...)
+	b = append(b, files...)
+	if ops != nil {
+		b = append(b, `,"operations":`...)
+		b = append(b, ops...)
+	}
+	if legacy && stErr != nil {
+		b = append(b, `,"error":`...)
+		b = append(b, m["error"]...)
+	}
+	b = append(b, `},"serverSeq":`...)
+	b = strconv.AppendInt(b, nextSeq(), 10)
+	frames := [][]byte{append(b, "}}"...)}
+
+	var rest []Action
+	if ops == nil {
+		rest = append(rest, ChangesetOperationsChanged{})
+	}
+	rest = append(rest, ChangesetStatusChanged{Status: status, Error: stErr})
+	for _, a := range rest {
+		env := ActionEnvelope{Channel: channel, Action: StateAction{Action: a}, ServerSeq: nextSeq()}
+		f, err := EncodeActionNotification(AdaptEnvelope(legacy, env))
+		if err != nil {
+			return nil, err
+		}
+		frames = append(frames, f)
+	}
+	return frames, nil
+}
+
+// topMembers returns the members of the JSON object b by name, each value
+// the bytes it has in b, without decoding any: b is this program's own
+// encoding, megabytes for a large changeset, of which only the small
+// members are decoded afterwards. It fails on b that is not an object.
+func topMembers(b []byte) (map[string][]byte, error) {
+	bad := errors.New("protocol: encoded state is not a JSON object")
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, bad
+	}
+	out := map[string][]byte{}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return out, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, bad
+		}
+		end := stringEnd(b, i)
+		if end < 0 {
+			return nil, bad
+		}
+		var key string
+		if err := json.Unmarshal(b[i:end], &key); err != nil {
+			return nil, bad
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, bad
+		}
+		i = skipSpace(b, i+1)
+		vend := valueEnd(b, i)
+		if vend < 0 {
+			return nil, bad
+		}
+		out[key] = b[i:vend]
+		i = skipSpace(b, vend)
+		if i >= len(b) {
+			return nil, bad
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			if skipSpace(b, i+1) != len(b) {
+				return nil, bad
+			}
+			return out, nil
+		default:
+			return nil, bad
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string that starts at b[i] (a
+// quote), or -1 when it does not end.
+func stringEnd(b []byte, i int) int {
+	for k := i + 1; k < len(b); k++ {
+		switch b[k] {
+		case '\\':
+			k++
+		case '"':
+			return k + 1
+		}
+	}
+	return -1
+}
+
+// valueEnd returns the index after the value that starts at b[i], or -1
+// when it does not end. Only its extent is found: the bytes come from
+// encoding/json and are taken as valid.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for k := i; k < len(b); k++ {
+			switch b[k] {
+			case '"':
+				e := stringEnd(b, k)
+				if e < 0 {
+					return -1
+				}
+				k = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return k + 1
+				}
+			}
+		}
+		return -1
+	default:
+		k := i
+		for k < len(b) && b[k] != ',' && b[k] != '}' && b[k] != ']' && b[k] != ' ' && b[k] != '\n' && b[k] != '\t' && b[k] != '\r' {
+			k++
+		}
+		if k == i {
+			return -1
+		}
+		return k
+	}
+}
