@@ -65,6 +65,9 @@ type csChannel struct {
 	// them, not ahead of time: encoding after every full computation would
 	// raise the daemon's peak memory for subscribers that may never come.
 	encoded protocol.Encoded
+	// enc makes encoded, from the previous encoding's bytes for the files
+	// that have not changed since.
+	enc stateEncoder
 }
 
 type fileOrigin struct {
@@ -194,9 +197,7 @@ func (cs *csChannel) encode() {
 	if cs.encoded != nil {
 		return
 	}
-	// MarshalJSON itself, not json.Marshal: the latter would scan and
-	// copy the megabytes MarshalJSON returns once more, to the same bytes.
-	if b, err := cs.v.State.MarshalJSON(); err == nil {
+	if b, err := cs.enc.encode(&cs.v.State); err == nil {
 		cs.encoded = b
 	}
 }

@@ -1,0 +1,153 @@
+package session
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"github.com/changesetd/changesetd/protocol"
+)
+
+// stateEncoder encodes a changeset's state for its snapshots, byte for
+// byte as protocol.ChangesetState.MarshalJSON does, taking each file whose
+// value is unchanged since the previous encoding from that encoding's
+// bytes. A large changeset changes a file or a few at a time, and every
+// encoding of its tens of thousands of files through encoding/json (maps
+// of _meta sorted key by key) cost tens of milliseconds of CPU and as
+// much garbage: the snapshot of each subscriber, and of each catch-up of
+// a slow reader, that came after a change.
+//
+// It keeps the last encoding, which the channel hands out as its
+// snapshot while the state is unchanged (csChannel.encoded), and where
+// each file lies in it.
+type stateEncoder struct {
+	prev  protocol.Encoded
+	spans map[string]fileSpan
+}
+
+// fileSpan is where a file's encoding lies in the previous encoding, and
+// the value it was made from.
+type fileSpan struct {
+	start, end int
+	key        fileKey
+	// meta is the file's _meta: kept so that its address, part of key,
+	// cannot be taken by another map while the span is held.
+	meta protocol.Object
+}
+
+// fileKey is a file's value as far as its encoding goes: its fields by
+// value, and its _meta by identity (published _meta is never changed in
+// place: protocol.ChangesetState.Meta, ChangesetFile.Clone).
+type fileKey struct {
+	id             string
+	before, after  sideKey
+	diff           bool
+	added, removed int
+	hasAdd, hasRem bool
+	reviewed       int8 // 0 absent, 1 false, 2 true
+	meta           uintptr
+}
+
+type sideKey struct {
+	present                       bool
+	uri, contentURI, ctype, nonce string
+	size                          int64
+	hasSize                       bool
+}
+
+func keyOf(f *protocol.ChangesetFile) fileKey {
+	k := fileKey{id: f.ID, before: sideOf(f.Edit.Before), after: sideOf(f.Edit.After)}
+	if d := f.Edit.Diff; d != nil {
+		k.diff = true
+		if d.Added != nil {
+			k.added, k.hasAdd = *d.Added, true
+		}
+		if d.Removed != nil {
+			k.removed, k.hasRem = *d.Removed, true
+		}
+	}
+	if f.Reviewed != nil {
+		k.reviewed = 1
+		if *f.Reviewed {
+			k.reviewed = 2
+		}
+	}
+	if f.Meta != nil {
+		k.meta = uintptr(reflect.ValueOf(f.Meta).UnsafePointer())
+	}
+	return k
+}
+
+func sideOf(s *protocol.FileEditSide) sideKey {
+	if s == nil {
+		return sideKey{}
+	}
+	k := sideKey{present: true, uri: s.URI, contentURI: s.Content.URI, ctype: s.Content.ContentType, nonce: s.Content.Nonce}
+	if s.Content.SizeHint != nil {
+		k.size, k.hasSize = *s.Content.SizeHint, true
+	}
+	return k
+}
+
+// encode returns st's encoding. What it returns is kept, and must not be
+// changed by the caller.
+func (e *stateEncoder) encode(st *protocol.ChangesetState) (protocol.Encoded, error) {
+	status, err := json.Marshal(st.Status)
+	if err != nil {
+		return nil, err
+	}
+	var errInfo, ops, meta []byte
+	if st.Error != nil {
+		if errInfo, err = json.Marshal(st.Error); err != nil {
+			return nil, err
+		}
+	}
+	if st.Operations != nil {
+		if ops, err = json.Marshal(st.Operations); err != nil {
+			return nil, err
+		}
+	}
+	if st.Meta != nil {
+		if meta, err = json.Marshal(st.Meta); err != nil {
+			return nil, err
+		}
+	}
+	b := make([]byte, 0, len(e.prev)+len(ops)+len(meta)+len(errInfo)+64)
+	b = append(b, `{"status":`...)
+	b = append(b, status...)
+	if errInfo != nil {
+		b = append(b, `,"error":`...)
+		b = append(b, errInfo...)
+	}
+	b = append(b, `,"files":[`...)
+	spans := make(map[string]fileSpan, len(st.Files))
+	for i := range st.Files {
+		f := &st.Files[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k := keyOf(f)
+		start := len(b)
+		if old, ok := e.spans[f.ID]; ok && old.key == k {
+			b = append(b, e.prev[old.start:old.end]...)
+		} else {
+			fb, err := json.Marshal(f)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, fb...)
+		}
+		spans[f.ID] = fileSpan{start: start, end: len(b), key: k, meta: f.Meta}
+	}
+	b = append(b, ']')
+	if ops != nil {
+		b = append(b, `,"operations":`...)
+		b = append(b, ops...)
+	}
+	if meta != nil {
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
+	}
+	b = append(b, '}')
+	e.prev, e.spans = b, spans
+	return b, nil
+}
