@@ -1,44 +1,87 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/uritemplate"
 )
 
-// catchUpResult is a save's delay in one session, alone and while
-// another session's large changeset is snapshotted again and again.
+// catchUpResult is a save's delay in one session, alone and while a
+// slow reader of another session's large changeset is caught up again
+// and again.
 type catchUpResult struct {
-	aFiles           int // files of session A's changeset
-	catchUps         int // A's snapshots sent during B's saves
+	aFiles           int   // files of session A's changeset
+	catchUps         int   // catch-ups the daemon made during B's busy saves
+	dropped          int   // connections it closed for not reading (want 0)
+	readBytes        int64 // what the slow readers took in
+	rate             int64 // bytes a second the slow reader takes in
+	edits            int   // edits of a file of A during the busy saves
 	idleP99, busyP99 time.Duration
 	idleP50, busyP50 time.Duration
 	saves            int
 }
 
+// catchUpQueue is the send queue (messages) of the daemon the catch-up
+// row runs on: small, so that a slow reader of a changeset that changes
+// falls behind, and is caught up, within seconds rather than after
+// thousands of messages.
+const catchUpQueue = 16
+
+// catchUpEditEvery is how often a file of session A is edited while the
+// slow reader is subscribed: each edit publishes a few actions, which
+// queue behind what the reader has not taken in yet.
+const catchUpEditEvery = 100 * time.Millisecond
+
 // measureCatchUp times saves in a second session (B, a small repository)
-// with session A idle, and as many while A's changeset (uri, aFiles
-// files) is built into a snapshot and sent, one after another, to
-// clients that subscribe and leave: the work of catching a slow reader
-// up. The two alternate in rounds of catchUpRound saves.
-func measureCatchUp(ctx context.Context, d *daemon, work string, a *repo, aURI string, aFiles, saves int) (*catchUpResult, error) {
+// with session A (a's tree, aFiles changed files) idle, and as many while
+// a reader of A's changeset that takes in rate bytes a second is caught
+// up: it subscribes, A keeps changing, its backlog passes the daemon's
+// send queue and is replaced by a fresh snapshot of A's whole list, again
+// and again. The two conditions alternate in rounds of catchUpRound
+// saves. The row runs on a daemon of its own, started on a's tree with a
+// small send queue (catchUpQueue).
+func measureCatchUp(ctx context.Context, bin, logLevel, work string, a *repo, aFiles, saves int, rate int64) (*catchUpResult, error) {
 	rb, err := makeRepo(filepath.Join(work, "catchup-b"), 200, 2, 0)
 	if err != nil {
 		return nil, err
 	}
-	c, err := dial(ctx, d.url)
+	d, err := startDaemonWith(bin, a.dir, work, logLevel, 90, "catchup.stderr", "--send-queue", strconv.Itoa(catchUpQueue))
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	if _, err := c.Initialize(ctx, "bench-catchup", nil); err != nil {
+	stopped := false
+	defer func() {
+		if !stopped {
+			d.kill()
+		}
+	}()
+	ma, _, err := coldRun(ctx, d, a)
+	if err != nil {
+		return nil, fmt.Errorf("A's first view: %w", err)
+	}
+	aURI := ma.uri
+	c := ma.c
+	// The mirror of A has served its purpose (A is listed and ready); the
+	// slow readers are the ones subscribed to it from here on.
+	if err := c.Unsubscribe(ctx, aURI); err != nil {
 		return nil, err
 	}
 	const sessB = "ahp-session:/5e55b0b0-0000-4000-8000-00000000000b"
@@ -70,7 +113,7 @@ func measureCatchUp(ctx context.Context, d *daemon, work string, a *repo, aURI s
 	}); err != nil {
 		return nil, err
 	}
-	res := &catchUpResult{aFiles: aFiles, saves: saves}
+	res := &catchUpResult{aFiles: aFiles, saves: saves, rate: rate}
 	// The two conditions alternate in rounds, so that a change in the
 	// machine's load (two cores shared with other work) falls on both.
 	var idle, busy []time.Duration
@@ -86,66 +129,154 @@ func measureCatchUp(ctx context.Context, d *daemon, work string, a *repo, aURI s
 			return nil, fmt.Errorf("the second session's saves, the first idle: %w", err)
 		}
 		idle = append(idle, times...)
-		if times, err = savesDuringSnapshots(ctx, d, mb, rb, aURI, n, &res.catchUps); err != nil {
+		if times, err = savesDuringCatchUps(ctx, d, mb, rb, a, aURI, n, res); err != nil {
 			return nil, err
 		}
 		busy = append(busy, times...)
 	}
 	res.idleP50, res.idleP99 = median(idle), percentile(idle, 99)
 	res.busyP50, res.busyP99 = median(busy), percentile(busy, 99)
-	return res, nil
+	stopProfile()
+	stopped = true
+	return res, d.stop() // SIGTERM: the daemon writes its profiles
+
 }
 
 // catchUpRound is how many saves are timed in each condition before the
 // other's turn.
 const catchUpRound = 20
 
-// savesDuringSnapshots times n saves in the session mb mirrors while
-// clients subscribe to the changeset aURI one after another, each taking
-// its snapshot and leaving: what catching a slow reader up costs the
-// daemon, A's whole list built into a snapshot off the sequencing lock,
-// encoded and written. It adds the snapshots taken to snapshots.
-func savesDuringSnapshots(ctx context.Context, d *daemon, mb *mirror, rb *repo, aURI string, n int, snapshots *int) ([]time.Duration, error) {
-	stop := make(chan struct{})
-	var taken atomic.Int64
-	churned := make(chan error, 1)
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				churned <- nil
-				return
-			default:
-			}
-			s, err := dialRaw(ctx, d.url)
+// savesDuringCatchUps times n saves in the session mb mirrors while a
+// slow reader is subscribed to A's changeset (aURI) and a file of A is
+// edited every catchUpEditEvery: the daemon replaces the reader's
+// backlog with a snapshot of A's whole list, built off the sequencing
+// lock and written at the reader's pace, as often as it falls behind.
+// The round fails if no catch-up happened in it (it would have measured
+// nothing) or the reader was dropped.
+func savesDuringCatchUps(ctx context.Context, d *daemon, mb *mirror, rb *repo, a *repo, aURI string, n int, res *catchUpResult) ([]time.Duration, error) {
+	before, err := daemonCounters(d)
+	if err != nil {
+		return nil, err
+	}
+	r, err := dialRawAt(ctx, d.url, res.rate)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if _, err := r.call(1, protocol.MethodInitialize, map[string]any{
+		"channel": protocol.RootURI, "protocolVersions": []string{"1.0.0"}, "clientId": "bench-slow-reader",
+	}); err != nil {
+		return nil, err
+	}
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": protocol.MethodSubscribe, "params": map[string]any{"channel": aURI}})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.ws.WriteMessage(websocket.TextMessage, req); err != nil {
+		return nil, err
+	}
+	var read atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // the slow reader: takes every frame in, at its pace, and drops it
+		defer wg.Done()
+		buf := make([]byte, 64<<10)
+		for {
+			_, rd, err := r.ws.NextReader()
 			if err != nil {
-				churned <- err
 				return
 			}
-			if _, err := s.call(1, protocol.MethodInitialize, map[string]any{
-				"channel": protocol.RootURI, "protocolVersions": []string{"1.0.0"}, "clientId": fmt.Sprintf("bench-catchup-%d", i),
-			}); err != nil {
-				s.Close()
-				churned <- err
-				return
-			}
-			err = s.callDiscarding(2, protocol.MethodSubscribe, map[string]any{"channel": aURI})
-			s.Close()
+			k, err := io.CopyBuffer(io.Discard, rd, buf)
+			read.Add(k)
 			if err != nil {
-				churned <- err
 				return
 			}
-			taken.Add(1)
 		}
+	}()
+	stop := make(chan struct{})
+	var edits int
+	edited := make(chan error, 1)
+	go func() {
+		defer wg.Done()
+		var err error
+		edits, err = editUntil(stop, filepath.Join(a.dir, filepath.FromSlash(a.saveFile)))
+		edited <- err
 	}()
 	busy, err := measureSaves(ctx, mb, rb, n)
 	close(stop)
-	if cerr := <-churned; err == nil {
-		err = cerr
+	if eerr := <-edited; err == nil {
+		err = eerr
 	}
-	*snapshots += int(taken.Load())
+	r.Close()
+	wg.Wait()
 	if err != nil {
-		return nil, fmt.Errorf("the second session's saves during the first's snapshots: %w", err)
+		return nil, fmt.Errorf("the second session's saves during the first's catch-ups: %w", err)
+	}
+	after, err := daemonCounters(d)
+	if err != nil {
+		return nil, err
+	}
+	caught := int(after["changesetd_slow_client_catch_ups_total"] - before["changesetd_slow_client_catch_ups_total"])
+	dropped := int(after["changesetd_slow_clients_dropped_total"] - before["changesetd_slow_clients_dropped_total"])
+	res.catchUps += caught
+	res.dropped += dropped
+	res.edits += edits
+	res.readBytes += read.Load()
+	if caught == 0 {
+		return nil, fmt.Errorf("no catch-up in a round of %d saves (%d edits of A, %.1f MB read by the slow reader): the round measured nothing", n, edits, float64(read.Load())/1e6)
+	}
+	if dropped != 0 {
+		return nil, fmt.Errorf("the daemon dropped %d slow readers during the catch-ups", dropped)
 	}
 	return busy, nil
+}
+
+// editUntil edits the file at path every catchUpEditEvery, as an agent
+// at work on it would, until stop is closed, then puts its content back.
+// It returns the edits made.
+func editUntil(stop <-chan struct{}, path string) (int, error) {
+	base, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	tick := time.NewTicker(catchUpEditEvery)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return i, os.WriteFile(path, base, 0o644)
+		case <-tick.C:
+		}
+		if err := os.WriteFile(path, fmt.Appendf(bytes.Clone(base), "// edit %d\n", i), 0o644); err != nil {
+			return i, err
+		}
+	}
+}
+
+// daemonCounters reads the unlabelled counters of the daemon's /metrics.
+func daemonCounters(d *daemon) (map[string]float64, error) {
+	u, err := url.Parse(d.url)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.Get("http://" + u.Host + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, val, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(val, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, sc.Err()
 }

@@ -154,6 +154,11 @@ var cpuProfiles string
 // startDaemonOn is startDaemon on state dir n, logging to logName: a
 // second start on the same n is a restart on the state the first left.
 func startDaemonOn(bin, repoDir, work, logLevel string, n int, logName string) (*daemon, error) {
+	return startDaemonWith(bin, repoDir, work, logLevel, n, logName)
+}
+
+// startDaemonWith is startDaemonOn with extra flags for serve.
+func startDaemonWith(bin, repoDir, work, logLevel string, n int, logName string, extra ...string) (*daemon, error) {
 	state := filepath.Join(work, fmt.Sprintf("state%d", n))
 	d := &daemon{stderr: filepath.Join(work, logName), exited: make(chan error, 1)}
 	logf, err := os.Create(d.stderr)
@@ -161,6 +166,7 @@ func startDaemonOn(bin, repoDir, work, logLevel string, n int, logName string) (
 		return nil, err
 	}
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", logLevel}, profileArgs(logName)...)
+	args = append(args, extra...)
 	d.cmd = exec.Command(bin, append(args, repoDir)...)
 	d.cmd.Stderr = logf
 	out, err := d.cmd.StdoutPipe()

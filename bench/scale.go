@@ -31,6 +31,9 @@ type scaleConfig struct {
 	// of 100, where of 10 it would be the slowest, one scheduler
 	// hiccup on a shared machine.
 	catchUpSaves int
+	// catchUpRate is the bytes a second the catch-up row's slow reader
+	// takes in.
+	catchUpRate int64
 	// checkouts round trips between two branches differing in
 	// checkoutDiffer of checkoutFiles files, for the daemon's RSS.
 	checkouts, checkoutFiles, checkoutDiffer int
@@ -239,14 +242,14 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 			return nil, fmt.Errorf("burst, 1 subscriber: %w; daemon stderr:\n%s", err, tail(d.stderr))
 		}
 		fmt.Printf("burst, 1 subscriber: converged in %s, %d disconnected, daemon CPU %s\n", fmtDur(res.burst1.all), res.burst1.disconnected, fmtDur(res.burst1.daemonCPU))
-		fmt.Printf("catch-up: saves in another session while this one's changeset is snapshotted again and again …\n")
+		fmt.Printf("catch-up: saves in another session while a slow reader of this one's changeset is caught up again and again …\n")
 		ctx, cancel = context.WithTimeout(context.Background(), c.timeout)
-		res.catchUp, err = measureCatchUp(ctx, d, filepath.Dir(r.dir), r, uri, len(r.modified)+len(paths), sc.catchUpSaves)
+		res.catchUp, err = measureCatchUp(ctx, bin, c.logLevel, dir, r, len(r.modified)+len(paths), sc.catchUpSaves, sc.catchUpRate)
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("catch-up: %w; daemon stderr:\n%s", err, tail(d.stderr))
+			return nil, fmt.Errorf("catch-up: %w; its daemon's stderr:\n%s", err, tail(filepath.Join(dir, "catchup.stderr")))
 		}
-		fmt.Printf("catch-up: B's save p99 %s with A idle, %s during %d snapshots of A\n", fmtDur(res.catchUp.idleP99), fmtDur(res.catchUp.busyP99), res.catchUp.catchUps)
+		fmt.Printf("catch-up: B's save p99 %s with A idle, %s during %d catch-ups of A's reader\n", fmtDur(res.catchUp.idleP99), fmtDur(res.catchUp.busyP99), res.catchUp.catchUps)
 	}
 	return res, d.stop()
 }
@@ -832,12 +835,13 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResul
 		}
 		return fmt.Sprintf("%s (%d disconnected; daemon CPU %s, the bench's %s; load average %s)", fmtDur(r.burst1.all), r.burst1.disconnected, fmtDur(r.burst1.daemonCPU), fmtDur(r.burst1.benchCPU), r.burst1.load)
 	})
-	line("save → `fileSet` p99 in another session while this one's changeset is snapshotted and sent again and again (a catch-up's work), vs with this one idle", "≤ 1.5×", func(r scaleResult) string {
+	line("save → `fileSet` p99 in another session while a slow reader of this one's changeset is caught up again and again, vs with this one idle", "≤ 1.5×", func(r scaleResult) string {
 		cu := r.catchUp
 		if cu == nil {
 			return "—"
 		}
-		return fmt.Sprintf("%s / %s = **%.2f×** (%d saves; %d snapshots of %d files; p50 %s / %s)", fmtDur(cu.busyP99), fmtDur(cu.idleP99), ratio(cu.busyP99, cu.idleP99), cu.saves, cu.catchUps, cu.aFiles, fmtDur(cu.busyP50), fmtDur(cu.idleP50))
+		return fmt.Sprintf("%s / %s = **%.2f×** (%d saves; %d catch-ups of %d files for a reader taking %.1f MB/s, %.1f MB read, %d edits of a file, %d dropped; p50 %s / %s)",
+			fmtDur(cu.busyP99), fmtDur(cu.idleP99), ratio(cu.busyP99, cu.idleP99), cu.saves, cu.catchUps, cu.aFiles, float64(cu.rate)/1e6, float64(cu.readBytes)/1e6, cu.edits, cu.dropped, fmtDur(cu.busyP50), fmtDur(cu.idleP50))
 	})
 	printCheckouts(co)
 	fmt.Println()
