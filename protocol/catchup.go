@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -143,15 +144,25 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index after the string that starts at b[i] (a
-// quote), or -1 when it does not end.
+// quote), or -1 when it does not end. It jumps from quote to quote: most
+// of a file list's bytes are in strings.
 func stringEnd(b []byte, i int) int {
-	for k := i + 1; k < len(b); k++ {
-		switch b[k] {
-		case '\\':
-			k++
-		case '"':
+	for k := i + 1; k < len(b); {
+		q := bytes.IndexByte(b[k:], '"')
+		if q < 0 {
+			return -1
+		}
+		k += q
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		n := 0
+		for j := k - 1; j > i && b[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
 			return k + 1
 		}
+		k++
 	}
 	return -1
 }

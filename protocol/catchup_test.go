@@ -135,3 +135,29 @@ func FuzzTopMembers(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkEncodeCatchUp: a catch-up of an 11,000-file changeset, the
+// file list copied as it is.
+func BenchmarkEncodeCatchUp(b *testing.B) {
+	st := ChangesetState{Status: StatusReady}
+	for i := range 11000 {
+		n := i % 40
+		id := fmt.Sprintf("file:///home/dev/repo/pkg%d/dir/file%d.go", i/100, i)
+		st.Files = append(st.Files, ChangesetFile{ID: id, Edit: FileEdit{
+			Before: &FileEditSide{URI: id, Content: ContentRef{URI: "git-blob:/" + id}},
+			After:  &FileEditSide{URI: id, Content: ContentRef{URI: "changeset-content:/" + id, Nonce: fmt.Sprint(i * 7919)}},
+			Diff:   &FileEditDiffStats{Added: &n, Removed: &n},
+		}, Meta: Object{"jetbrains": Object{"air": Object{"diffStats": Object{"added": n, "removed": n}}}, "changesetd": Object{"patch": "changeset-patch:/" + id + "?v=" + fmt.Sprint(i)}}})
+	}
+	enc, err := st.MarshalJSON()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(enc)))
+	for b.Loop() {
+		seq := int64(0)
+		if _, err := EncodeCatchUp("ahp-changeset:/s/changeset/uncommitted", enc, false, func() int64 { seq++; return seq }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
