@@ -14,45 +14,48 @@ import (
 // has no operations (contentChanged without operations keeps the
 // client's), then the status. Each takes its serverSeq from nextSeq.
 //
-// The file list is copied from st as it is, neither decoded nor encoded
-// again: catching a slow reader of a changeset of tens of thousands of
-// files up costs a copy of its bytes. The result equals, byte for byte,
-// EncodeActionNotification of those actions built from the decoded state.
-func EncodeCatchUp(channel string, st Encoded, legacy bool, nextSeq func() int64) ([][]byte, error) {
+// The contentChanged message comes as pieces to be written one after
+// another (first): the file list among them is a part of st itself,
+// neither decoded nor encoded again nor copied, so catching a slow reader
+// of a changeset of tens of thousands of files up costs a scan of its
+// bytes. The other messages come whole (rest). Together they equal, byte
+// for byte, EncodeActionNotification of those actions built from the
+// decoded state. st must not change while the pieces are in use.
+func EncodeCatchUp(channel string, st Encoded, legacy bool, nextSeq func() int64) (first, rest [][]byte, err error) {
 	m, err := topMembers(st)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	files := m["files"]
 	if files == nil {
-		return nil, errors.New("protocol: encoded changeset state has no files")
+		return nil, nil, errors.New("protocol: encoded changeset state has no files")
 	}
 	var status string
 	if err := json.Unmarshal(m["status"], &status); err != nil {
-		return nil, errors.New("protocol: encoded changeset state has no status")
+		return nil, nil, errors.New("protocol: encoded changeset state has no status")
 	}
 	var stErr *ErrorInfo
 	if raw := m["error"]; raw != nil {
 		if err := json.Unmarshal(raw, &stErr); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	channelJSON, err := json.Marshal(channel)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	typ, err := json.Marshal(ChangesetContentChanged{}.ActionType())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ops := m["operations"]
-	b := make([]byte, 0, len(files)+len(ops)+len(m["error"])+len(channelJSON)+160)
-	b = append(b, `{"jsonrpc":"`+JSONRPCVersion+`","method":"`+NotifyAction+`","params":{"channel":`...)
-	b = append(b, channelJSON...)
-	b = append(b, `,"action":{"type":`...)
-	b = append(b, typ...)
-	b = append(b, `,"files":`...)
-	b = append(b, files...)
+	head := make([]byte, 0, len(channelJSON)+128)
+	head = append(head, `{"jsonrpc":"`+JSONRPCVersion+`","method":"`+NotifyAction+`","params":{"channel":`...)
+	head = append(head, channelJSON...)
+	head = append(head, `,"action":{"type":`...)
+	head = append(head, typ...)
+	head = append(head, `,"files":`...)
+	b := make([]byte, 0, len(ops)+len(m["error"])+64)
 	if ops != nil {
 		b = append(b, `,"operations":`...)
 		b = append(b, ops...)
@@ -63,22 +66,22 @@ func EncodeCatchUp(channel string, st Encoded, legacy bool, nextSeq func() int64
 	}
 	b = append(b, `},"serverSeq":`...)
 	b = strconv.AppendInt(b, nextSeq(), 10)
-	frames := [][]byte{append(b, "}}"...)}
+	first = [][]byte{head, files, append(b, "}}"...)}
 
-	var rest []Action
+	var acts []Action
 	if ops == nil {
-		rest = append(rest, ChangesetOperationsChanged{})
+		acts = append(acts, ChangesetOperationsChanged{})
 	}
-	rest = append(rest, ChangesetStatusChanged{Status: status, Error: stErr})
-	for _, a := range rest {
+	acts = append(acts, ChangesetStatusChanged{Status: status, Error: stErr})
+	for _, a := range acts {
 		env := ActionEnvelope{Channel: channel, Action: StateAction{Action: a}, ServerSeq: nextSeq()}
 		f, err := EncodeActionNotification(AdaptEnvelope(legacy, env))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		frames = append(frames, f)
+		rest = append(rest, f)
 	}
-	return frames, nil
+	return first, rest, nil
 }
 
 // topMembers returns the members of the JSON object b by name, each value

@@ -82,10 +82,11 @@ func TestCatchUpEqualsTheDecodedState(t *testing.T) {
 			t.Run(fmt.Sprintf("%d/legacy=%v", i, legacy), func(t *testing.T) {
 				const ch = "ahp-changeset:/s/changeset/uncommitted"
 				seq := int64(41)
-				got, err := EncodeCatchUp(ch, Encoded(enc), legacy, func() int64 { seq++; return seq })
+				first, rest, err := EncodeCatchUp(ch, Encoded(enc), legacy, func() int64 { seq++; return seq })
 				if err != nil {
 					t.Fatal(err)
 				}
+				got := append([][]byte{bytes.Join(first, nil)}, rest...)
 				want := slowCatchUp(t, ch, enc, legacy, 41)
 				if len(got) != len(want) {
 					t.Fatalf("%d frames, want %d", len(got), len(want))
@@ -104,7 +105,7 @@ func TestCatchUpEqualsTheDecodedState(t *testing.T) {
 // changeset state give an error, not frames.
 func TestCatchUpRefusesWhatIsNotAState(t *testing.T) {
 	for _, b := range []string{``, `[]`, `{"status":"ready"}`, `{"files":[]}`, `{"status":"ready","files":[`, `{"status":"ready","files":[]} x`, `{"status":"ready" "files":[]}`} {
-		if _, err := EncodeCatchUp("c", Encoded(b), false, func() int64 { return 1 }); err == nil {
+		if _, _, err := EncodeCatchUp("c", Encoded(b), false, func() int64 { return 1 }); err == nil {
 			t.Errorf("%q: no error", b)
 		}
 	}
@@ -137,7 +138,7 @@ func FuzzTopMembers(f *testing.F) {
 }
 
 // BenchmarkEncodeCatchUp: a catch-up of an 11,000-file changeset, the
-// file list copied as it is.
+// file list taken as it is.
 func BenchmarkEncodeCatchUp(b *testing.B) {
 	st := ChangesetState{Status: StatusReady}
 	for i := range 11000 {
@@ -156,7 +157,7 @@ func BenchmarkEncodeCatchUp(b *testing.B) {
 	b.SetBytes(int64(len(enc)))
 	for b.Loop() {
 		seq := int64(0)
-		if _, err := EncodeCatchUp("ahp-changeset:/s/changeset/uncommitted", enc, false, func() int64 { seq++; return seq }); err != nil {
+		if _, _, err := EncodeCatchUp("ahp-changeset:/s/changeset/uncommitted", enc, false, func() int64 { seq++; return seq }); err != nil {
 			b.Fatal(err)
 		}
 	}

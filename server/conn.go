@@ -214,7 +214,8 @@ func (c *conn) catchUp(uri string) {
 	}
 	if sl != nil {
 		next := func() int64 { n := seqs[0]; seqs = seqs[1:]; return n }
-		c.stream.fillSlot(sl, c.catchUpFrames(snap, next))
+		parts, frames := c.catchUpFrames(snap, next)
+		c.stream.fillSlot(sl, parts, frames)
 	}
 }
 
@@ -226,10 +227,11 @@ var catchUpBuilding func()
 // from any earlier state of the channel (protocol.EncodeCatchUp):
 // contentChanged with every file, operationsChanged when the state has
 // none, and the status. They carry serverSeqs of their own (nextSeq),
-// after the snapshot's and before any later action, and no origin. A
-// snapshot already encoded (the usual case) has its file list copied as
-// it is, not decoded and encoded again.
-func (c *conn) catchUpFrames(snap protocol.Snapshot, nextSeq func() int64) [][]byte {
+// after the snapshot's and before any later action, and no origin. The
+// first, contentChanged, comes in pieces (parts) whose file list is the
+// encoded snapshot's own bytes: a snapshot already encoded (the usual
+// case) is neither decoded nor encoded again, nor copied.
+func (c *conn) catchUpFrames(snap protocol.Snapshot, nextSeq func() int64) (parts, frames [][]byte) {
 	if catchUpBuilding != nil {
 		catchUpBuilding()
 	}
@@ -245,15 +247,14 @@ func (c *conn) catchUpFrames(snap protocol.Snapshot, nextSeq func() int64) [][]b
 	default:
 		enc, err = json.Marshal(v)
 	}
-	var frames [][]byte
 	if err == nil {
-		frames, err = protocol.EncodeCatchUp(snap.Resource, enc, c.legacy.Load(), nextSeq)
+		parts, frames, err = protocol.EncodeCatchUp(snap.Resource, enc, c.legacy.Load(), nextSeq)
 	}
 	if err != nil {
 		c.logger().Error("catch-up: changeset snapshot does not encode", "channel", snap.Resource, "err", err)
-		return nil
+		return nil, nil
 	}
-	return frames
+	return parts, frames
 }
 
 func (c *conn) subscribed(uri string) bool {

@@ -116,7 +116,7 @@ func TestLaggingBacklogIsReplacedNotClosed(t *testing.T) {
 	}
 	cu := s.catchUpSlot("cs")
 	s.push(frame{data: []byte("cs after"), channel: "cs"}) // after the catch-up's place
-	s.fillSlot(cu, [][]byte{[]byte("catch-up")})
+	s.fillSlot(cu, nil, [][]byte{[]byte("catch-up")})
 	s.closeWith(websocket.CloseNormalClosure, "")
 
 	got := readAll(t, client)
@@ -149,7 +149,7 @@ func TestUnwrittenCatchUpIsReplaced(t *testing.T) {
 	for i := range 9 {
 		s.push(frame{data: fmt.Appendf(nil, "cs %d", i), channel: "cs"})
 	}
-	s.fillSlot(old, [][]byte{[]byte("stale catch-up")})
+	s.fillSlot(old, nil, [][]byte{[]byte("stale catch-up")})
 	s.fill(sl, []byte("reply"))
 	select {
 	case <-lagged:
@@ -157,7 +157,7 @@ func TestUnwrittenCatchUpIsReplaced(t *testing.T) {
 		t.Fatal("no new catch-up was asked for")
 	}
 	cu := s.catchUpSlot("cs")
-	s.fillSlot(cu, [][]byte{[]byte("catch-up")})
+	s.fillSlot(cu, nil, [][]byte{[]byte("catch-up")})
 	s.closeWith(websocket.CloseNormalClosure, "")
 	if got, want := readAll(t, client), []string{"reply", "catch-up"}; !slices.Equal(got, want) {
 		t.Errorf("frames %q, want %q", got, want)
@@ -250,7 +250,8 @@ func TestCatchUpFramesReachTheSnapshot(t *testing.T) {
 		c := &conn{}
 		c.setLogger(discard())
 		seq := int64(100)
-		frames := c.catchUpFrames(protocol.Snapshot{Resource: "ahp-changeset:/s/changeset/uncommitted", State: protocol.Encoded(encoded), FromSeq: seq}, func() int64 { seq++; return seq })
+		parts, rest := c.catchUpFrames(protocol.Snapshot{Resource: "ahp-changeset:/s/changeset/uncommitted", State: protocol.Encoded(encoded), FromSeq: seq}, func() int64 { seq++; return seq })
+		frames := append([][]byte{bytes.Join(parts, nil)}, rest...)
 		st, last := client.Clone(), int64(100)
 		for _, f := range frames {
 			var n struct {

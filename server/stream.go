@@ -69,7 +69,7 @@ func partsSize(parts [][]byte) int64 {
 // and what was queued before goes out meanwhile.
 type slot struct {
 	frames [][]byte
-	parts  [][]byte // instead of frames: one message in pieces (fillParts)
+	parts  [][]byte // one message in pieces (fillParts), written before frames
 	filled bool
 }
 
@@ -331,7 +331,7 @@ func (s *stream) reserve() *slot {
 }
 
 // fill gives a reserved place its reply and lets the writer past it.
-func (s *stream) fill(sl *slot, data []byte) { s.fillSlot(sl, [][]byte{data}) }
+func (s *stream) fill(sl *slot, data []byte) { s.fillSlot(sl, nil, [][]byte{data}) }
 
 // fillParts gives a reserved place its reply as pieces of one message
 // (protocol.Response.EncodeParts), written one after another.
@@ -349,18 +349,19 @@ func (s *stream) fillParts(sl *slot, parts [][]byte) {
 	}
 }
 
-// fillSlot gives a reserved place its frames and lets the writer past it.
+// fillSlot gives a reserved place its messages, parts (one message in
+// pieces, none when nil) then frames, and lets the writer past it.
 // A place dropped meanwhile (a catch-up replaced by a later one) stays
 // empty. The frames are queued even past the soft bounds: they are what
 // the client needs, and a catch-up is asked for only once the backlog
 // has drained.
-func (s *stream) fillSlot(sl *slot, frames [][]byte) {
+func (s *stream) fillSlot(sl *slot, parts, frames [][]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing || sl.filled {
 		return
 	}
-	sl.frames, sl.filled = frames, true
+	sl.parts, sl.frames, sl.filled = parts, frames, true
 	s.queuedBytes += sl.size()
 	s.signal()
 	if s.overHardLocked() {

@@ -22,6 +22,10 @@ import (
 type stateEncoder struct {
 	prev  protocol.Encoded
 	spans map[string]fileSpan
+	// next is the spans map of the encoding before prev, cleared and
+	// filled by the next encoding: the two are swapped rather than a map
+	// of tens of thousands of entries made for every encoding.
+	next map[string]fileSpan
 }
 
 // fileSpan is where a file's encoding lies in the previous encoding, and
@@ -89,7 +93,9 @@ func sideOf(s *protocol.FileEditSide) sideKey {
 }
 
 // encode returns st's encoding. What it returns is kept, and must not be
-// changed by the caller.
+// changed by the caller; it is never changed here either (the next
+// encoding is a new buffer), so it can be written out in pieces while
+// later encodings are made.
 func (e *stateEncoder) encode(st *protocol.ChangesetState) (protocol.Encoded, error) {
 	status, err := json.Marshal(st.Status)
 	if err != nil {
@@ -119,7 +125,11 @@ func (e *stateEncoder) encode(st *protocol.ChangesetState) (protocol.Encoded, er
 		b = append(b, errInfo...)
 	}
 	b = append(b, `,"files":[`...)
-	spans := make(map[string]fileSpan, len(st.Files))
+	spans := e.next
+	if spans == nil {
+		spans = make(map[string]fileSpan, len(st.Files))
+	}
+	clear(spans)
 	for i := range st.Files {
 		f := &st.Files[i]
 		if i > 0 {
@@ -148,6 +158,6 @@ func (e *stateEncoder) encode(st *protocol.ChangesetState) (protocol.Encoded, er
 		b = append(b, meta...)
 	}
 	b = append(b, '}')
-	e.prev, e.spans = b, spans
+	e.prev, e.spans, e.next = b, spans, e.spans
 	return b, nil
 }
