@@ -77,17 +77,17 @@ func (cs *csChannel) byAuthor() (map[string][]authorShare, []string) {
 		out[a] = append(out[a], sh)
 	}
 	for _, f := range cs.v.State.Files {
+		own, _ := f.Meta["changesetd"].(protocol.Object) // protocol.Object is map[string]any
+		author, _ := own["author"].(string)
+		if author == "" || author == attrib.Unknown {
+			continue // most files of a large changeset: no lookup of their origin
+		}
 		o, ok := cs.origin[f.ID]
 		if !ok {
 			continue
 		}
-		own, _ := f.Meta["changesetd"].(protocol.Object) // protocol.Object is map[string]any
-		author, _ := own["author"].(string)
-		if author != "" && author != Mixed && author != attrib.Unknown {
-			add(author, authorShare{file: f, o: o, whole: true})
-			continue
-		}
 		if author != Mixed {
+			add(author, authorShare{file: f, o: o, whole: true})
 			continue
 		}
 		per := map[string][]Hunk{}
@@ -124,11 +124,11 @@ func authorName(a string) string {
 // shareList names the files of an author's part with their hunk counts:
 // "a.txt (2 hunks) and b.txt (the whole file, 1 hunk)".
 func shareList(shares []authorShare) string {
-	names := make([]string, 0, len(shares))
-	for _, sh := range shares {
-		names = append(names, sh.name())
+	np := namedPaths{n: len(shares)}
+	for _, sh := range shares[:min(len(shares), maxNamed)] {
+		np.first = append(np.first, sh.name()) // only those it shows
 	}
-	return nameList(names)
+	return np.String()
 }
 
 // name is the file's path with the author's hunk count.

@@ -202,17 +202,53 @@ func files(n int) string {
 	return fmt.Sprintf("%d files", n)
 }
 
-// sortedPaths lists the paths of the changeset's files that keep says
-// yes to.
-func (cs *csChannel) sortedPaths(keep func(fileOrigin) bool) []string {
-	var out []string
-	for _, o := range cs.origin {
-		if keep(o) {
-			out = append(out, o.path())
-		}
+// namedPaths is what a confirmation says of a set of the changeset's
+// files: how many there are, and the first maxNamed of their paths in
+// order (all of them when there are no more).
+type namedPaths struct {
+	first []string
+	n     int
+}
+
+// String is nameList of the paths: "a, b and c", or the first maxNamed
+// and how many more.
+func (np namedPaths) String() string {
+	if np.n > len(np.first) {
+		return strings.Join(np.first, ", ") + fmt.Sprintf(" and %d more", np.n-len(np.first))
 	}
-	slices.Sort(out)
-	return out
+	return nameList(np.first)
+}
+
+// sortedPaths names the changeset's files that keep says yes to. Only the
+// first maxNamed paths are kept, found in one pass: the operations'
+// confirmations are made again after every change, and sorting the paths
+// of a changeset of tens of thousands of files each time cost more than
+// the change itself.
+func (cs *csChannel) sortedPaths(keep func(fileOrigin) bool) namedPaths {
+	var np namedPaths
+	for _, o := range cs.origin {
+		if !keep(o) {
+			continue
+		}
+		np.n++
+		np.first = insertFirst(np.first, o.path(), maxNamed)
+	}
+	return np
+}
+
+// insertFirst inserts p into first, sorted and at most k long, if it is
+// among the k least.
+func insertFirst(first []string, p string, k int) []string {
+	if len(first) == k && p >= first[k-1] {
+		return first
+	}
+	i, _ := slices.BinarySearch(first, p)
+	if len(first) < k {
+		first = append(first, "")
+	}
+	copy(first[i+1:], first[i:len(first)-1])
+	first[i] = p
+	return first
 }
 
 // revertConfirmation says what a revert does, and names the files of the
@@ -231,8 +267,8 @@ func (cs *csChannel) revertConfirmation() string {
 		text = "Restore these files to this changeset's original version? Later changes to them are discarded too."
 	}
 	created := cs.sortedPaths(func(o fileOrigin) bool { return o.from == nil })
-	if len(created) > 0 {
-		text += fmt.Sprintf(" %s of this changeset did not exist in that version and would be deleted: %s.", capital(files(len(created))), nameList(created))
+	if created.n > 0 {
+		text += fmt.Sprintf(" %s of this changeset did not exist in that version and would be deleted: %s.", capital(files(created.n)), created)
 	}
 	return text + " A revert can be undone with Undo Revert, also after a restart."
 }
@@ -243,21 +279,21 @@ func (cs *csChannel) commitConfirmation() string {
 	staged := cs.sortedPaths(func(o fileOrigin) bool {
 		return (o.to != nil && o.to.Staged) || (o.from != nil && o.from.Staged)
 	})
-	if len(staged) > 0 {
-		text := fmt.Sprintf("Commit the %s staged: %s?", files(len(staged)), nameList(staged))
+	if staged.n > 0 {
+		text := fmt.Sprintf("Commit the %s staged: %s?", files(staged.n), staged)
 		rest := cs.sortedPaths(func(o fileOrigin) bool {
 			return !((o.to != nil && o.to.Staged) || (o.from != nil && o.from.Staged))
 		})
-		if len(rest) > 0 {
-			text += fmt.Sprintf(" Not committed (not staged): %s.", nameList(rest))
+		if rest.n > 0 {
+			text += fmt.Sprintf(" Not committed (not staged): %s.", rest)
 		}
 		return text
 	}
 	all := cs.sortedPaths(func(fileOrigin) bool { return true })
-	if len(all) == 0 {
+	if all.n == 0 {
 		return "Nothing is staged and nothing changed: there is nothing to commit."
 	}
-	return fmt.Sprintf("Nothing is staged: commit every change, %s: %s?", files(len(all)), nameList(all))
+	return fmt.Sprintf("Nothing is staged: commit every change, %s: %s?", files(all.n), all)
 }
 
 func capital(s string) string {

@@ -173,13 +173,13 @@ func (cs *csChannel) rewindConfirmation() string {
 		what = "the original turn's end"
 	}
 	all := cs.sortedPaths(func(fileOrigin) bool { return true })
-	if len(all) == 0 {
+	if all.n == 0 {
 		return fmt.Sprintf("Restore files to their version before %s? It changed no file: there is nothing to rewind.", what)
 	}
-	text := fmt.Sprintf("Restore to their version before %s the file or lines chosen, or, rewinding the whole changeset, each of its %s: %s.", what, files(len(all)), nameList(all))
+	text := fmt.Sprintf("Restore to their version before %s the file or lines chosen, or, rewinding the whole changeset, each of its %s: %s.", what, files(all.n), all)
 	created := cs.sortedPaths(func(o fileOrigin) bool { return o.from == nil })
-	if len(created) > 0 {
-		text += fmt.Sprintf(" %s did not exist before and would be deleted: %s.", capital(files(len(created))), nameList(created))
+	if created.n > 0 {
+		text += fmt.Sprintf(" %s did not exist before and would be deleted: %s.", capital(files(created.n)), created)
 	}
 	if drifted := cs.driftedPaths(); len(drifted) > 0 {
 		text += fmt.Sprintf(" Changed again since, so refused (a rewind would discard that change): %s.", nameList(drifted))
