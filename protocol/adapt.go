@@ -1,5 +1,7 @@
 package protocol
 
+import "bytes"
+
 // Version adaptation at the edge. The server keeps every state and every
 // stored envelope in the newest shape; each frame bound for a connection
 // passes through Adapt for the version that connection negotiated. The
@@ -75,6 +77,13 @@ func adaptSnapshots(legacy bool, snaps []Snapshot) []Snapshot {
 	return out
 }
 
+// The start of an encoded changeset state in recomputing, and of the same
+// state as a 0.6/0.7 client is shown it.
+const (
+	encodedRecomputing = `{"status":"` + StatusRecomputing + `"`
+	encodedComputing   = `{"status":"` + StatusComputing + `"`
+)
+
 func adaptSnapshot(legacy bool, s Snapshot) Snapshot {
 	if !legacy {
 		return s
@@ -84,6 +93,13 @@ func adaptSnapshot(legacy bool, s Snapshot) Snapshot {
 		if st.Status == StatusRecomputing {
 			st.Status = StatusComputing
 			s.State = st
+		}
+	case Encoded:
+		// A changeset state's encoding starts with its status
+		// (ChangesetState's first field): the rewrite is of that prefix.
+		if rest, ok := bytes.CutPrefix(st, []byte(encodedRecomputing)); ok {
+			b := make(Encoded, 0, len(encodedComputing)+len(rest))
+			s.State = append(append(b, encodedComputing...), rest...)
 		}
 	case SessionState:
 		if st.Lifecycle == LifecycleFailed {

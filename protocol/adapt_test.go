@@ -20,10 +20,18 @@ func TestAdaptEveryPath(t *testing.T) {
 		Action: protocol.StateAction{Action: protocol.ChangesetContentChanged{Error: errInfo}}}
 	csSnap := protocol.Snapshot{Resource: "ahp-changeset:/s/changeset/uncommitted", State: protocol.ChangesetState{Status: protocol.StatusRecomputing}}
 	sessSnap := protocol.Snapshot{Resource: "ahp-session:/s", State: protocol.SessionState{Lifecycle: protocol.LifecycleFailed}}
+	// The same state as the channel hands it out: already encoded.
+	recomputingFiles := protocol.ChangesetState{Status: protocol.StatusRecomputing, Files: []protocol.ChangesetFile{{ID: "file:///r/recomputing"}}}
+	enc, err := recomputingFiles.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	encSnap := protocol.Snapshot{Resource: csSnap.Resource, State: protocol.Encoded(enc)}
 	payloads := []any{
 		recomputing,
 		content,
 		protocol.SubscribeResult{Snapshot: &csSnap},
+		protocol.SubscribeResult{Snapshot: &encSnap},
 		protocol.InitializeResult{Snapshots: []protocol.Snapshot{csSnap, sessSnap}},
 		protocol.ReconnectResult{Type: protocol.ReconnectReplay, Actions: []protocol.ActionEnvelope{recomputing, content}},
 		protocol.ReconnectResult{Type: protocol.ReconnectSnapshot, Snapshots: []protocol.Snapshot{csSnap, sessSnap}},
@@ -41,6 +49,12 @@ func TestAdaptEveryPath(t *testing.T) {
 	}
 	if got := marshal(t, protocol.Adapt("0.7.0", content)); !strings.Contains(got, `"boom"`) {
 		t.Errorf("0.7.0 contentChanged lost its error: %s", got)
+	}
+	// An encoded state is shown to a 0.7 client exactly as the decoded one.
+	shown := recomputingFiles
+	shown.Status = protocol.StatusComputing
+	if got, want := marshal(t, protocol.Adapt("0.7.0", protocol.SubscribeResult{Snapshot: &encSnap})), marshal(t, protocol.SubscribeResult{Snapshot: &protocol.Snapshot{Resource: csSnap.Resource, State: shown}}); got != want {
+		t.Errorf("0.7.0 encoded snapshot:\n%s\nwant\n%s", got, want)
 	}
 	if after := marshal(t, payloads); after != before {
 		t.Errorf("Adapt modified its argument:\nbefore %s\nafter  %s", before, after)

@@ -168,9 +168,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 		// megabytes of JSON, and every session's publish waits for that
 		// lock. Nothing changes the state between here and the
 		// registration: the actor owns it.
-		if cs.v.State.Status != protocol.StatusRecomputing {
-			cs.encode()
-		}
+		cs.encode()
 		s.m.attachOwned(cs.ch, sub, lastSeen, cs.snapshot(), done)
 		if !cs.active && s.canActivate(cs) {
 			cs.activate(s)
@@ -182,11 +180,11 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 
 // snapshot returns the state a subscriber starts from: the encoded state
 // when it is current (attachChangeset encodes it first), else a clone. A
-// state in recomputing is cloned as it is, because a 0.6/0.7 client is
-// shown computing instead (protocol.Adapt), which needs the state's
-// fields. It never encodes: attachChangeset does, first.
+// state in recomputing is encoded too: a 0.6/0.7 client, shown computing
+// instead, gets its status rewritten at the front of the encoding
+// (protocol.Adapt). It never encodes: attachChangeset does, first.
 func (cs *csChannel) snapshot() any {
-	if cs.v.State.Status == protocol.StatusRecomputing || cs.encoded == nil {
+	if cs.encoded == nil {
 		return cs.v.State.Clone()
 	}
 	return cs.encoded
