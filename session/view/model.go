@@ -55,7 +55,14 @@ func (m *Model) Apply(a protocol.Action) (protocol.Action, bool) {
 	changed := out == reducer.Applied
 	if changed {
 		m.State = next
-		m.byID = nil // positions may have moved
+		switch a.(type) {
+		case protocol.ChangesetFilesReviewChanged, protocol.ChangesetStatusChanged,
+			protocol.ChangesetOperationsChanged, protocol.ChangesetOperationStatusChanged:
+			// The files keep their places: a reviewer marking one file of
+			// tens of thousands does not index them all again.
+		default:
+			m.byID = nil // positions may have moved
+		}
 	}
 	if cc, ok := a.(protocol.ChangesetContentChanged); ok {
 		cc.Error = m.State.Error
