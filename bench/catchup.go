@@ -2,14 +2,12 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,7 +31,7 @@ type catchUpResult struct {
 	dropped          int   // connections it closed for not reading (want 0)
 	readBytes        int64 // what the slow readers took in
 	rate             int64 // bytes a second the slow reader takes in
-	edits            int   // edits of a file of A during the busy saves
+	marks            int   // review marks in A during the busy saves
 	idleP99, busyP99 time.Duration
 	idleP50, busyP50 time.Duration
 	saves            int
@@ -45,17 +43,20 @@ type catchUpResult struct {
 // thousands of messages.
 const catchUpQueue = 16
 
-// catchUpEditEvery is how often a file of session A is edited while the
-// slow reader is subscribed: each edit publishes a few actions, which
-// queue behind what the reader has not taken in yet.
-const catchUpEditEvery = 100 * time.Millisecond
+// catchUpMarkEvery is how often a reviewer of session A's changeset
+// marks a file reviewed, or not, while the slow reader is subscribed:
+// each mark is published to every subscriber, and queues behind what
+// the reader has not taken in yet. A mark, not an edit of a file: the
+// row measures what catching the reader up costs, and an edit would add
+// A's refresh of its changeset, a cost of its own (the save rows).
+const catchUpMarkEvery = 100 * time.Millisecond
 
 // measureCatchUp times saves in a second session (B, a small repository)
 // with session A (a's tree, aFiles changed files) idle, and as many while
 // a reader of A's changeset that takes in rate bytes a second is caught
-// up: it subscribes, A keeps changing, its backlog passes the daemon's
-// send queue and is replaced by a fresh snapshot of A's whole list, again
-// and again. The two conditions alternate in rounds of catchUpRound
+// up: it subscribes, a reviewer keeps marking a file of A, the reader's
+// backlog passes the daemon's send queue and is replaced by a fresh
+// snapshot of A's whole list, again and again. The two conditions alternate in rounds of catchUpRound
 // saves. The row runs on a daemon of its own, started on a's tree with a
 // small send queue (catchUpQueue).
 func measureCatchUp(ctx context.Context, bin, logLevel, work string, a *repo, aFiles, saves int, rate int64) (*catchUpResult, error) {
@@ -79,11 +80,6 @@ func measureCatchUp(ctx context.Context, bin, logLevel, work string, a *repo, aF
 	}
 	aURI := ma.uri
 	c := ma.c
-	// The mirror of A has served its purpose (A is listed and ready); the
-	// slow readers are the ones subscribed to it from here on.
-	if err := c.Unsubscribe(ctx, aURI); err != nil {
-		return nil, err
-	}
 	const sessB = "ahp-session:/5e55b0b0-0000-4000-8000-00000000000b"
 	if err := c.Call(ctx, protocol.MethodCreateSession, map[string]any{"channel": sessB, "workingDirectories": []string{"file://" + rb.dir}}, nil); err != nil {
 		return nil, fmt.Errorf("createSession for B: %w", err)
@@ -113,6 +109,31 @@ func measureCatchUp(ctx context.Context, bin, logLevel, work string, a *repo, aF
 	}); err != nil {
 		return nil, err
 	}
+	// The reviewer stays subscribed to A from here on, so that A stays
+	// watched and current: idle, but not left and taken up again (a
+	// changeset nobody watched is computed again when someone comes).
+	reviewer, err := dialRaw(ctx, d.url)
+	if err != nil {
+		return nil, err
+	}
+	defer reviewer.Close()
+	if _, err := reviewer.call(1, protocol.MethodInitialize, map[string]any{
+		"channel": protocol.RootURI, "protocolVersions": []string{"1.0.0"}, "clientId": "bench-reviewer",
+	}); err != nil {
+		return nil, err
+	}
+	if err := reviewer.callDiscarding(2, protocol.MethodSubscribe, map[string]any{"channel": aURI}); err != nil {
+		return nil, err
+	}
+	echoes := make(chan struct{})
+	go func() { // the reviewer reads its echoes
+		defer close(echoes)
+		discardFrames(reviewer.ws)
+	}()
+	defer func() { reviewer.Close(); <-echoes }()
+	if err := c.Unsubscribe(ctx, aURI); err != nil {
+		return nil, err
+	}
 	res := &catchUpResult{aFiles: aFiles, saves: saves, rate: rate}
 	// The two conditions alternate in rounds, so that a change in the
 	// machine's load (two cores shared with other work) falls on both.
@@ -129,7 +150,7 @@ func measureCatchUp(ctx context.Context, bin, logLevel, work string, a *repo, aF
 			return nil, fmt.Errorf("the second session's saves, the first idle: %w", err)
 		}
 		idle = append(idle, times...)
-		if times, err = savesDuringCatchUps(ctx, d, mb, rb, a, aURI, n, res); err != nil {
+		if times, err = savesDuringCatchUps(ctx, d, mb, rb, a, aURI, reviewer, n, res); err != nil {
 			return nil, err
 		}
 		busy = append(busy, times...)
@@ -147,13 +168,13 @@ func measureCatchUp(ctx context.Context, bin, logLevel, work string, a *repo, aF
 const catchUpRound = 20
 
 // savesDuringCatchUps times n saves in the session mb mirrors while a
-// slow reader is subscribed to A's changeset (aURI) and a file of A is
-// edited every catchUpEditEvery: the daemon replaces the reader's
-// backlog with a snapshot of A's whole list, built off the sequencing
-// lock and written at the reader's pace, as often as it falls behind.
-// The round fails if no catch-up happened in it (it would have measured
-// nothing) or the reader was dropped.
-func savesDuringCatchUps(ctx context.Context, d *daemon, mb *mirror, rb *repo, a *repo, aURI string, n int, res *catchUpResult) ([]time.Duration, error) {
+// slow reader is subscribed to A's changeset (aURI) and a reviewer marks
+// one of its files every catchUpMarkEvery: the daemon replaces the
+// reader's backlog with a snapshot of A's whole list, built off the
+// sequencing lock and written at the reader's pace, as often as it falls
+// behind. The round fails if no catch-up happened in it (it would have
+// measured nothing) or the reader was dropped.
+func savesDuringCatchUps(ctx context.Context, d *daemon, mb *mirror, rb *repo, a *repo, aURI string, reviewer *rawSub, n int, res *catchUpResult) ([]time.Duration, error) {
 	before, err := daemonCounters(d)
 	if err != nil {
 		return nil, err
@@ -180,32 +201,21 @@ func savesDuringCatchUps(ctx context.Context, d *daemon, mb *mirror, rb *repo, a
 	wg.Add(2)
 	go func() { // the slow reader: takes every frame in, at its pace, and drops it
 		defer wg.Done()
-		buf := make([]byte, 64<<10)
-		for {
-			_, rd, err := r.ws.NextReader()
-			if err != nil {
-				return
-			}
-			k, err := io.CopyBuffer(io.Discard, rd, buf)
-			read.Add(k)
-			if err != nil {
-				return
-			}
-		}
+		read.Add(discardFrames(r.ws))
 	}()
 	stop := make(chan struct{})
-	var edits int
-	edited := make(chan error, 1)
+	var marks int
+	marked := make(chan error, 1)
 	go func() {
 		defer wg.Done()
 		var err error
-		edits, err = editUntil(stop, filepath.Join(a.dir, filepath.FromSlash(a.saveFile)))
-		edited <- err
+		marks, err = markUntil(stop, reviewer, aURI, "file://"+a.dir+"/"+a.modified[0])
+		marked <- err
 	}()
 	busy, err := measureSaves(ctx, mb, rb, n)
 	close(stop)
-	if eerr := <-edited; err == nil {
-		err = eerr
+	if merr := <-marked; err == nil {
+		err = merr
 	}
 	r.Close()
 	wg.Wait()
@@ -220,10 +230,10 @@ func savesDuringCatchUps(ctx context.Context, d *daemon, mb *mirror, rb *repo, a
 	dropped := int(after["changesetd_slow_clients_dropped_total"] - before["changesetd_slow_clients_dropped_total"])
 	res.catchUps += caught
 	res.dropped += dropped
-	res.edits += edits
+	res.marks += marks
 	res.readBytes += read.Load()
 	if caught == 0 {
-		return nil, fmt.Errorf("no catch-up in a round of %d saves (%d edits of A, %.1f MB read by the slow reader): the round measured nothing", n, edits, float64(read.Load())/1e6)
+		return nil, fmt.Errorf("no catch-up in a round of %d saves (%d review marks in A, %.1f MB read by the slow reader): the round measured nothing", n, marks, float64(read.Load())/1e6)
 	}
 	if dropped != 0 {
 		return nil, fmt.Errorf("the daemon dropped %d slow readers during the catch-ups", dropped)
@@ -231,24 +241,45 @@ func savesDuringCatchUps(ctx context.Context, d *daemon, mb *mirror, rb *repo, a
 	return busy, nil
 }
 
-// editUntil edits the file at path every catchUpEditEvery, as an agent
-// at work on it would, until stop is closed, then puts its content back.
-// It returns the edits made.
-func editUntil(stop <-chan struct{}, path string) (int, error) {
-	base, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	tick := time.NewTicker(catchUpEditEvery)
+// markUntil marks the file id of the changeset uri reviewed and not, in
+// turn, every catchUpMarkEvery until stop is closed, as a reviewer going
+// through it would. It returns the marks made.
+func markUntil(stop <-chan struct{}, c *rawSub, uri, id string) (int, error) {
+	tick := time.NewTicker(catchUpMarkEvery)
 	defer tick.Stop()
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
-			return i, os.WriteFile(path, base, 0o644)
+			return i, nil
 		case <-tick.C:
 		}
-		if err := os.WriteFile(path, fmt.Appendf(bytes.Clone(base), "// edit %d\n", i), 0o644); err != nil {
+		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": protocol.MethodDispatchAction, "params": map[string]any{
+			"channel": uri, "clientSeq": i + 1,
+			"action": map[string]any{"type": "changeset/filesReviewChanged", "files": []string{id}, "reviewed": i%2 == 0},
+		}})
+		if err != nil {
 			return i, err
+		}
+		if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
+			return i, err
+		}
+	}
+}
+
+// discardFrames reads every frame of ws to its end and drops it, until
+// the connection ends, and returns the bytes read.
+func discardFrames(ws *websocket.Conn) int64 {
+	buf := make([]byte, 64<<10)
+	var n int64
+	for {
+		_, rd, err := ws.NextReader()
+		if err != nil {
+			return n
+		}
+		k, err := io.CopyBuffer(io.Discard, rd, buf)
+		n += k
+		if err != nil {
+			return n
 		}
 	}
 }

@@ -840,8 +840,8 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResul
 		if cu == nil {
 			return "—"
 		}
-		return fmt.Sprintf("%s / %s = **%.2f×** (%d saves; %d catch-ups of %d files for a reader taking %.1f MB/s, %.1f MB read, %d edits of a file, %d dropped; p50 %s / %s)",
-			fmtDur(cu.busyP99), fmtDur(cu.idleP99), ratio(cu.busyP99, cu.idleP99), cu.saves, cu.catchUps, cu.aFiles, float64(cu.rate)/1e6, float64(cu.readBytes)/1e6, cu.edits, cu.dropped, fmtDur(cu.busyP50), fmtDur(cu.idleP50))
+		return fmt.Sprintf("%s / %s = **%.2f×** (%d saves; %d catch-ups of %d files for a reader taking %.1f MB/s, %.1f MB read, %d review marks, %d dropped; p50 %s / %s)",
+			fmtDur(cu.busyP99), fmtDur(cu.idleP99), ratio(cu.busyP99, cu.idleP99), cu.saves, cu.catchUps, cu.aFiles, float64(cu.rate)/1e6, float64(cu.readBytes)/1e6, cu.marks, cu.dropped, fmtDur(cu.busyP50), fmtDur(cu.idleP50))
 	})
 	printCheckouts(co)
 	fmt.Println()
