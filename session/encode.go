@@ -20,12 +20,16 @@ import (
 // snapshot while the state is unchanged (csChannel.encoded), and where
 // each file lies in it.
 type stateEncoder struct {
-	prev  protocol.Encoded
-	spans map[string]fileSpan
-	// next is the spans map of the encoding before prev, cleared and
-	// filled by the next encoding: the two are swapped rather than a map
-	// of tens of thousands of entries made for every encoding.
-	next map[string]fileSpan
+	prev protocol.Encoded
+	// spans are the files of prev, in their order there.
+	spans []fileSpan
+	// byID indexes spans by file id, made only when a file is not at
+	// the place it had (a file added or removed before it): most
+	// encodings find every file where it was, with no lookup.
+	byID map[string]int
+	// next is the spans slice before the last, refilled by the next
+	// encoding rather than a slice of tens of thousands made for each.
+	next []fileSpan
 }
 
 // fileSpan is where a file's encoding lies in the previous encoding, and
@@ -125,11 +129,7 @@ func (e *stateEncoder) encode(st *protocol.ChangesetState) (protocol.Encoded, er
 		b = append(b, errInfo...)
 	}
 	b = append(b, `,"files":[`...)
-	spans := e.next
-	if spans == nil {
-		spans = make(map[string]fileSpan, len(st.Files))
-	}
-	clear(spans)
+	spans := e.next[:0]
 	for i := range st.Files {
 		f := &st.Files[i]
 		if i > 0 {
@@ -137,7 +137,7 @@ func (e *stateEncoder) encode(st *protocol.ChangesetState) (protocol.Encoded, er
 		}
 		k := keyOf(f)
 		start := len(b)
-		if old, ok := e.spans[f.ID]; ok && old.key == k {
+		if old := e.find(i, f.ID); old != nil && old.key == k {
 			b = append(b, e.prev[old.start:old.end]...)
 		} else {
 			fb, err := json.Marshal(f)
@@ -146,7 +146,7 @@ func (e *stateEncoder) encode(st *protocol.ChangesetState) (protocol.Encoded, er
 			}
 			b = append(b, fb...)
 		}
-		spans[f.ID] = fileSpan{start: start, end: len(b), key: k, meta: f.Meta}
+		spans = append(spans, fileSpan{start: start, end: len(b), key: k, meta: f.Meta})
 	}
 	b = append(b, ']')
 	if ops != nil {
@@ -158,6 +158,25 @@ func (e *stateEncoder) encode(st *protocol.ChangesetState) (protocol.Encoded, er
 		b = append(b, meta...)
 	}
 	b = append(b, '}')
-	e.prev, e.spans, e.next = b, spans, e.spans
+	clear(e.spans) // what they keep alive is let go
+	e.prev, e.spans, e.next, e.byID = b, spans, e.spans, nil
 	return b, nil
+}
+
+// find returns the span of the file id in the previous encoding, looked
+// for first at the place i it has now.
+func (e *stateEncoder) find(i int, id string) *fileSpan {
+	if i < len(e.spans) && e.spans[i].key.id == id {
+		return &e.spans[i]
+	}
+	if e.byID == nil {
+		e.byID = make(map[string]int, len(e.spans))
+		for j := range e.spans {
+			e.byID[e.spans[j].key.id] = j
+		}
+	}
+	if j, ok := e.byID[id]; ok {
+		return &e.spans[j]
+	}
+	return nil
 }

@@ -114,3 +114,46 @@ func TestFileKeyCoversEveryField(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStateEncoder: an 11,000-file changeset encoded again after
+// one of its files changed, as a snapshot after an edit is; and the
+// same through MarshalJSON.
+func BenchmarkStateEncoder(b *testing.B) {
+	st := protocol.ChangesetState{Status: protocol.StatusReady}
+	for i := range 11000 {
+		n := i % 40
+		id := fmt.Sprintf("file:///home/dev/repo/pkg%d/dir/file%d.go", i/100, i)
+		st.Files = append(st.Files, protocol.ChangesetFile{ID: id, Edit: protocol.FileEdit{
+			Before: &protocol.FileEditSide{URI: id, Content: protocol.ContentRef{URI: "git-blob:/" + id}},
+			After:  &protocol.FileEditSide{URI: id, Content: protocol.ContentRef{URI: "changeset-content:/" + id, Nonce: fmt.Sprint(i * 7919)}},
+			Diff:   &protocol.FileEditDiffStats{Added: &n, Removed: &n},
+		}, Meta: protocol.Object{"jetbrains": protocol.Object{"air": protocol.Object{"diffStats": protocol.Object{"added": n, "removed": n}}}, "changesetd": protocol.Object{"patch": "changeset-patch:/" + id}}})
+	}
+	change := func(i int) {
+		f := st.Files[i%len(st.Files)]
+		f.Meta = protocol.Object{"changesetd": protocol.Object{"v": i}}
+		st.Files[i%len(st.Files)] = f
+	}
+	b.Run("reused", func(b *testing.B) {
+		var e stateEncoder
+		e.encode(&st)
+		i := 0
+		for b.Loop() {
+			i++
+			change(i)
+			if _, err := e.encode(&st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("MarshalJSON", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			change(i)
+			if _, err := st.MarshalJSON(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
