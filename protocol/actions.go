@@ -73,11 +73,15 @@ func EncodeAction(a Action) ([]byte, error) {
 // actionParts are a known action's encoded type and its encoded fields
 // (an object, whose braces appendAction replaces).
 func actionParts(a Action) (typ, body []byte, err error) {
-	var v any = a
-	if p, ok := a.(plainer); ok {
-		v = p.plain()
+	if e, ok := a.(encodedAppender); ok {
+		body, err = e.appendEncoded(nil)
+	} else {
+		var v any = a
+		if p, ok := a.(plainer); ok {
+			v = p.plain()
+		}
+		body, err = json.Marshal(v)
 	}
-	body, err = json.Marshal(v)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,6 +173,15 @@ type ChangesetFileSet struct {
 	File ChangesetFile `json:"file"`
 }
 
+func (a ChangesetFileSet) appendEncoded(b []byte) ([]byte, error) {
+	b = append(b, `{"file":`...)
+	b, err := a.File.appendEncoded(b)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
 type ChangesetFileRemoved struct {
 	FileID string `json:"fileId"`
 }
@@ -204,14 +217,32 @@ type ChangesetContentChanged struct {
 }
 
 // MarshalJSON writes files as [] rather than null.
-func (a ChangesetContentChanged) MarshalJSON() ([]byte, error) { return json.Marshal(a.plain()) }
+func (a ChangesetContentChanged) MarshalJSON() ([]byte, error) {
+	return a.appendEncoded(make([]byte, 0, 64+len(a.Files)*filesBytesGuess))
+}
 
-func (a ChangesetContentChanged) plain() any {
-	type plain ChangesetContentChanged
-	if a.Files == nil {
-		a.Files = []ChangesetFile{}
+// appendEncoded writes the fields as encoding/json would, the files
+// through appendFiles (fastjson.go).
+func (a ChangesetContentChanged) appendEncoded(b []byte) ([]byte, error) {
+	if b == nil {
+		b = make([]byte, 0, 64+len(a.Files)*filesBytesGuess)
 	}
-	return plain(a)
+	b = append(b, `{"files":`...)
+	b, err := appendFiles(b, a.Files)
+	if err != nil {
+		return nil, err
+	}
+	if a.Operations != nil {
+		if b, err = appendField(b, `,"operations":`, a.Operations); err != nil {
+			return nil, err
+		}
+	}
+	if a.Error != nil {
+		if b, err = appendField(b, `,"error":`, a.Error); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 // ChangesetOperationsChanged sets the operations; nil clears them.

@@ -65,11 +65,50 @@ type ChangesetState struct {
 
 // MarshalJSON writes files as [] rather than null when empty.
 func (s ChangesetState) MarshalJSON() ([]byte, error) {
-	type plain ChangesetState
-	if s.Files == nil {
-		s.Files = []ChangesetFile{}
+	return s.appendEncoded(make([]byte, 0, 256+len(s.Files)*filesBytesGuess))
+}
+
+// filesBytesGuess is about the encoded size of one file of a changeset,
+// with its _meta: the first guess of an encoding buffer's capacity.
+const filesBytesGuess = 700
+
+// appendEncoded writes the fields as encoding/json would, the files
+// through appendFiles (fastjson.go).
+func (s ChangesetState) appendEncoded(b []byte) ([]byte, error) {
+	b = append(b, `{"status":`...)
+	b = appendJSONString(b, s.Status)
+	var err error
+	if s.Error != nil {
+		if b, err = appendField(b, `,"error":`, s.Error); err != nil {
+			return nil, err
+		}
 	}
-	return json.Marshal(plain(s))
+	b = append(b, `,"files":`...)
+	if b, err = appendFiles(b, s.Files); err != nil {
+		return nil, err
+	}
+	if s.Operations != nil {
+		if b, err = appendField(b, `,"operations":`, s.Operations); err != nil {
+			return nil, err
+		}
+	}
+	if s.Meta != nil {
+		b = append(b, `,"_meta":`...)
+		if b, err = appendJSONObject(b, s.Meta); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendField appends name and v, encoded by encoding/json.
+func appendField(b []byte, name string, v any) ([]byte, error) {
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, name...)
+	return append(b, out...), nil
 }
 
 // Clone returns a deep copy suitable for handing to another goroutine.

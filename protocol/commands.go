@@ -114,7 +114,18 @@ func (r SubscribeResult) appendJSON(b []byte) ([]byte, error) {
 // the whole encoding.
 func (r SubscribeResult) encodedParts(b []byte) (head []byte, state Encoded, tail []byte, ok bool, err error) {
 	if r.Snapshot != nil {
-		state, ok = r.Snapshot.State.(Encoded)
+		switch st := r.Snapshot.State.(type) {
+		case Encoded:
+			state, ok = st, true
+		case ChangesetState:
+			// Written by its own encoder rather than through
+			// encoding/json, which would scan the megabytes of its
+			// files once more to compact them.
+			if state, err = st.MarshalJSON(); err != nil {
+				return nil, nil, nil, false, err
+			}
+			ok = true
+		}
 	}
 	if !ok {
 		out, err := json.Marshal(r)
