@@ -42,8 +42,12 @@ type gitWorkspace struct {
 	scope string
 
 	snapMu sync.Mutex // serialises snapshots
-	tr     tracker
-	own    ownViews // the operations' own index writes (editor.go)
+	// firstView is the workspace's first full uncommitted view while it
+	// is computed: a snapshot that is not a turn's waits for it before
+	// it reads and stores the changed files (yieldToFirstView).
+	firstView firstViewGate
+	tr        tracker
+	own       ownViews // the operations' own index writes (editor.go)
 
 	// hashWorktree is repo.HashWorktree; tests count its calls.
 	hashWorktree func(ctx context.Context, path string) (string, error)
@@ -375,7 +379,7 @@ func (w *gitWorkspace) Snapshot(ctx context.Context, track bool) (string, error)
 	if err != nil {
 		return "", err
 	}
-	tree, _, err := w.overlay(ctx, head, tracked)
+	tree, _, err := w.overlay(ctx, head, tracked, !track)
 	return tree, err
 }
 
@@ -395,16 +399,23 @@ func (w *gitWorkspace) SnapshotPaths(ctx context.Context, paths []string) (strin
 	if err != nil {
 		return "", nil, err
 	}
-	return w.overlay(ctx, head, changed)
+	return w.overlay(ctx, head, changed, false)
 }
 
 // overlay writes the snapshot of HEAD's tree with the changes overlaid,
 // storing the files not stored yet, and returns the blob id it put at
-// each changed path (none for a deleted one).
-func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []scm.Change) (string, map[string]string, error) {
+// each changed path (none for a deleted one). With yield, it waits for
+// the workspace's first full view while that is computed, before each
+// file it reads and before it stores them.
+func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []scm.Change, yield bool) (string, map[string]string, error) {
 	changes := make([]snapstore.Change, 0, len(tracked))
 	oids := make(map[string]string, len(tracked))
 	for _, c := range tracked {
+		if yield {
+			if err := w.firstView.wait(ctx); err != nil {
+				return "", nil, err
+			}
+		}
 		if c.Work == nil {
 			changes = append(changes, snapstore.Change{Path: c.Path, Delete: true})
 			continue
@@ -444,14 +455,74 @@ func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []sc
 			oids[c.Path] = c.OID
 		}
 	}
+	if yield {
+		if err := w.firstView.wait(ctx); err != nil {
+			return "", nil, err
+		}
+	}
 	tree, err := w.snaps.Overlay(ctx, head.tree, changes)
 	return tree, oids, err
+}
+
+// firstViewGate is held while the workspace computes its first full
+// uncommitted view. A new session's baseline snapshot starts with the
+// session, and a client's first view of the uncommitted changes comes
+// a moment later: on a tree with a thousand changed files, storing them
+// costs as much processor time as diffing them, and the two would share
+// the cores while someone waits for the view. The snapshot waits instead,
+// once: the session is ready only once it is taken (so an edit after
+// that is never part of it), whenever that is.
+type firstViewGate struct {
+	mu      sync.Mutex
+	started bool          // the first full view has started (once)
+	running chan struct{} // closed when it ends; nil when none runs
+}
+
+// begin marks the start of a full view, and returns the function that
+// marks its end; nil when it is not the first.
+func (g *firstViewGate) begin() func() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.started {
+		return nil
+	}
+	g.started = true
+	ch := make(chan struct{})
+	g.running = ch
+	return func() {
+		g.mu.Lock()
+		g.running = nil
+		g.mu.Unlock()
+		close(ch)
+	}
+}
+
+// wait returns once the first full view is not being computed, or with
+// ctx's error.
+func (g *firstViewGate) wait(ctx context.Context) error {
+	g.mu.Lock()
+	ch := g.running
+	g.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Changes computes the changes of q and diffs every changed file. The
 // versions carry the state of HEAD and the index as it was before the
 // computation (editor.go), which the operations check.
 func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+	if q.View == protocol.KindUncommitted && q.Paths == nil {
+		if end := w.firstView.begin(); end != nil {
+			defer end()
+		}
+	}
 	if err := w.awaitFirst(ctx); err != nil {
 		return nil, err
 	}
