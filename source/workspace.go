@@ -476,6 +476,9 @@ type firstViewGate struct {
 	mu      sync.Mutex
 	started bool          // the first full view has started (once)
 	running chan struct{} // closed when it ends; nil when none runs
+	// waiting, when set by a test, is called when a snapshot starts
+	// waiting.
+	waiting func()
 }
 
 // begin marks the start of a full view, and returns the function that
@@ -501,10 +504,13 @@ func (g *firstViewGate) begin() func() {
 // ctx's error.
 func (g *firstViewGate) wait(ctx context.Context) error {
 	g.mu.Lock()
-	ch := g.running
+	ch, waiting := g.running, g.waiting
 	g.mu.Unlock()
 	if ch == nil {
 		return nil
+	}
+	if waiting != nil {
+		waiting()
 	}
 	select {
 	case <-ch:
