@@ -218,14 +218,14 @@ type ChangesetContentChanged struct {
 
 // MarshalJSON writes files as [] rather than null.
 func (a ChangesetContentChanged) MarshalJSON() ([]byte, error) {
-	return a.appendEncoded(make([]byte, 0, 64+len(a.Files)*filesBytesGuess))
+	return a.appendEncoded(make([]byte, 0, filesCap(len(a.Files), 64)))
 }
 
 // appendEncoded writes the fields as encoding/json would, the files
 // through appendFiles (fastjson.go).
 func (a ChangesetContentChanged) appendEncoded(b []byte) ([]byte, error) {
 	if b == nil {
-		b = make([]byte, 0, 64+len(a.Files)*filesBytesGuess)
+		b = make([]byte, 0, filesCap(len(a.Files), 64))
 	}
 	b = append(b, `{"files":`...)
 	b, err := appendFiles(b, a.Files)

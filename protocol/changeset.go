@@ -65,12 +65,8 @@ type ChangesetState struct {
 
 // MarshalJSON writes files as [] rather than null when empty.
 func (s ChangesetState) MarshalJSON() ([]byte, error) {
-	return s.appendEncoded(make([]byte, 0, 256+len(s.Files)*filesBytesGuess))
+	return s.appendEncoded(make([]byte, 0, filesCap(len(s.Files), 256)))
 }
-
-// filesBytesGuess is about the encoded size of one file of a changeset,
-// with its _meta: the first guess of an encoding buffer's capacity.
-const filesBytesGuess = 700
 
 // appendEncoded writes the fields as encoding/json would, the files
 // through appendFiles (fastjson.go).

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // The changeset file list is the bulk of what the daemon encodes: a
@@ -23,8 +24,25 @@ type encodedAppender interface {
 	appendEncoded(b []byte) ([]byte, error)
 }
 
+// fileBytes is the mean encoded size of a file in the latest list of
+// more than a few files encoded: the next list's buffer is sized by it,
+// so that a megabyte of files is not copied again and again as its
+// buffer grows.
+var fileBytes atomic.Int64
+
+func init() { fileBytes.Store(512) }
+
+// filesCap is a buffer capacity for n encoded files and extra bytes.
+func filesCap(n, extra int) int {
+	return n*int(fileBytes.Load())*9/8 + extra
+}
+
 // appendFiles appends files as a JSON array, [] when empty or nil.
 func appendFiles(b []byte, files []ChangesetFile) ([]byte, error) {
+	start := len(b)
+	if free := cap(b) - len(b); free < filesCap(len(files), 2) {
+		b = slices.Grow(b, filesCap(len(files), 2))
+	}
 	b = append(b, '[')
 	for i := range files {
 		if i > 0 {
@@ -35,7 +53,11 @@ func appendFiles(b []byte, files []ChangesetFile) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return append(b, ']'), nil
+	b = append(b, ']')
+	if len(files) >= 8 {
+		fileBytes.Store(int64((len(b) - start) / len(files)))
+	}
+	return b, nil
 }
 
 func (f *ChangesetFile) appendEncoded(b []byte) ([]byte, error) {
