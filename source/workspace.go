@@ -406,7 +406,7 @@ func (w *gitWorkspace) SnapshotPaths(ctx context.Context, paths []string) (strin
 // storing the files not stored yet, and returns the blob id it put at
 // each changed path (none for a deleted one). With yield, it waits for
 // the workspace's first full view while that is computed, before each
-// file it reads and before it stores them.
+// file it reads and each object it stores.
 func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []scm.Change, yield bool) (string, map[string]string, error) {
 	changes := make([]snapstore.Change, 0, len(tracked))
 	oids := make(map[string]string, len(tracked))
@@ -456,9 +456,7 @@ func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []sc
 		}
 	}
 	if yield {
-		if err := w.firstView.wait(ctx); err != nil {
-			return "", nil, err
-		}
+		ctx = snapstore.WithPause(ctx, w.firstView.wait)
 	}
 	tree, err := w.snaps.Overlay(ctx, head.tree, changes)
 	return tree, oids, err
@@ -471,7 +469,9 @@ func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []sc
 // costs as much processor time as diffing them, and the two would share
 // the cores while someone waits for the view. The snapshot waits instead,
 // once: the session is ready only once it is taken (so an edit after
-// that is never part of it), whenever that is.
+// that is never part of it), whenever that is. The wait is checked
+// before each file and each object, since the view may start at any
+// point of the snapshot.
 type firstViewGate struct {
 	mu      sync.Mutex
 	started bool          // the first full view has started (once)

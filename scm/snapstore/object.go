@@ -224,6 +224,23 @@ func (w *batch) reuse(h plumbing.Hash, path string) {
 // changed files cost little more than one.
 const maxWriters = 16
 
+// pauseKey is the context key of WithPause's function.
+type pauseKey struct{}
+
+// WithPause returns a context under which Overlay calls pause before
+// each object it writes, and ends with its error if it returns one. The caller uses it to let
+// more urgent work have the processor first; the objects written are the
+// same.
+func WithPause(ctx context.Context, pause func(context.Context) error) context.Context {
+	return context.WithValue(ctx, pauseKey{}, pause)
+}
+
+// pauseOf returns ctx's pause function, nil when it has none.
+func pauseOf(ctx context.Context) func(context.Context) error {
+	p, _ := ctx.Value(pauseKey{}).(func(context.Context) error)
+	return p
+}
+
 // flush makes every queued object durable in the store, or confirms that it
 // exists already.
 func (w *batch) flush(ctx context.Context) error {
@@ -236,6 +253,7 @@ func (w *batch) flush(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	pause := pauseOf(ctx)
 	for h, path := range w.reused {
 		if w.seen[h] {
 			continue // written below, which freshens it as well
@@ -251,6 +269,11 @@ func (w *batch) flush(ctx context.Context) error {
 		return nil
 	}
 	if len(w.objs) == 1 {
+		if pause != nil {
+			if err := pause(ctx); err != nil {
+				return err
+			}
+		}
 		return s.ensureObject(w.objs[0], nil)
 	}
 	var (
@@ -266,6 +289,9 @@ func (w *batch) flush(ctx context.Context) error {
 		wg.Go(func() {
 			for p := range work {
 				err := ctx.Err()
+				if err == nil && pause != nil {
+					err = pause(ctx)
+				}
 				if err == nil {
 					err = s.ensureObject(p, func(dir string) {
 						mu.Lock()

@@ -2,11 +2,13 @@ package snapstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -500,5 +502,42 @@ func TestOverlayConcurrent(t *testing.T) {
 	}
 	if len(tmpFiles(t, s.Dir())) != 0 {
 		t.Errorf("temporary files left: %v", tmpFiles(t, s.Dir()))
+	}
+}
+
+// TestOverlayPauses: under WithPause, Overlay calls the pause before
+// each object it writes, writes what it would have written, and ends
+// with the pause's error, having written nothing after it.
+func TestOverlayPauses(t *testing.T) {
+	needGit(t)
+	changes := []Change{add("a", "a\n"), add("dir/b", "b\n"), add("dir/sub/c", "c\n")}
+	s := openStore(t)
+	var paused atomic.Int32
+	ctx := WithPause(context.Background(), func(context.Context) error {
+		paused.Add(1)
+		return nil
+	})
+	got, err := s.Overlay(ctx, "", changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	git(t, repo, nil, "", "init", "-q")
+	if want := gitOverlay(t, repo, "", changes); got != want {
+		t.Errorf("Overlay = %s, git write-tree = %s", got, want)
+	}
+	// Three blobs and three trees.
+	if n := paused.Load(); n != 6 {
+		t.Errorf("paused before %d objects, want 6", n)
+	}
+
+	s2 := openStore(t)
+	stop := errors.New("stop")
+	ctx = WithPause(context.Background(), func(context.Context) error { return stop })
+	if _, err := s2.Overlay(ctx, "", changes); !errors.Is(err, stop) {
+		t.Fatalf("Overlay with a failing pause: %v, want %v", err, stop)
+	}
+	if s2.Has(got) {
+		t.Errorf("the tree was written although every pause failed")
 	}
 }
