@@ -572,16 +572,41 @@ func (r *Repo) readWorktree(p string, s settings) ([]byte, uint32, error) {
 // working-tree-encoding); the content is then as on disk, as git's own
 // diff shows it in the second case.
 func (r *Repo) ReadWorktreeCanonical(p string) (content []byte, mode uint32, warnings []string, err error) {
-	s := newSettings(loadConfig(r.commonDir, r.gitDir))
-	b, mode, err := r.readWorktree(p, s)
-	if err != nil || (mode != uint32(filemode.Regular) && mode != uint32(filemode.Executable)) {
-		return b, mode, nil, err
+	return r.WorktreeReader()(p)
+}
+
+// WorktreeReader returns a function that reads working-tree files as
+// ReadWorktreeCanonical does, with git's configuration and the
+// attribute files read once, at its first call, for every file it reads
+// after: the files of one view are read as one git command reads them,
+// not each with the configuration and attributes read again. It is safe
+// for concurrent use.
+func (r *Repo) WorktreeReader() func(p string) (content []byte, mode uint32, warnings []string, err error) {
+	var (
+		once sync.Once
+		s    settings
+		ru   *rules // guarded by r.mu, made at the first use
+	)
+	return func(p string) ([]byte, uint32, []string, error) {
+		once.Do(func() { s = newSettings(loadConfig(r.commonDir, r.gitDir)) })
+		b, mode, err := r.readWorktree(p, s)
+		if err != nil || (mode != uint32(filemode.Regular) && mode != uint32(filemode.Executable)) {
+			return b, mode, nil, err
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if ru == nil {
+			ru = newRules(r.root, r.commonDir, &s)
+		}
+		return r.canonicalLocked(p, b, mode, &s, ru)
 	}
+}
+
+// canonicalLocked is a working-tree file's content b as git would store
+// it, under the settings s and attributes ru. r.mu must be held.
+func (r *Repo) canonicalLocked(p string, b []byte, mode uint32, s *settings, ru *rules) (content []byte, _ uint32, warnings []string, err error) {
 	rel, _ := cleanRel(p)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ru := newRules(r.root, r.commonDir, &s)
-	plan := planFor(ru.attrs(rel), &s)
+	plan := planFor(ru.attrs(rel), s)
 	if plan.unsupported != "" {
 		return b, mode, []string{fmt.Sprintf("%s: %s not applied", rel, plan.unsupported)}, nil
 	}

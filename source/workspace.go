@@ -78,13 +78,18 @@ type gitWorkspace struct {
 	readWorktree func(p string) ([]byte, uint32, error)
 }
 
-// read reads a working-tree file as git would store it.
-func (w *gitWorkspace) read(p string) ([]byte, uint32, error) {
+// reader returns a function that reads working-tree files as git would
+// store them, for the files of one computation: git's configuration and
+// attribute files are read once for all of them (scm.WorktreeReader).
+func (w *gitWorkspace) reader() func(p string) ([]byte, uint32, error) {
 	if w.readWorktree != nil {
-		return w.readWorktree(p)
+		return w.readWorktree
 	}
-	b, mode, _, err := w.repo.ReadWorktreeCanonical(p)
-	return b, mode, err
+	read := w.repo.WorktreeReader()
+	return func(p string) ([]byte, uint32, error) {
+		b, mode, _, err := read(p)
+		return b, mode, err
+	}
 }
 
 // vanished reports whether a read failed because the file is no longer
@@ -410,6 +415,7 @@ func (w *gitWorkspace) SnapshotPaths(ctx context.Context, paths []string) (strin
 func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []scm.Change, yield bool) (string, map[string]string, error) {
 	changes := make([]snapstore.Change, 0, len(tracked))
 	oids := make(map[string]string, len(tracked))
+	read := w.reader()
 	for _, c := range tracked {
 		if yield {
 			if err := w.firstView.wait(ctx); err != nil {
@@ -434,7 +440,7 @@ func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []sc
 			w.log.Warn("file too large for a snapshot; its committed version is kept", "path", c.Path, "size", c.Work.Size)
 			continue
 		}
-		b, mode, err := w.read(c.Path)
+		b, mode, err := read(c.Path)
 		if vanished(err) {
 			// Gone since the status: record it as absent.
 			changes = append(changes, snapstore.Change{Path: c.Path, Delete: true})
@@ -625,12 +631,13 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 	}
 
 	var bad unreadable
+	read := w.reader()
 	load := func(c scm.Change) ([2]*changeset.Side, error) {
 		old, err := w.oldSide(c)
 		if err != nil {
 			return [2]*changeset.Side{}, err
 		}
-		cur, err := w.newSide(c, &bad)
+		cur, err := w.newSide(c, &bad, read)
 		return [2]*changeset.Side{old, cur}, err
 	}
 	// A file present on both sides is never part of a rename: it is
@@ -1150,7 +1157,7 @@ func (w *gitWorkspace) oldSide(c scm.Change) (*changeset.Side, error) {
 // newSide loads a change's working-tree side. A file that exists but
 // cannot be read is recorded in bad and given a side without content
 // that the diff reports without hunks or counts.
-func (w *gitWorkspace) newSide(c scm.Change, bad *unreadable) (*changeset.Side, error) {
+func (w *gitWorkspace) newSide(c scm.Change, bad *unreadable, read func(string) ([]byte, uint32, error)) (*changeset.Side, error) {
 	if c.Work == nil {
 		return nil, nil
 	}
@@ -1185,7 +1192,7 @@ func (w *gitWorkspace) newSide(c scm.Change, bad *unreadable) (*changeset.Side, 
 		s.Size = c.Work.Size
 		return s, nil
 	}
-	b, mode, err := w.read(c.Work.Path)
+	b, mode, err := read(c.Work.Path)
 	if vanished(err) {
 		// The file went away between status and read: the next watcher
 		// batch reports it; show it as absent now.
@@ -1391,6 +1398,7 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 	}
 	sides := make([][2]*changeset.Side, 0, len(candidates))
 	var bad unreadable
+	read := w.reader()
 	for p := range candidates {
 		oldEntry, err := w.snaps.Lookup(ctx, q.From, p)
 		if err != nil {
@@ -1402,7 +1410,7 @@ func (w *gitWorkspace) between(ctx context.Context, q session.Query) (*session.C
 		}
 		var cur *changeset.Side
 		if c, ok := dirty[p]; ok {
-			if cur, err = w.newSide(c, &bad); err != nil {
+			if cur, err = w.newSide(c, &bad, read); err != nil {
 				return nil, err
 			}
 		} else {
