@@ -757,7 +757,7 @@ func (ps pathSet) under(o fileOrigin) bool {
 func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.ChangesetFile, fileOrigin) {
 	root := s.workspaces[ws].root()
 	side := func(sd *FileVersion) *protocol.FileEditSide {
-		uri := FileURI(filepath.Join(root, filepath.FromSlash(sd.Path)))
+		uri := fileURIUnder(root, sd.Path)
 		content := protocol.ContentRef{URI: BlobURI(s.id, sd.OID), SizeHint: protocol.Ptr(sd.Size), Nonce: sd.OID}
 		if sd.Live {
 			content.URI = uri
@@ -791,7 +791,58 @@ func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.Changes
 
 // BlobURI is the content URI of a stored object of a session.
 func BlobURI(sessionID, oid string) string {
+	if plainSegment(sessionID) && plainSegment(oid) {
+		// What path.Join returns for these, without its cleaning.
+		return protocol.SessionScheme + "/" + sessionID + "/blob/" + oid
+	}
 	return protocol.SessionScheme + "/" + path.Join(sessionID, "blob", oid)
+}
+
+// fileURIUnder is FileURI(filepath.Join(root, filepath.FromSlash(rel)))
+// for a file at the slash-separated path rel below root. A changeset
+// builds two for each of its files, thousands on every full computation:
+// a clean root and path of characters a URL path keeps as they are
+// (nearly all) are joined and prefixed, without filepath's cleaning and
+// net/url's escaping, which would return the same.
+func fileURIUnder(root, rel string) string {
+	if filepath.Separator == '/' && len(root) > 1 && root[0] == '/' && urlSafe(root) && urlSafe(rel) && cleanSlashPath(root[1:]) && cleanSlashPath(rel) {
+		return "file://" + root + "/" + rel
+	}
+	return FileURI(filepath.Join(root, filepath.FromSlash(rel)))
+}
+
+// urlSafe reports whether s has only letters, digits and -._~/, which a
+// URL's path keeps unescaped.
+func urlSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanSlashPath reports whether p is a non-empty relative path of
+// non-empty segments, none of them . or ..: path.Clean leaves it as it
+// is.
+func cleanSlashPath(p string) bool {
+	for {
+		seg, rest, more := strings.Cut(p, "/")
+		if !plainSegment(seg) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		p = rest
+	}
+}
+
+// plainSegment reports whether s is a path segment that cleaning keeps
+// as it is: not empty, ., .. or holding a slash.
+func plainSegment(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.Contains(s, "/")
 }
 
 // changes sums the uncommitted changeset for the session summary, or nil
