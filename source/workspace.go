@@ -44,7 +44,7 @@ type gitWorkspace struct {
 	snapMu sync.Mutex // serialises snapshots
 	// firstView is the workspace's first full uncommitted view while it
 	// is computed: a snapshot that is not a turn's waits for it before
-	// it reads and stores the changed files (yieldToFirstView).
+	// it reads and stores the changed files (firstViewGate).
 	firstView firstViewGate
 	tr        tracker
 	own       ownViews // the operations' own index writes (editor.go)
