@@ -65,12 +65,22 @@ type ChangesetState struct {
 
 // MarshalJSON writes files as [] rather than null when empty.
 func (s ChangesetState) MarshalJSON() ([]byte, error) {
-	return s.appendEncoded(make([]byte, 0, filesCap(len(s.Files), 256)))
+	return s.appendEncoded(make([]byte, 0, filesCap(len(s.Files), 256)), nil)
 }
 
+// AppendJSON appends MarshalJSON's bytes to b, the i-th file's written
+// by file: a caller that kept a file's encoding from an earlier state
+// appends those bytes again instead of encoding it (AppendFileJSON).
+func (s ChangesetState) AppendJSON(b []byte, file func(b []byte, i int) ([]byte, error)) ([]byte, error) {
+	return s.appendEncoded(b, file)
+}
+
+// AppendFileJSON appends f as encoding/json encodes it.
+func AppendFileJSON(b []byte, f *ChangesetFile) ([]byte, error) { return f.appendEncoded(b) }
+
 // appendEncoded writes the fields as encoding/json would, the files
-// through appendFiles (fastjson.go).
-func (s ChangesetState) appendEncoded(b []byte) ([]byte, error) {
+// through appendFiles (fastjson.go), or file when set.
+func (s ChangesetState) appendEncoded(b []byte, file func(b []byte, i int) ([]byte, error)) ([]byte, error) {
 	b = append(b, `{"status":`...)
 	b = appendJSONString(b, s.Status)
 	var err error
@@ -80,7 +90,12 @@ func (s ChangesetState) appendEncoded(b []byte) ([]byte, error) {
 		}
 	}
 	b = append(b, `,"files":`...)
-	if b, err = appendFiles(b, s.Files); err != nil {
+	if file == nil {
+		b, err = appendFiles(b, s.Files)
+	} else {
+		b, err = appendEach(b, len(s.Files), file)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if s.Operations != nil {

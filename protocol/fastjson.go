@@ -61,6 +61,22 @@ func appendFiles(b []byte, files []ChangesetFile) ([]byte, error) {
 	return b, nil
 }
 
+// appendEach appends a JSON array of n elements, the i-th written by
+// elem.
+func appendEach(b []byte, n int, elem func(b []byte, i int) ([]byte, error)) ([]byte, error) {
+	b = append(b, '[')
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = elem(b, i); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
 func (f *ChangesetFile) appendEncoded(b []byte) ([]byte, error) {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, f.ID)

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"reflect"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -101,63 +100,25 @@ func sideOf(s *protocol.FileEditSide) sideKey {
 // encoding is a new buffer), so it can be written out in pieces while
 // later encodings are made.
 func (e *stateEncoder) encode(st *protocol.ChangesetState) (protocol.Encoded, error) {
-	status, err := json.Marshal(st.Status)
-	if err != nil {
-		return nil, err
-	}
-	var errInfo, ops, meta []byte
-	if st.Error != nil {
-		if errInfo, err = json.Marshal(st.Error); err != nil {
-			return nil, err
-		}
-	}
-	if st.Operations != nil {
-		if ops, err = json.Marshal(st.Operations); err != nil {
-			return nil, err
-		}
-	}
-	if st.Meta != nil {
-		if meta, err = json.Marshal(st.Meta); err != nil {
-			return nil, err
-		}
-	}
-	b := make([]byte, 0, len(e.prev)+len(ops)+len(meta)+len(errInfo)+64)
-	b = append(b, `{"status":`...)
-	b = append(b, status...)
-	if errInfo != nil {
-		b = append(b, `,"error":`...)
-		b = append(b, errInfo...)
-	}
-	b = append(b, `,"files":[`...)
 	spans := e.next[:0]
-	for i := range st.Files {
+	b, err := st.AppendJSON(make([]byte, 0, len(e.prev)+256), func(b []byte, i int) ([]byte, error) {
 		f := &st.Files[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
 		k := keyOf(f)
 		start := len(b)
 		if old := e.find(i, f.ID); old != nil && old.key == k {
 			b = append(b, e.prev[old.start:old.end]...)
 		} else {
-			fb, err := json.Marshal(f)
-			if err != nil {
+			var err error
+			if b, err = protocol.AppendFileJSON(b, f); err != nil {
 				return nil, err
 			}
-			b = append(b, fb...)
 		}
 		spans = append(spans, fileSpan{start: start, end: len(b), key: k, meta: f.Meta})
+		return b, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	b = append(b, ']')
-	if ops != nil {
-		b = append(b, `,"operations":`...)
-		b = append(b, ops...)
-	}
-	if meta != nil {
-		b = append(b, `,"_meta":`...)
-		b = append(b, meta...)
-	}
-	b = append(b, '}')
 	clear(e.spans) // what they keep alive is let go
 	e.prev, e.spans, e.next, e.byID = b, spans, e.spans, nil
 	return b, nil
