@@ -76,7 +76,7 @@ func measureCatchUp(ctx context.Context, bin, logLevel, work string, a *repo, aF
 	}()
 	ma, _, err := coldRun(ctx, d, a)
 	if err != nil {
-		return nil, fmt.Errorf("A's first view: %w", err)
+		return nil, fmt.Errorf("first view of session A: %w", err)
 	}
 	aURI := ma.uri
 	c := ma.c

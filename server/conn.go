@@ -264,16 +264,6 @@ func (c *conn) subscribed(uri string) bool {
 	return ok
 }
 
-// encodeAction encodes an "action" notification.
-func encodeAction(env protocol.ActionEnvelope) []byte {
-	b, err := protocol.EncodeActionNotification(env)
-	if err != nil {
-		// Every action type encodes; this is a programming error.
-		panic(fmt.Sprintf("server: encode action envelope: %v", err))
-	}
-	return b
-}
-
 func (c *conn) Notify(method string, params any) {
 	_ = c.stream.WriteObject(protocol.NewNotification(method, c.adapt(params)))
 }
