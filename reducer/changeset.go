@@ -100,13 +100,20 @@ func changesetFileRemoved(s protocol.ChangesetState, a protocol.ChangesetFileRem
 // changesetFilesReviewChanged writes reviewed (false explicitly) on every
 // listed file whose flag differs; an absent flag differs from both values.
 func changesetFilesReviewChanged(s protocol.ChangesetState, a protocol.ChangesetFilesReviewChanged) (protocol.ChangesetState, Outcome) {
-	ids := make(map[string]bool, len(a.Files))
-	for _, id := range a.Files {
-		ids[id] = true
+	// A reviewer marks one file, or a few, of a list that may hold tens
+	// of thousands: comparing each id with a few is cheaper than hashing
+	// it for a set.
+	listed := func(id string) bool { return slices.Contains(a.Files, id) }
+	if len(a.Files) > 8 {
+		ids := make(map[string]bool, len(a.Files))
+		for _, id := range a.Files {
+			ids[id] = true
+		}
+		listed = func(id string) bool { return ids[id] }
 	}
 	var files []protocol.ChangesetFile // copied on the first change
 	for i, f := range s.Files {
-		if !ids[f.ID] || (f.Reviewed != nil && *f.Reviewed == a.Reviewed) {
+		if !listed(f.ID) || (f.Reviewed != nil && *f.Reviewed == a.Reviewed) {
 			continue
 		}
 		if files == nil {

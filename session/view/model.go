@@ -55,11 +55,20 @@ func (m *Model) Apply(a protocol.Action) (protocol.Action, bool) {
 	changed := out == reducer.Applied
 	if changed {
 		m.State = next
-		switch a.(type) {
+		switch a := a.(type) {
 		case protocol.ChangesetFilesReviewChanged, protocol.ChangesetStatusChanged,
 			protocol.ChangesetOperationsChanged, protocol.ChangesetOperationStatusChanged:
 			// The files keep their places: a reviewer marking one file of
 			// tens of thousands does not index them all again.
+		case protocol.ChangesetFileSet:
+			// A file set keeps its place, a new one is appended (the
+			// reducer's changesetFileSet): a file saved again, or a
+			// review offer updated, does not index every file again.
+			if m.byID != nil {
+				if _, ok := m.byID[a.File.ID]; !ok {
+					m.byID[a.File.ID] = len(m.State.Files) - 1
+				}
+			}
 		default:
 			m.byID = nil // positions may have moved
 		}

@@ -35,4 +35,13 @@ func TestFindFollowsEveryChange(t *testing.T) {
 	check("after a removal")
 	m.Apply(protocol.ChangesetFileSet{File: protocol.ChangesetFile{ID: "d"}})
 	check("after an addition")
+	m.Apply(protocol.ChangesetFileSet{File: protocol.ChangesetFile{ID: "b", Reviewed: protocol.Ptr(false)}})
+	check("after a file set again")
+	if f := m.Find("b"); f.IsReviewed() {
+		t.Fatal("Find returns the file as it was before it was set again")
+	}
+	m.Apply(protocol.ChangesetFileSet{File: protocol.ChangesetFile{ID: "e"}})
+	m.Apply(protocol.ChangesetFileRemoved{FileID: "c"})
+	m.Apply(protocol.ChangesetFileSet{File: protocol.ChangesetFile{ID: "c"}})
+	check("after additions and a removal in turn")
 }
