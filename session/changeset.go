@@ -68,6 +68,9 @@ type csChannel struct {
 	// enc makes encoded, from the previous encoding's bytes for the files
 	// that have not changed since.
 	enc stateEncoder
+	// linger, while set, retires the changeset, which lost its last
+	// subscriber, unless one comes back first (Options.IdleLinger).
+	linger *time.Timer
 }
 
 type fileOrigin struct {
@@ -168,6 +171,7 @@ func (s *Session) attachChangeset(sub Subscriber, uri string, ref uritemplate.Re
 		// megabytes of JSON, and every session's publish waits for that
 		// lock. Nothing changes the state between here and the
 		// registration: the actor owns it.
+		cs.stopLinger()
 		cs.encode()
 		s.m.attachOwned(cs.ch, sub, lastSeen, cs.snapshot(), done)
 		if !cs.active && s.canActivate(cs) {
@@ -245,13 +249,44 @@ func (s *Session) detachChangeset(sub Subscriber, uri string) {
 		return
 	}
 	s.m.detachChannel(cs.ch, sub)
-	idle := cs.ch.Subscribers() == 0
-	if idle {
-		cs.deactivate()
-		if cs.forgettable() {
-			delete(s.changesets, uri)
-			s.m.opts.Metrics.ChangesetChannels(-1)
-		}
+	if cs.ch.Subscribers() > 0 {
+		return
+	}
+	// Only a live changeset lingers: one of stored trees (a turn that
+	// ended, a comparison) is computed again from them at once.
+	linger := s.m.opts.IdleLinger
+	if linger <= 0 || !cs.active || !cs.live(s) {
+		s.retire(cs, uri)
+		return
+	}
+	// Still watched for a while: stopped when nobody came back by then.
+	cs.stopLinger()
+	cs.linger = time.AfterFunc(linger, func() {
+		s.do(func() {
+			if cs.linger == nil || s.disposed || s.changesets[uri] != cs || cs.ch.Subscribers() > 0 {
+				return
+			}
+			cs.linger = nil
+			s.retire(cs, uri)
+		})
+	})
+}
+
+// retire stops an idle changeset, and forgets it if it can be computed
+// again when asked for.
+func (s *Session) retire(cs *csChannel, uri string) {
+	cs.deactivate()
+	if cs.forgettable() {
+		delete(s.changesets, uri)
+		s.m.opts.Metrics.ChangesetChannels(-1)
+	}
+}
+
+// stopLinger cancels a pending retire of an idle changeset.
+func (cs *csChannel) stopLinger() {
+	if cs.linger != nil {
+		cs.linger.Stop()
+		cs.linger = nil
 	}
 }
 
@@ -355,6 +390,7 @@ func (cs *csChannel) stopWatching() {
 }
 
 func (cs *csChannel) deactivate() {
+	cs.stopLinger()
 	cs.active = false
 	cs.gen++
 	cs.computing = false

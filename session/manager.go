@@ -64,6 +64,12 @@ type Options struct {
 	// DefaultBase is the base of every branch changeset whose session
 	// chose none (the daemon's --base); "" lets git say (branchbase.go).
 	DefaultBase string
+	// IdleLinger is how long a changeset that lost its last subscriber
+	// stays watched and current before it stops: a client that comes
+	// back within it (a page reloaded, an editor window reopened) gets
+	// the current state at once instead of a recomputing one. 0: it
+	// stops at once.
+	IdleLinger time.Duration
 }
 
 // Manager owns the root channel and every session.

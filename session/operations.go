@@ -458,8 +458,10 @@ func flightKey(p protocol.InvokeChangesetOperationParams) string {
 // running and returns the work to run off the actor.
 func (s *Session) prepareOp(p protocol.InvokeChangesetOperationParams) (func() (*protocol.InvokeChangesetOperationResult, error), error) {
 	cs := s.changesets[p.Channel]
-	if cs != nil && cs.loaded && !cs.active {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: no one is subscribed to %s, so its files are not kept current; subscribe to it first", p.Channel)
+	if cs != nil && cs.loaded && (!cs.active || cs.ch.Subscribers() == 0) {
+		// Not watched, or watched only for a while after the last
+		// subscriber left (Options.IdleLinger): nobody is shown it.
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "invokeChangesetOperation: no one is subscribed to %s, so no one is shown its current files; subscribe to it first", p.Channel)
 	}
 	if cs == nil || !cs.loaded {
 		ref, _ := uritemplate.ParseChangesetURI(p.Channel)
