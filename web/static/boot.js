@@ -44,7 +44,20 @@
     const boot = { url, protocols, ws, frames: [], opened: false, closed: null, init: 'boot-initialize', list: 'boot-listSessions', subscribed: [] };
     const channels = [sel.session, sel.cs?.uri].filter((c) => typeof c === 'string' && c !== '');
     channels.forEach((channel, i) => boot.subscribed.push([`boot-subscribe-${i}`, channel]));
-    ws.onmessage = (e) => boot.frames.push(e.data);
+    // The changeset's snapshot, which may be megabytes, is asked for
+    // once the first reply is in: sent with the small requests, it
+    // reached the page only after the browser had taken all of it in,
+    // and held their replies back with it.
+    let later = null;
+    boot.flush = () => {
+      const f = later;
+      later = null;
+      if (f) f();
+    };
+    ws.onmessage = (e) => {
+      boot.frames.push(e.data);
+      boot.flush();
+    };
     ws.onclose = (e) => { boot.closed = e; };
     ws.onopen = () => {
       const send = (id, method, params) => ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
@@ -58,7 +71,11 @@
       // The list first: its reply comes before the snapshots, which may
       // be large, and the page needs it to show the session.
       send(boot.list, 'listSessions', { channel: 'ahp-root://' });
-      for (const [id, channel] of boot.subscribed) send(id, 'subscribe', { channel });
+      const [first, ...rest] = boot.subscribed;
+      if (first) send(first[0], 'subscribe', { channel: first[1] });
+      later = () => {
+        for (const [id, channel] of rest) send(id, 'subscribe', { channel });
+      };
       boot.opened = true;
       if (boot.then) boot.then(); // the client took the socket over meanwhile
     };
