@@ -74,9 +74,19 @@ func main() {
 	flag.IntVar(&sc.catchUpSaves, "catchup-saves", 100, "with -scale: saves timed in the second session with the first idle, and as many while a slow reader of the first is caught up, alternating in rounds of 20")
 	flag.Int64Var(&sc.catchUpRate, "catchup-rate", 8<<20, "with -scale: bytes a second the catch-up row's slow reader takes in")
 	flag.StringVar(&c.budgetRows, "budget-rows", "", "with -budgets: only these rows, numbered from 1, comma-separated")
+	saveLogPath := flag.String("save-log", "", "append each timed save's start (Unix ms), duration (ms) and what it measured to this file, to lay beside the daemon's GODEBUG=gctrace=1 output")
 	budgets := flag.Bool("budgets", false, "measure the daemon's peak RSS under inputs that grow without bound instead (see budgets.go)")
 	flag.Parse()
 	cpuProfiles = c.profiles
+	if *saveLogPath != "" {
+		f, err := os.OpenFile(*saveLogPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		saveLog = f
+	}
 	if *budgets {
 		if err := runBudgets(c); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: FAILED:", err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -547,6 +548,10 @@ func checkStats(r *repo, files []protocol.ChangesetFile, numstat map[string][2]i
 
 // measureSaves rewrites one tracked file n times and times each save until
 // the fileSet carrying the new blob arrives.
+// saveLog, when set (-save-log), gets a line per timed save: its start
+// in Unix milliseconds, its duration in milliseconds, and the channel.
+var saveLog io.Writer
+
 func measureSaves(ctx context.Context, m *mirror, r *repo, n int) ([]time.Duration, error) {
 	path := filepath.Join(r.dir, filepath.FromSlash(r.saveFile))
 	id := "file://" + r.dir + "/" + r.saveFile
@@ -581,6 +586,9 @@ func measureSaves(ctx context.Context, m *mirror, r *repo, n int) ([]time.Durati
 			return nil, err
 		}
 		out = append(out, got)
+		if saveLog != nil {
+			fmt.Fprintf(saveLog, "%d %.2f %s\n", start.UnixMilli(), float64(got.Microseconds())/1000, m.uri)
+		}
 		// Let the refresh finish and the watcher settle before the next save.
 		if err := m.wait(ctx, "ready after save", func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
 			return st.Status == protocol.StatusReady
