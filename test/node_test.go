@@ -20,16 +20,7 @@ import (
 func TestNodeClient(t *testing.T) {
 	t.Parallel()
 	script, _ := filepath.Abs(filepath.Join("node", "client.mjs"))
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join("node", "node_modules", "ws", "package.json"))
-	}
-	if err != nil {
-		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
-			t.Fatalf("CI=%s and the Node client cannot run (install Node and run npm ci --prefix test/node): %v", ci, err)
-		}
-		t.Skipf("node client not runnable (install Node and run npm ci --prefix test/node): %v", err)
-	}
+	node := nodeOrSkip(t)
 
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	writeFile(t, repo, "a.txt", "a, edited\n")
@@ -50,4 +41,21 @@ func TestNodeClient(t *testing.T) {
 		t.Fatalf("node client summary %q\n%s", summary, out)
 	}
 	t.Log(summary)
+}
+
+// nodeOrSkip returns the node binary, with test/node's dependencies
+// installed; it skips the test when they are missing, and fails it in CI.
+func nodeOrSkip(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join("node", "node_modules", "ws", "package.json"))
+	}
+	if err != nil {
+		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+			t.Fatalf("CI=%s and the Node client cannot run (install Node and run npm ci --prefix test/node): %v", ci, err)
+		}
+		t.Skipf("node client not runnable (install Node and run npm ci --prefix test/node): %v", err)
+	}
+	return node
 }

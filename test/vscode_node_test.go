@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,16 +23,7 @@ import (
 func TestVSCodeAgentsWindow(t *testing.T) {
 	t.Parallel()
 	script, _ := filepath.Abs(filepath.Join("node", "vscode.mjs"))
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join("node", "node_modules", "ws", "package.json"))
-	}
-	if err != nil {
-		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
-			t.Fatalf("CI=%s and the Node client cannot run (install Node and run npm ci --prefix test/node): %v", ci, err)
-		}
-		t.Skipf("node client not runnable (install Node and run npm ci --prefix test/node): %v", err)
-	}
+	node := nodeOrSkip(t)
 
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	d := startDaemon(t, repo)
