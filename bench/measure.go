@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
@@ -343,6 +345,7 @@ type coldResult struct {
 	startToCatalogue time.Duration // process start -> session catalogue received
 	second           time.Duration // a second client's subscribe -> ready with every file
 	later            time.Duration // the same for the clients after it, median
+	laterRaw         time.Duration // the same, the snapshot read to its last byte and not decoded, median
 	rss              int64         // VmHWM, KiB
 	rssFile          int64         // RssFile at ready, KiB: mapped files
 	files            []protocol.ChangesetFile
@@ -451,7 +454,67 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 		later = append(later, t)
 	}
 	res.later = median(later)
+	var bare []time.Duration
+	for range 3 {
+		t, err := rawSubscriber(ctx, d, uri)
+		if err != nil {
+			return nil, res, err
+		}
+		bare = append(bare, t)
+	}
+	res.laterRaw = median(bare)
 	return m, res, nil
+}
+
+// rawSubscriber times a later subscriber's subscribe until the last byte
+// of its snapshot is in, the snapshot checked to be ready from its first
+// bytes and not decoded: what the daemon and the connection take,
+// without the client's decoding of megabytes of JSON that the
+// secondSubscriber rows include.
+func rawSubscriber(ctx context.Context, d *daemon, uri string) (time.Duration, error) {
+	r, err := dialRaw(ctx, d.url)
+	if err != nil {
+		return 0, fmt.Errorf("raw subscriber: dial: %v", err)
+	}
+	defer r.Close()
+	if _, err := r.call(1, protocol.MethodInitialize, map[string]any{
+		"channel": protocol.RootURI, "protocolVersions": []string{"1.0.0"}, "clientId": "bench-raw-subscriber",
+	}); err != nil {
+		return 0, fmt.Errorf("raw subscriber: initialize: %v", err)
+	}
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": protocol.MethodSubscribe, "params": map[string]any{"channel": uri}})
+	if err != nil {
+		return 0, err
+	}
+	head := make([]byte, 4<<10)
+	rest := make([]byte, 64<<10)
+	start := time.Now()
+	if err := r.ws.WriteMessage(websocket.TextMessage, req); err != nil {
+		return 0, err
+	}
+	for {
+		_, rd, err := r.ws.NextReader()
+		if err != nil {
+			return 0, fmt.Errorf("raw subscriber: %v", err)
+		}
+		n, err := io.ReadFull(rd, head)
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+			return 0, err
+		}
+		if _, err := io.CopyBuffer(io.Discard, rd, rest); err != nil {
+			return 0, err
+		}
+		took := time.Since(start)
+		if got, rerr, ok := replyHead(head[:n], 2); !ok {
+			continue // a notification
+		} else if !got {
+			return 0, fmt.Errorf("raw subscriber: subscribe: %s", rerr)
+		}
+		if !bytes.Contains(head[:n], []byte(`"state":{"status":"ready"`)) {
+			return 0, fmt.Errorf("raw subscriber: the snapshot is not ready: %.200s", head[:n])
+		}
+		return took, nil
+	}
 }
 
 // secondSubscriber times what a second panel waits for while the daemon

@@ -46,6 +46,7 @@ type scaleResult struct {
 	gitRSS           int64
 	start, subscribe time.Duration // process start → ready; subscribe → ready
 	second, later    time.Duration
+	laterRaw         time.Duration
 	restart          time.Duration
 	restartListed    time.Duration // restart → first state listing every file
 	restartStatus    string        // … and its status
@@ -174,6 +175,7 @@ func measureScale(c config, sc scaleConfig, bin, dir string, n int) (*scaleResul
 	res.subscribe = pick(func(x coldResult) time.Duration { return x.subscribeToReady })
 	res.second = pick(func(x coldResult) time.Duration { return x.second })
 	res.later = pick(func(x coldResult) time.Duration { return x.later })
+	res.laterRaw = pick(func(x coldResult) time.Duration { return x.laterRaw })
 	var rss []int64
 	for _, x := range cold {
 		rss = append(rss, x.rss)
@@ -781,6 +783,7 @@ func reportScale(c config, sc scaleConfig, rows []scaleResult, co *checkoutResul
 	line("subscribe → ready, running daemon, changeset not computed, vs the same git pair", "≤ 1.0×", func(r scaleResult) string { return vs(r.subscribe, r.gitPair) })
 	line("second subscriber → ready, vs the same git pair", "≤ 0.05×", func(r scaleResult) string { return vs(r.second, r.gitPair) })
 	line("third to fifth subscriber → ready (median), vs the same git pair", "≤ 0.05×", func(r scaleResult) string { return vs(r.later, r.gitPair) })
+	line("… the same, the snapshot read to its last byte, not decoded (a raw client), vs the same git pair", "", func(r scaleResult) string { return vs(r.laterRaw, r.gitPair) })
 	line("restart (SIGTERM, same state dir) on the unchanged tree → ready, vs the same git pair", "≤ 0.5×", func(r scaleResult) string { return vs(r.restart, r.gitPair) })
 	line("… CPU time (user + system) to ready, least of the runs, vs the git pair's", "≤ 0.5×", func(r scaleResult) string { return cpuVs(r.restartCPU, r.gitCPU) })
 	line("… restart → the first state listing every file (its status), fastest run", "≤ 50 ms, `recomputing`", func(r scaleResult) string { return firstOnWire(r.restartListed, r.restartStatus) })
