@@ -31,22 +31,7 @@ func TestNodeSlowReaderIsCaughtUp(t *testing.T) {
 	if raceEnabled {
 		n, before = 3000, 1500
 	}
-	repo := t.TempDir()
-	if real, err := filepath.EvalSymlinks(repo); err == nil {
-		repo = real
-	}
-	git(t, repo, "init", "-q", "-b", "main")
-	name := func(i int) string { return fmt.Sprintf("d%02d/f%05d.txt", i%20, i) }
-	for i := range n {
-		writeFile(t, repo, name(i), "one\ntwo\n")
-	}
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-q", "-m", "base")
-	// Most of the list is there before the burst, so the burst goes out
-	// as a fileSet per file, not as one list.
-	for i := range before {
-		writeFile(t, repo, name(i), "one\n2\n")
-	}
+	repo, name := burstRepo(t, n, before)
 	d := startDaemon(t, "--send-queue", "8", repo)
 	c := d.client(t, "watcher")
 	uri := expand(t, catalogue(t, c, onlySession(t, c).Resource)["uncommitted"].URITemplate, nil)

@@ -121,22 +121,7 @@ func TestSlowReaderConvergesToTheSnapshot(t *testing.T) {
 	if raceEnabled {
 		n, before = 2500, 1500
 	}
-	repo := t.TempDir()
-	if real, err := filepath.EvalSymlinks(repo); err == nil {
-		repo = real
-	}
-	git(t, repo, "init", "-q", "-b", "main")
-	name := func(i int) string { return fmt.Sprintf("d%02d/f%05d.txt", i%50, i) }
-	for i := range n {
-		writeFile(t, repo, name(i), "one\ntwo\n")
-	}
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-q", "-m", "base")
-	// Most of the list is there before the burst, so the burst goes out
-	// as fileSet deltas (hundreds of frames), not one list.
-	for i := range before {
-		writeFile(t, repo, name(i), "one\n2\n")
-	}
+	repo, name := burstRepo(t, n, before)
 	d := startDaemon(t, "--send-queue", "64", repo)
 	fast := d.client(t, "fast")
 	uri := expand(t, catalogue(t, fast, onlySession(t, fast).Resource)["uncommitted"].URITemplate, nil)
@@ -184,6 +169,29 @@ func TestSlowReaderConvergesToTheSnapshot(t *testing.T) {
 		t.Errorf("a subscriber was disconnected as too slow:\n%s", d.stderr)
 	}
 	t.Logf("catch-ups: %d", strings.Count(d.stderr.String(), "backlog on a channel is replaced"))
+}
+
+// burstRepo is a repository of n committed files, name(i) each, the
+// first before of them changed: most of the list is there before a burst
+// that changes the others, so the burst goes out as fileSet deltas
+// (hundreds of frames), not as one list.
+func burstRepo(t *testing.T, n, before int) (repo string, name func(int) string) {
+	t.Helper()
+	repo = t.TempDir()
+	if real, err := filepath.EvalSymlinks(repo); err == nil {
+		repo = real
+	}
+	git(t, repo, "init", "-q", "-b", "main")
+	name = func(i int) string { return fmt.Sprintf("d%02d/f%05d.txt", i%50, i) }
+	for i := range n {
+		writeFile(t, repo, name(i), "one\ntwo\n")
+	}
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "base")
+	for i := range before {
+		writeFile(t, repo, name(i), "one\n2\n")
+	}
+	return repo, name
 }
 
 // waitLong waits for cond for up to three minutes: a burst under the race
