@@ -217,12 +217,11 @@ type ChangesetContentChanged struct {
 }
 
 // MarshalJSON writes files as [] rather than null.
-func (a ChangesetContentChanged) MarshalJSON() ([]byte, error) {
-	return a.appendEncoded(make([]byte, 0, filesCap(len(a.Files), 64)))
-}
+func (a ChangesetContentChanged) MarshalJSON() ([]byte, error) { return a.appendEncoded(nil) }
 
 // appendEncoded writes the fields as encoding/json would, the files
-// through appendFiles (fastjson.go).
+// through appendFiles (fastjson.go); a nil b gets a buffer sized for
+// them.
 func (a ChangesetContentChanged) appendEncoded(b []byte) ([]byte, error) {
 	if b == nil {
 		b = make([]byte, 0, filesCap(len(a.Files), 64))

@@ -65,22 +65,18 @@ type ChangesetState struct {
 
 // MarshalJSON writes files as [] rather than null when empty.
 func (s ChangesetState) MarshalJSON() ([]byte, error) {
-	return s.appendEncoded(make([]byte, 0, filesCap(len(s.Files), 256)), nil)
-}
-
-// AppendJSON appends MarshalJSON's bytes to b, the i-th file's written
-// by file: a caller that kept a file's encoding from an earlier state
-// appends those bytes again instead of encoding it (AppendFileJSON).
-func (s ChangesetState) AppendJSON(b []byte, file func(b []byte, i int) ([]byte, error)) ([]byte, error) {
-	return s.appendEncoded(b, file)
+	return s.AppendJSON(make([]byte, 0, filesCap(len(s.Files), 256)), nil)
 }
 
 // AppendFileJSON appends f as encoding/json encodes it.
 func AppendFileJSON(b []byte, f *ChangesetFile) ([]byte, error) { return f.appendEncoded(b) }
 
-// appendEncoded writes the fields as encoding/json would, the files
-// through appendFiles (fastjson.go), or file when set.
-func (s ChangesetState) appendEncoded(b []byte, file func(b []byte, i int) ([]byte, error)) ([]byte, error) {
+// AppendJSON appends MarshalJSON's bytes to b, written as encoding/json
+// would write them; the files through appendFiles (fastjson.go), or,
+// when file is set, the i-th by file: a caller that kept a file's
+// encoding from an earlier state appends those bytes again instead of
+// encoding it (AppendFileJSON).
+func (s ChangesetState) AppendJSON(b []byte, file func(b []byte, i int) ([]byte, error)) ([]byte, error) {
 	b = append(b, `{"status":`...)
 	b = appendJSONString(b, s.Status)
 	var err error

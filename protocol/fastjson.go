@@ -44,17 +44,10 @@ func appendFiles(b []byte, files []ChangesetFile) ([]byte, error) {
 	if free := cap(b) - len(b); free < filesCap(len(files), 2) {
 		b = slices.Grow(b, filesCap(len(files), 2))
 	}
-	b = append(b, '[')
-	for i := range files {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		var err error
-		if b, err = files[i].appendEncoded(b); err != nil {
-			return nil, err
-		}
+	b, err := appendEach(b, len(files), func(b []byte, i int) ([]byte, error) { return files[i].appendEncoded(b) })
+	if err != nil {
+		return nil, err
 	}
-	b = append(b, ']')
 	if len(files) >= 8 {
 		fileBytes.Store(int64((len(b) - start) / len(files)))
 	}
@@ -182,29 +175,12 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		if v == nil {
 			return append(b, "null"...), nil
 		}
-		b = append(b, '[')
-		for i, x := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendJSONValue(b, x); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
+		return appendEach(b, len(v), func(b []byte, i int) ([]byte, error) { return appendJSONValue(b, v[i]) })
 	case []string:
 		if v == nil {
 			return append(b, "null"...), nil
 		}
-		b = append(b, '[')
-		for i, x := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, x)
-		}
-		return append(b, ']'), nil
+		return appendEach(b, len(v), func(b []byte, i int) ([]byte, error) { return appendJSONString(b, v[i]), nil })
 	}
 	// Anything else (a float, a struct, a Marshaler) as encoding/json
 	// writes it.
