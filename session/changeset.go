@@ -260,16 +260,21 @@ func (s *Session) detachChangeset(sub Subscriber, uri string) {
 		return
 	}
 	// Still watched for a while: stopped when nobody came back by then.
+	// The timer checks it is still the pending one: a timer that fired
+	// while a subscriber came and went again must not cut the next
+	// linger short.
 	cs.stopLinger()
-	cs.linger = time.AfterFunc(linger, func() {
+	var t *time.Timer
+	t = time.AfterFunc(linger, func() {
 		s.do(func() {
-			if cs.linger == nil || s.disposed || s.changesets[uri] != cs || cs.ch.Subscribers() > 0 {
+			if cs.linger != t || s.disposed || s.changesets[uri] != cs || cs.ch.Subscribers() > 0 {
 				return
 			}
 			cs.linger = nil
 			s.retire(cs, uri)
 		})
 	})
+	cs.linger = t
 }
 
 // retire stops an idle changeset, and forgets it if it can be computed
