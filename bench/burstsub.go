@@ -100,35 +100,42 @@ func (r *rawSub) call(id int, method string, params any) (json.RawMessage, error
 // each of a changeset's 15 MB snapshots apart in full, on the same two
 // cores, would be measured instead of the daemon's work of sending them.
 func (r *rawSub) callDiscarding(id int, method string, params any) error {
+	_, err := r.callHead(id, method, params)
+	return err
+}
+
+// callHead is callDiscarding returning the reply's first 4 KiB, which
+// hold its state's first members.
+func (r *rawSub) callHead(id int, method string, params any) ([]byte, error) {
 	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.ws.WriteMessage(websocket.TextMessage, req); err != nil {
-		return err
+		return nil, err
 	}
 	head := make([]byte, 4<<10)
 	rest := make([]byte, 64<<10)
 	for {
 		_, rd, err := r.ws.NextReader()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		n, err := io.ReadFull(rd, head)
 		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-			return err
+			return nil, err
 		}
 		if _, err := io.CopyBuffer(io.Discard, rd, rest); err != nil {
-			return err
+			return nil, err
 		}
 		got, rerr, ok := replyHead(head[:n], id)
 		if !ok {
 			continue
 		}
 		if !got {
-			return fmt.Errorf("%s: %s", method, rerr)
+			return nil, fmt.Errorf("%s: %s", method, rerr)
 		}
-		return nil
+		return head[:n], nil
 	}
 }
 

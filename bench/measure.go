@@ -20,8 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/changesetd/changesetd/ahpclient"
 	"github.com/changesetd/changesetd/changeset"
 	"github.com/changesetd/changesetd/protocol"
@@ -482,39 +480,16 @@ func rawSubscriber(ctx context.Context, d *daemon, uri string) (time.Duration, e
 	}); err != nil {
 		return 0, fmt.Errorf("raw subscriber: initialize: %v", err)
 	}
-	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": protocol.MethodSubscribe, "params": map[string]any{"channel": uri}})
-	if err != nil {
-		return 0, err
-	}
-	head := make([]byte, 4<<10)
-	rest := make([]byte, 64<<10)
 	start := time.Now()
-	if err := r.ws.WriteMessage(websocket.TextMessage, req); err != nil {
-		return 0, err
+	head, err := r.callHead(2, protocol.MethodSubscribe, map[string]any{"channel": uri})
+	took := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("raw subscriber: %v", err)
 	}
-	for {
-		_, rd, err := r.ws.NextReader()
-		if err != nil {
-			return 0, fmt.Errorf("raw subscriber: %v", err)
-		}
-		n, err := io.ReadFull(rd, head)
-		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-			return 0, err
-		}
-		if _, err := io.CopyBuffer(io.Discard, rd, rest); err != nil {
-			return 0, err
-		}
-		took := time.Since(start)
-		if got, rerr, ok := replyHead(head[:n], 2); !ok {
-			continue // a notification
-		} else if !got {
-			return 0, fmt.Errorf("raw subscriber: subscribe: %s", rerr)
-		}
-		if !bytes.Contains(head[:n], []byte(`"state":{"status":"ready"`)) {
-			return 0, fmt.Errorf("raw subscriber: the snapshot is not ready: %.200s", head[:n])
-		}
-		return took, nil
+	if !bytes.Contains(head, []byte(`"state":{"status":"ready"`)) {
+		return 0, fmt.Errorf("raw subscriber: the snapshot is not ready: %.200s", head)
 	}
+	return took, nil
 }
 
 // secondSubscriber times what a second panel waits for while the daemon
