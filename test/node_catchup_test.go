@@ -2,16 +2,13 @@ package test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/changesetd/changesetd/protocol"
 )
@@ -25,7 +22,6 @@ import (
 func TestNodeSlowReaderIsCaughtUp(t *testing.T) {
 	t.Parallel()
 	node := nodeOrSkip(t)
-	script, _ := filepath.Abs(filepath.Join("node", "catchup.mjs"))
 
 	n, before := 6000, 3000
 	if raceEnabled {
@@ -40,33 +36,17 @@ func TestNodeSlowReaderIsCaughtUp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, node, script, d.URL, uri)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stdout)
+	p := startNode(t, node, "catchup.mjs", d.URL, uri)
+	lines := bufio.NewScanner(p.stdout)
 	next := func(what string) string {
 		t.Helper()
 		if !lines.Scan() {
-			t.Fatalf("node client ended before %s: %v\n%s", what, lines.Err(), stderr.String())
+			err := lines.Err()
+			t.Fatalf("node client ended before %s: %v\n%s", what, err, p.kill())
 		}
 		l := lines.Text()
 		if strings.HasPrefix(l, "FAIL") {
-			t.Fatalf("node client: %s\n%s", l, stderr.String())
+			t.Fatalf("node client: %s\n%s", l, p.kill())
 		}
 		return l
 	}
@@ -87,7 +67,7 @@ func TestNodeSlowReaderIsCaughtUp(t *testing.T) {
 	// The node client has read a trickle meanwhile: its backlog passed
 	// the send queue, and the daemon catches it up once it has drained
 	// what was written before.
-	if _, err := io.WriteString(stdin, "read\n"); err != nil {
+	if _, err := io.WriteString(p.stdin, "read\n"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -105,7 +85,7 @@ func TestNodeSlowReaderIsCaughtUp(t *testing.T) {
 	if err := os.WriteFile(want, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.WriteString(stdin, "want "+want+"\n"); err != nil {
+	if _, err := io.WriteString(p.stdin, "want "+want+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	l := next("its copy to equal the fresh snapshot")

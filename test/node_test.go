@@ -2,10 +2,12 @@ package test
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -58,4 +60,54 @@ func nodeOrSkip(t *testing.T) string {
 		t.Skipf("node client not runnable (install Node and run npm ci --prefix test/node): %v", err)
 	}
 	return node
+}
+
+// nodeProc is a Node script under test/node that the test talks with
+// over its standard streams.
+type nodeProc struct {
+	cmd    *exec.Cmd
+	stdin  io.Writer
+	stdout io.Reader
+	stderr strings.Builder // read only once the script has ended (end)
+	done   sync.Once
+	err    error
+}
+
+// startNode starts test/node's script with args under node, with three
+// minutes to run; the test's cleanup kills it if it still runs.
+func startNode(t *testing.T, node, script string, args ...string) *nodeProc {
+	t.Helper()
+	path, _ := filepath.Abs(filepath.Join("node", script))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	p := &nodeProc{cmd: exec.CommandContext(ctx, node, append([]string{path}, args...)...)}
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if p.stdout, err = p.cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		p.end()
+	})
+	return p
+}
+
+// end waits for the script to exit, once, and returns how it did.
+func (p *nodeProc) end() error {
+	p.done.Do(func() { p.err = p.cmd.Wait() })
+	return p.err
+}
+
+// kill ends the script and returns what it wrote to its standard error.
+func (p *nodeProc) kill() string {
+	p.cmd.Process.Kill()
+	p.end()
+	return p.stderr.String()
 }

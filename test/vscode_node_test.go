@@ -2,13 +2,9 @@ package test
 
 import (
 	"bufio"
-	"context"
 	"io"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestVSCodeAgentsWindow runs test/node/vscode.mjs, which connects to the
@@ -22,7 +18,6 @@ import (
 // outside CI.
 func TestVSCodeAgentsWindow(t *testing.T) {
 	t.Parallel()
-	script, _ := filepath.Abs(filepath.Join("node", "vscode.mjs"))
 	node := nodeOrSkip(t)
 
 	repo := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
@@ -34,25 +29,10 @@ func TestVSCodeAgentsWindow(t *testing.T) {
 		t.Fatalf("serve printed vscode: %q and vscode setting: %q", d.VSCode, d.VSCodeSetting)
 	}
 
-	cctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, node, script, d.VSCode)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p := startNode(t, node, "vscode.mjs", d.VSCode)
 	runs := []*daemon{d}
 	var out strings.Builder
-	sc := bufio.NewScanner(stdout)
+	sc := bufio.NewScanner(p.stdout)
 	for sc.Scan() {
 		line := sc.Text()
 		out.WriteString(line + "\n")
@@ -65,13 +45,13 @@ func TestVSCodeAgentsWindow(t *testing.T) {
 		}
 		d = startDaemonIn(t, d.StateDir, "--listen", d.Addr, repo)
 		runs = append(runs, d)
-		io.WriteString(stdin, "RESTARTED\n")
+		io.WriteString(p.stdin, "RESTARTED\n")
 	}
-	err = cmd.Wait()
+	err := p.end()
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	summary := lines[len(lines)-1]
 	if err != nil || !strings.Contains(summary, " 0 failed") {
-		t.Fatalf("node vscode.mjs: %v\n%s%s", err, out.String(), stderr.String())
+		t.Fatalf("node vscode.mjs: %v\n%s%s", err, out.String(), p.stderr.String())
 	}
 	t.Log(summary)
 	// The token came as ?tkn= on every connection; no log line has it
