@@ -348,11 +348,13 @@ func TestStaleRangeRevertRefused(t *testing.T) {
 	now := slices.Concat(seen[:5], seen[35:])
 	now[len(now)-1] = "line 60 changed"
 	writeFile(t, repo, "long.txt", joinLines(now))
-	st = e.m.Wait("long.txt republished", func(st protocol.ChangesetState) bool {
+	// The write truncates first, so the daemon may publish an empty
+	// version on the way: wait for the one written.
+	n2 := hashObject(t, joinLines(now))
+	e.m.Wait("long.txt republished", func(st protocol.ChangesetState) bool {
 		f := findFile(st, repo, "long.txt")
-		return ready(st) && f != nil && f.Edit.After.Content.Nonce != n1
+		return ready(st) && f != nil && f.Edit.After.Content.Nonce == n2
 	})
-	n2 := findFile(st, repo, "long.txt").Edit.After.Content.Nonce
 
 	_, err := e.invoke("revert", lineTarget(e.id("long.txt"), 0, 40), map[string]any{"expectedNonce": n1})
 	if rpcCode(err) != protocol.CodeConflict || !strings.Contains(err.Error(), "expectedNonce") {

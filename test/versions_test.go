@@ -125,9 +125,10 @@ func TestReviewFlagBindsToShownVersion(t *testing.T) {
 	shown := versionsOf(st, id)
 
 	writeFile(t, repo, "a.txt", "a rewritten, never shown\n")
+	rewritten := hashObject(t, "a rewritten, never shown\n")
 	e.m.Wait("the new version published", func(st protocol.ChangesetState) bool {
 		f := findFile(st, repo, "a.txt")
-		return ready(st) && f != nil && f.Edit.After.Content.Nonce != shown[id].(map[string]any)["after"]
+		return ready(st) && f != nil && f.Edit.After.Content.Nonce == rewritten
 	})
 	dispatchOn(t, e.c, e.uri, 1, map[string]any{"type": "changeset/filesReviewChanged", "files": []string{id}, "reviewed": true, "_meta": map[string]any{"versions": shown}})
 	if reason := rejectionOf(t, e.c, e.uri, 1); !strings.Contains(reason, "changed") || !strings.Contains(reason, "a.txt") {
