@@ -193,10 +193,14 @@ func (s *Session) hunksFollowFiles(cs *csChannel, rv protocol.ChangesetFilesRevi
 		}
 	}
 	cs.v.HunkReviews = next
+	// Published as a refresh's changes are: a folder or a whole list
+	// marked at once is one pass over the list, in chunks, not a copy of
+	// it for each file.
+	sets := make([]protocol.Action, 0, len(changed))
 	for _, id := range changed {
-		f := cs.v.Find(id)
-		nf := *f
+		nf := *cs.v.Find(id)
 		cs.v.MarkHunks(&nf)
-		cs.commit(s, protocol.ChangesetFileSet{File: nf}, nil)
+		sets = append(sets, protocol.ChangesetFileSet{File: nf})
 	}
+	cs.commitFiles(s, sets)
 }

@@ -238,3 +238,56 @@ func TestIdenticalHunksKeepTheirOwnMarks(t *testing.T) {
 		t.Errorf("the file is shown reviewed, yet its first hunk was never shown")
 	}
 }
+
+// Marking many files at once (a folder, or every file) publishes their
+// hunks' marks as a refresh publishes changes: in chunks, or one
+// contentChanged when most of the list changed, not a fileSet (and a copy
+// of the whole list) for each file. Every file marked shows every hunk
+// marked.
+func TestMarkingManyFilesPublishesTheirHunksInChunks(t *testing.T) {
+	t.Parallel()
+	const n, marked = 800, 600 // most of the list
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("d%02d/f%03d.txt", i%20, i)] = "a\nb\nc\n"
+	}
+	repo := gitRepo(t, files)
+	for name := range files {
+		writeFile(t, repo, name, "a\nB\nc\n")
+	}
+	e := startOps(t, repo)
+	st := e.m.Wait("every file changed", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == n })
+	ids := make([]string, 0, marked)
+	for _, f := range st.Files[:marked] {
+		ids = append(ids, f.ID)
+	}
+	before := len(e.c.Envelopes(e.uri))
+	review(t, e.c, e.uri, 1, true, ids...)
+	// A second mark's echo comes after all that the first published.
+	review(t, e.c, e.uri, 2, false, st.Files[n-1].ID)
+	e.m.Wait("the second mark's echo", func(st protocol.ChangesetState) bool {
+		for _, env := range e.c.Envelopes(e.uri)[before:] {
+			if env.Origin != nil && env.Origin.ClientSeq == 2 {
+				return true
+			}
+		}
+		return false
+	})
+	st = e.m.State()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for i := range st.Files {
+		f := &st.Files[i]
+		hs := hunksOfFile(f)
+		if len(hs) != 1 || hs[0].Reviewed != want[f.ID] || f.IsReviewed() != want[f.ID] {
+			t.Fatalf("%s: reviewed %v, hunks %+v; want both %v", f.ID, f.IsReviewed(), hs, want[f.ID])
+		}
+	}
+	// The echo, the marks as one contentChanged, the second echo and the
+	// file it set.
+	if got := len(e.c.Envelopes(e.uri)) - before; got > 5 {
+		t.Errorf("marking %d files published %d actions; want the echo and their hunks in chunks", marked, got)
+	}
+}
