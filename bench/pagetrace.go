@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -62,6 +63,18 @@ func traceReload(b context.Context, done string) error {
 		return b.Err()
 	}
 	close(events)
+	// BENCH_PAGE_TRACE_DUMP=FILE appends every event, one JSON object a
+	// line, for a closer look than the summary's (each thread, each
+	// event's arguments).
+	var dump *os.File
+	if name := os.Getenv("BENCH_PAGE_TRACE_DUMP"); name != "" {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		dump = f
+	}
 	type ev struct {
 		Name string          `json:"name"`
 		Cat  string          `json:"cat"`
@@ -76,6 +89,9 @@ func traceReload(b context.Context, done string) error {
 	main := map[key]bool{}
 	var all []ev
 	for raw := range events {
+		if dump != nil {
+			dump.Write(append(raw, '\n'))
+		}
 		var e ev
 		if json.Unmarshal(raw, &e) != nil {
 			continue
