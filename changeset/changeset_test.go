@@ -2,6 +2,7 @@ package changeset
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -225,5 +226,33 @@ func TestTypeChangeHunks(t *testing.T) {
 	}
 	if got, err := Apply(old.Content, r.Hunks); err != nil || string(got) != "target" {
 		t.Errorf("Apply = %q, %v", got, err)
+	}
+}
+
+// A file's AIR statistics kept as an AIR encode exactly as the maps they
+// stand for, alone, inside a file's _meta, and through the fast encoder
+// of the file list.
+func TestAIREncodesAsItsMaps(t *testing.T) {
+	for _, a := range []AIR{{}, {Added: 1}, {Added: 12345, Removed: 678}, {Added: math.MaxInt32, Removed: math.MaxInt32}} {
+		want, err := json.Marshal(a.Object())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.AppendJSONValue(nil); string(got) != string(want) {
+			t.Errorf("%+v: %s, want %s", a, got, want)
+		}
+		withMaps := protocol.ChangesetState{Files: []protocol.ChangesetFile{{ID: "f", Meta: protocol.Object{"jetbrains": a.Object(), "x": 1}}}}
+		withAIR := protocol.ChangesetState{Files: []protocol.ChangesetFile{{ID: "f", Meta: protocol.Object{"jetbrains": a, "x": 1}}}}
+		want, err = json.Marshal(withMaps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(withAIR)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%+v in a file list: %s, want %s", a, got, want)
+		}
 	}
 }

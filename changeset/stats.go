@@ -2,6 +2,7 @@ package changeset
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/changesetd/changesetd/protocol"
 )
@@ -53,21 +54,48 @@ func (r Result) DiffStats() *protocol.FileEditDiffStats {
 //
 //	{"jetbrains": {"air": {"version": 1, "diffStats": {"version": 1, "added": A, "removed": R}}}}
 //
-// It is nil when the counts must be omitted. Use WithAIRMeta to merge it
-// into an existing _meta without losing other keys.
+// Its "jetbrains" value is an AIR, which encodes as that object. It is nil
+// when the counts must be omitted. Use WithAIRMeta to merge it into an
+// existing _meta without losing other keys.
 func (r Result) AIRMeta() protocol.Object {
 	a, d, ok := r.Counts()
 	if !ok {
 		return nil
 	}
-	return protocol.Object{"jetbrains": protocol.Object{"air": protocol.Object{
-		"version": AIRVersion,
-		"diffStats": protocol.Object{
-			"version": AIRDiffStatsVersion,
-			"added":   a,
-			"removed": d,
-		},
-	}}}
+	return protocol.Object{"jetbrains": AIR{Added: int32(a), Removed: int32(d)}}
+}
+
+// AIR is a file's _meta.jetbrains when it holds only the AIR statistics:
+// their two counts, where four maps would hold the same for every file of
+// every view, and the collector would trace them all. It encodes as
+//
+//	{"air":{"diffStats":{"added":A,"removed":R,"version":1},"version":1}}
+type AIR struct {
+	Added, Removed int32
+}
+
+// AppendJSONValue appends a's JSON (protocol.ValueAppender).
+func (a AIR) AppendJSONValue(b []byte) []byte {
+	b = append(b, `{"air":{"diffStats":{"added":`...)
+	b = strconv.AppendInt(b, int64(a.Added), 10)
+	b = append(b, `,"removed":`...)
+	b = strconv.AppendInt(b, int64(a.Removed), 10)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, AIRDiffStatsVersion, 10)
+	b = append(b, `},"version":`...)
+	b = strconv.AppendInt(b, AIRVersion, 10)
+	return append(b, "}}"...)
+}
+
+// MarshalJSON is AppendJSONValue for encoding/json.
+func (a AIR) MarshalJSON() ([]byte, error) { return a.AppendJSONValue(nil), nil }
+
+// Object is a as the maps it stands for.
+func (a AIR) Object() protocol.Object {
+	return protocol.Object{"air": protocol.Object{
+		"version":   AIRVersion,
+		"diffStats": protocol.Object{"version": AIRDiffStatsVersion, "added": int(a.Added), "removed": int(a.Removed)},
+	}}
 }
 
 // WithAIRMeta returns a copy of meta with jetbrains.air.diffStats set for
@@ -76,24 +104,34 @@ func (r Result) AIRMeta() protocol.Object {
 // or none). meta is not modified; nil meta is allowed.
 func WithAIRMeta(meta protocol.Object, r Result) protocol.Object {
 	out := copyObject(meta)
-	jb := copyObject(asObject(out["jetbrains"]))
-	air := copyObject(asObject(jb["air"]))
 	a, d, ok := r.Counts()
-	if ok {
-		air["version"] = AIRVersion
-		air["diffStats"] = protocol.Object{"version": AIRDiffStatsVersion, "added": a, "removed": d}
-	} else {
-		delete(air, "diffStats")
-	}
-	if len(air) > 0 {
-		jb["air"] = air
-	} else {
-		delete(jb, "air")
-	}
-	if len(jb) > 0 {
-		out["jetbrains"] = jb
-	} else {
-		delete(out, "jetbrains")
+	switch jb := out["jetbrains"].(type) {
+	case nil, AIR:
+		// Nothing of its own beside the statistics.
+		if ok {
+			out["jetbrains"] = AIR{Added: int32(a), Removed: int32(d)}
+		} else {
+			delete(out, "jetbrains")
+		}
+	default:
+		jbo := copyObject(asObject(jb))
+		air := copyObject(asObject(jbo["air"]))
+		if ok {
+			air["version"] = AIRVersion
+			air["diffStats"] = protocol.Object{"version": AIRDiffStatsVersion, "added": a, "removed": d}
+		} else {
+			delete(air, "diffStats")
+		}
+		if len(air) > 0 {
+			jbo["air"] = air
+		} else {
+			delete(jbo, "air")
+		}
+		if len(jbo) > 0 {
+			out["jetbrains"] = jbo
+		} else {
+			delete(out, "jetbrains")
+		}
 	}
 	if len(out) == 0 {
 		return nil

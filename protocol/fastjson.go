@@ -24,6 +24,14 @@ type encodedAppender interface {
 	appendEncoded(b []byte) ([]byte, error)
 }
 
+// ValueAppender is a value of a file's _meta kept in a compact form of
+// its own rather than as maps (a file's AIR statistics, say): it appends
+// its JSON, the bytes its MarshalJSON returns, which must be what
+// encoding/json writes for it (compact, keys sorted).
+type ValueAppender interface {
+	AppendJSONValue(b []byte) []byte
+}
+
 // fileBytes is the mean encoded size of a file in the latest list of
 // more than a few files encoded: the next list's buffer is sized by it,
 // so that a megabyte of files is not copied again and again as its
@@ -181,6 +189,8 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 			return append(b, "null"...), nil
 		}
 		return appendEach(b, len(v), func(b []byte, i int) ([]byte, error) { return appendJSONString(b, v[i]), nil })
+	case ValueAppender:
+		return v.AppendJSONValue(b), nil
 	}
 	// Anything else (a float, a struct, a Marshaler) as encoding/json
 	// writes it.

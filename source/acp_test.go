@@ -144,14 +144,22 @@ func TestACPDiffShapes(t *testing.T) {
 			t.Errorf("%s: a text file has a mimeType", rel)
 		}
 	}
-	// The block's own line counts, equal to the file's.
+	// The block's own line counts, equal to the file's, as a client reads
+	// them.
 	stats := func(b protocol.Object) any {
-		m, _ := b["_meta"].(protocol.Object)
+		raw, err := json.Marshal(b["_meta"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m protocol.Object
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
 		jb, _ := m["jetbrains"].(protocol.Object)
 		air, _ := jb["air"].(protocol.Object)
 		return air["diffStats"]
 	}
-	if s, ok := stats(blocks["a.txt"]).(protocol.Object); !ok || s["added"] != 1 || s["removed"] != 0 {
+	if s, ok := stats(blocks["a.txt"]).(protocol.Object); !ok || s["added"] != 1.0 || s["removed"] != 0.0 {
 		t.Errorf("a.txt: block diffStats %v, want added 1 removed 0", stats(blocks["a.txt"]))
 	}
 	if s := stats(blocks["logo.png"]); s != nil {

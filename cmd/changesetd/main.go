@@ -679,9 +679,14 @@ func allowRoots(a *serveArgs) []string {
 	return roots
 }
 
-// writeHeapProfile writes the live heap, after a collection, to path.
+// writeHeapProfile writes the live heap, after a collection, to path, and
+// says on stderr how many objects and bytes it holds: the profile's own
+// counts are sampled.
 func writeHeapProfile(path string, stderr io.Writer) {
 	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(stderr, "changesetd: live heap at stop: %d objects, %d bytes\n", ms.HeapObjects, ms.HeapAlloc)
 	f, err := os.Create(path)
 	if err == nil {
 		err = pprof.Lookup("heap").WriteTo(f, 0)
