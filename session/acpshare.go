@@ -1,6 +1,8 @@
 package session
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 
 	"github.com/changesetd/changesetd/protocol"
@@ -9,68 +11,90 @@ import (
 // A file's ACP v2 diff block carries the file's patch once more, with
 // absolute paths in its header instead of a/ and b/: for a hundred files
 // of a few hundred hunks each, tens of megabytes kept twice for the
-// life of the view. The block is kept with its text's header only, the
-// rest of the text being the file's git patch from some point on
-// (sharedText), and made whole again when it is read (acpOf).
+// life of the view. And as maps it is a dozen objects per file, which
+// the collector traces on every cycle for every file of every view. The
+// block is kept encoded instead, without its patch text; of the text,
+// only what differs from the file's git patch is kept: its header, the
+// rest being the git patch from some point on. acpOf makes it whole
+// again when it is read.
 
-// sharedText is the text of an ACP block's patch that ends as the file's
-// git patch does: head, then the git patch from byte from on.
-type sharedText struct {
+// acpBlock is a file's ACP block as kept: its encoding with the patch
+// text's value cut out at cut (-1: it has no text), and the text as
+// head followed by the file's git patch from byte from on. The zero
+// value is no block.
+type acpBlock struct {
+	json []byte
+	cut  int
 	head string
 	from int
 }
 
-// shareACP returns acp to be kept beside patch: its patch text replaced
-// by a sharedText when most of it is patch's own tail. acp is not
-// modified.
-func shareACP(patch string, acp protocol.Object) protocol.Object {
-	p, ok := acp["patch"].(protocol.Object)
-	if !ok {
-		return acp
+// has reports whether there is a block.
+func (b acpBlock) has() bool { return b.json != nil }
+
+// textMark stands for the patch text while the block is encoded: no path
+// or field of a block holds a NUL.
+const textMark = "\x00changesetd:acp-text\x00"
+
+// shareACP returns acp as it is to be kept beside patch. acp is not
+// modified; nil is no block.
+func shareACP(patch string, acp protocol.Object) acpBlock {
+	if acp == nil {
+		return acpBlock{}
 	}
+	p, _ := acp["patch"].(protocol.Object)
 	text, ok := p["text"].(string)
-	if !ok || len(text) < 256 {
-		return acp
+	if !ok {
+		b, err := json.Marshal(acp)
+		if err != nil {
+			return acpBlock{}
+		}
+		return acpBlock{json: b, cut: -1}
+	}
+	out := make(protocol.Object, len(acp))
+	for key, v := range acp {
+		out[key] = v
+	}
+	sp := make(protocol.Object, len(p))
+	for key, v := range p {
+		sp[key] = v
+	}
+	sp["text"] = textMark
+	out["patch"] = sp
+	enc, err := json.Marshal(out)
+	if err != nil {
+		return acpBlock{}
+	}
+	mark, _ := json.Marshal(textMark)
+	cut := bytes.Index(enc, mark)
+	if cut < 0 {
+		return acpBlock{}
+	}
+	b := acpBlock{json: append(enc[:cut:cut], enc[cut+len(mark):]...), cut: cut, head: text, from: len(patch)}
+	if len(text) < 256 {
+		return b
 	}
 	k := 0 // the length of the common tail
 	for k < len(text) && k < len(patch) && text[len(text)-1-k] == patch[len(patch)-1-k] {
 		k++
 	}
-	if k < len(text)/2 {
-		return acp
+	if k >= len(text)/2 {
+		b.head, b.from = strings.Clone(text[:len(text)-k]), len(patch)-k
 	}
-	out := make(protocol.Object, len(acp))
-	for key, v := range acp {
-		out[key] = v
-	}
-	sp := make(protocol.Object, len(p))
-	for key, v := range p {
-		sp[key] = v
-	}
-	sp["text"] = sharedText{head: strings.Clone(text[:len(text)-k]), from: len(patch) - k}
-	out["patch"] = sp
-	return out
+	return b
 }
 
-// acpOf returns the ACP block shareACP kept beside patch, whole.
-func acpOf(patch string, acp protocol.Object) protocol.Object {
-	p, ok := acp["patch"].(protocol.Object)
-	if !ok {
-		return acp
+// acpOf returns the block b kept beside patch, encoded whole.
+func acpOf(patch string, b acpBlock) ([]byte, error) {
+	if b.cut < 0 {
+		return b.json, nil
 	}
-	st, ok := p["text"].(sharedText)
-	if !ok {
-		return acp
+	text, err := json.Marshal(b.head + patch[b.from:])
+	if err != nil {
+		return nil, err
 	}
-	out := make(protocol.Object, len(acp))
-	for key, v := range acp {
-		out[key] = v
-	}
-	sp := make(protocol.Object, len(p))
-	for key, v := range p {
-		sp[key] = v
-	}
-	sp["text"] = st.head + patch[st.from:]
-	out["patch"] = sp
-	return out
+	out := make([]byte, 0, len(b.json)+len(text))
+	out = append(out, b.json[:b.cut]...)
+	out = append(out, text...)
+	return append(out, b.json[b.cut:]...), nil
 }

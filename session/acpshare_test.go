@@ -8,9 +8,9 @@ import (
 	"github.com/changesetd/changesetd/protocol"
 )
 
-// TestSharedACPReadsAsKept: an ACP block kept with its text's header
-// only reads back as the block it was, byte for byte, and one whose
-// text does not end as the patch does is kept as it is.
+// TestSharedACPReadsAsKept: an ACP block kept encoded, with its text's
+// header only, reads back as the block it was, byte for byte; one whose
+// text does not end as the patch does is kept whole.
 func TestSharedACPReadsAsKept(t *testing.T) {
 	body := strings.Repeat("@@ -1,3 +1,3 @@ func f()\n context\n-old\n+new\n context\n", 500)
 	patch := "diff --git a/d/f.go b/d/f.go\nindex 1111111..2222222 100644\n--- a/d/f.go\n+++ b/d/f.go\n" + body
@@ -27,20 +27,22 @@ func TestSharedACPReadsAsKept(t *testing.T) {
 		"another body":     {block(strings.Repeat("x", 8<<10)), false},
 		"a short text":     {block("diff --git /r/a /r/a\n"), false},
 		"no patch":         {protocol.Object{"type": "diff"}, false},
+		"a text to escape": {block("diff --git \"/r/a\\tb\" <x> & \u2028\n"), false},
 	} {
 		want, _ := json.Marshal(c.acp)
 		kept := shareACP(patch, c.acp)
-		p, _ := kept["patch"].(protocol.Object)
-		_, shared := p["text"].(sharedText)
-		if shared != c.shared {
+		if shared := kept.cut >= 0 && kept.from < len(patch); shared != c.shared {
 			t.Errorf("%s: shared %v, want %v", name, shared, c.shared)
 		}
-		got, err := json.Marshal(acpOf(patch, kept))
+		got, err := acpOf(patch, kept)
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%s: reads as %.200s, was %.200s (%v)", name, got, want, err)
 		}
 		if again, _ := json.Marshal(c.acp); string(again) != string(want) {
 			t.Errorf("%s: the block given was modified", name)
 		}
+	}
+	if kept := shareACP(patch, nil); kept.has() {
+		t.Errorf("no block is kept as %+v", kept)
 	}
 }

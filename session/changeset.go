@@ -77,10 +77,11 @@ type fileOrigin struct {
 	ws       int
 	from, to *FileVersion // the file's sides; nil when absent
 	// The file's patch and ACP v2 diff block, read through the URIs of
-	// its published _meta (patch.go), and their version. The block's
-	// text is kept as its header and the patch's tail (shareACP).
+	// its published _meta (patch.go), and their version. The block is
+	// kept encoded, its text as its header and the patch's tail
+	// (shareACP).
 	patch  string
-	acp    protocol.Object
+	acp    acpBlock
 	patchV string
 	// prev is the file's version before this one, still readable for a
 	// while (setOrigin).
@@ -94,7 +95,7 @@ type fileOrigin struct {
 type priorPatch struct {
 	v     string
 	patch string
-	acp   protocol.Object
+	acp   acpBlock
 	until time.Time
 }
 
@@ -109,7 +110,7 @@ func (cs *csChannel) setOrigin(s *Session, id string, o fileOrigin) {
 		switch {
 		case old.patchV == o.patchV:
 			o.prev = old.prev
-		case old.patch != "" || old.acp != nil:
+		case old.patch != "" || old.acp.has():
 			o.prev = &priorPatch{v: old.patchV, patch: old.patch, acp: old.acp, until: s.m.opts.Now().Add(patchGrace)}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -313,10 +312,10 @@ func (m *Manager) FilePatch(ctx context.Context, uri string) ([]byte, bool, erro
 			return nil, protocol.Errorf(protocol.CodeConflict, "resourceRead %s: no file of %s has this version now: it changed or left the changeset since the URI was published; read the patchUri of its current state", uri, ref.changeset).WithReason(protocol.ReasonFileChanged)
 		}
 		if ref.acp {
-			if o.acp == nil {
+			if !o.acp.has() {
 				return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: the file has no ACP diff block", uri)
 			}
-			return json.Marshal(acpOf(o.patch, o.acp))
+			return acpOf(o.patch, o.acp)
 		}
 		if o.patch == "" {
 			return nil, protocol.Errorf(protocol.CodeNotFound, "resourceRead %s: the file has no patch (see its tooLarge or patchOmitted)", uri)
