@@ -21,12 +21,13 @@ import (
 // the path and the modes, so a result found here is the one Compare
 // would return, without reading either side. It is saved with the
 // working-tree state, so a restart diffs only the files that changed
-// while it was stopped. Results are kept without the sides' content.
+// while it was stopped. Results are kept packed, without the sides'
+// content.
 type diffCache struct {
 	mu    sync.Mutex
-	m     map[diffKey]changeset.Result
+	m     map[diffKey]packed
 	used  map[diffKey]bool // looked up or stored since the last save
-	bytes int64            // resultBytes of the results in m
+	bytes int64            // what the results in m hold (packed.bytes)
 }
 
 // diffKey names one diff: the path (in the patch's header), both blob
@@ -71,14 +72,7 @@ func (d *diffCache) get(c scm.Change) (changeset.Result, bool) {
 	if d == nil || !ok {
 		return changeset.Result{}, false
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	r, ok := d.m[k]
-	if ok {
-		d.used[k] = true
-		r.Old, r.New = copySide(r.Old), copySide(r.New)
-	}
-	return r, ok
+	return d.lookup(k)
 }
 
 func copySide(s *changeset.Side) *changeset.Side {
@@ -104,26 +98,27 @@ func (d *diffCache) put(c scm.Change, r changeset.Result) {
 	if r.Old.OID != k.OldOID {
 		return
 	}
-	n := resultBytes(&r)
-	if n > maxCachedDiffBytes/8 {
+	if resultBytes(&r) > maxCachedDiffBytes/8 {
 		return // one huge file is diffed again rather than kept
 	}
+	p := pack(r)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.addLocked(k, r, n)
+	d.addLocked(k, p)
 	d.used[k] = true
 }
 
-// addLocked keeps r under k, starting over past maxCachedDiffBytes. d.mu
+// addLocked keeps p under k, starting over past maxCachedDiffBytes. d.mu
 // must be held.
-func (d *diffCache) addLocked(k diffKey, r changeset.Result, n int64) {
+func (d *diffCache) addLocked(k diffKey, p packed) {
+	n := p.bytes()
 	if d.m == nil || d.bytes+n > maxCachedDiffBytes {
-		d.m, d.used, d.bytes = map[diffKey]changeset.Result{}, map[diffKey]bool{}, 0
+		d.m, d.used, d.bytes = map[diffKey]packed{}, map[diffKey]bool{}, 0
 	}
 	if old, ok := d.m[k]; ok {
-		d.bytes -= resultBytes(&old)
+		d.bytes -= old.bytes()
 	}
-	d.m[k] = r
+	d.m[k] = p
 	d.bytes += n
 }
 
@@ -178,8 +173,8 @@ func (d *diffCache) save(path string) error {
 	d.mu.Lock()
 	list := make([]savedDiff, 0, len(d.used))
 	for k := range d.used {
-		if r, ok := d.m[k]; ok {
-			list = append(list, savedDiff{k, r})
+		if p, ok := d.m[k]; ok {
+			list = append(list, savedDiff{k, p.result()})
 		}
 	}
 	d.mu.Unlock()
@@ -225,7 +220,7 @@ func (d *diffCache) load(path string) (int, error) {
 		if s.Result.Old == nil || s.Result.New == nil || s.Result.Old.OID != s.Key.OldOID || s.Result.New.OID != s.Key.NewOID {
 			continue
 		}
-		d.addLocked(s.Key, s.Result, resultBytes(&s.Result))
+		d.addLocked(s.Key, pack(s.Result))
 	}
 	return len(list), nil
 }

@@ -40,7 +40,7 @@ type lastView struct {
 // viewFile is one file of a view: its diff and where its change stands in
 // the index (_meta.changesetd.index).
 type viewFile struct {
-	r     changeset.Result
+	p     packed
 	index string
 }
 
@@ -103,7 +103,8 @@ func resultPath(r *changeset.Result) string {
 // record makes the results of a computation of the uncommitted view the
 // last-known view: the whole of it when paths is nil (computed against
 // key), else the files under paths, whose earlier results go.
-func (v *lastView) record(key, stamp string, paths []string, sink *resultSink, list *session.ChangeList) {
+// A result the diff cache holds is kept as the cache keeps it, shared.
+func (v *lastView) record(key, stamp string, paths []string, sink *resultSink, list *session.ChangeList, cache *diffCache) {
 	index := make(map[string]string, len(list.Files))
 	for _, fc := range list.Files {
 		if own, ok := fc.Meta["changesetd"].(protocol.Object); ok {
@@ -126,14 +127,18 @@ func (v *lastView) record(key, stamp string, paths []string, sink *resultSink, l
 	} else {
 		ps := newPathScopes(paths)
 		for p, f := range v.files {
-			if ps.covers(p) || (f.r.Old != nil && ps.covers(f.r.Old.Path)) {
+			if ps.covers(p) || (f.p.r.Old != nil && ps.covers(f.p.r.Old.Path)) {
 				delete(v.files, p)
 			}
 		}
 	}
 	for _, r := range sink.rs {
 		p := resultPath(&r)
-		v.files[p] = viewFile{r: r, index: index[p]}
+		kept, ok := cache.packedOf(&r)
+		if !ok {
+			kept = pack(r)
+		}
+		v.files[p] = viewFile{p: kept, index: index[p]}
 	}
 }
 
@@ -167,10 +172,10 @@ func (v *lastView) encode(scope string, cache *diffCache) []byte {
 	for _, p := range paths {
 		f := v.files[p]
 		sf := savedViewFile{Index: f.index}
-		if k, ok := resultKey(&f.r); ok && cache.keep(k) {
+		if k, ok := resultKey(&f.p.r); ok && cache.keep(k) {
 			sf.Diff = &k
 		} else {
-			r := f.r
+			r := f.p.result()
 			sf.Result = &r
 		}
 		sv.Files = append(sv.Files, sf)
@@ -202,17 +207,34 @@ func (d *diffCache) keep(k diffKey) bool {
 	return ok
 }
 
+// packedOf returns the cache's packed result for r's diff, the very one
+// it holds: a packed result is never changed.
+func (d *diffCache) packedOf(r *changeset.Result) (packed, bool) {
+	k, ok := resultKey(r)
+	if d == nil || !ok {
+		return packed{}, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p, ok := d.m[k]
+	return p, ok
+}
+
 // lookup returns the cached result under k, sides without content, and
 // keeps it for the next save.
 func (d *diffCache) lookup(k diffKey) (changeset.Result, bool) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	r, ok := d.m[k]
+	p, ok := d.m[k]
 	if ok {
 		d.used[k] = true
-		r.Old, r.New = copySide(r.Old), copySide(r.New)
 	}
-	return r, ok
+	d.mu.Unlock()
+	if !ok {
+		return changeset.Result{}, false
+	}
+	r := p.result()
+	r.Old, r.New = copySide(r.Old), copySide(r.New)
+	return r, true
 }
 
 // decodeView reads what encode wrote into the view it describes, for a
@@ -248,7 +270,7 @@ func decodeView(b []byte, key, scope string, cache *diffCache) (map[string]viewF
 		default:
 			return nil, "", errors.New("last-known view: a file without its diff")
 		}
-		files[resultPath(&r)] = viewFile{r: r, index: f.Index}
+		files[resultPath(&r)] = viewFile{p: pack(r), index: f.Index}
 	}
 	return files, sv.Stamp, nil
 }
@@ -290,7 +312,7 @@ func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 	root := w.repo.Root()
 	list := &session.ChangeList{Files: make([]session.FileChange, 0, len(k.files)), View: stamp}
 	for _, f := range k.files {
-		fc := resultChange(f.r, q, root, true)
+		fc := resultChange(f.p.result(), q, root, true)
 		if own, ok := fc.Meta["changesetd"].(protocol.Object); ok && f.index != "" {
 			own["index"] = f.index
 		}

@@ -684,7 +684,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 		w.markIndex(list, changes)
 	}
 	if sink != nil {
-		w.last.record(key, stamp, q.Paths, sink, list)
+		w.last.record(key, stamp, q.Paths, sink, list, &w.diffs)
 		if q.Paths == nil {
 			w.forgetKnown() // a computed view replaces the loaded one
 		}
