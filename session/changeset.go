@@ -798,11 +798,17 @@ func (ps pathSet) under(o fileOrigin) bool {
 // over only while the content pair is unchanged.
 func (s *Session) fileOf(ws int, fc FileChange, cs *csChannel) (protocol.ChangesetFile, fileOrigin) {
 	root := s.workspaces[ws].root()
+	// A file's sides usually have one path: one string for its URIs.
+	var lastPath, lastURI string
 	side := func(sd *FileVersion) *protocol.FileEditSide {
-		uri := fileURIUnder(root, sd.Path)
-		content := protocol.ContentRef{URI: BlobURI(s.id, sd.OID), SizeHint: protocol.Ptr(sd.Size), Nonce: sd.OID}
-		if sd.Live {
-			content.URI = uri
+		uri := lastURI
+		if lastURI == "" || sd.Path != lastPath {
+			uri = fileURIUnder(root, sd.Path)
+			lastPath, lastURI = sd.Path, uri
+		}
+		content := protocol.ContentRef{URI: uri, SizeHint: protocol.Ptr(sd.Size), Nonce: sd.OID}
+		if !sd.Live {
+			content.URI = BlobURI(s.id, sd.OID)
 		}
 		if sd.Mode == 0o120000 {
 			content.ContentType = "inode/symlink"

@@ -161,12 +161,14 @@ const (
 // FilePatchURI is where the patch of a changeset's file at version v is
 // read; acp asks for its ACP v2 diff block instead.
 func FilePatchURI(changesetURI, v string, acp bool) string {
-	u := PatchURI(changesetURI) + "?v=" + v
 	if acp {
-		u += "&format=acp"
+		return PatchURI(changesetURI) + "?v=" + v + acpFormat
 	}
-	return u
+	return PatchURI(changesetURI) + "?v=" + v
 }
+
+// acpFormat ends the URI of a file's ACP block.
+const acpFormat = "&format=acp"
 
 // blobID is a git object id, SHA-1 or SHA-256.
 var blobID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
@@ -253,13 +255,16 @@ func patchVersion(fc FileChange, fileID string) string {
 
 // setPatchURIs sets the file's patch and ACP URIs in own, its
 // _meta.changesetd, which must not be published yet.
+// The patch's URI is the ACP block's without its last parameter, and kept
+// as a part of it: one string for the two, for every file of every view.
 func setPatchURIs(own protocol.Object, changesetURI, v string, fc FileChange) {
+	acp := FilePatchURI(changesetURI, v, true)
 	if fc.Patch != "" {
-		own[metaPatchURI] = FilePatchURI(changesetURI, v, false)
+		own[metaPatchURI] = acp[:len(acp)-len(acpFormat)]
 		own[metaPatchBytes] = len(fc.Patch)
 	}
 	if fc.ACP != nil {
-		own[metaACPURI] = FilePatchURI(changesetURI, v, true)
+		own[metaACPURI] = acp
 	}
 }
 
