@@ -451,11 +451,10 @@ func withOwn(meta protocol.Object, set func(own protocol.Object)) protocol.Objec
 	for k, v := range meta {
 		out[k] = v
 	}
-	own := protocol.Object{}
-	if prev, ok := meta["changesetd"].(protocol.Object); ok {
-		for k, v := range prev {
-			own[k] = v
-		}
+	prev, _ := meta["changesetd"].(protocol.Object)
+	own := make(protocol.Object, len(prev)+4)
+	for k, v := range prev {
+		own[k] = v
 	}
 	set(own)
 	out["changesetd"] = own
