@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,6 +52,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build daemon:", err)
 		os.Exit(1)
 	}
+	// Run under nohup, the daemons started here would inherit SIGHUP
+	// ignored, as a daemon started that way must keep it
+	// (TestSIGHUPShutsDownGracefully starts one so on purpose): asking
+	// for it here gives every daemon started the default.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 	code := m.Run()
 	// Every client goroutine of the tests must have ended with its test.
 	if code == 0 {
