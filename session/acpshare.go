@@ -84,10 +84,11 @@ func shareACP(patch string, acp protocol.Object) acpBlock {
 	return b
 }
 
-// acpOf returns the block b kept beside patch, encoded whole.
+// acpOf returns the block b kept beside patch, encoded whole, in bytes of
+// the caller's own.
 func acpOf(patch string, b acpBlock) ([]byte, error) {
 	if b.cut < 0 {
-		return b.json, nil
+		return bytes.Clone(b.json), nil
 	}
 	text, err := json.Marshal(b.head + patch[b.from:])
 	if err != nil {
