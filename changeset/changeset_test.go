@@ -234,14 +234,14 @@ func TestTypeChangeHunks(t *testing.T) {
 // of the file list.
 func TestAIREncodesAsItsMaps(t *testing.T) {
 	for _, a := range []AIR{{}, {Added: 1}, {Added: 12345, Removed: 678}, {Added: math.MaxInt32, Removed: math.MaxInt32}} {
-		want, err := json.Marshal(a.Object())
+		want, err := json.Marshal(airMaps(a))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := a.AppendJSONValue(nil); string(got) != string(want) {
 			t.Errorf("%+v: %s, want %s", a, got, want)
 		}
-		withMaps := protocol.ChangesetState{Files: []protocol.ChangesetFile{{ID: "f", Meta: protocol.Object{"jetbrains": a.Object(), "x": 1}}}}
+		withMaps := protocol.ChangesetState{Files: []protocol.ChangesetFile{{ID: "f", Meta: protocol.Object{"jetbrains": airMaps(a), "x": 1}}}}
 		withAIR := protocol.ChangesetState{Files: []protocol.ChangesetFile{{ID: "f", Meta: protocol.Object{"jetbrains": a, "x": 1}}}}
 		want, err = json.Marshal(withMaps)
 		if err != nil {
@@ -255,4 +255,12 @@ func TestAIREncodesAsItsMaps(t *testing.T) {
 			t.Errorf("%+v in a file list: %s, want %s", a, got, want)
 		}
 	}
+}
+
+// airMaps is a as the maps it stands for.
+func airMaps(a AIR) protocol.Object {
+	return protocol.Object{"air": protocol.Object{
+		"version":   AIRVersion,
+		"diffStats": protocol.Object{"version": AIRDiffStatsVersion, "added": int(a.Added), "removed": int(a.Removed)},
+	}}
 }

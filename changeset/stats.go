@@ -90,14 +90,6 @@ func (a AIR) AppendJSONValue(b []byte) []byte {
 // MarshalJSON is AppendJSONValue for encoding/json.
 func (a AIR) MarshalJSON() ([]byte, error) { return a.AppendJSONValue(nil), nil }
 
-// Object is a as the maps it stands for.
-func (a AIR) Object() protocol.Object {
-	return protocol.Object{"air": protocol.Object{
-		"version":   AIRVersion,
-		"diffStats": protocol.Object{"version": AIRDiffStatsVersion, "added": int(a.Added), "removed": int(a.Removed)},
-	}}
-}
-
 // WithAIRMeta returns a copy of meta with jetbrains.air.diffStats set for
 // r, keeping every other key. When r's counts must be omitted, any stale
 // diffStats is removed instead (a new revision carries its own statistics

@@ -33,8 +33,10 @@ type acpBlock struct {
 func (b acpBlock) has() bool { return b.json != nil }
 
 // textMark stands for the patch text while the block is encoded: no path
-// or field of a block holds a NUL.
+// or field of a block holds a NUL. textMarkJSON is how it is encoded.
 const textMark = "\x00changesetd:acp-text\x00"
+
+var textMarkJSON, _ = json.Marshal(textMark)
 
 // shareACP returns acp as it is to be kept beside patch. acp is not
 // modified; nil is no block.
@@ -65,12 +67,11 @@ func shareACP(patch string, acp protocol.Object) acpBlock {
 	if err != nil {
 		return acpBlock{}
 	}
-	mark, _ := json.Marshal(textMark)
-	cut := bytes.Index(enc, mark)
+	cut := bytes.Index(enc, textMarkJSON)
 	if cut < 0 {
 		return acpBlock{}
 	}
-	b := acpBlock{json: append(enc[:cut:cut], enc[cut+len(mark):]...), cut: cut, head: text, from: len(patch)}
+	b := acpBlock{json: append(enc[:cut:cut], enc[cut+len(textMarkJSON):]...), cut: cut, head: text, from: len(patch)}
 	if len(text) < 256 {
 		return b
 	}

@@ -196,39 +196,37 @@ func resultKey(r *changeset.Result) (diffKey, bool) {
 	return diffKey{r.New.Path, r.Old.OID, r.New.OID, r.Old.Mode, r.New.Mode}, true
 }
 
-// keep reports whether the cache holds k, and keeps it for the next save.
-func (d *diffCache) keep(k diffKey) bool {
+// entry returns the cache's packed result under k, the very one it holds
+// (a packed result is never changed), and keeps it for the next save.
+func (d *diffCache) entry(k diffKey) (packed, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, ok := d.m[k]
+	p, ok := d.m[k]
 	if ok {
 		d.used[k] = true
 	}
+	return p, ok
+}
+
+// keep reports whether the cache holds k, and keeps it for the next save.
+func (d *diffCache) keep(k diffKey) bool {
+	_, ok := d.entry(k)
 	return ok
 }
 
-// packedOf returns the cache's packed result for r's diff, the very one
-// it holds: a packed result is never changed.
+// packedOf is the cache's entry for r's diff.
 func (d *diffCache) packedOf(r *changeset.Result) (packed, bool) {
 	k, ok := resultKey(r)
 	if d == nil || !ok {
 		return packed{}, false
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	p, ok := d.m[k]
-	return p, ok
+	return d.entry(k)
 }
 
 // lookup returns the cached result under k, sides without content, and
 // keeps it for the next save.
 func (d *diffCache) lookup(k diffKey) (changeset.Result, bool) {
-	d.mu.Lock()
-	p, ok := d.m[k]
-	if ok {
-		d.used[k] = true
-	}
-	d.mu.Unlock()
+	p, ok := d.entry(k)
 	if !ok {
 		return changeset.Result{}, false
 	}
@@ -257,20 +255,21 @@ func decodeView(b []byte, key, scope string, cache *diffCache) (map[string]viewF
 	}
 	files := make(map[string]viewFile, len(sv.Files))
 	for _, f := range sv.Files {
-		var r changeset.Result
+		var p packed
 		switch {
 		case f.Diff != nil:
-			c, ok := cache.lookup(*f.Diff)
+			// Shared with the cache, as record keeps it.
+			c, ok := cache.entry(*f.Diff)
 			if !ok {
 				return nil, "", fmt.Errorf("last-known view: the diff of %s was not saved", f.Diff.Path)
 			}
-			r = c
+			p = c
 		case f.Result != nil && (f.Result.Old != nil || f.Result.New != nil):
-			r = *f.Result
+			p = pack(*f.Result)
 		default:
 			return nil, "", errors.New("last-known view: a file without its diff")
 		}
-		files[resultPath(&r)] = viewFile{p: pack(r), index: f.Index}
+		files[resultPath(&p.r)] = viewFile{p: p, index: f.Index}
 	}
 	return files, sv.Stamp, nil
 }
