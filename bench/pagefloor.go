@@ -143,47 +143,45 @@ func (f *floorServer) Close() error {
 	return err
 }
 
-// floorNav times the floor page's navigation → first rows shown, as
-// bench -page times the review page's: a first navigation, then runs
-// reloads.
-func floorNav(b context.Context, ws string, runs int) ([]time.Duration, error) {
-	f, err := startFloor()
+// reloadTimed reloads the page at u, navigating to it first (untimed)
+// when the tab shows another, and returns the time done resolves to:
+// milliseconds from the reload's start, as the page's performance.now()
+// counts them. With BENCH_PAGE_STEPS=1 it prints the page's marks
+// (performance.mark) of each reload after what, named name.
+func reloadTimed(b context.Context, name, u, done string) (time.Duration, error) {
+	at, err := chromedp.Run(b, chromedp.Location())
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	defer f.Close()
-	u, err := f.url(ws)
+	if !samePage(at, u) {
+		if err := do(b, chromedp.Navigate(u)); err != nil {
+			return 0, fmt.Errorf("navigate: %w", err)
+		}
+		if _, err := evalFloat(b, done); err != nil {
+			return 0, err
+		}
+	}
+	if err := do(b, chromedp.Reload()); err != nil {
+		return 0, fmt.Errorf("reload: %w", err)
+	}
+	ms, err := evalFloat(b, done)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	if err := do(b, chromedp.Navigate(u)); err != nil {
-		return nil, fmt.Errorf("floor: navigate: %w", err)
-	}
-	if _, err := evalFloat(b, `window.__floorListed`); err != nil {
-		return nil, fmt.Errorf("floor: %w", err)
-	}
-	if os.Getenv("BENCH_PAGE_TRACE") != "" {
-		fmt.Println("the floor page:")
-		if err := traceReload(b, `window.__floorListed`); err != nil {
-			return nil, fmt.Errorf("floor: trace: %w", err)
-		}
-	}
-	var out []time.Duration
-	defer func() {
-		if os.Getenv("BENCH_PAGE_MARKS") != "" {
-			marks, err := chromedp.Run(b, chromedp.Evaluate[string](`JSON.stringify([performance.getEntriesByType('navigation')[0].responseEnd, ...performance.getEntriesByType('mark').map(m => [m.name, m.startTime])])`))
-			fmt.Println("floor marks:", marks, err)
-		}
-	}()
-	for range runs {
-		if err := do(b, chromedp.Reload()); err != nil {
-			return nil, fmt.Errorf("floor: reload: %w", err)
-		}
-		ms, err := evalFloat(b, `window.__floorListed`)
+	if os.Getenv("BENCH_PAGE_STEPS") != "" {
+		marks, err := chromedp.Run(b, chromedp.Evaluate[string](`performance.getEntriesByType('mark').map((m) => m.name + ' ' + m.startTime.toFixed(1)).join(', ')`))
 		if err != nil {
-			return nil, fmt.Errorf("floor: %w", err)
+			return 0, err
 		}
-		out = append(out, msDur(ms))
+		fmt.Printf("%s reloaded, shown at %.1f ms: %s\n", name, ms, marks)
 	}
-	return out, nil
+	return msDur(ms), nil
+}
+
+// samePage reports whether two URLs name the same document, whatever
+// their fragments (the review page drops its token from its own).
+func samePage(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Host == ub.Host && ua.Path == ub.Path
 }

@@ -64,5 +64,39 @@ func profileReload(b context.Context, done string) error {
 	for _, r := range rows[:min(30, len(rows))] {
 		fmt.Printf("  %7.1f ms  %s\n", float64(r.us)/1000, r.name)
 	}
+	// Each function's total: its samples and those of everything it
+	// called, a function counted once on a stack however deep it recurs.
+	parent := map[int64]int64{}
+	nodes := map[int64]*profiler.ProfileNode{}
+	for _, n := range p.Nodes {
+		nodes[n.ID] = n
+		for _, c := range n.Children {
+			parent[c] = n.ID
+		}
+	}
+	total := map[string]int64{}
+	for id, us := range self {
+		seen := map[string]bool{}
+		for n, ok := id, true; ok; n, ok = parent[n] {
+			f := nodes[n].CallFrame
+			name := f.FunctionName
+			if f.URL != "" {
+				name = fmt.Sprintf("%s :%d", f.FunctionName, f.LineNumber+1)
+			}
+			if !seen[name] {
+				seen[name] = true
+				total[name] += us
+			}
+		}
+	}
+	rows = rows[:0]
+	for k, v := range total {
+		rows = append(rows, row{k, v})
+	}
+	slices.SortFunc(rows, func(a, b row) int { return int(b.us - a.us) })
+	fmt.Println("the same, with what each function called:")
+	for _, r := range rows[:min(40, len(rows))] {
+		fmt.Printf("  %7.1f ms  %s\n", float64(r.us)/1000, r.name)
+	}
 	return nil
 }
