@@ -208,6 +208,7 @@ function socketOpens(url, protocols) {
 }
 
 function showLogin(message) {
+  document.body.classList.remove('loading');
   $('login').hidden = false;
   if (message) $('login-message').textContent = message;
   $('login-form').onsubmit = (e) => {

@@ -121,11 +121,13 @@ const dirty = new Set();
 
 export { $, confirmDialog, dirty, el, errText, hold, patches, plain, release, remember, remembered, toast, ui };
 
-// The page's panes are shown with the first files (showApp), not empty
-// before them: an empty page painted while the snapshot came took the
-// cores the daemon and the socket needed, and flashed labels with
-// nothing under them. Without files within SHOW_APP_MS (a changeset
-// that cannot be opened, no session at all), they are shown anyway.
+// The page is shown with the first files (showApp), not empty before
+// them: it stays invisible (body.loading, app.css) meanwhile, laid out
+// but not painted. A page painted while the snapshot came took the
+// cores the daemon and the socket needed, and the time the browser
+// reads the socket in, and flashed labels with nothing under them.
+// Without files within SHOW_APP_MS (a changeset that cannot be opened,
+// no session at all), it is shown anyway.
 const SHOW_APP_MS = 300;
 let showTimer = 0;
 export function showAppSoon() {
@@ -134,9 +136,11 @@ export function showAppSoon() {
 }
 export function showApp() {
   clearTimeout(showTimer);
+  document.body.classList.remove('loading');
   $('app').hidden = false;
 }
 export function hideApp() {
   clearTimeout(showTimer);
+  document.body.classList.remove('loading');
   $('app').hidden = true;
 }

@@ -30,7 +30,9 @@ async function openChangeset(entry, file) {
   remember();
   renderCatalog();
   renderTurns();
-  renderChangeset();
+  // Drawn now when it is still to come (its status says so); when its
+  // snapshot is in already, drawn once, below.
+  if (!ui.client.state(entry.uri)) renderChangeset();
   try {
     performance.mark('changesetd:subscribe-changeset');
     await hold(entry.uri);
