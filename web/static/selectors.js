@@ -17,14 +17,31 @@ function dirName(uri) {
   }
 }
 
+// totalsOf is the changeset's counts: files, lines added and removed,
+// files reviewed and files with a staged change, in one pass, kept for
+// the same list of files.
+const totalsCache = new WeakMap();
 function totalsOf(state) {
+  const files = state?.files;
+  if (!files) return { added: 0, removed: 0, files: 0, reviewed: 0, staged: 0 };
+  let t = totalsCache.get(files);
+  if (t) return t;
   let added = 0;
   let removed = 0;
-  for (const f of state?.files || []) {
-    added += f.edit?.diff?.added || 0;
-    removed += f.edit?.diff?.removed || 0;
+  let reviewed = 0;
+  let staged = 0;
+  for (const f of files) {
+    const d = f.edit?.diff;
+    if (d) {
+      added += d.added || 0;
+      removed += d.removed || 0;
+    }
+    if (f.reviewed) reviewed++;
+    if (INDEX_LABEL[indexState(f)]) staged++;
   }
-  return { added, removed, files: state?.files?.length || 0 };
+  t = { added, removed, files: files.length, reviewed, staged };
+  totalsCache.set(files, t);
+  return t;
 }
 
 function workingDirs() {

@@ -4,7 +4,7 @@
 import { renderNotes, workspaceNotes } from './warnings.js';
 import { invoke } from './intent.js';
 import { $, dirty, el, errText, hold, release, remember, showApp, ui } from './page.js';
-import { csState, INDEX_LABEL, indexState, online, totalsOf } from './selectors.js';
+import { csState, online, totalsOf } from './selectors.js';
 import { openCommit } from './view-commit.js';
 import { renderDiff } from './view-diff.js';
 import { AUTHOR_OPS, renderFiles } from './view-files.js';
@@ -69,15 +69,13 @@ function renderChangeset() {
   }
   renderNotes($('cs-warnings'), workspaceNotes(ui.session ? ui.client?.state(ui.session) : null));
   const tot = totalsOf(s);
-  const reviewed = (s?.files || []).filter((f) => f.reviewed).length;
   const totals = $('totals');
   totals.replaceChildren();
   if (s) {
     totals.append(el('span', 'nfiles', `${tot.files} file${tot.files === 1 ? '' : 's'}`),
       el('span', 'added', `+${tot.added}`), el('span', 'removed', `−${tot.removed}`));
-    const staged = (s.files || []).filter((f) => INDEX_LABEL[indexState(f)]).length;
-    if (staged) totals.append(el('span', 'nstaged', `${staged} staged`));
-    if (ui.cs.review) totals.append(el('span', 'reviewed', `${reviewed}/${tot.files} reviewed`));
+    if (tot.staged) totals.append(el('span', 'nstaged', `${tot.staged} staged`));
+    if (ui.cs.review) totals.append(el('span', 'reviewed', `${tot.reviewed}/${tot.files} reviewed`));
   }
   renderOps(s);
   renderFiles(s);

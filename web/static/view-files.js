@@ -160,14 +160,8 @@ let filterCache = {};
 let treeCache = {};
 function treeOf(files) {
   const fold = [...list.folded].join('\n');
-  if (treeCache.files !== files || treeCache.fold !== fold) treeCache = { files, fold, items: treeItems(files), keys: null };
+  if (treeCache.files !== files || treeCache.fold !== fold) treeCache = { files, fold, items: treeItems(files) };
   return treeCache.items;
-}
-
-// listed reports whether the tree shows the row of key (itemKey).
-function listed(key) {
-  if (!treeCache.keys) treeCache.keys = new Set((treeCache.items || []).map(itemKey));
-  return treeCache.keys.has(key);
 }
 
 // dirRowFor is the folder's row, the same node while it shows the same.
@@ -227,21 +221,19 @@ function renderFiles(s) {
     ul.replaceChildren(...rows);
     if (had && !ul.contains(document.activeElement)) rows.find((r) => r.dataset.key === had)?.focus();
   }
-  rove(ul, items, from, to);
+  rove(ul, from, to);
 }
 
 // rove makes one row of the tree its tab stop: the active one (the
 // selected file's unless the arrows moved elsewhere), or, when that is
-// not in the document (a virtual list scrolled away), the first row
-// shown. Every other row and control in the list is reached by the arrows.
-function rove(ul, items, from, to) {
-  let want = list.active || (ui.file ? 'f:' + ui.file : '');
-  if (!(items === treeCache.items ? listed(want) : items.some((it) => itemKey(it) === want))) want = '';
+// not in the document (gone from the tree, folded away, a virtual list
+// scrolled away), the first row shown. Every other row and control in
+// the list is reached by the arrows.
+function rove(ul, from, to) {
+  const want = list.active || (ui.file ? 'f:' + ui.file : '');
   let stop = null;
   for (const li of ul.children) {
-    if (!li.dataset.key) continue;
-    if (!stop && !want) stop = li;
-    if (li.dataset.key === want) stop = li;
+    if (li.dataset.key && li.dataset.key === want) stop = li;
   }
   if (!stop && to > from) stop = ul.querySelector('li[data-key]');
   for (const li of ul.children) {
@@ -334,37 +326,53 @@ function toggleDir(dir) {
 // treeItems lays the sorted files out as a tree: a row per folder, with
 // the number of changed files under it and their counts, above its files
 // and subfolders; the contents of a folded folder are left out.
+//
+// One pass: the files are sorted by path, so the files under a folder
+// are one run of them. The folders of the file at hand are open, each
+// with its row, whose counts grow with every file under it; a folder's
+// row is in the list before its files, and complete once the run ends.
+// The page builds this tree on its first view, for every changed file:
+// a path is split once per folder change, not once per file and folder.
 function treeItems(files) {
-  const stats = new Map();
-  for (const f of files) {
-    const parts = fileKey(f).split('/');
-    for (let i = 1; i < parts.length; i++) {
-      const d = parts.slice(0, i).join('/');
-      const st = stats.get(d) || { n: 0, added: 0, removed: 0 };
-      st.n++;
-      st.added += f.edit?.diff?.added || 0;
-      st.removed += f.edit?.diff?.removed || 0;
-      stats.set(d, st);
-    }
-  }
-  const folded = (dirs, upto) => {
-    if (!list.folded.size) return false;
-    for (let i = 1; i <= upto; i++) if (list.folded.has(dirs.slice(0, i).join('/'))) return true;
-    return false;
-  };
   const items = [];
-  let prev = [];
+  let dir = null; // the folder of the previous file, '' at the top
+  let names = []; // its path, one name a level
+  const open = []; // the rows of its folders, outermost first
+  let hidden = Infinity; // the depth of the outermost folded open folder
   for (const f of files) {
-    const dirs = fileKey(f).split('/').slice(0, -1);
-    let common = 0;
-    while (common < dirs.length && common < prev.length && dirs[common] === prev[common]) common++;
-    for (let i = common; i < dirs.length; i++) {
-      if (folded(dirs, i)) break;
-      const d = dirs.slice(0, i + 1).join('/');
-      items.push({ dir: d, name: dirs[i], depth: i, ...stats.get(d) });
+    const key = fileKey(f);
+    const cut = key.lastIndexOf('/');
+    const d = cut < 0 ? '' : key.slice(0, cut);
+    if (d !== dir) {
+      const parts = d === '' ? [] : d.split('/');
+      let common = 0;
+      while (common < parts.length && common < names.length && parts[common] === names[common]) common++;
+      open.length = common;
+      hidden = Infinity;
+      for (let i = 0; i < common; i++) {
+        if (list.folded.has(open[i].dir)) {
+          hidden = i;
+          break;
+        }
+      }
+      for (let i = common; i < parts.length; i++) {
+        const it = { dir: i === 0 ? parts[0] : open[i - 1].dir + '/' + parts[i], name: parts[i], depth: i, n: 0, added: 0, removed: 0 };
+        open.push(it);
+        if (i <= hidden) items.push(it);
+        if (i < hidden && list.folded.has(it.dir)) hidden = i;
+      }
+      dir = d;
+      names = parts;
     }
-    prev = dirs;
-    if (!folded(dirs, dirs.length)) items.push({ file: f, depth: dirs.length });
+    const diff = f.edit?.diff;
+    const added = diff?.added || 0;
+    const removed = diff?.removed || 0;
+    for (const it of open) {
+      it.n++;
+      it.added += added;
+      it.removed += removed;
+    }
+    if (hidden === Infinity) items.push({ file: f, depth: names.length });
   }
   return items;
 }
