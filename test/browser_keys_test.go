@@ -186,6 +186,13 @@ func TestBrowserFileTree(t *testing.T) {
 	b.waitFor("Enter unfolds it", rows+` === 'dir:src,dir:src/a,src/a/x.go,dir:src/b,src/b/y.go,top.txt'`)
 	b.do(chromedp.KeyEvent("k"))
 	b.waitFor("k: x.go", selected+` === 'src/a/x.go'`)
+	// A folded folder hides its subfolders too, and unfolded shows them
+	// as they were: src/a folded again, src/b open.
+	b.click("src/a", `#files li.dir[data-dir="src/a"]`)
+	b.click("src", `#files li.dir[data-dir="src"]`)
+	b.waitFor("src folded with all under it", rows+` === 'dir:src,top.txt'`)
+	b.click("src", `#files li.dir[data-dir="src"]`)
+	b.waitFor("src unfolded, src/a still folded", rows+` === 'dir:src,dir:src/a,dir:src/b,src/b/y.go,top.txt'`)
 	b.shot("26-tree")
 }
 
