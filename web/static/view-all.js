@@ -23,6 +23,7 @@ const all = {
   measured: new WeakMap(), // file -> {sig, px}: its section's height once it was in the document
   laid: null, // what heights was computed from: {files, count, view, unfolded}
   count: 0, // bumped when every measurement is void (another width)
+  measuredAt: -1, // the count the sections in the document were measured at
   heights: [], // heights[i]: file i's section, measured or estimated
   sections: new Map(), // file id -> {sig, node}: the sections in the document
   following: null, // the file the scroll selected last: no scroll to it
@@ -260,7 +261,16 @@ function draw(anchor) {
   let same = cur.length === nodes.length;
   for (let i = 0; same && i < nodes.length; i++) same = cur[i] === nodes[i];
   if (!same) pane.replaceChildren(...nodes);
-  // What the sections measure now replaces what they were given.
+  // What the sections measure now replaces what they were given. The
+  // same sections at the same width measure what they measured: reading
+  // them again would only lay the page out, which each render of the
+  // changeset made to do anew (the list, the counts).
+  if (same && all.measuredAt === all.count) {
+    const want = ai >= 0 ? Math.max(0, all.tops[ai] - anchor.offset) : all.top;
+    if (Math.abs(all.top - want) >= 1) scrollTo(ai, anchor);
+    return;
+  }
+  all.measuredAt = all.count;
   let moved = false;
   for (let i = from; i < to; i++) {
     const f = all.files[i];
@@ -276,6 +286,12 @@ function draw(anchor) {
     nodes[0].style.height = all.tops[from] + 'px';
     nodes[nodes.length - 1].style.height = (all.tops[n] - all.tops[to] + Math.max(0, h - HEAD_PX * 2)) + 'px';
   }
+  scrollTo(ai, anchor);
+}
+
+// scrollTo keeps the anchor where it was, else the scroll as it was.
+function scrollTo(ai, anchor) {
+  const pane = $('alldiff');
   const want = ai >= 0 ? Math.max(0, all.tops[ai] - anchor.offset) : all.top;
   if (Math.abs(pane.scrollTop - want) >= 1) pane.scrollTop = want;
   all.top = pane.scrollTop;
