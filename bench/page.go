@@ -93,7 +93,7 @@ func runPage(c config, pc pageConfig) error {
 		let frame = 0;
 		const look = () => {
 			frame = 0;
-			if (done()) { seen.disconnect(); resolve(performance.now()); }
+			if (done()) { seen.disconnect(); performance.mark('bench:shown'); resolve(performance.now()); }
 		};
 		const seen = new MutationObserver(() => { if (!frame) frame = requestAnimationFrame(look); });
 		seen.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });

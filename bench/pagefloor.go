@@ -169,11 +169,13 @@ func reloadTimed(b context.Context, name, u, done string) (time.Duration, error)
 		return 0, err
 	}
 	if os.Getenv("BENCH_PAGE_STEPS") != "" {
-		marks, err := chromedp.Run(b, chromedp.Evaluate[string](`performance.getEntriesByType('mark').map((m) => m.name + ' ' + m.startTime.toFixed(1)).join(', ')`))
+		// The time origin (Unix ms) lines the marks up with a daemon's
+		// log.
+		marks, err := chromedp.Run(b, chromedp.Evaluate[string](`performance.timeOrigin.toFixed(3) + ': ' + performance.getEntriesByType('mark').map((m) => m.name + ' ' + m.startTime.toFixed(1)).join(', ')`))
 		if err != nil {
 			return 0, err
 		}
-		fmt.Printf("%s reloaded, shown at %.1f ms: %s\n", name, ms, marks)
+		fmt.Printf("%s reloaded, shown at %.1f ms, from %s\n", name, ms, marks)
 	}
 	return msDur(ms), nil
 }
