@@ -7,7 +7,7 @@ import { $, dirty, el, errText, hold, release, remember, showApp, ui } from './p
 import { csState, online, totalsOf } from './selectors.js';
 import { openCommit } from './view-commit.js';
 import { renderDiff } from './view-diff.js';
-import { AUTHOR_OPS, renderFiles } from './view-files.js';
+import { AUTHOR_OPS, listFiles, renderFiles } from './view-files.js';
 import { agentLabel, disabledReason, endCommand, fmtTime, renderCatalog, renderTurns, runningTurns } from './view-sessions.js';
 
 // ---- the changeset ----------------------------------------------------
@@ -78,8 +78,12 @@ function renderChangeset() {
     if (ui.cs.review) totals.append(el('span', 'reviewed', `${tot.reviewed}/${tot.files} reviewed`));
   }
   renderOps(s);
-  renderFiles(s);
+  // The list is laid out first and the diff pane drawn before the list's
+  // rows are: the patches the pane shows are asked for before the rows'
+  // work, not after it.
+  listFiles(s);
   renderDiff(s);
+  renderFiles(s);
 }
 
 const OFFLINE = 'Not connected to the daemon: this is the last state it sent.';

@@ -175,21 +175,28 @@ function dirRowFor(it, i) {
   return li;
 }
 
-function renderFiles(s) {
-  const ul = $('files');
-  const all = filesOf(s);
+// listFiles lays the list out from the state, with no work on the
+// document: the files shown, the selection (a selected file gone,
+// reverted or committed, gives way to the one that took its place, as
+// after a delete in a list) and the tree's rows (ui.items).
+function listFiles(s) {
   const files = visibleFiles(s);
-  $('filter-count').textContent = list.filter.trim() || list.author ? `${files.length} of ${all.length}` : '';
-  renderAuthorFilter(s);
-  // The selected file gone (reverted, committed): the one that took its
-  // place in the list is selected, as after a delete in a list.
   const at = files.findIndex((f) => f.id === ui.file);
   if (at >= 0) ui.fileAt = at;
   else if (files.length) ui.file = files[Math.min(ui.fileAt || 0, files.length - 1)].id;
   else ui.file = null;
   list.files = files;
-  const items = treeOf(files);
-  ui.items = items;
+  ui.items = treeOf(files);
+  return files;
+}
+
+function renderFiles(s) {
+  const ul = $('files');
+  const all = filesOf(s);
+  const files = listFiles(s);
+  $('filter-count').textContent = list.filter.trim() || list.author ? `${files.length} of ${all.length}` : '';
+  renderAuthorFilter(s);
+  const items = ui.items;
   const virtual = items.length > VIRTUAL_FILES;
   ul.classList.toggle('virtual', virtual);
   if (s && files.length === 0 && s.status === 'ready') {
@@ -589,4 +596,4 @@ function wireFileList() {
   });
 }
 
-export { AUTHOR_OPS, authorBadge, chosenAuthor, renderFiles, selectFile, wireFileList };
+export { AUTHOR_OPS, authorBadge, chosenAuthor, listFiles, renderFiles, selectFile, wireFileList };
