@@ -47,6 +47,21 @@ func TestBrowserWrongToken(t *testing.T) {
 	}
 }
 
+// TestBrowserNoToken: the page opened without a token shows the token
+// form, visible at once, and not over the empty page.
+func TestBrowserNoToken(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t)
+	d := startDaemon(t)
+	b.do(chromedp.Navigate("http://" + d.Addr + "/"))
+	b.waitFor("the token form, shown", `!document.getElementById('login').hidden && document.getElementById('login-token').checkVisibility({ visibilityProperty: true })`)
+	var app bool
+	b.eval(`document.getElementById('app').hidden`, &app)
+	if !app {
+		t.Errorf("the page's shell is shown under the token form")
+	}
+}
+
 // TestBrowserSmallThings: lines chosen in one file are not said to be
 // chosen in the next; a file created whole has no "↓ more lines" below
 // it; the whole file in side-by-side is side by side; an agent named by

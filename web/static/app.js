@@ -207,8 +207,10 @@ function socketOpens(url, protocols) {
   });
 }
 
+// showLogin shows the token form alone: the page's panes stay hidden
+// until a token is given.
 function showLogin(message) {
-  document.body.classList.remove('loading');
+  hideApp();
   $('login').hidden = false;
   if (message) $('login-message').textContent = message;
   $('login-form').onsubmit = (e) => {
