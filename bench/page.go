@@ -152,24 +152,31 @@ func runPage(c config, pc pageConfig) error {
 	}
 	// The review page and the floor page are reloaded in turn, each
 	// after an untimed navigation back to it: whatever else the machine
-	// does over the run weighs on both alike.
-	var nav, floor []time.Duration
-	for range pc.runs {
-		p, err := reloadTimed(b, "the review page", review, listed)
-		if err != nil {
-			return fmt.Errorf("the review page: %w", err)
+	// does over the run weighs on both alike. The review page is shown
+	// again after, for what follows.
+	inTurn := func(name, done string) (page, floor []time.Duration, err error) {
+		for range pc.runs {
+			p, err := reloadTimed(b, name, review, done)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			f, err := reloadTimed(b, "the floor page", floorURL, floorListed)
+			if err != nil {
+				return nil, nil, fmt.Errorf("the floor page: %w", err)
+			}
+			page, floor = append(page, p), append(floor, f)
 		}
-		f, err := reloadTimed(b, "the floor page", floorURL, floorListed)
-		if err != nil {
-			return fmt.Errorf("the floor page: %w", err)
+		if err := do(b, chromedp.Navigate(review)); err != nil {
+			return nil, nil, fmt.Errorf("navigate: %w", err)
 		}
-		nav, floor = append(nav, p), append(floor, f)
+		if _, err := evalFloat(b, done); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return page, floor, nil
 	}
-	if err := do(b, chromedp.Navigate(review)); err != nil {
-		return fmt.Errorf("navigate: %w", err)
-	}
-	if _, err := evalFloat(b, listed); err != nil {
-		return fmt.Errorf("waiting for the file list: %w", err)
+	nav, floor, err := inTurn("the review page", listed)
+	if err != nil {
+		return err
 	}
 	if os.Getenv("BENCH_PAGE_MARKS") != "" {
 		marks, err := chromedp.Run(b, chromedp.Evaluate[string](`JSON.stringify([...performance.getEntriesByType('navigation').map(e => e.toJSON()), ...performance.getEntriesByType('mark').map(m => [m.name, m.startTime]), ...performance.getEntriesByType('resource').map(r => [r.name.split('/').pop(), r.startTime, r.responseEnd]), ['long', window.__long]])`))
@@ -365,23 +372,9 @@ func runPage(c config, pc pageConfig) error {
 			return fmt.Errorf("trace: %w", err)
 		}
 	}
-	var allNav, allFloor []time.Duration
-	for range pc.runs {
-		p, err := reloadTimed(b, "the all-diffs mode", review, `window.__allShown`)
-		if err != nil {
-			return fmt.Errorf("waiting for the all-diffs mode's first screen: %w", err)
-		}
-		f, err := reloadTimed(b, "the floor page", floorURL, floorListed)
-		if err != nil {
-			return fmt.Errorf("the floor page: %w", err)
-		}
-		allNav, allFloor = append(allNav, p), append(allFloor, f)
-	}
-	if err := do(b, chromedp.Navigate(review)); err != nil {
-		return fmt.Errorf("navigate: %w", err)
-	}
-	if _, err := evalFloat(b, `window.__allShown`); err != nil {
-		return fmt.Errorf("waiting for the all-diffs mode's first screen: %w", err)
+	allNav, allFloor, err := inTurn("the all-diffs mode", `window.__allShown`)
+	if err != nil {
+		return err
 	}
 	if os.Getenv("BENCH_PAGE_MARKS") != "" {
 		marks, err := chromedp.Run(b, chromedp.Evaluate[string](`JSON.stringify([...performance.getEntriesByType('mark').map(m => [m.name, m.startTime]), ['long', window.__long]])`))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/profiler"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -48,12 +49,7 @@ func profileReload(b context.Context, done string) error {
 	}
 	by := map[string]int64{}
 	for _, n := range p.Nodes {
-		f := n.CallFrame
-		name := fmt.Sprintf("%s %s:%d", f.FunctionName, f.URL, f.LineNumber+1)
-		if f.URL == "" {
-			name = f.FunctionName
-		}
-		by[name] += self[n.ID]
+		by[frameName(n.CallFrame)] += self[n.ID]
 	}
 	var rows []row
 	for k, v := range by {
@@ -78,11 +74,7 @@ func profileReload(b context.Context, done string) error {
 	for id, us := range self {
 		seen := map[string]bool{}
 		for n, ok := id, true; ok; n, ok = parent[n] {
-			f := nodes[n].CallFrame
-			name := f.FunctionName
-			if f.URL != "" {
-				name = fmt.Sprintf("%s :%d", f.FunctionName, f.LineNumber+1)
-			}
+			name := frameName(nodes[n].CallFrame)
 			if !seen[name] {
 				seen[name] = true
 				total[name] += us
@@ -99,4 +91,12 @@ func profileReload(b context.Context, done string) error {
 		fmt.Printf("  %7.1f ms  %s\n", float64(r.us)/1000, r.name)
 	}
 	return nil
+}
+
+// frameName names a profile's function by its name, script and line.
+func frameName(f *runtime.CallFrame) string {
+	if f.URL == "" {
+		return f.FunctionName
+	}
+	return fmt.Sprintf("%s %s:%d", f.FunctionName, f.URL, f.LineNumber+1)
 }

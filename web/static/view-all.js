@@ -266,8 +266,7 @@ function draw(anchor) {
   // them again would only lay the page out, which each render of the
   // changeset made to do anew (the list, the counts).
   if (same && all.measuredAt === all.count) {
-    const want = ai >= 0 ? Math.max(0, all.tops[ai] - anchor.offset) : all.top;
-    if (Math.abs(all.top - want) >= 1) scrollTo(ai, anchor);
+    if (Math.abs(all.top - wantTop(ai, anchor)) >= 1) scrollTo(ai, anchor);
     return;
   }
   all.measuredAt = all.count;
@@ -289,10 +288,16 @@ function draw(anchor) {
   scrollTo(ai, anchor);
 }
 
-// scrollTo keeps the anchor where it was, else the scroll as it was.
+// wantTop is where the pane is to be scrolled to: the anchor (file ai)
+// where it was, else the scroll as it was.
+function wantTop(ai, anchor) {
+  return ai >= 0 ? Math.max(0, all.tops[ai] - anchor.offset) : all.top;
+}
+
+// scrollTo scrolls the pane to wantTop.
 function scrollTo(ai, anchor) {
   const pane = $('alldiff');
-  const want = ai >= 0 ? Math.max(0, all.tops[ai] - anchor.offset) : all.top;
+  const want = wantTop(ai, anchor);
   if (Math.abs(pane.scrollTop - want) >= 1) pane.scrollTop = want;
   all.top = pane.scrollTop;
 }

@@ -7,7 +7,7 @@ import { $, dirty, el, errText, hold, release, remember, showApp, ui } from './p
 import { csState, online, totalsOf } from './selectors.js';
 import { openCommit } from './view-commit.js';
 import { renderDiff } from './view-diff.js';
-import { AUTHOR_OPS, listFiles, renderFiles } from './view-files.js';
+import { AUTHOR_OPS, drawFiles, listFiles } from './view-files.js';
 import { agentLabel, disabledReason, endCommand, fmtTime, renderCatalog, renderTurns, runningTurns } from './view-sessions.js';
 
 // ---- the changeset ----------------------------------------------------
@@ -83,7 +83,7 @@ function renderChangeset() {
   // work, not after it.
   listFiles(s);
   renderDiff(s);
-  renderFiles(s);
+  drawFiles(s);
 }
 
 const OFFLINE = 'Not connected to the daemon: this is the last state it sent.';

@@ -191,9 +191,15 @@ function listFiles(s) {
 }
 
 function renderFiles(s) {
+  listFiles(s);
+  drawFiles(s);
+}
+
+// drawFiles draws the list as listFiles laid it out.
+function drawFiles(s) {
   const ul = $('files');
   const all = filesOf(s);
-  const files = listFiles(s);
+  const files = list.files;
   $('filter-count').textContent = list.filter.trim() || list.author ? `${files.length} of ${all.length}` : '';
   renderAuthorFilter(s);
   const items = ui.items;
@@ -238,10 +244,7 @@ function renderFiles(s) {
 // the list is reached by the arrows.
 function rove(ul, from, to) {
   const want = list.active || (ui.file ? 'f:' + ui.file : '');
-  let stop = null;
-  for (const li of ul.children) {
-    if (li.dataset.key && li.dataset.key === want) stop = li;
-  }
+  let stop = want ? [...ul.children].find((li) => li.dataset.key === want) : null;
   if (!stop && to > from) stop = ul.querySelector('li[data-key]');
   for (const li of ul.children) {
     if (li.dataset.key) li.tabIndex = li === stop ? 0 : -1;
@@ -596,4 +599,4 @@ function wireFileList() {
   });
 }
 
-export { AUTHOR_OPS, authorBadge, chosenAuthor, listFiles, renderFiles, selectFile, wireFileList };
+export { AUTHOR_OPS, authorBadge, chosenAuthor, drawFiles, listFiles, renderFiles, selectFile, wireFileList };
