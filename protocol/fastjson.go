@@ -225,6 +225,10 @@ func appendJSONObject(b []byte, m map[string]any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// AppendJSONString appends s quoted as encoding/json quotes it, for a
+// ValueAppender.
+func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s) }
+
 // appendJSONString appends s quoted as encoding/json quotes it: a
 // string of printable ASCII without the characters it escapes is
 // copied as it is; any other goes through encoding/json.

@@ -143,7 +143,7 @@ func (s *Session) withAuthors(cs *csChannel, ws int, fc FileChange, meta protoco
 			}
 			out[i] = h
 		}
-		own[MetaHunks] = out
+		own[MetaHunks] = HunkList(out)
 	})
 }
 

@@ -27,6 +27,10 @@ import (
 // (view.Hunk).
 type Hunk = view.Hunk
 
+// HunkList is the hunk list as _meta.changesetd.hunks holds it
+// (view.HunkList).
+type HunkList = view.HunkList
+
 // MetaHunks is the key of the hunk list in a file's _meta.changesetd.
 const MetaHunks = view.MetaHunks
 

@@ -1268,7 +1268,7 @@ func fileMeta(r changeset.Result, fc session.FileChange) protocol.Object {
 		own["similarity"] = r.Similarity
 	}
 	if hs := hunkList(r); hs != nil {
-		own[session.MetaHunks] = hs
+		own[session.MetaHunks] = session.HunkList(hs)
 	}
 	if r.PatchOmitted {
 		own["patchOmitted"] = true
