@@ -595,7 +595,13 @@ func (cs *csChannel) refresh(s *Session) {
 			r.drifted = checkDrift(ctx, j.ws, list)
 			results = append(results, r)
 		}
-		s.do(func() {
+		delivered := s.do(func() {
+			later := false // the lists are shown once the state is encoded
+			defer func() {
+				if !later {
+					shownAll(results)
+				}
+			}()
 			if gen != cs.gen || s.disposed {
 				return
 			}
@@ -613,14 +619,28 @@ func (cs *csChannel) refresh(s *Session) {
 				// Encode the new state for the next subscriber once what
 				// is queued on the actor is done, instead of when it
 				// subscribes: a full result is megabytes, and rare.
-				s.do(func() {
+				later = s.do(func() {
+					defer shownAll(results)
 					if !s.disposed && s.changesets[uri] == cs && !cs.computing {
 						cs.encode()
 					}
 				})
 			}
 		})
+		if !delivered {
+			shownAll(results)
+		}
 	})
+}
+
+// shownAll tells the workspaces whose lists were computed that they have
+// been published, or dropped (ChangeList.Shown).
+func shownAll(results []wsResult) {
+	for _, r := range results {
+		if r.list != nil && r.list.Shown != nil {
+			r.list.Shown()
+		}
+	}
 }
 
 // maxRenamePartners bounds the additions and deletions re-checked with a

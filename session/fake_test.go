@@ -65,6 +65,9 @@ type fakeWorkspace struct {
 	plain bool
 	// blobReads counts ReadBlob calls.
 	blobReads int
+	// shown, when set, is sent the query of each list the session says
+	// it published (ChangeList.Shown).
+	shown chan Query
 }
 
 func (w *fakeWorkspace) Plain() bool { return w.plain }
@@ -88,7 +91,7 @@ var (
 
 func (w *fakeWorkspace) Root() string { return w.root }
 
-func (w *fakeWorkspace) Changes(ctx context.Context, q Query) (*ChangeList, error) {
+func (w *fakeWorkspace) Changes(ctx context.Context, q Query) (list *ChangeList, err error) {
 	w.mu.Lock()
 	gate, entered := w.gate, w.entered
 	w.mu.Unlock()
@@ -105,6 +108,14 @@ func (w *fakeWorkspace) Changes(ctx context.Context, q Query) (*ChangeList, erro
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.queries = append(w.queries, q)
+	if w.shown != nil {
+		shown := w.shown
+		defer func() {
+			if list != nil {
+				list.Shown = func() { shown <- q }
+			}
+		}()
+	}
 	base, cur, live := w.head, w.work, true
 	if q.View == ViewTrees {
 		base = w.snaps[q.From]

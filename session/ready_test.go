@@ -65,3 +65,27 @@ func TestEditRightAfterReadyIsInTheSession(t *testing.T) {
 	c.subscribe(t, r.m, uri)
 	c.awaitFiles(t, uri, ws.root, "late.txt")
 }
+
+// TestFirstViewIsShownOncePublished: the session tells the workspace
+// when the uncommitted changeset's computed list has been published
+// (ChangeList.Shown), which lets a workspace hold its baseline back until
+// then, and not only once the list is computed.
+func TestFirstViewIsShownOncePublished(t *testing.T) {
+	ws := newFakeWorkspace(t.TempDir(), map[string]string{"a.txt": "one\n"}, map[string]string{"a.txt": "two\n"})
+	ws.shown = make(chan Query, 16)
+	r := newRigOn(t, Options{}, ws)
+	c := newClient("c1")
+	uri := r.changeset(t, protocol.KindUncommitted, nil)
+	c.subscribe(t, r.m, uri)
+	c.awaitFiles(t, uri, ws.root, "a.txt")
+	for {
+		select {
+		case q := <-ws.shown:
+			if q.View == protocol.KindUncommitted && q.Paths == nil {
+				return
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("the uncommitted changeset was published, and its list never said shown")
+		}
+	}
+}

@@ -112,6 +112,12 @@ type ChangeList struct {
 	// against (FileVersion.View), also when it has no files; "" when the
 	// query does not depend on them.
 	View string
+	// Shown, when set, is called once the list has been published to
+	// the changeset's subscribers, or dropped: a workspace that holds
+	// other work back while its first view is computed (a new session's
+	// baseline snapshot) lets it go then rather than while the view is
+	// still being encoded and sent.
+	Shown func()
 }
 
 // FileChange is one changed file with its diff data, computed by the

@@ -47,7 +47,11 @@ func TestBaselineWaitsForTheFirstView(t *testing.T) {
 	w.firstView.waiting = func() { decided <- "waited" }
 	w.firstView.mu.Unlock()
 
-	viewErr := make(chan error, 1)
+	type view struct {
+		list *session.ChangeList
+		err  error
+	}
+	viewed := make(chan view, 1)
 	go func() {
 		list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
 		mu.Lock()
@@ -56,7 +60,7 @@ func TestBaselineWaitsForTheFirstView(t *testing.T) {
 		if err == nil && len(list.Files) != 2 {
 			t.Errorf("view: %d files, want 2", len(list.Files))
 		}
-		viewErr <- err
+		viewed <- view{list, err}
 	}()
 	<-inView
 	type snap struct {
@@ -79,7 +83,19 @@ func TestBaselineWaitsForTheFirstView(t *testing.T) {
 		t.Errorf("snapshot during the first view: %s, want it to wait for the view", outcome)
 	}
 	close(release)
-	must(t, <-viewErr)
+	v := <-viewed
+	must(t, v.err)
+	// Computed is not shown: the snapshot waits until the session says
+	// the view was published (and its readers have had a moment).
+	select {
+	case s := <-snapped:
+		t.Fatalf("the snapshot went on before the first view was shown: %+v", s)
+	default:
+	}
+	if v.list.Shown == nil {
+		t.Fatal("the first view's list has no Shown")
+	}
+	v.list.Shown()
 	s := <-snapped
 	must(t, s.err)
 	// The snapshot holds the working tree: git's tree of it is the same.

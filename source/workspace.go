@@ -468,6 +468,18 @@ func (w *gitWorkspace) overlay(ctx context.Context, head headState, tracked []sc
 	return tree, oids, err
 }
 
+// firstViewShownWithin bounds how long the first view holds the
+// baseline back once it is computed, when nobody says it was published.
+// firstViewReaders is how long it holds it once published: its
+// subscribers decode megabytes on the same cores meanwhile (bench -scale
+// at 20k files, 1,000 changed: with it, the bench's reader saw ready
+// 5-28 ms sooner, and 30-60 ms less of the daemon's processor time had
+// gone by then, than with the baseline let go at the publication).
+const (
+	firstViewShownWithin = time.Second
+	firstViewReaders     = 100 * time.Millisecond
+)
+
 // firstViewGate is held while the workspace computes its first full
 // uncommitted view. A new session's baseline snapshot starts with the
 // session, and a client's first view of the uncommitted changes comes
@@ -529,10 +541,27 @@ func (g *firstViewGate) wait(ctx context.Context) error {
 // Changes computes the changes of q and diffs every changed file. The
 // versions carry the state of HEAD and the index as it was before the
 // computation (editor.go), which the operations check.
-func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.ChangeList, error) {
+func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (list *session.ChangeList, err error) {
 	if q.View == protocol.KindUncommitted && q.Paths == nil {
 		if end := w.firstView.begin(); end != nil {
-			defer end()
+			// The first view holds the baseline back until its readers
+			// have had firstViewReaders to take it in after it is
+			// published (ChangeList.Shown), or firstViewShownWithin
+			// after it is computed, whatever its caller does.
+			defer func() {
+				if err != nil || list == nil {
+					end()
+					return
+				}
+				var once sync.Once
+				release := func() { once.Do(end) }
+				t := time.AfterFunc(firstViewShownWithin, release)
+				list.Shown = func() {
+					if t.Stop() {
+						time.AfterFunc(firstViewReaders, release)
+					}
+				}
+			}()
 		}
 	}
 	if err := w.awaitFirst(ctx); err != nil {
@@ -548,7 +577,7 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (*session.C
 	stamp := w.viewStamp()
 	ctx, tally := withPatchTally(ctx, q.MaxPatchBytes)
 	defer tally.stop()
-	list, err := w.changes(ctx, q, key, stamp)
+	list, err = w.changes(ctx, q, key, stamp)
 	if tally.exceeded() {
 		return nil, session.ErrPatchTooLarge
 	}
