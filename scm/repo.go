@@ -3,6 +3,7 @@ package scm
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -455,6 +456,49 @@ func (r *Repo) objectSize(h plumbing.Hash, t plumbing.ObjectType) (int64, bool) 
 		return 0, false
 	}
 	return n, true
+}
+
+// PackOrder returns the indexes of oids in the order their objects lie
+// in the repository's packs, those in none (loose, unknown, malformed)
+// last in their given order. Reading many blobs in that order walks
+// the delta chains they share one after the other, whose bases the
+// object reader's small cache then still holds.
+func (r *Repo) PackOrder(oids []string) []int {
+	order := make([]int, len(oids))
+	for i := range order {
+		order[i] = i
+	}
+	o := r.objects()
+	if o == nil {
+		return order
+	}
+	type pos struct {
+		pack int
+		off  int64
+		ok   bool
+	}
+	at := make([]pos, len(oids))
+	for i, oid := range oids {
+		if h, err := parseOID(oid); err == nil {
+			at[i].pack, at[i].off, at[i].ok = o.Position(h)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		pa, pb := at[a], at[b]
+		switch {
+		case pa.ok != pb.ok:
+			if pa.ok {
+				return -1
+			}
+			return 1
+		case !pa.ok:
+			return 0
+		case pa.pack != pb.pack:
+			return cmp.Compare(pa.pack, pb.pack)
+		}
+		return cmp.Compare(pa.off, pb.off)
+	})
+	return order
 }
 
 // ReadBlob returns the content of a blob from the object store.

@@ -681,7 +681,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 			single = append(single, c)
 		}
 	}
-	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, load, q, &w.diffs, sink, false)
+	streamed, rest, err := diffStream(ctx, w.repo.Root(), both, w.headOrder(both), load, q, &w.diffs, sink, false)
 	if err != nil {
 		return nil, err
 	}
@@ -693,7 +693,7 @@ func (w *gitWorkspace) changes(ctx context.Context, q session.Query, key, stamp 
 		// stream like the rest instead of all being loaded at once (an
 		// agent that writes a hundred large files).
 		var alone []session.FileChange
-		alone, sides, err = diffStream(ctx, w.repo.Root(), single, load, q, &w.diffs, sink, true)
+		alone, sides, err = diffStream(ctx, w.repo.Root(), single, w.headOrder(single), load, q, &w.diffs, sink, true)
 		streamed = append(streamed, alone...)
 	}
 	if err != nil {
@@ -837,6 +837,30 @@ func changedLines(h changeset.Hunk) (first, last int) {
 
 // parallel calls f(i) for every i below n, spread over the cores, until
 // ctx ends; it returns when every call has.
+// packRun is how many items of headOrder one core takes at a time.
+const packRun = 16
+
+// headOrder is the order to read the HEAD sides of changes in: the
+// order their blobs lie in the packs (scm.Repo.PackOrder), for a few
+// changes or more. In path order, the files sharing a delta chain are
+// far apart, and each walked it from its base again once the chain's
+// bases had left the object reader's cache: the 1,000 changed files' HEAD
+// blobs of bench -scale's 20,000-file repository, read on one core, took
+// 106 ms in path order and 68 ms in pack order (67 ms in either order
+// with a cache sixteen times as large).
+func (w *gitWorkspace) headOrder(items []scm.Change) []int {
+	if len(items) < 8 {
+		return nil
+	}
+	oids := make([]string, len(items))
+	for i, c := range items {
+		if c.Head != nil {
+			oids[i] = c.Head.OID
+		}
+	}
+	return w.repo.PackOrder(oids)
+}
+
 func parallel(ctx context.Context, n int, f func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -926,7 +950,7 @@ func (b *budget) give(n int64) {
 //
 // With oneSided, the items are additions or deletions with no rename to
 // pair among them: a change with one side is diffed as it is.
-func diffStream(ctx context.Context, root string, items []scm.Change, load func(scm.Change) ([2]*changeset.Side, error), q session.Query, cache *diffCache, sink *resultSink, oneSided bool) ([]session.FileChange, [][2]*changeset.Side, error) {
+func diffStream(ctx context.Context, root string, items []scm.Change, order []int, load func(scm.Change) ([2]*changeset.Side, error), q session.Query, cache *diffCache, sink *resultSink, oneSided bool) ([]session.FileChange, [][2]*changeset.Side, error) {
 	if len(items) == 0 {
 		return nil, nil, nil
 	}
@@ -940,7 +964,7 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 	if q.MaxPatchBytes != 0 || q.IgnoreWhitespace {
 		cache = nil // a whole-changeset patch has other limits, a -w diff other hunks
 	}
-	parallel(ctx, len(items), func(i int) {
+	one := func(i int) {
 		c := items[i]
 		if r, ok := cache.get(c); ok {
 			sink.add(r)
@@ -972,7 +996,24 @@ func diffStream(ctx context.Context, root string, items []scm.Change, load func(
 		cache.put(c, r)
 		sink.add(r)
 		out[i], done[i] = resultChange(r, q, root, true), true
-	})
+	}
+	if order == nil {
+		parallel(ctx, len(items), one)
+	} else {
+		// Runs of packRun consecutive items of order to one core each:
+		// the next item's blob is likely on the same delta chain, whose
+		// bases that core has just cached. Handed out one by one, two
+		// cores walked each chain from its base side by side.
+		runs := (len(order) + packRun - 1) / packRun
+		parallel(ctx, runs, func(k int) {
+			for _, i := range order[k*packRun : min((k+1)*packRun, len(order))] {
+				if ctx.Err() != nil {
+					return
+				}
+				one(i)
+			}
+		})
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}

@@ -180,6 +180,40 @@ func (o *Reader) Has(h plumbing.Hash) (ok bool) {
 	return err == nil
 }
 
+// Position is where object h lies in the packs: an ordinal of its pack
+// and its offset in it, so that objects read in that order walk shared
+// delta chains one after the other (and find their bases in the cache);
+// false when h is in no pack.
+func (o *Reader) Position(h plumbing.Hash) (pack int, off int64, ok bool) {
+	var err error
+	defer func() {
+		if err != nil {
+			pack, off, ok = 0, 0, false
+		}
+	}()
+	defer catchFault(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	if o.isClosed() {
+		return 0, 0, false
+	}
+	n := 0
+	for _, d := range o.dirs {
+		d.mu.Lock()
+		if !d.scanned {
+			d.scanLocked()
+		}
+		for i, p := range d.packs {
+			if off, ok := p.idx.lookup(h); ok {
+				d.mu.Unlock()
+				return n + i, off, true
+			}
+		}
+		n += len(d.packs)
+		d.mu.Unlock()
+	}
+	return 0, 0, false
+}
+
 // catchFault turns a fault reading a mapped pack (a file truncated in
 // place by something other than git) into an error; other panics go on.
 // The caller must have set debug.SetPanicOnFault.
@@ -977,10 +1011,12 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 
 // deltaCacheBytes bounds the delta-base cache. What the daemon reads
 // from packs is one version of each of many paths (HEAD's side of the
-// changed files, a merge base's), whose chains rarely share a base: at
-// 16 MiB the cache held some 12 MiB of bases nothing read again after a
-// first view, and its peak resident size with them (BenchmarkReadBlobs,
-// whose thousand blobs all share one chain, reads as fast at 1 MiB).
+// changed files, a merge base's): at 16 MiB the cache held some 12 MiB
+// of bases nothing read again after a first view, and its peak resident
+// size with them. Objects that share a chain are read one after the
+// other when they are read in pack order (scm.Repo.PackOrder), which a
+// small cache serves as well (BenchmarkReadBlobs, whose thousand blobs
+// all share one chain, reads as fast at 1 MiB).
 const deltaCacheBytes = 1 << 20
 
 // deltaCache is a least-recently-used cache of delta bases by pack and
