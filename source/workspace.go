@@ -837,7 +837,7 @@ func changedLines(h changeset.Hunk) (first, last int) {
 
 // parallel calls f(i) for every i below n, spread over the cores, until
 // ctx ends; it returns when every call has.
-// packRun is how many items of headOrder one core takes at a time.
+// packRun is the most items of headOrder one core takes at a time.
 const packRun = 16
 
 // headOrder is the order to read the HEAD sides of changes in: the
@@ -1000,13 +1000,15 @@ func diffStream(ctx context.Context, root string, items []scm.Change, order []in
 	if order == nil {
 		parallel(ctx, len(items), one)
 	} else {
-		// Runs of packRun consecutive items of order to one core each:
-		// the next item's blob is likely on the same delta chain, whose
-		// bases that core has just cached. Handed out one by one, two
-		// cores walked each chain from its base side by side.
-		runs := (len(order) + packRun - 1) / packRun
+		// Runs of consecutive items of order to one core each: the next
+		// item's blob is likely on the same delta chain, whose bases that
+		// core has just cached. Handed out one by one, two cores walked
+		// each chain from its base side by side. A run is at most
+		// packRun long, and short enough that every core gets several.
+		run := min(packRun, max(1, len(order)/(4*runtime.GOMAXPROCS(0))))
+		runs := (len(order) + run - 1) / run
 		parallel(ctx, runs, func(k int) {
-			for _, i := range order[k*packRun : min((k+1)*packRun, len(order))] {
+			for _, i := range order[k*run : min((k+1)*run, len(order))] {
 				if ctx.Err() != nil {
 					return
 				}
