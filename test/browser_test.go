@@ -141,12 +141,28 @@ func (b *browser) waitFor(what, cond string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(browserWait))); err != nil {
+	var err error
+	for {
+		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(browserWait)))
+		// A poll begun in a document a reload then replaced loses its
+		// context: it looks again, in the new document.
+		if err == nil || ctx.Err() != nil || !contextGone(err) {
+			break
+		}
+	}
+	if err != nil {
 		var page string
 		b.eval(`document.querySelector('main') ? document.querySelector('main').innerText.slice(0, 3000) : document.body.innerText`, &page)
 		b.shot("failed-" + sanitize(b.t.Name()))
 		b.t.Fatalf("browser: waiting for %s: %v\npage text:\n%s", what, err, page)
 	}
+}
+
+// contextGone reports whether err says the document an evaluation ran
+// in was replaced (a reload, a navigation) while it ran.
+func contextGone(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "Cannot find context with specified id") || strings.Contains(m, "Execution context was destroyed")
 }
 
 // shot writes a screenshot of the page to the artifacts directory.

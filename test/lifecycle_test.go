@@ -174,7 +174,11 @@ func TestSlowConsumerIsDisconnected(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for seq := int64(1); ; seq++ {
 		good.Notify(protocol.MethodDispatchAction, map[string]any{"channel": uri, "clientSeq": seq, "action": map[string]any{"type": "changeset/filesReviewChanged", "files": append([]string{id}, pad...), "reviewed": seq%2 == 0}})
-		if seq%50 == 0 {
+		// A ping every ten paces the flood to the good client's reading:
+		// with one every fifty, the good client on a loaded machine (the
+		// whole suite in parallel) fell the 64 messages behind that close
+		// a connection, and was cut off like the slow one.
+		if seq%10 == 0 {
 			if err := good.Call(ctx(t), protocol.MethodPing, map[string]any{"channel": protocol.RootURI}, nil); err != nil {
 				t.Fatal(err)
 			}
