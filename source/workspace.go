@@ -480,6 +480,20 @@ const (
 	firstViewReaders     = 100 * time.Millisecond
 )
 
+// endOnceShown arms end to run firstViewShownWithin from now, and
+// returns the list's Shown, which runs it firstViewReaders after it is
+// called instead.
+func endOnceShown(end func()) (shown func()) {
+	var once sync.Once
+	release := func() { once.Do(end) }
+	t := time.AfterFunc(firstViewShownWithin, release)
+	return func() {
+		if t.Stop() {
+			time.AfterFunc(firstViewReaders, release)
+		}
+	}
+}
+
 // firstViewGate is held while the workspace computes its first full
 // uncommitted view. A new session's baseline snapshot starts with the
 // session, and a client's first view of the uncommitted changes comes
@@ -553,14 +567,7 @@ func (w *gitWorkspace) Changes(ctx context.Context, q session.Query) (list *sess
 					end()
 					return
 				}
-				var once sync.Once
-				release := func() { once.Do(end) }
-				t := time.AfterFunc(firstViewShownWithin, release)
-				list.Shown = func() {
-					if t.Stop() {
-						time.AfterFunc(firstViewReaders, release)
-					}
-				}
+				list.Shown = endOnceShown(end)
 			}()
 		}
 	}

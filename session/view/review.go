@@ -91,8 +91,6 @@ func HunksOf(meta protocol.Object) []Hunk {
 	switch v := ownMeta(meta)[MetaHunks].(type) {
 	case HunkList:
 		return v
-	case []Hunk:
-		return v
 	case nil:
 		return nil
 	default:

@@ -199,17 +199,13 @@ func (o *Reader) Position(h plumbing.Hash) (pack int, off int64, ok bool) {
 	n := 0
 	for _, d := range o.dirs {
 		d.mu.Lock()
-		if !d.scanned {
-			d.scanLocked()
-		}
-		for i, p := range d.packs {
-			if off, ok := p.idx.lookup(h); ok {
-				d.mu.Unlock()
-				return n + i, off, true
-			}
-		}
-		n += len(d.packs)
+		i, off, ok := d.locateLocked(h)
+		packs := len(d.packs)
 		d.mu.Unlock()
+		if ok {
+			return n + i, off, true
+		}
+		n += packs
 	}
 	return 0, 0, false
 }
@@ -282,16 +278,28 @@ func lookup[T any](o *Reader, h plumbing.Hash, depth int,
 func (d *objDir) find(h plumbing.Hash) (*pack, int64, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	i, off, ok := d.locateLocked(h)
+	if !ok {
+		return nil, 0, false
+	}
+	p := d.packs[i]
+	p.refs.Add(1)
+	return p, off, true
+}
+
+// locateLocked returns the index in d.packs of the pack holding h and
+// its offset there, listing the packs first if never done. d.mu must be
+// held.
+func (d *objDir) locateLocked(h plumbing.Hash) (int, int64, bool) {
 	if !d.scanned {
 		d.scanLocked()
 	}
-	for _, p := range d.packs {
+	for i, p := range d.packs {
 		if off, ok := p.idx.lookup(h); ok {
-			p.refs.Add(1)
-			return p, off, true
+			return i, off, true
 		}
 	}
-	return nil, 0, false
+	return 0, 0, false
 }
 
 // Refresh lists the packs again in each directory whose objects/pack
