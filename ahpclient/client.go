@@ -86,11 +86,12 @@ type Client struct {
 	nextID      int64
 	pending     map[string]*call
 	listener    func(*Message)
-	queue       []*Message // notifications nobody took yet
-	notes       []Message  // with record: notifications, in arrival order
-	frames      [][]byte   // with record: every frame received, raw
-	sent        [][]byte   // with record: every data frame written
-	stray       []Message  // with record: responses that matched no call
+	queue       []*Message  // notifications nobody took yet
+	notes       []Message   // with record: notifications, in arrival order
+	notesAt     []time.Time // with record: when each of notes was read off the socket
+	frames      [][]byte    // with record: every frame received, raw
+	sent        [][]byte    // with record: every data frame written
+	stray       []Message   // with record: responses that matched no call
 	changed     chan struct{}
 	closed      bool
 	err         error
@@ -105,8 +106,14 @@ type Client struct {
 
 // call is one request waiting for its response.
 type call struct {
-	answer chan Message
+	answer chan arrival
 	onNote func(*Message)
+}
+
+// arrival is a message with the time its frame's last byte was read.
+type arrival struct {
+	Message
+	at time.Time
 }
 
 // Dial connects to url (ws://host:port/ahp, possibly with ?token=). A
@@ -162,6 +169,7 @@ func (c *Client) readLoop() {
 			c.end(err)
 			return
 		}
+		at := time.Now()
 		c.mu.Lock()
 		if d := c.readDelay; d > 0 {
 			// A throttled reader: the frame is taken in only after d.
@@ -179,9 +187,9 @@ func (c *Client) readLoop() {
 			continue
 		}
 		if m.Method != "" {
-			c.deliver(&m)
+			c.deliver(&m, at)
 		} else {
-			c.answer(m)
+			c.answer(arrival{m, at})
 		}
 		c.signal()
 	}
@@ -205,12 +213,13 @@ func (c *Client) end(err error) {
 
 // deliver hands a notification to the hooks of the calls waiting, else to
 // the listener, else queues it for whichever comes first.
-func (c *Client) deliver(m *Message) {
+func (c *Client) deliver(m *Message, at time.Time) {
 	c.deliverMu.Lock()
 	defer c.deliverMu.Unlock()
 	c.mu.Lock()
 	if c.record {
 		c.notes = append(c.notes, *m)
+		c.notesAt = append(c.notesAt, at)
 	}
 	var hooks []func(*Message)
 	switch {
@@ -232,14 +241,14 @@ func (c *Client) deliver(m *Message) {
 }
 
 // answer passes a response to the call waiting for it.
-func (c *Client) answer(m Message) {
+func (c *Client) answer(a arrival) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p, ok := c.pending[string(m.ID)]; ok {
-		delete(c.pending, string(m.ID))
-		p.answer <- m
+	if p, ok := c.pending[string(a.ID)]; ok {
+		delete(c.pending, string(a.ID))
+		p.answer <- a
 	} else if c.record {
-		c.stray = append(c.stray, m)
+		c.stray = append(c.stray, a.Message)
 	}
 }
 
@@ -281,12 +290,19 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 // them). onNote runs on the reading goroutine while CallNotes waits, so it
 // may touch what the caller owns; it must not block or make calls on c.
 func (c *Client) CallNotes(ctx context.Context, method string, params, out any, onNote func(*Message)) error {
+	_, err := c.callAt(ctx, method, params, out, onNote)
+	return err
+}
+
+// callAt is CallNotes that also returns when the response's last byte
+// was read off the socket, before it was decoded.
+func (c *Client) callAt(ctx context.Context, method string, params, out any, onNote func(*Message)) (time.Time, error) {
 	c.deliverMu.Lock()
 	c.mu.Lock()
 	c.nextID++
 	n := c.nextID
 	id := strconv.FormatInt(n, 10) // the id as it comes back in the response
-	p := &call{answer: make(chan Message, 1), onNote: onNote}
+	p := &call{answer: make(chan arrival, 1), onNote: onNote}
 	c.pending[id] = p
 	q := c.queue
 	c.queue = nil
@@ -303,36 +319,36 @@ func (c *Client) CallNotes(ctx context.Context, method string, params, out any, 
 	}
 	if err != nil {
 		c.forget(id)
-		return fmt.Errorf("%s: %w", method, err)
+		return time.Time{}, fmt.Errorf("%s: %w", method, err)
 	}
-	answer := func(m Message) error {
-		if m.Error != nil {
-			return m.Error
+	answer := func(a arrival) (time.Time, error) {
+		if a.Error != nil {
+			return a.at, a.Error
 		}
 		if out != nil {
-			return json.Unmarshal(m.Result, out)
+			return a.at, json.Unmarshal(a.Result, out)
 		}
-		return nil
+		return a.at, nil
 	}
 	select {
-	case m := <-p.answer:
-		return answer(m)
+	case a := <-p.answer:
+		return answer(a)
 	case <-c.done:
 		// A server may answer and then close (an unsupported version):
 		// the answer, when it came, wins over the close.
 		select {
-		case m := <-p.answer:
-			return answer(m)
+		case a := <-p.answer:
+			return answer(a)
 		default:
 		}
 		c.forget(id)
 		if err := c.Err(); err != nil {
-			return fmt.Errorf("%s: connection closed: %w", method, err)
+			return time.Time{}, fmt.Errorf("%s: connection closed: %w", method, err)
 		}
-		return fmt.Errorf("%s: connection closed", method)
+		return time.Time{}, fmt.Errorf("%s: connection closed", method)
 	case <-ctx.Done():
 		c.forget(id)
-		return fmt.Errorf("%s: %w", method, ctx.Err())
+		return time.Time{}, fmt.Errorf("%s: %w", method, ctx.Err())
 	}
 }
 
@@ -390,6 +406,9 @@ type Snapshot struct {
 	Resource string          `json:"resource"`
 	State    json.RawMessage `json:"state"`
 	FromSeq  int64           `json:"fromSeq"`
+	// At is when the response's last byte was read off the socket,
+	// before any of it was decoded.
+	At time.Time `json:"-"`
 }
 
 // Subscribe subscribes to uri and returns its snapshot; the actions after
@@ -398,7 +417,8 @@ func (c *Client) Subscribe(ctx context.Context, uri string, onNote func(*Message
 	var res struct {
 		Snapshot Snapshot `json:"snapshot"`
 	}
-	err := c.CallNotes(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{BaseParams: protocol.BaseParams{Channel: uri}}, &res, onNote)
+	at, err := c.callAt(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{BaseParams: protocol.BaseParams{Channel: uri}}, &res, onNote)
+	res.Snapshot.At = at
 	return res.Snapshot, err
 }
 
@@ -498,6 +518,15 @@ func (c *Client) Notes() []Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]Message(nil), c.notes...)
+}
+
+// NotesAt returns when each of Notes' notifications was read off the
+// socket, its last byte in and nothing of it decoded yet (with
+// Options.Record).
+func (c *Client) NotesAt() []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Time(nil), c.notesAt...)
 }
 
 // Frames returns every message received so far exactly as it arrived,

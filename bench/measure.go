@@ -286,6 +286,10 @@ type mirror struct {
 	st   protocol.ChangesetState
 	seen int   // notifications consumed
 	last int64 // serverSeq of the last applied envelope
+	// at is when the frame that brought st's last change was read off
+	// the socket, before the bench decoded any of it: the state was on
+	// the wire then, whatever Go's decoder of the bench takes after.
+	at time.Time
 }
 
 // wait applies new envelopes in arrival order until done holds; done sees
@@ -294,6 +298,7 @@ func (m *mirror) wait(ctx context.Context, what string, done func(env *ahpclient
 	var bad error
 	err := m.c.Wait(ctx, what, func() bool {
 		notes := m.c.Notes()
+		ats := m.c.NotesAt() // taken after notes: never shorter
 		for ; m.seen < len(notes); m.seen++ {
 			n := notes[m.seen]
 			if n.Method != protocol.NotifyAction {
@@ -307,7 +312,7 @@ func (m *mirror) wait(ctx context.Context, what string, done func(env *ahpclient
 			if e.Channel != m.uri || e.RejectionReason != "" || e.ServerSeq <= m.last {
 				continue
 			}
-			m.last = e.ServerSeq
+			m.last, m.at = e.ServerSeq, ats[m.seen]
 			m.st, _ = reducer.ApplyChangeset(m.st, e.Action.Action, reducer.Env{})
 			if done(&e, &m.st) {
 				m.seen++
@@ -331,6 +336,20 @@ func subscribe(ctx context.Context, c *ahpclient.Client, uri string) (json.RawMe
 	return snap.State, snap.FromSeq, err
 }
 
+// subscribeAt is subscribe for a mirror: the snapshot decoded into its
+// state, at the time its frame was read off the socket.
+func subscribeAt(ctx context.Context, c *ahpclient.Client, uri string) (*mirror, error) {
+	snap, err := c.Subscribe(ctx, uri, nil)
+	if err != nil {
+		return nil, err
+	}
+	m := &mirror{c: c, uri: uri, last: snap.FromSeq, at: snap.At}
+	if err := json.Unmarshal(snap.State, &m.st); err != nil {
+		return nil, fmt.Errorf("changeset snapshot: %v", err)
+	}
+	return m, nil
+}
+
 // dial connects a client that keeps what it receives, for mirror.
 func dial(ctx context.Context, url string) (*ahpclient.Client, error) {
 	c, _, err := ahpclient.Dial(ctx, url, ahpclient.Options{Record: true})
@@ -338,15 +357,21 @@ func dial(ctx context.Context, url string) (*ahpclient.Client, error) {
 }
 
 type coldResult struct {
-	subscribeToReady time.Duration // subscribe request -> ready with every file
-	startToReady     time.Duration // process start -> ready
-	startToCatalogue time.Duration // process start -> session catalogue received
-	second           time.Duration // a second client's subscribe -> ready with every file
-	later            time.Duration // the same for the clients after it, median
-	laterRaw         time.Duration // the same, the snapshot read to its last byte and not decoded, median
-	rss              int64         // VmHWM, KiB
-	rssFile          int64         // RssFile at ready, KiB: mapped files
-	files            []protocol.ChangesetFile
+	// Each "ready" is when the frame that made the changeset ready with
+	// every file was read off the socket, before the bench decoded it:
+	// how long Go's encoding/json takes over megabytes of JSON is the
+	// bench's, not the daemon's (a browser's JSON.parse is some ten
+	// times faster). startToReadyDecoded is the same once decoded.
+	subscribeToReady    time.Duration // subscribe request -> ready with every file
+	startToReady        time.Duration // process start -> ready
+	startToReadyDecoded time.Duration // the same, the frames decoded and applied
+	startToCatalogue    time.Duration // process start -> session catalogue received
+	second              time.Duration // a second client's subscribe -> ready with every file
+	later               time.Duration // the same for the clients after it, median
+	laterRaw            time.Duration // the same, the snapshot read to its last byte and not decoded, median
+	rss                 int64         // VmHWM, KiB
+	rssFile             int64         // RssFile at ready, KiB: mapped files
+	files               []protocol.ChangesetFile
 	// startToListed is process start -> the first state listing every
 	// file, whatever its status (firstStatus): on a restart, a view kept
 	// from the last run may be on the wire before it is verified.
@@ -393,13 +418,9 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 		want["file://"+r.dir+"/"+p] = false
 	}
 	start := time.Now()
-	raw, from, err := subscribe(ctx, c, uri)
+	m, err := subscribeAt(ctx, c, uri)
 	if err != nil {
 		return nil, res, fmt.Errorf("subscribe %s: %v", uri, err)
-	}
-	m := &mirror{c: c, uri: uri, last: from}
-	if err := json.Unmarshal(raw, &m.st); err != nil {
-		return nil, res, fmt.Errorf("changeset snapshot: %v", err)
 	}
 	listed := func(st *protocol.ChangesetState) bool {
 		if len(st.Files) < len(want) {
@@ -414,22 +435,23 @@ func coldRun(ctx context.Context, d *daemon, r *repo) (*mirror, coldResult, erro
 		return n == len(want)
 	}
 	if listed(&m.st) {
-		res.startToListed, res.firstStatus = time.Since(d.started), string(m.st.Status)
+		res.startToListed, res.firstStatus = m.at.Sub(d.started), string(m.st.Status)
 	}
 	err = m.wait(ctx, fmt.Sprintf("uncommitted changeset ready with %d files", len(want)), func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
 		if !listed(st) {
 			return false
 		}
 		if res.startToListed == 0 {
-			res.startToListed, res.firstStatus = time.Since(d.started), string(st.Status)
+			res.startToListed, res.firstStatus = m.at.Sub(d.started), string(st.Status)
 		}
 		return st.Status == protocol.StatusReady
 	})
 	if err != nil {
 		return nil, res, err
 	}
-	res.subscribeToReady = time.Since(start)
-	res.startToReady = time.Since(d.started)
+	res.startToReadyDecoded = time.Since(d.started)
+	res.subscribeToReady = m.at.Sub(start)
+	res.startToReady = m.at.Sub(d.started)
 	res.cpuToReady, _ = processCPU(d.cmd.Process.Pid) // "—" in the table when unknown
 	res.files = m.st.Files
 	if res.rss, err = peakRSS(d.cmd.Process.Pid); err != nil {
@@ -504,25 +526,17 @@ func secondSubscriber(ctx context.Context, d *daemon, uri string, files int) (ti
 	if _, err := c.Initialize(ctx, "bench-second", nil); err != nil {
 		return 0, fmt.Errorf("second subscriber: initialize: %v", err)
 	}
-	// The snapshot is decoded once, into the state, as a client keeps it
-	// (subscribe's json.RawMessage would parse megabytes twice).
-	var res struct {
-		Snapshot struct {
-			State   protocol.ChangesetState `json:"state"`
-			FromSeq int64                   `json:"fromSeq"`
-		} `json:"snapshot"`
-	}
 	start := time.Now()
-	if err := c.Call(ctx, protocol.MethodSubscribe, map[string]any{"channel": uri}, &res); err != nil {
+	m, err := subscribeAt(ctx, c, uri)
+	if err != nil {
 		return 0, fmt.Errorf("second subscriber: subscribe: %v", err)
 	}
-	m := &mirror{c: c, uri: uri, last: res.Snapshot.FromSeq, st: res.Snapshot.State}
 	if m.st.Status != protocol.StatusReady || len(m.st.Files) < files {
 		err = m.wait(ctx, "second subscriber ready", func(_ *ahpclient.Envelope, st *protocol.ChangesetState) bool {
 			return st.Status == protocol.StatusReady && len(st.Files) >= files
 		})
 	}
-	return time.Since(start), err
+	return m.at.Sub(start), err
 }
 
 // uncommittedTemplate subscribes to the session and returns the URI
