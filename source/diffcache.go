@@ -2,10 +2,10 @@ package source
 
 import (
 	"bytes"
-	"crypto/sha1"
-	"encoding/gob"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -136,8 +136,11 @@ func bare(s *changeset.Side) *changeset.Side {
 }
 
 // diffFileMagic starts a saved diff cache, followed by the build that
-// wrote it (a line); a SHA-1 of the rest ends it.
-const diffFileMagic = "changesetd diffs 1\n"
+// wrote it (a line), then the count of diffs and each as appendSaved
+// writes it; a CRC-32C of the rest ends it.
+const diffFileMagic = "changesetd diffs 2\n"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // builtBy names this build: diffs saved by another build (whose diff may
 // differ) are not used.
@@ -162,30 +165,26 @@ var builtBy = func() string {
 	return strings.ReplaceAll(v, "\n", " ")
 }()
 
-type savedDiff struct {
-	Key    diffKey
-	Result changeset.Result
-}
-
 // save writes the results used since the last save (those of the views
 // served; older ones are dropped) to path, atomically.
 func (d *diffCache) save(path string) error {
+	b := []byte(diffFileMagic + builtBy + "\n")
 	d.mu.Lock()
-	list := make([]savedDiff, 0, len(d.used))
+	n := 0
+	for k := range d.used {
+		if _, ok := d.m[k]; ok {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
 	for k := range d.used {
 		if p, ok := d.m[k]; ok {
-			list = append(list, savedDiff{k, p.result()})
+			b = appendSaved(b, k, &p)
 		}
 	}
 	d.mu.Unlock()
-	var b bytes.Buffer
-	b.WriteString(diffFileMagic + builtBy + "\n")
-	if err := gob.NewEncoder(&b).Encode(list); err != nil {
-		return err
-	}
-	sum := sha1.Sum(b.Bytes())
-	b.Write(sum[:])
-	return writeFileAtomic(path, b.Bytes())
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return writeFileAtomic(path, b)
 }
 
 // load reads what save wrote. A damaged file loads nothing.
@@ -199,30 +198,43 @@ func (d *diffCache) load(path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(b) < len(diffFileMagic)+sha1.Size || string(b[:len(diffFileMagic)]) != diffFileMagic {
+	if len(b) < len(diffFileMagic)+4 || string(b[:len(diffFileMagic)]) != diffFileMagic {
 		return 0, errors.New("not a saved diff cache")
 	}
-	body, sum := b[:len(b)-sha1.Size], b[len(b)-sha1.Size:]
-	if s := sha1.Sum(body); !bytes.Equal(s[:], sum) {
+	body, sum := b[:len(b)-4], b[len(b)-4:]
+	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(sum) {
 		return 0, errors.New("saved diff cache: checksum mismatch (corrupt or truncated)")
 	}
-	by, rest, ok := strings.Cut(string(body[len(diffFileMagic):]), "\n")
-	if !ok || by != builtBy {
+	by, rest, ok := bytes.Cut(body[len(diffFileMagic):], []byte("\n"))
+	if !ok || string(by) != builtBy {
 		return 0, fmt.Errorf("saved diff cache: written by another build (%s)", by)
 	}
-	var list []savedDiff
-	if err := gob.NewDecoder(strings.NewReader(rest)).Decode(&list); err != nil {
-		return 0, fmt.Errorf("saved diff cache: %w", err)
+	r := savedReader{b: rest}
+	n := r.int()
+	if n > len(rest) {
+		return 0, errors.New("saved diff cache: bad count")
+	}
+	keys, list := make([]diffKey, 0, n), make([]packed, 0, n)
+	for range n {
+		k, p := r.saved()
+		if r.err != nil {
+			return 0, fmt.Errorf("saved diff cache: %w", r.err)
+		}
+		keys, list = append(keys, k), append(list, p)
+	}
+	if len(r.b) != 0 {
+		return 0, errors.New("saved diff cache: bytes after the last diff")
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, s := range list {
-		if s.Result.Old == nil || s.Result.New == nil || s.Result.Old.OID != s.Key.OldOID || s.Result.New.OID != s.Key.NewOID {
+	for i, p := range list {
+		k := keys[i]
+		if p.r.Old == nil || p.r.New == nil || p.r.Old.OID != k.OldOID || p.r.New.OID != k.NewOID {
 			continue
 		}
-		d.addLocked(s.Key, pack(s.Result))
+		d.addLocked(k, p)
 	}
-	return len(list), nil
+	return n, nil
 }
 
 // writeFileAtomic replaces path with data through a synced temporary

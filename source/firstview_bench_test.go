@@ -238,3 +238,32 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkLastKnown is a restart up to the last-known view: the
+// workspace opened on the state the run before left, its view decoded.
+//
+//	SOURCE_BENCH_DIR=/tmp/sb go test ./source -run '^$' -bench LastKnown -cpuprofile cpu.prof
+func BenchmarkLastKnown(b *testing.B) {
+	dir := firstViewRepo(b, benchFiles())
+	snaps, err := snapstore.Open(b.TempDir())
+	must(b, err)
+	defer snaps.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ws, err := Opener(quiet, snaps)(dir)
+	must(b, err)
+	_, err = ws.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
+	must(b, err)
+	must(b, ws.Close())
+	b.ResetTimer()
+	for range b.N {
+		ws, err := Opener(quiet, snaps)(dir)
+		must(b, err)
+		list, ok := ws.(session.LastKnower).LastKnown()
+		if !ok || len(list.Files) < benchFiles()/100 {
+			b.Fatalf("no last-known view (%v)", ok)
+		}
+		b.StopTimer()
+		must(b, ws.Close())
+		b.StartTimer()
+	}
+}
