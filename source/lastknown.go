@@ -309,8 +309,15 @@ func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 	}
 	q := session.Query{View: protocol.KindUncommitted}
 	root := w.repo.Root()
-	list := &session.ChangeList{Files: make([]session.FileChange, 0, len(k.files)), View: stamp}
+	files := make([]*viewFile, 0, len(k.files))
 	for _, f := range k.files {
+		files = append(files, &f)
+	}
+	list := &session.ChangeList{Files: make([]session.FileChange, len(files)), View: stamp}
+	// Each file is built from its packed diff alone: on every core, as
+	// a restart's first listing waits for all of them.
+	parallel(context.Background(), len(files), func(i int) {
+		f := files[i]
 		fc := resultChange(f.p.result(), q, root, true)
 		if own, ok := fc.Meta["changesetd"].(protocol.Object); ok && f.index != "" {
 			own["index"] = f.index
@@ -323,8 +330,8 @@ func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 				v.View, v.Staged = stamp, staged
 			}
 		}
-		list.Files = append(list.Files, fc)
-	}
+		list.Files[i] = fc
+	})
 	slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
 	// As the computed view will say, so that no badge comes and goes.
 	w.markGenerated(list)
