@@ -225,6 +225,12 @@ func appendJSONObject(b []byte, m map[string]any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// AppendJSONValue appends v as encoding/json.Marshal writes it: an
+// Object's keys sorted, its strings escaped the same, byte for byte;
+// without reflection for the values _meta holds (objects, arrays,
+// strings, integers, booleans).
+func AppendJSONValue(b []byte, v any) ([]byte, error) { return appendJSONValue(b, v) }
+
 // AppendJSONString appends s quoted as encoding/json quotes it, for a
 // ValueAppender.
 func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s) }

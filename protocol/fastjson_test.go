@@ -91,6 +91,17 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("contentChanged %d through json.Marshal:\n got %s (%v)\nwant %s", i, viaJSON, err, want)
 		}
 
+		if st.Meta != nil {
+			want, err := json.Marshal(st.Meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := AppendJSONValue([]byte("x"), st.Meta)
+			if err != nil || !bytes.Equal(got[1:], want) || got[0] != 'x' {
+				t.Fatalf("AppendJSONValue %d:\n got %s (%v)\nwant %s", i, got, err, want)
+			}
+		}
+
 		for _, f := range st.Files {
 			type plainFileSet ChangesetFileSet
 			want, err := json.Marshal(plainFileSet{File: f})

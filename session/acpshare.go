@@ -47,7 +47,7 @@ func shareACP(patch string, acp protocol.Object) acpBlock {
 	p, _ := acp["patch"].(protocol.Object)
 	text, ok := p["text"].(string)
 	if !ok {
-		b, err := json.Marshal(acp)
+		b, err := protocol.AppendJSONValue(nil, acp)
 		if err != nil {
 			return acpBlock{}
 		}
@@ -63,7 +63,9 @@ func shareACP(patch string, acp protocol.Object) acpBlock {
 	}
 	sp["text"] = textMark
 	out["patch"] = sp
-	enc, err := json.Marshal(out)
+	// As json.Marshal writes it, without reflection: a view builds
+	// this for each of its files.
+	enc, err := protocol.AppendJSONValue(nil, out)
 	if err != nil {
 		return acpBlock{}
 	}
