@@ -368,18 +368,9 @@ const (
 
 // decodeIndexOnly decodes one index file without following a link.
 func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
-	bad := func(format string, args ...any) error { return fmt.Errorf("scm: index: "+format, args...) }
-	if len(b) < 12+20 || string(b[:4]) != "DIRC" {
-		return nil, nil, bad("bad header")
-	}
-	version := binary.BigEndian.Uint32(b[4:])
-	if version < 2 || version > 4 {
-		return nil, nil, bad("unsupported version %d", version)
-	}
-	n := int(binary.BigEndian.Uint32(b[8:]))
-	end := len(b) - 20
-	if n > end/entryFixed {
-		return nil, nil, bad("%d entries in %d bytes", n, len(b))
+	version, n, end, err := indexHeader(b)
+	if err != nil {
+		return nil, nil, err
 	}
 	x := &indexFile{version: version, entries: make([]*index.Entry, n), assumeValid: map[*index.Entry]bool{}}
 	// One allocation for all entries, and one for all names: names are
@@ -389,53 +380,127 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 	// bounds their total; version 4 names are prefix-compressed and may
 	// outgrow it.
 	store := make([]index.Entry, n)
-	nameCap := max(end-12-n*entryFixed, 0)
-	if version == 4 {
-		nameCap = len(b)
-	}
-	names := make([]byte, 0, nameCap)
+	names := make([]byte, 0, nameCapacity(b, version, n, end))
 	ends := make([]int, n)
+	off, err := readEntries(b, version, n, end, func(i int, r *rawEntry) {
+		e := &store[i]
+		if r.csec != 0 || r.cnsec != 0 {
+			e.CreatedAt = time.Unix(int64(r.csec), int64(r.cnsec))
+		}
+		if r.msec != 0 || r.mnsec != 0 {
+			e.ModifiedAt = time.Unix(int64(r.msec), int64(r.mnsec))
+		}
+		e.Dev, e.Inode, e.Mode, e.UID, e.GID, e.Size = r.dev, r.inode, filemode.FileMode(r.mode), r.uid, r.gid, r.size
+		e.Hash = r.hash
+		e.Stage = r.stage
+		e.SkipWorktree, e.IntentToAdd = r.skipWorktree, r.intentToAdd
+		names = append(names, r.name...)
+		ends[i] = len(names)
+		if r.assumeValid {
+			x.assumeValid[e] = true
+		}
+		x.entries[i] = e
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	all := string(names)
+	start := 0
+	for i, e := range x.entries {
+		e.Name = all[start:ends[i]]
+		start = ends[i]
+	}
+	link, err := readExtensions(b, off, end, x)
+	if err != nil {
+		return nil, nil, err
+	}
+	return x, link, nil
+}
+
+func badIndex(format string, args ...any) error {
+	return fmt.Errorf("scm: index: "+format, args...)
+}
+
+// indexHeader checks index file b's header and returns its version, its
+// count of entries and where its entries and extensions end (its
+// checksum).
+func indexHeader(b []byte) (version uint32, n, end int, err error) {
+	if len(b) < 12+20 || string(b[:4]) != "DIRC" {
+		return 0, 0, 0, badIndex("bad header")
+	}
+	version = binary.BigEndian.Uint32(b[4:])
+	if version < 2 || version > 4 {
+		return 0, 0, 0, badIndex("unsupported version %d", version)
+	}
+	n = int(binary.BigEndian.Uint32(b[8:]))
+	end = len(b) - 20
+	if n > end/entryFixed {
+		return 0, 0, 0, badIndex("%d entries in %d bytes", n, len(b))
+	}
+	return version, n, end, nil
+}
+
+// nameCapacity bounds the bytes of all names of the n entries of b.
+func nameCapacity(b []byte, version uint32, n, end int) int {
+	if version == 4 {
+		return len(b)
+	}
+	return max(end-12-n*entryFixed, 0)
+}
+
+// rawEntry is one index entry as the file holds it. name is valid only
+// until the next entry is read.
+type rawEntry struct {
+	csec, cnsec, msec, mnsec         uint32
+	dev, inode, mode, uid, gid, size uint32
+	hash                             plumbing.Hash
+	stage                            index.Stage
+	skipWorktree, intentToAdd        bool
+	assumeValid                      bool
+	name                             []byte
+}
+
+// readEntries reads the n entries of index file b (of the given version,
+// its entries and extensions ending at end), calling each with each in
+// file order, and returns the offset of the first extension.
+func readEntries(b []byte, version uint32, n, end int, each func(i int, r *rawEntry)) (int, error) {
 	off := 12
 	var prev []byte
+	var r rawEntry
+	be := binary.BigEndian
 	for i := 0; i < n; i++ {
 		if off+entryFixed > end {
-			return nil, nil, bad("truncated entry %d", i)
+			return 0, badIndex("truncated entry %d", i)
 		}
-		e := &store[i]
-		be := binary.BigEndian
-		csec, cnsec := be.Uint32(b[off:]), be.Uint32(b[off+4:])
-		msec, mnsec := be.Uint32(b[off+8:]), be.Uint32(b[off+12:])
-		if csec != 0 || cnsec != 0 {
-			e.CreatedAt = time.Unix(int64(csec), int64(cnsec))
-		}
-		if msec != 0 || mnsec != 0 {
-			e.ModifiedAt = time.Unix(int64(msec), int64(mnsec))
-		}
-		e.Dev = be.Uint32(b[off+16:])
-		e.Inode = be.Uint32(b[off+20:])
-		e.Mode = filemode.FileMode(be.Uint32(b[off+24:]))
-		e.UID = be.Uint32(b[off+28:])
-		e.GID = be.Uint32(b[off+32:])
-		e.Size = be.Uint32(b[off+36:])
-		copy(e.Hash[:], b[off+40:off+60])
+		r.csec, r.cnsec = be.Uint32(b[off:]), be.Uint32(b[off+4:])
+		r.msec, r.mnsec = be.Uint32(b[off+8:]), be.Uint32(b[off+12:])
+		r.dev = be.Uint32(b[off+16:])
+		r.inode = be.Uint32(b[off+20:])
+		r.mode = be.Uint32(b[off+24:])
+		r.uid = be.Uint32(b[off+28:])
+		r.gid = be.Uint32(b[off+32:])
+		r.size = be.Uint32(b[off+36:])
+		copy(r.hash[:], b[off+40:off+60])
 		flags := be.Uint16(b[off+60:])
-		e.Stage = index.Stage(flags>>12) & 3
-		if cnsec >= 1e9 || mnsec >= 1e9 {
+		r.stage = index.Stage(flags>>12) & 3
+		r.assumeValid = flags&flagAssumeValid != 0
+		r.skipWorktree, r.intentToAdd = false, false
+		if r.cnsec >= 1e9 || r.mnsec >= 1e9 {
 			// time.Unix would carry them into the seconds, and the entry
 			// would not encode back as read.
-			return nil, nil, bad("entry %d: nanoseconds out of range", i)
+			return 0, badIndex("entry %d: nanoseconds out of range", i)
 		}
 		p := off + entryFixed
 		if flags&flagExtended != 0 {
 			if version < 3 {
-				return nil, nil, bad("extended flags in a version 2 index")
+				return 0, badIndex("extended flags in a version 2 index")
 			}
 			if p+2 > end {
-				return nil, nil, bad("truncated entry %d", i)
+				return 0, badIndex("truncated entry %d", i)
 			}
 			ext := be.Uint16(b[p:])
-			e.SkipWorktree = ext&extSkipWorktree != 0
-			e.IntentToAdd = ext&extIntentToAdd != 0
+			r.skipWorktree = ext&extSkipWorktree != 0
+			r.intentToAdd = ext&extIntentToAdd != 0
 			p += 2
 		}
 		switch version {
@@ -444,18 +509,17 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			if l == 0xfff {
 				j := bytes.IndexByte(b[p:end], 0)
 				if j < 0 {
-					return nil, nil, bad("unterminated name")
+					return 0, badIndex("unterminated name")
 				}
 				l = j
 			}
 			if p+l > end {
-				return nil, nil, bad("truncated name")
+				return 0, badIndex("truncated name")
 			}
 			if bytes.IndexByte(b[p:p+l], 0) >= 0 {
-				return nil, nil, bad("entry %d: name holds a NUL", i)
+				return 0, badIndex("entry %d: name holds a NUL", i)
 			}
-			names = append(names, b[p:p+l]...)
-			ends[i] = len(names)
+			r.name = b[p : p+l]
 			// Entries are padded with 1-8 NULs to a multiple of 8.
 			off += (p - off + l + 8) &^ 7
 		case 4:
@@ -463,7 +527,7 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 			var strip int
 			for {
 				if p >= end {
-					return nil, nil, bad("truncated name")
+					return 0, badIndex("truncated name")
 				}
 				c := b[p]
 				p++
@@ -473,41 +537,37 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 				}
 				strip++
 				if strip > len(b) {
-					return nil, nil, bad("bad name prefix")
+					return 0, badIndex("bad name prefix")
 				}
 			}
 			if strip > len(prev) {
-				return nil, nil, bad("bad name prefix")
+				return 0, badIndex("bad name prefix")
 			}
 			j := bytes.IndexByte(b[p:end], 0)
 			if j < 0 {
-				return nil, nil, bad("unterminated name")
+				return 0, badIndex("unterminated name")
 			}
 			prev = append(prev[:len(prev)-strip], b[p:p+j]...)
-			names = append(names, prev...)
-			ends[i] = len(names)
+			r.name = prev
 			off = p + j + 1
 		}
 		if off > end {
-			return nil, nil, bad("truncated entry %d", i)
+			return 0, badIndex("truncated entry %d", i)
 		}
-		if flags&flagAssumeValid != 0 {
-			x.assumeValid[e] = true
-		}
-		x.entries[i] = e
+		each(i, &r)
 	}
-	all := string(names)
-	start := 0
-	for i, e := range x.entries {
-		e.Name = all[start:ends[i]]
-		start = ends[i]
-	}
+	return off, nil
+}
+
+// readExtensions reads the extensions of index file b from off to end
+// into x, and returns its link extension (a split index), if any.
+func readExtensions(b []byte, off, end int, x *indexFile) (*linkExt, error) {
 	var link *linkExt
 	for off+8 <= end {
 		sig := string(b[off : off+4])
 		size := int(binary.BigEndian.Uint32(b[off+4:]))
 		if size < 0 || off+8+size > end {
-			return nil, nil, bad("truncated extension %q", sig)
+			return nil, badIndex("truncated extension %q", sig)
 		}
 		data := b[off+8 : off+8+size]
 		x.exts = append(x.exts, extension{sig: sig, data: data})
@@ -517,17 +577,17 @@ func decodeIndexOnly(b []byte) (*indexFile, *linkExt, error) {
 		case sig == "link":
 			l, err := parseLink(data)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			link = l
 		case sig == "sdir":
 			x.sparse = true
 		case sig[0] < 'A' || sig[0] > 'Z':
-			return nil, nil, bad("required extension %q is not supported", sig)
+			return nil, badIndex("required extension %q is not supported", sig)
 		}
 		off += 8 + size
 	}
-	return x, link, nil
+	return link, nil
 }
 
 // encodeIndex encodes entries (in git's order, see compareEntries) as an
