@@ -132,7 +132,8 @@ func BenchmarkStatusOneFile(b *testing.B) {
 }
 
 // BenchmarkIndexDecode times decoding a 100,000-entry index (version 2
-// and 4) with our decoder and with go-git's, which it replaced.
+// and 4) with our decoder and with go-git's, which it replaced, and
+// into the resident index through either of our two readers.
 func BenchmarkIndexDecode(b *testing.B) {
 	dir := newGitRepo(b)
 	var sb strings.Builder
@@ -155,6 +156,22 @@ func BenchmarkIndexDecode(b *testing.B) {
 			for b.Loop() {
 				if _, err := decodeIndex(raw, nil); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+		// The resident index as a status reads it: through go-git's
+		// entries, then compact (full), or straight (compact).
+		b.Run("snapshot-full/v"+v, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := (&Repo{}).fullSnapshot(raw, ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("snapshot-compact/v"+v, func(b *testing.B) {
+			for b.Loop() {
+				if _, ok, err := compactSnapshot(raw); err != nil || !ok {
+					b.Fatal(ok, err)
 				}
 			}
 		})

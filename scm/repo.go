@@ -1218,17 +1218,41 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 	} else {
 		b = b[:n]
 	}
-	idx, err := decodeIndex(b, sharedIndexReader(path, r.gitDir))
+	snap, err := r.decodeSnapshot(b, path)
 	if err != nil {
 		return nil, fmt.Errorf("scm: read index: %w", err)
+	}
+	snap.stat, snap.mtime = st, st.mtime
+	r.idx = snap
+	return snap, nil
+}
+
+// decodeSnapshot decodes index file b (at path) into the resident
+// index, without its stat data. An index that is neither split nor
+// sparse, its entries in git's order, as nearly every index is, goes
+// straight into the compact entries; any other through the full
+// decoder, which merges a split index with its shared one and expands
+// a sparse one.
+func (r *Repo) decodeSnapshot(b []byte, path string) (*indexSnapshot, error) {
+	if snap, ok, err := compactSnapshot(b); err != nil || ok {
+		return snap, err
+	}
+	return r.fullSnapshot(b, path)
+}
+
+// fullSnapshot is decodeSnapshot through the full decoder.
+func (r *Repo) fullSnapshot(b []byte, path string) (*indexSnapshot, error) {
+	idx, err := decodeIndex(b, sharedIndexReader(path, r.gitDir))
+	if err != nil {
+		return nil, err
 	}
 	var sparseTrees map[string]cacheTree
 	if idx.sparse {
 		if sparseTrees, err = r.expandSparseLocked(context.Background(), idx); err != nil {
-			return nil, fmt.Errorf("scm: read index: %w", err)
+			return nil, err
 		}
 	}
-	snap := &indexSnapshot{stat: st, mtime: st.mtime, tree: idx.validTree()}
+	snap := &indexSnapshot{tree: idx.validTree()}
 	if sparseTrees != nil {
 		if snap.tree == nil {
 			snap.tree = map[string]cacheTree{}
@@ -1255,8 +1279,68 @@ func (r *Repo) indexLocked() (*indexSnapshot, error) {
 		snap.ents = append(snap.ents, idxEntry{e: newIndexEntry(e), conflict: e.Stage != stageMerged, assumed: e.Stage == stageMerged && idx.assumeValid[e]})
 		snap.names = append(snap.names, e.Name)
 	}
-	r.idx = snap
 	return snap, nil
+}
+
+// compactSnapshot decodes index file b straight into the resident
+// index: no go-git entry per path (128 bytes with two times, then
+// garbage), only the compact entries and one string of all names.
+// ok is false, with no error, for an index it leaves to the full
+// decoder: split, sparse, or its entries out of git's order.
+func compactSnapshot(b []byte) (snap *indexSnapshot, ok bool, err error) {
+	version, n, end, err := indexHeader(b)
+	if err != nil {
+		return nil, false, err
+	}
+	ents := make([]idxEntry, 0, n)
+	names := make([]byte, 0, nameCapacity(b, version, n, end))
+	ends := make([]int, 0, n)
+	sorted := true
+	var last []byte // the name of ents[len(ents)-1], in names
+	off, err := readEntries(b, version, n, end, func(_ int, r *rawEntry) {
+		if !sorted {
+			return
+		}
+		e := indexEntry{Hash: r.hash, Mode: filemode.FileMode(r.mode), Size: r.size, Inode: r.inode, UID: r.uid, GID: r.gid,
+			IntentToAdd: r.intentToAdd, SkipWorktree: r.skipWorktree, msec: r.msec, mnsec: r.mnsec, csec: r.csec, cnsec: r.cnsec}
+		if len(ents) > 0 {
+			switch c := bytes.Compare(last, r.name); {
+			case c > 0:
+				sorted = false
+				return
+			case c == 0:
+				// Another stage of the same path: as the full decoder
+				// keeps them, the stage-0 entry wins over conflict ones.
+				if r.stage == stageMerged {
+					ents[len(ents)-1] = idxEntry{e: e, assumed: r.assumeValid}
+				}
+				return
+			}
+		}
+		names = append(names, r.name...)
+		ends = append(ends, len(names))
+		last = names[len(names)-len(r.name):]
+		ents = append(ents, idxEntry{e: e, conflict: r.stage != stageMerged, assumed: r.stage == stageMerged && r.assumeValid})
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	var x indexFile
+	link, err := readExtensions(b, off, end, &x)
+	if err != nil {
+		return nil, false, err
+	}
+	if !sorted || link != nil || x.sparse {
+		return nil, false, nil
+	}
+	snap = &indexSnapshot{ents: ents, names: make([]string, len(ends)), tree: x.validTree()}
+	all := string(names)
+	start := 0
+	for i, e := range ends {
+		snap.names[i] = all[start:e]
+		start = e
+	}
+	return snap, true, nil
 }
 
 // sparseDir is a sparse directory entry: the directory and its tree.
