@@ -168,14 +168,18 @@ var builtBy = func() string {
 // save writes the results used since the last save (those of the views
 // served; older ones are dropped) to path, atomically.
 func (d *diffCache) save(path string) error {
-	b := []byte(diffFileMagic + builtBy + "\n")
 	d.mu.Lock()
-	n := 0
+	n, size := 0, len(diffFileMagic)+len(builtBy)+16
 	for k := range d.used {
-		if _, ok := d.m[k]; ok {
+		if p, ok := d.m[k]; ok {
 			n++
+			size += int(p.bytes()) + 2*len(k.Path) + 4*len(k.OldOID)
 		}
 	}
+	// One buffer of about the size written (p.bytes is a little more):
+	// megabytes grown by doubling were a restart's shutdown's main copy.
+	b := make([]byte, 0, size)
+	b = append(b, diffFileMagic+builtBy+"\n"...)
 	b = binary.AppendUvarint(b, uint64(n))
 	for k := range d.used {
 		if p, ok := d.m[k]; ok {
