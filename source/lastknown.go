@@ -335,6 +335,9 @@ func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 	slices.SortFunc(list.Files, func(a, b session.FileChange) int { return strings.Compare(a.Path(), b.Path()) })
 	// As the computed view will say, so that no badge comes and goes.
 	w.markGenerated(list)
+	// While the session builds and publishes the view, on one core, the
+	// first scan's preparation takes the other.
+	w.startPrep()
 	return list, true
 }
 
@@ -356,14 +359,18 @@ func (w *gitWorkspace) hasKnown() bool {
 // restart with a last-known view to show meanwhile): it starts when
 // something watches the tree or needs the status (the session does both
 // once it has shown the view), so that showing the view does not share
-// the cores with it; what needs the status waits for it. Started from
-// Watch, it arms the watcher while it reads the index and HEAD's tree.
+// the cores with it; what needs the status waits for it. What it needs
+// first (prepareFirst) starts as soon as the view's files are built;
+// started from Watch without it, it arms the watcher while it reads the
+// index and HEAD's tree.
 type firstScan struct {
-	done   chan struct{} // closed when it ended; nil: it ran in Opener
-	kick   chan struct{} // closed to start it
-	once   sync.Once
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	done     chan struct{} // closed when it ended; nil: it ran in Opener
+	kick     chan struct{} // closed to start it
+	prep     chan struct{} // closed to start what it needs first (prepareFirst)
+	once     sync.Once
+	prepOnce sync.Once
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // startFirst starts the deferred first scan unless it has started.
@@ -371,6 +378,38 @@ func (w *gitWorkspace) startFirst() {
 	if w.first.kick != nil {
 		w.first.once.Do(func() { close(w.first.kick) })
 	}
+}
+
+// startPrep starts the deferred first scan's preparation
+// (prepareFirst), unless the scan or its preparation has started.
+func (w *gitWorkspace) startPrep() {
+	if w.first.prep != nil {
+		w.first.prepOnce.Do(func() { close(w.first.prep) })
+	}
+}
+
+// prepareFirst does what the deferred first scan needs before it can
+// start: the index and HEAD's tree read, and every watch armed (which
+// walks the directories). A restart used to do it once the last-known
+// view was shown, when the session watched the tree: 30 ms of a 20k
+// tree's restart between the listing and the scan. It starts once the
+// view's files are built (LastKnown), while the session publishes them
+// on one core. Arming before the scan is all the scan needs: a change
+// made meanwhile is in the tree it reads.
+func (w *gitWorkspace) prepareFirst(ctx context.Context) {
+	tr := &w.tr
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.fw != nil || tr.closed || ctx.Err() != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.repo.Preload(ctx) }) // errors come again from the status
+	if err := w.ensureWatcherLocked(); err != nil {
+		// Watch or the scan arms it again, and reports what fails.
+		w.log.Debug("cannot arm the watcher yet", "err", err)
+	}
+	wg.Wait()
 }
 
 // awaitFirst starts the first scan if it has not started, and waits for
@@ -393,10 +432,17 @@ func (w *gitWorkspace) awaitFirst(ctx context.Context) error {
 // cancels and waits for it.
 func (w *gitWorkspace) deferFirstScan() {
 	ctx, cancel := context.WithCancel(context.Background())
-	w.first.done, w.first.kick, w.first.cancel = make(chan struct{}), make(chan struct{}), cancel
+	w.first.done, w.first.kick, w.first.prep, w.first.cancel = make(chan struct{}), make(chan struct{}), make(chan struct{}), cancel
 	w.first.wg.Go(func() {
 		defer close(w.first.done)
 		select {
+		case <-w.first.prep:
+			w.prepareFirst(ctx)
+			select {
+			case <-w.first.kick:
+			case <-ctx.Done():
+				return
+			}
 		case <-w.first.kick:
 		case <-ctx.Done():
 			return
