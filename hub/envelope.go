@@ -15,9 +15,19 @@ import (
 // under the hub's lock: the action is encoded before it is sequenced, with
 // its serverSeq left out, and every subscriber and the replay ring share
 // those bytes. The serverSeq is written between them (WriteTo).
+//
+// A list of many files (a contentChanged) is encoded on first use
+// instead, by whichever writer or catch-up needs it first: published
+// while a subscription waits for its snapshot (a restart's last-known
+// view, a first view), a megabyte of JSON nobody reads would otherwise
+// hold the session's actor for milliseconds; and when someone does read
+// it, it is encoded on their connection's goroutine, not the actor's.
+// Its files are published ones, never changed in place.
 type Envelope struct {
 	protocol.ActionEnvelope
+	size   int      // Size, fixed when made: the ring and backlogs count it
 	frames [2]frame // current, and the 0.6/0.7 generation made on first use
+	cur    sync.Once
 	legacy sync.Once
 }
 
@@ -31,12 +41,37 @@ const seqMark = -7351942380919
 
 var seqKey = []byte(`"serverSeq":` + strconv.FormatInt(seqMark, 10))
 
-// NewEnvelope encodes env for delivery; its ServerSeq is assigned later
-// (Channel.Publish) or already set (catch-ups, tests).
+// lazyFiles is how many files a contentChanged lists for its encoding
+// to wait for its first use.
+const lazyFiles = 64
+
+// NewEnvelope encodes env for delivery, now or (a long file list) on
+// first use; its ServerSeq is assigned later (Channel.Publish) or
+// already set (catch-ups, tests).
 func NewEnvelope(env protocol.ActionEnvelope) *Envelope {
 	e := &Envelope{ActionEnvelope: env}
-	e.frames[0] = encodeFrame(protocol.AdaptEnvelope(false, env))
+	if cc, ok := env.Action.Action.(protocol.ChangesetContentChanged); ok && len(cc.Files) >= lazyFiles {
+		e.size = estimateFiles(cc.Files) + 512
+		return e
+	}
+	f := e.frame(false)
+	e.size = len(f.head) + len(f.tail) + 20
 	return e
+}
+
+// estimateFiles is about the encoded size of files, from a few of them
+// encoded: a list is mostly alike.
+func estimateFiles(files []protocol.ChangesetFile) int {
+	const samples = 8
+	var b []byte
+	for k := range samples {
+		var err error
+		if b, err = protocol.AppendFileJSON(b, &files[k*len(files)/samples]); err != nil {
+			return protocol.EstimateFilesSize(len(files))
+		}
+		b = append(b, ',')
+	}
+	return len(b) * len(files) / samples
 }
 
 func encodeFrame(env protocol.ActionEnvelope) frame {
@@ -59,6 +94,7 @@ func encodeFrame(env protocol.ActionEnvelope) frame {
 
 func (e *Envelope) frame(legacy bool) frame {
 	if !legacy {
+		e.cur.Do(func() { e.frames[0] = encodeFrame(protocol.AdaptEnvelope(false, e.ActionEnvelope)) })
 		return e.frames[0]
 	}
 	e.legacy.Do(func() { e.frames[1] = encodeFrame(protocol.AdaptEnvelope(true, e.ActionEnvelope)) })
@@ -66,8 +102,10 @@ func (e *Envelope) frame(legacy bool) frame {
 }
 
 // Size is the length of the encoded envelope, close enough for budgets
-// (the serverSeq counted at its longest).
-func (e *Envelope) Size() int { return len(e.frames[0].head) + len(e.frames[0].tail) + 20 }
+// (the serverSeq counted at its longest; a list encoded on first use, as
+// estimated when it was made). It never changes: what is counted in is
+// counted out.
+func (e *Envelope) Size() int { return e.size }
 
 // Bytes returns the encoded envelope for the generation legacy selects,
 // as one new slice.
