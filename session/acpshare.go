@@ -77,14 +77,27 @@ func shareACP(patch string, acp protocol.Object) acpBlock {
 	if len(text) < 256 {
 		return b
 	}
-	k := 0 // the length of the common tail
-	for k < len(text) && k < len(patch) && text[len(text)-1-k] == patch[len(patch)-1-k] {
-		k++
-	}
+	k := commonTail(text, patch)
 	if k >= len(text)/2 {
 		b.head, b.from = strings.Clone(text[:len(text)-k]), len(patch)-k
 	}
 	return b
+}
+
+// commonTail is the length of the longest common suffix of text and
+// patch, or a shorter one that still holds every hunk. The two differ in
+// their headers only, as a rule: the patch from its first hunk on is
+// looked for at text's end at once (one comparison of the bytes, not a
+// loop over each), and the byte loop runs only when it is not there.
+func commonTail(text, patch string) int {
+	if i := strings.Index(patch, "\n@@ "); i >= 0 && strings.HasSuffix(text, patch[i:]) {
+		return len(patch) - i
+	}
+	k := 0
+	for k < len(text) && k < len(patch) && text[len(text)-1-k] == patch[len(patch)-1-k] {
+		k++
+	}
+	return k
 }
 
 // acpOf returns the block b kept beside patch, encoded whole, in bytes of

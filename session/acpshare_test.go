@@ -50,7 +50,7 @@ func TestSharedACPReadsAsKept(t *testing.T) {
 // BenchmarkShareACP is one file's ACP block kept, as every file of every
 // view computed or shown again is.
 func BenchmarkShareACP(b *testing.B) {
-	body := strings.Repeat("@@ -1,3 +1,3 @@ func f()\n context\n-old\n+new\n context\n", 4)
+	body := strings.Repeat("@@ -1,3 +1,3 @@ func f()\n context\n-old\n+new\n context\n", 20) // about a kilobyte, as a file of the scale bench
 	patch := "diff --git a/d/f.go b/d/f.go\nindex 1111111..2222222 100644\n--- a/d/f.go\n+++ b/d/f.go\n" + body
 	air := protocol.Object{"air": protocol.Object{"diffStats": protocol.Object{"added": 4, "removed": 4, "changed": 8}}}
 	acp := protocol.Object{"type": "diff", "changes": []any{protocol.Object{"operation": "edit", "path": "/r/d/f.go", "fileType": "text"}},
