@@ -168,25 +168,28 @@ var builtBy = func() string {
 // save writes the results used since the last save (those of the views
 // served; older ones are dropped) to path, atomically.
 func (d *diffCache) save(path string) error {
+	type saved struct {
+		k diffKey
+		p packed // never changed once kept, so read outside the lock
+	}
 	d.mu.Lock()
-	n, size := 0, len(diffFileMagic)+len(builtBy)+16
+	kept := make([]saved, 0, len(d.used))
+	size := len(diffFileMagic) + len(builtBy) + 16
 	for k := range d.used {
 		if p, ok := d.m[k]; ok {
-			n++
+			kept = append(kept, saved{k, p})
 			size += int(p.bytes()) + 2*len(k.Path) + 4*len(k.OldOID)
 		}
 	}
-	// One buffer of about the size written (p.bytes is a little more):
-	// megabytes grown by doubling were a restart's shutdown's main copy.
+	d.mu.Unlock()
+	// One buffer of about the size written (p.bytes is a little more),
+	// not megabytes grown by doubling.
 	b := make([]byte, 0, size)
 	b = append(b, diffFileMagic+builtBy+"\n"...)
-	b = binary.AppendUvarint(b, uint64(n))
-	for k := range d.used {
-		if p, ok := d.m[k]; ok {
-			b = appendSaved(b, k, &p)
-		}
+	b = binary.AppendUvarint(b, uint64(len(kept)))
+	for i := range kept {
+		b = appendSaved(b, kept[i].k, &kept[i].p)
 	}
-	d.mu.Unlock()
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	return writeFileAtomic(path, b)
 }

@@ -11,9 +11,8 @@ import (
 // The saved diffs are written as they are kept, packed: for each, its
 // key, its Result without hunks, then the packed text, hunks and lines.
 // A restart reads them before it can show its last-known view, so they
-// are decoded with a few allocations each and no reflection (gob took a
-// restart's 13 ms for a thousand files, most of it building Results to
-// pack them again).
+// are read straight into the packed form, with a few allocations each
+// and no reflection.
 
 // appendSaved appends k and p to b.
 func appendSaved(b []byte, k diffKey, p *packed) []byte {

@@ -390,12 +390,11 @@ func (w *gitWorkspace) startPrep() {
 
 // prepareFirst does what the deferred first scan needs before it can
 // start: the index and HEAD's tree read, and every watch armed (which
-// walks the directories). A restart used to do it once the last-known
-// view was shown, when the session watched the tree: 30 ms of a 20k
-// tree's restart between the listing and the scan. It starts once the
-// view's files are built (LastKnown), while the session publishes them
-// on one core. Arming before the scan is all the scan needs: a change
-// made meanwhile is in the tree it reads.
+// walks the directories). It runs once the view's files are built
+// (LastKnown), while the session publishes them on one core, so that
+// the scan starts at once when the session watches the tree. Arming
+// before the scan is all the scan needs: a change made meanwhile is in
+// the tree it reads.
 func (w *gitWorkspace) prepareFirst(ctx context.Context) {
 	tr := &w.tr
 	tr.mu.Lock()
