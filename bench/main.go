@@ -340,10 +340,10 @@ func report(c config, r *repo, g *gitTimes, cold []coldResult, restarts []time.D
 		}
 		fmt.Printf("| %s | %s | %s | %s |\n", name, ours, git, rs)
 	}
-	row("Cold: subscribe → ready, vs `git diff HEAD --numstat` + `git ls-files --others --exclude-standard`", fmtDur(sub), fmtDur(dpo), ratio(sub, dpo))
-	row("Cold: subscribe → ready, vs `git status --porcelain`", fmtDur(sub), fmtDur(st), ratio(sub, st))
+	row("Cold: subscribe → ready (its frame in), vs `git diff HEAD --numstat` + `git ls-files --others --exclude-standard`", fmtDur(sub), fmtDur(dpo), ratio(sub, dpo))
+	row("Cold: subscribe → ready (its frame in), vs `git status --porcelain`", fmtDur(sub), fmtDur(st), ratio(sub, st))
 	row("Cold: process start → session catalogue", fmtDur(median(pick(func(x coldResult) time.Duration { return x.startToCatalogue }))), "—", 0)
-	row("Cold: process start → uncommitted changeset ready, vs the same git pair", fmtDur(proc), fmtDur(dpo), ratio(proc, dpo))
+	row("Cold: process start → uncommitted changeset ready (its frame in), vs the same git pair", fmtDur(proc), fmtDur(dpo), ratio(proc, dpo))
 	second := median(pick(func(x coldResult) time.Duration { return x.second }))
 	row("Warm: a second subscriber's subscribe → ready, vs the same git pair", fmtDur(second), fmtDur(dpo), ratio(second, dpo))
 	later := median(pick(func(x coldResult) time.Duration { return x.later }))

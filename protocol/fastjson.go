@@ -41,10 +41,6 @@ var fileBytes atomic.Int64
 
 func init() { fileBytes.Store(1280) }
 
-// EstimateFilesSize is about the encoded size of n files: the mean of
-// the latest list of more than a few, an eighth added.
-func EstimateFilesSize(n int) int { return filesCap(n, 0) }
-
 // filesCap is a buffer capacity for n encoded files and extra bytes.
 func filesCap(n, extra int) int {
 	return n*int(fileBytes.Load())*9/8 + extra

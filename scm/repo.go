@@ -1270,16 +1270,28 @@ func (r *Repo) fullSnapshot(b []byte, path string) (*indexSnapshot, error) {
 	snap.ents = make([]idxEntry, 0, len(entries))
 	snap.names = make([]string, 0, len(entries))
 	for _, e := range entries {
-		if n := len(snap.names); n > 0 && snap.names[n-1] == e.Name {
-			if e.Stage == stageMerged {
-				snap.ents[n-1] = idxEntry{e: newIndexEntry(e), assumed: idx.assumeValid[e]}
-			}
-			continue
+		n := len(snap.names)
+		var added bool
+		snap.ents, added = appendStage(snap.ents, n > 0 && snap.names[n-1] == e.Name, newIndexEntry(e), e.Stage, idx.assumeValid[e])
+		if added {
+			snap.names = append(snap.names, e.Name)
 		}
-		snap.ents = append(snap.ents, idxEntry{e: newIndexEntry(e), conflict: e.Stage != stageMerged, assumed: e.Stage == stageMerged && idx.assumeValid[e]})
-		snap.names = append(snap.names, e.Name)
 	}
 	return snap, nil
+}
+
+// appendStage adds one stage of a path to the resident entries, which
+// keep one entry per path: its stage-0 entry when it has one, else its
+// first conflict stage. same tells whether the path is the last one
+// added; added whether e started a new path.
+func appendStage(ents []idxEntry, same bool, e indexEntry, stage index.Stage, assumeValid bool) (_ []idxEntry, added bool) {
+	if same {
+		if stage == stageMerged {
+			ents[len(ents)-1] = idxEntry{e: e, assumed: assumeValid}
+		}
+		return ents, false
+	}
+	return append(ents, idxEntry{e: e, conflict: stage != stageMerged, assumed: stage == stageMerged && assumeValid}), true
 }
 
 // compactSnapshot decodes index file b straight into the resident
@@ -1303,24 +1315,20 @@ func compactSnapshot(b []byte) (snap *indexSnapshot, ok bool, err error) {
 		}
 		e := indexEntry{Hash: r.hash, Mode: filemode.FileMode(r.mode), Size: r.size, Inode: r.inode, UID: r.uid, GID: r.gid,
 			IntentToAdd: r.intentToAdd, SkipWorktree: r.skipWorktree, msec: r.msec, mnsec: r.mnsec, csec: r.csec, cnsec: r.cnsec}
+		c := 1
 		if len(ents) > 0 {
-			switch c := bytes.Compare(last, r.name); {
-			case c > 0:
-				sorted = false
-				return
-			case c == 0:
-				// Another stage of the same path: as the full decoder
-				// keeps them, the stage-0 entry wins over conflict ones.
-				if r.stage == stageMerged {
-					ents[len(ents)-1] = idxEntry{e: e, assumed: r.assumeValid}
-				}
-				return
-			}
+			c = bytes.Compare(r.name, last)
 		}
-		names = append(names, r.name...)
-		ends = append(ends, len(names))
-		last = names[len(names)-len(r.name):]
-		ents = append(ents, idxEntry{e: e, conflict: r.stage != stageMerged, assumed: r.stage == stageMerged && r.assumeValid})
+		if c < 0 {
+			sorted = false
+			return
+		}
+		var added bool
+		if ents, added = appendStage(ents, c == 0, e, r.stage, r.assumeValid); added {
+			names = append(names, r.name...)
+			ends = append(ends, len(names))
+			last = names[len(names)-len(r.name):]
+		}
 	})
 	if err != nil {
 		return nil, false, err

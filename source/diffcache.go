@@ -168,16 +168,12 @@ var builtBy = func() string {
 // save writes the results used since the last save (those of the views
 // served; older ones are dropped) to path, atomically.
 func (d *diffCache) save(path string) error {
-	type saved struct {
-		k diffKey
-		p packed // never changed once kept, so read outside the lock
-	}
 	d.mu.Lock()
-	kept := make([]saved, 0, len(d.used))
+	kept := make([]savedDiff, 0, len(d.used))
 	size := len(diffFileMagic) + len(builtBy) + 16
 	for k := range d.used {
 		if p, ok := d.m[k]; ok {
-			kept = append(kept, saved{k, p})
+			kept = append(kept, savedDiff{k, p})
 			size += int(p.bytes()) + 2*len(k.Path) + 4*len(k.OldOID)
 		}
 	}
@@ -188,7 +184,7 @@ func (d *diffCache) save(path string) error {
 	b = append(b, diffFileMagic+builtBy+"\n"...)
 	b = binary.AppendUvarint(b, uint64(len(kept)))
 	for i := range kept {
-		b = appendSaved(b, kept[i].k, &kept[i].p)
+		b = appendSaved(b, &kept[i])
 	}
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	return writeFileAtomic(path, b)
@@ -217,29 +213,26 @@ func (d *diffCache) load(path string) (int, error) {
 		return 0, fmt.Errorf("saved diff cache: written by another build (%s)", by)
 	}
 	r := savedReader{b: rest}
-	n := r.int()
-	if n > len(rest) {
+	n := r.count()
+	if r.err != nil {
 		return 0, errors.New("saved diff cache: bad count")
 	}
-	keys, list := make([]diffKey, 0, n), make([]packed, 0, n)
-	for range n {
-		k, p := r.saved()
-		if r.err != nil {
+	list := make([]savedDiff, n)
+	for i := range list {
+		if list[i] = r.saved(); r.err != nil {
 			return 0, fmt.Errorf("saved diff cache: %w", r.err)
 		}
-		keys, list = append(keys, k), append(list, p)
 	}
 	if len(r.b) != 0 {
 		return 0, errors.New("saved diff cache: bytes after the last diff")
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for i, p := range list {
-		k := keys[i]
-		if p.r.Old == nil || p.r.New == nil || p.r.Old.OID != k.OldOID || p.r.New.OID != k.NewOID {
+	for _, s := range list {
+		if s.p.r.Old == nil || s.p.r.New == nil || s.p.r.Old.OID != s.k.OldOID || s.p.r.New.OID != s.k.NewOID {
 			continue
 		}
-		d.addLocked(k, p)
+		d.addLocked(s.k, s.p)
 	}
 	return n, nil
 }

@@ -14,8 +14,15 @@ import (
 // are read straight into the packed form, with a few allocations each
 // and no reflection.
 
-// appendSaved appends k and p to b.
-func appendSaved(b []byte, k diffKey, p *packed) []byte {
+// savedDiff is one diff as saved: its key and its result, packed.
+type savedDiff struct {
+	k diffKey
+	p packed // never changed once kept, so saved outside the cache's lock
+}
+
+// appendSaved appends s to b.
+func appendSaved(b []byte, s *savedDiff) []byte {
+	k, p := s.k, &s.p
 	b = appendStr(b, k.Path)
 	b = appendStr(b, k.OldOID)
 	b = appendStr(b, k.NewOID)
@@ -114,6 +121,31 @@ func (r *savedReader) int() int {
 	return int(v)
 }
 
+// varint reads a signed value.
+func (r *savedReader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errSavedShort
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads the length of a list whose elements take a byte or more
+// each: one longer than what is left is an error, not an allocation.
+func (r *savedReader) count() int {
+	n := r.int()
+	if n > len(r.b) {
+		r.err = errSavedShort
+		return 0
+	}
+	return n
+}
+
 func (r *savedReader) byte() byte {
 	if r.err != nil {
 		return 0
@@ -128,12 +160,8 @@ func (r *savedReader) byte() byte {
 }
 
 func (r *savedReader) str() string {
-	n := r.int()
+	n := r.count()
 	if r.err != nil {
-		return ""
-	}
-	if n > len(r.b) {
-		r.err = errSavedShort
 		return ""
 	}
 	s := string(r.b[:n])
@@ -142,30 +170,22 @@ func (r *savedReader) str() string {
 }
 
 func (r *savedReader) side() *changeset.Side {
-	s := &changeset.Side{Path: r.str(), Mode: uint32(r.uint()), OID: r.str()}
-	if r.err == nil {
-		v, n := binary.Varint(r.b)
-		if n <= 0 {
-			r.err = errSavedShort
-		} else {
-			s.Size, r.b = v, r.b[n:]
-		}
-	}
-	switch r.byte() {
-	case 0:
-	case 1:
-		s.Sniffed = &changeset.Sniffed{Generated: r.str()}
-	case 2:
-		s.Sniffed = &changeset.Sniffed{Generated: r.str()}
-		s.Sniffed.Image = &changeset.ImageSize{Format: r.str(), Width: r.int(), Height: r.int()}
-	default:
+	s := &changeset.Side{Path: r.str(), Mode: uint32(r.uint()), OID: r.str(), Size: r.varint()}
+	sniffed := r.byte()
+	if sniffed > 2 {
 		r.err = errors.New("bad side")
+	}
+	if sniffed >= 1 {
+		s.Sniffed = &changeset.Sniffed{Generated: r.str()}
+	}
+	if sniffed == 2 {
+		s.Sniffed.Image = &changeset.ImageSize{Format: r.str(), Width: r.int(), Height: r.int()}
 	}
 	return s
 }
 
-// saved reads one key and packed result.
-func (r *savedReader) saved() (diffKey, packed) {
+// saved reads one diff.
+func (r *savedReader) saved() savedDiff {
 	k := diffKey{Path: r.str(), OldOID: r.str(), NewOID: r.str(), OldMode: uint32(r.uint()), NewMode: uint32(r.uint())}
 	var p packed
 	flags := r.byte()
@@ -180,22 +200,14 @@ func (r *savedReader) saved() (diffKey, packed) {
 	}
 	p.r.Patch = r.str()
 	p.text = r.str()
-	if nh := r.int(); r.err == nil && nh > 0 {
-		if nh > len(r.b) {
-			r.err = errSavedShort
-			return k, p
-		}
-		p.hunks = make([]packedHunk, nh)
+	if n := r.count(); n > 0 {
+		p.hunks = make([]packedHunk, n)
 		for i := range p.hunks {
 			p.hunks[i] = packedHunk{oldStart: r.int(), oldLines: r.int(), newStart: r.int(), newLines: r.int(), section: r.int(), lines: r.int()}
 		}
 	}
-	if nl := r.int(); r.err == nil && nl > 0 {
-		if nl > len(r.b) {
-			r.err = errSavedShort
-			return k, p
-		}
-		p.lines = make([]packedLine, nl)
+	if n := r.count(); n > 0 {
+		p.lines = make([]packedLine, n)
 		for i := range p.lines {
 			p.lines[i] = packedLine{end: r.int(), op: r.byte(), noEOL: r.byte() == 1}
 		}
@@ -203,7 +215,7 @@ func (r *savedReader) saved() (diffKey, packed) {
 	if r.err == nil {
 		r.err = p.check()
 	}
-	return k, p
+	return savedDiff{k, p}
 }
 
 // check reports whether p's offsets lie within it, in order, as result

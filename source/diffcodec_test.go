@@ -53,9 +53,10 @@ func TestSavedDiffRoundTrip(t *testing.T) {
 		}
 	}
 	k, p := savedSample(t)
-	b := appendSaved(nil, k, &p)
+	b := appendSaved(nil, &savedDiff{k, p})
 	r := savedReader{b: b}
-	k2, p2 := r.saved()
+	got := r.saved()
+	k2, p2 := got.k, got.p
 	if r.err != nil || len(r.b) != 0 {
 		t.Fatalf("read back: %v, %d bytes left", r.err, len(r.b))
 	}
@@ -67,8 +68,8 @@ func TestSavedDiffRoundTrip(t *testing.T) {
 	}
 	// Without sniffing and without an old side.
 	p.r.Old, p.r.New.Sniffed = nil, nil
-	r = savedReader{b: appendSaved(nil, k, &p)}
-	if _, p2 = r.saved(); r.err != nil || !reflect.DeepEqual(p2, p) {
+	r = savedReader{b: appendSaved(nil, &savedDiff{k, p})}
+	if p2 = r.saved().p; r.err != nil || !reflect.DeepEqual(p2, p) {
 		t.Fatalf("a created file's diff read back: %v", r.err)
 	}
 }
@@ -77,7 +78,7 @@ func TestSavedDiffRoundTrip(t *testing.T) {
 // never a panic or a result.
 func TestSavedDiffDamaged(t *testing.T) {
 	k, p := savedSample(t)
-	b := appendSaved(nil, k, &p)
+	b := appendSaved(nil, &savedDiff{k, p})
 	for n := range len(b) {
 		r := savedReader{b: b[:n]}
 		r.saved()
@@ -91,12 +92,12 @@ func TestSavedDiffDamaged(t *testing.T) {
 // unpacks.
 func FuzzSavedDiff(f *testing.F) {
 	k, p := savedSample(f)
-	f.Add(appendSaved(nil, k, &p))
+	f.Add(appendSaved(nil, &savedDiff{k, p}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := savedReader{b: b}
-		_, p := r.saved()
+		s := r.saved()
 		if r.err == nil {
-			p.result()
+			s.p.result()
 		}
 	})
 }

@@ -309,15 +309,15 @@ func (w *gitWorkspace) LastKnown() (*session.ChangeList, bool) {
 	}
 	q := session.Query{View: protocol.KindUncommitted}
 	root := w.repo.Root()
-	files := make([]*viewFile, 0, len(k.files))
+	files := make([]viewFile, 0, len(k.files))
 	for _, f := range k.files {
-		files = append(files, &f)
+		files = append(files, f)
 	}
 	list := &session.ChangeList{Files: make([]session.FileChange, len(files)), View: stamp}
 	// Each file is built from its packed diff alone: on every core, as
 	// a restart's first listing waits for all of them.
 	parallel(context.Background(), len(files), func(i int) {
-		f := files[i]
+		f := &files[i]
 		fc := resultChange(f.p.result(), q, root, true)
 		if own, ok := fc.Meta["changesetd"].(protocol.Object); ok && f.index != "" {
 			own["index"] = f.index
@@ -402,13 +402,10 @@ func (w *gitWorkspace) prepareFirst(ctx context.Context) {
 	if tr.fw != nil || tr.closed || ctx.Err() != nil {
 		return
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = w.repo.Preload(ctx) }) // errors come again from the status
-	if err := w.ensureWatcherLocked(); err != nil {
+	if err := w.armPreloadingLocked(ctx); err != nil {
 		// Watch or the scan arms it again, and reports what fails.
 		w.log.Debug("cannot arm the watcher yet", "err", err)
 	}
-	wg.Wait()
 }
 
 // awaitFirst starts the first scan if it has not started, and waits for

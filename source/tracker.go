@@ -171,6 +171,18 @@ func (w *gitWorkspace) ensureWatcherLocked() error {
 	return nil
 }
 
+// armPreloadingLocked arms the watcher, which walks the directories,
+// while the index and HEAD's tree are read beside it: a full status
+// needs them first. A failure to read them comes again from the status.
+// tr.mu must be held.
+func (w *gitWorkspace) armPreloadingLocked(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.repo.Preload(ctx) })
+	err := w.ensureWatcherLocked()
+	wg.Wait()
+	return err
+}
+
 // fromWatch turns a path relative to the watched directory into one
 // relative to the repository's top.
 func (w *gitWorkspace) fromWatch(rel string) string {
@@ -283,13 +295,11 @@ func (w *gitWorkspace) Watch(onChange func(paths []string, all bool)) (session.W
 	tr := &w.tr
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	var wg sync.WaitGroup
+	arm := w.ensureWatcherLocked
 	if tr.fw == nil && w.first.kick != nil {
-		wg.Go(func() { _ = w.repo.Preload(context.Background()) })
+		arm = func() error { return w.armPreloadingLocked(context.Background()) }
 	}
-	err := w.ensureWatcherLocked()
-	wg.Wait()
-	if err != nil {
+	if err := arm(); err != nil {
 		return nil, err
 	}
 	if tr.listeners == nil {
@@ -343,14 +353,8 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, headSt
 			tr.mu.Unlock()
 			return nil, headState{}, errClosed
 		}
-		// Arming the watcher walks the directories; meanwhile the index
-		// and HEAD's tree are read, which the full status needs first.
-		// (Its own walk starts only once every watch is armed.)
-		var wg sync.WaitGroup
-		wg.Go(func() { _ = w.repo.Preload(ctx) }) // errors come again from the status
-		err := w.ensureWatcherLocked()
-		wg.Wait()
-		if err != nil {
+		// (The status's own walk starts only once every watch is armed.)
+		if err := w.armPreloadingLocked(ctx); err != nil {
 			tr.mu.Unlock()
 			return nil, headState{}, err
 		}
