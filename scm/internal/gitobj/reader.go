@@ -13,7 +13,6 @@ package gitobj
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"container/list"
 	"encoding/binary"
 	"errors"
@@ -31,6 +30,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/klauspost/compress/zlib"
 )
 
 // Reader reads objects from one repository's object directory and its
