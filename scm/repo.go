@@ -564,16 +564,16 @@ func (r *Repo) ReadWorktree(p string) ([]byte, uint32, error) {
 
 // readWorktree is ReadWorktree with the config's settings already loaded.
 func (r *Repo) readWorktree(p string, s settings) ([]byte, uint32, error) {
+	if rel, err := cleanRel(p); err == nil && rel != "" {
+		if b, fi, ok := readPlainFile(r.root, rel); ok {
+			return b, uint32(workMode(&s, statOf(fi), r.indexEntry(rel))), nil
+		}
+	}
 	rel, fi, err := r.lstatInside(p)
 	if err != nil {
 		return nil, 0, err
 	}
-	r.mu.Lock()
-	var ie *idxEntry
-	if r.idx != nil {
-		ie = r.idx.get(rel)
-	}
-	r.mu.Unlock()
+	ie := r.indexEntry(rel)
 	abs := filepath.Join(r.root, filepath.FromSlash(rel))
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -605,6 +605,16 @@ func (r *Repo) readWorktree(p string, s settings) ([]byte, uint32, error) {
 		return b, uint32(workMode(&s, statOf(fi), ie)), nil
 	}
 	return nil, 0, fmt.Errorf("scm: read worktree %s: %w (%s)", rel, ErrNotRegular, FileType(fi.Mode()))
+}
+
+// indexEntry is rel's entry in the index as last read, nil if none.
+func (r *Repo) indexEntry(rel string) *idxEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.idx == nil {
+		return nil
+	}
+	return r.idx.get(rel)
 }
 
 // ReadWorktreeCanonical is ReadWorktree with git's clean conversion applied
