@@ -23,7 +23,8 @@ import (
 // firstViewRepo returns a repository shaped like bench -scale's: n files
 // of 20 to 60 lines in n/100 directories, committed through git
 // fast-import with a cache-tree in the index, 1% of them edited in four
-// lines and 5 untracked. SOURCE_BENCH_DIR keeps it between runs.
+// lines (the scale bench edits 5%: SOURCE_BENCH_EVERY=20 does the same)
+// and 5 untracked. SOURCE_BENCH_DIR keeps it between runs.
 func firstViewRepo(b *testing.B, n int) string {
 	return benchRepo(b, "first", n)
 }
@@ -36,6 +37,9 @@ func benchRepo(b *testing.B, name string, n int) string {
 	var dir string
 	if keep != "" {
 		dir = filepath.Join(keep, name+"-"+strconv.Itoa(n))
+		if e := benchEvery(); e != 100 {
+			dir += "-every" + strconv.Itoa(e)
+		}
 		if _, err := os.Stat(filepath.Join(dir, ".git", "bench-done")); err == nil {
 			return dir
 		}
@@ -80,7 +84,7 @@ func benchRepo(b *testing.B, name string, n int) string {
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond))) // not racily clean
 	gitRun(b, dir, "read-tree", "HEAD")
 	gitRun(b, dir, "reset", "-q")
-	for i := 0; i < n; i += 100 {
+	for i := 0; i < n; i += benchEvery() {
 		l := lines(i)
 		l[3], l[8] = "\tx = x*3 // edited", "\tx = x*5 // edited"
 		l = append(l[:5], append([]string{"\tx-- // inserted"}, l[5:]...)...)
@@ -94,6 +98,15 @@ func benchRepo(b *testing.B, name string, n int) string {
 		must(b, os.WriteFile(filepath.Join(dir, ".git", "bench-done"), nil, 0o644))
 	}
 	return dir
+}
+
+// benchEvery is one in how many files benchRepo edits: 100, or
+// SOURCE_BENCH_EVERY.
+func benchEvery() int {
+	if n, err := strconv.Atoi(os.Getenv("SOURCE_BENCH_EVERY")); err == nil && n > 0 {
+		return n
+	}
+	return 100
 }
 
 func benchFiles() int {
@@ -116,8 +129,8 @@ func BenchmarkFirstView(b *testing.B) {
 		w := open(b, dir).(*gitWorkspace)
 		list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
 		must(b, err)
-		if len(list.Files) < benchFiles()/100 {
-			b.Fatalf("%d files changed, want %d", len(list.Files), benchFiles()/100+5)
+		if len(list.Files) < benchFiles()/benchEvery() {
+			b.Fatalf("%d files changed, want %d", len(list.Files), benchFiles()/benchEvery()+5)
 		}
 		w.Close()
 	}
@@ -138,8 +151,8 @@ func BenchmarkRestartView(b *testing.B) {
 		w := ws.(*gitWorkspace)
 		list, err := w.Changes(context.Background(), session.Query{View: protocol.KindUncommitted})
 		must(b, err)
-		if len(list.Files) < benchFiles()/100 {
-			b.Fatalf("%d files changed, want %d", len(list.Files), benchFiles()/100+5)
+		if len(list.Files) < benchFiles()/benchEvery() {
+			b.Fatalf("%d files changed, want %d", len(list.Files), benchFiles()/benchEvery()+5)
 		}
 		must(b, w.Close())
 	}
@@ -194,7 +207,7 @@ func BenchmarkBurst(b *testing.B) {
 	var paths []string
 	orig := map[string][]byte{}
 	for i := 0; len(paths) < n/2 && i < n; i++ {
-		if i%100 == 0 {
+		if i%benchEvery() == 0 {
 			continue // edited already
 		}
 		d := i % dirs
@@ -259,7 +272,7 @@ func BenchmarkLastKnown(b *testing.B) {
 		ws, err := Opener(quiet, snaps)(dir)
 		must(b, err)
 		list, ok := ws.(session.LastKnower).LastKnown()
-		if !ok || len(list.Files) < benchFiles()/100 {
+		if !ok || len(list.Files) < benchFiles()/benchEvery() {
 			b.Fatalf("no last-known view (%v)", ok)
 		}
 		b.StopTimer()
