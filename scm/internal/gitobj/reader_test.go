@@ -273,7 +273,7 @@ func TestObjReaderPackBitFlips(t *testing.T) {
 	os.Chmod(packs[0], 0o644)
 	// Past the 12-byte header, before the 20-byte trailer; a prime step
 	// lands in headers, deflate blocks and checksums alike.
-	for at := 12; at < len(good)-20; at += 211 {
+	for at := 12; at < len(good)-20; at += 53 {
 		bad := bytes.Clone(good)
 		bad[at] ^= 0x10
 		if err := os.WriteFile(packs[0], bad, 0o644); err != nil {
