@@ -79,6 +79,12 @@ func (o *odb) reader() *gitobj.Reader {
 // ErrNotFound when this directory does not have it.
 func (o *odb) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	t, b, err := readLoose(o.loosePath(h))
+	if err == nil && hashObject(t, b) != h {
+		// Another object's file under this one's name: shown as this
+		// one, it would be another file's content (packs are checked
+		// the same way by gitobj).
+		return 0, nil, fmt.Errorf("%s: the object's content hashes to %s", o.loosePath(h), hashObject(t, b))
+	}
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return t, b, err
 	}
@@ -107,8 +113,8 @@ func (o *odb) close() error {
 	return err
 }
 
-// readLoose reads a loose object file. Like go-git, it checks the header
-// but does not rehash the content.
+// readLoose reads a loose object file, checking its header; the caller
+// (odb.read) checks that the content hashes to the name.
 func readLoose(name string) (plumbing.ObjectType, []byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
