@@ -3,7 +3,6 @@ package snapstore
 import (
 	"compress/zlib"
 	"context"
-	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -160,14 +159,7 @@ func readAllInto(r io.Reader, b []byte) ([]byte, error) {
 }
 
 // hashObject returns git's id for an object of type t with content b.
-func hashObject(t plumbing.ObjectType, b []byte) plumbing.Hash {
-	h := sha1.New()
-	h.Write(objectHeader(t, len(b)))
-	h.Write(b)
-	var out plumbing.Hash
-	h.Sum(out[:0])
-	return out
-}
+func hashObject(t plumbing.ObjectType, b []byte) plumbing.Hash { return gitobj.ObjectID(t, b) }
 
 func objectHeader(t plumbing.ObjectType, n int) []byte {
 	hdr := make([]byte, 0, 32)

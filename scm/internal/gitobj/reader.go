@@ -232,8 +232,9 @@ func catchFault(err *error) {
 // What it returns hashes to h: a damaged pack can inflate cleanly to
 // another object's bytes (a flipped bit in an entry's header points a
 // delta at another base of the same size, or names another type), which
-// nothing else catches. Hashing what is returned costs about a
-// millisecond per megabyte read.
+// nothing else catches. Hashing what is returned costs about half a
+// millisecond per megabyte read (crypto/sha1: 1.9 GB/s on the bench's
+// machine); a 20k first view returns 0.8 MB of HEAD's blobs.
 func (o *Reader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
 	t, b, err := lookup(o, h, depth,
 		func(p *pack, off int64) (plumbing.ObjectType, []byte, error) { return o.readPacked(p, off, depth) },
@@ -241,14 +242,14 @@ func (o *Reader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []b
 	if err != nil {
 		return t, b, err
 	}
-	if got := objectID(t, b); got != h {
+	if got := ObjectID(t, b); got != h {
 		return plumbing.InvalidObject, nil, fmt.Errorf("%w: object %s reads as %s", ErrCorrupt, h, got)
 	}
 	return t, b, nil
 }
 
-// objectID is the id git gives an object of type t holding b.
-func objectID(t plumbing.ObjectType, b []byte) plumbing.Hash {
+// ObjectID is the id git gives an object of type t holding b.
+func ObjectID(t plumbing.ObjectType, b []byte) plumbing.Hash {
 	d := sha1.New()
 	d.Write(t.Bytes())
 	d.Write([]byte{' '})

@@ -239,44 +239,49 @@ func TestObjReaderMissingAndClosed(t *testing.T) {
 	}
 }
 
-func TestObjReaderTruncatedPack(t *testing.T) {
+// packedRepo makes a repository of commits commits repacked into one
+// pack, and returns its object directory, the pack and every object.
+func packedRepo(t *testing.T, commits int) (objects, pack string, objs []gittest.Object) {
+	t.Helper()
 	dir := newGitRepo(t)
-	gittest.MakeHistory(t, dir, 20)
+	gittest.MakeHistory(t, dir, commits)
 	gitRun(t, dir, "repack", "-q", "-adf")
-	objs := gittest.AllObjects(t, dir)
-	objects := filepath.Join(dir, ".git", "objects")
+	objects = filepath.Join(dir, ".git", "objects")
 	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
-	fi, err := os.Stat(packs[0])
+	if len(packs) != 1 {
+		t.Fatalf("%d packs after git repack -adf, want 1", len(packs))
+	}
+	return objects, packs[0], gittest.AllObjects(t, dir)
+}
+
+func TestObjReaderTruncatedPack(t *testing.T) {
+	objects, pack, objs := packedRepo(t, 20)
+	fi, err := os.Stat(pack)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(packs[0], fi.Size()/2); err != nil {
+	if err := os.Truncate(pack, fi.Size()/2); err != nil {
 		t.Fatal(err)
 	}
 	readDamaged(t, newReader(t, objects), objs, "a pack cut in half")
 }
 
 // TestObjReaderPackBitFlips: a bit flipped anywhere in a pack's object
-// data is caught (by the inflater's checksum or the delta's own sizes),
-// never read back as other content.
+// data is caught (by the inflater's checksum, the delta's own sizes or
+// the hash of what was read), never read back as other content.
 func TestObjReaderPackBitFlips(t *testing.T) {
-	dir := newGitRepo(t)
-	gittest.MakeHistory(t, dir, 20)
-	gitRun(t, dir, "repack", "-q", "-adf")
-	objs := gittest.AllObjects(t, dir)
-	objects := filepath.Join(dir, ".git", "objects")
-	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
-	good, err := os.ReadFile(packs[0])
+	objects, pack, objs := packedRepo(t, 20)
+	good, err := os.ReadFile(pack)
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(packs[0], 0o644)
+	os.Chmod(pack, 0o644)
 	// Past the 12-byte header, before the 20-byte trailer; a prime step
 	// lands in headers, deflate blocks and checksums alike.
 	for at := 12; at < len(good)-20; at += 53 {
 		bad := bytes.Clone(good)
 		bad[at] ^= 0x10
-		if err := os.WriteFile(packs[0], bad, 0o644); err != nil {
+		if err := os.WriteFile(pack, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		o := Open(objects)
@@ -318,17 +323,12 @@ func readDamaged(t *testing.T, o *Reader, objs []gittest.Object, what string) {
 // the reader opened (and mapped) it makes reads fail with an error, not
 // crash the process; git never does this, but a user's tool might.
 func TestObjReaderPackTruncatedWhileOpen(t *testing.T) {
-	dir := newGitRepo(t)
-	gittest.MakeHistory(t, dir, 40)
-	gitRun(t, dir, "repack", "-q", "-adf")
-	objs := gittest.AllObjects(t, dir)
-	objects := filepath.Join(dir, ".git", "objects")
-	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	objects, pack, objs := packedRepo(t, 40)
 	o := newReader(t, objects)
 	if _, _, err := o.Read(objs[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(packs[0], 64); err != nil {
+	if err := os.Truncate(pack, 64); err != nil {
 		t.Fatal(err)
 	}
 	readDamaged(t, o, objs, "a pack truncated while open")
