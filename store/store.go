@@ -276,8 +276,9 @@ func (d *DB) PutSession(s Session) error {
 	})
 }
 
-// DeleteSession removes a session with its turns, its annotations and the
-// reviews of its changesets (those whose URI names the session).
+// DeleteSession removes a session with its turns, its annotations, its
+// undo records and the reviews of its changesets (those whose URI names
+// the session).
 func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 	return d.bolt.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketSessions).Delete([]byte(id)); err != nil {
@@ -299,6 +300,9 @@ func (d *DB) DeleteSession(id string, changesetPrefix string) error {
 			return err
 		}
 		if err := deleteBranchBase(tx, id); err != nil {
+			return err
+		}
+		if err := deleteUndos(tx, id); err != nil {
 			return err
 		}
 		if slots := tx.Bucket(bucketAnnotationSlots); slots.Bucket([]byte(id)) != nil {

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -15,12 +18,24 @@ import (
 // id (which sorts in the order they were made).
 var bucketUndos = []byte("undos")
 
+// bucketUndoContent holds the bytes the undo records keep, raw and once
+// per content: nested, one bucket per session id, keyed by the SHA-256 of
+// the bytes. A record names them by that key (contentKey) rather than
+// carrying them base64 in its JSON, so that a large file's revert writes
+// its bytes once, not as JSON a third larger and again when the pending
+// record is settled. A content no record names any more is deleted with
+// the last record that named it.
+var bucketUndoContent = []byte("undoContent")
+
 // UndoFile is one path as an undo record keeps it.
 type UndoFile struct {
 	Path    string `json:"path"`
 	Exists  bool   `json:"exists"`
 	Content []byte `json:"content,omitempty"`
-	Mode    uint32 `json:"mode,omitempty"`
+	// ContentKey names Content in bucketUndoContent in a stored record;
+	// records written before it carry Content inline.
+	ContentKey string `json:"contentKey,omitempty"`
+	Mode       uint32 `json:"mode,omitempty"`
 	// Index is the path's index entry, kept where the undo puts it
 	// back; records made before undo restored the index have none.
 	Index *UndoIndex `json:"index,omitempty"`
@@ -33,6 +48,8 @@ type UndoIndex struct {
 	OID     string `json:"oid,omitempty"`
 	Mode    uint32 `json:"mode,omitempty"`
 	Content []byte `json:"content,omitempty"`
+	// ContentKey is UndoFile.ContentKey for the index entry's bytes.
+	ContentKey string `json:"contentKey,omitempty"`
 }
 
 // Undo is one revert of a changeset that can still be undone: the files
@@ -70,31 +87,82 @@ func noSpace(err error) error {
 // PutUndo writes (or rewrites) an undo record of a session. A full disk
 // is an error wrapping ErrNoSpace.
 func (d *DB) PutUndo(sessionID string, u Undo) error {
+	// The record is stored without its bytes: each content goes to
+	// bucketUndoContent under its hash, written only if absent.
+	contents := map[string][]byte{}
+	external := func(b []byte) string {
+		if len(b) == 0 {
+			return ""
+		}
+		sum := sha256.Sum256(b)
+		k := hex.EncodeToString(sum[:])
+		contents[k] = b
+		return k
+	}
+	strip := func(fs []UndoFile) []UndoFile {
+		out := make([]UndoFile, len(fs))
+		for i, f := range fs {
+			f.ContentKey, f.Content = external(f.Content), nil
+			if f.Index != nil {
+				x := *f.Index
+				x.ContentKey, x.Content = external(x.Content), nil
+				f.Index = &x
+			}
+			out[i] = f
+		}
+		return out
+	}
+	u.Before, u.After = strip(u.Before), strip(u.After)
 	v, err := json.Marshal(u)
 	if err != nil {
 		return err
 	}
 	return noSpace(d.bolt.Update(func(tx *bolt.Tx) error {
-		root, err := tx.CreateBucketIfNotExists(bucketUndos)
+		b, err := nestedBucket(tx, bucketUndos, sessionID)
 		if err != nil {
 			return err
 		}
-		b, err := root.CreateBucketIfNotExists([]byte(sessionID))
-		if err != nil {
-			return err
+		if len(contents) > 0 {
+			c, err := nestedBucket(tx, bucketUndoContent, sessionID)
+			if err != nil {
+				return err
+			}
+			for k, data := range contents {
+				if c.Get([]byte(k)) != nil {
+					continue
+				}
+				if err := c.Put([]byte(k), data); err != nil {
+					return err
+				}
+			}
 		}
 		return b.Put([]byte(u.ID), v)
 	}))
 }
 
-// DeleteUndo removes undo records of a session; unknown ids are ignored.
+// nestedBucket is the bucket name/sessionID, made if missing.
+func nestedBucket(tx *bolt.Tx, name []byte, sessionID string) (*bolt.Bucket, error) {
+	root, err := tx.CreateBucketIfNotExists(name)
+	if err != nil {
+		return nil, err
+	}
+	return root.CreateBucketIfNotExists([]byte(sessionID))
+}
+
+// sessionBucket is the bucket name/sessionID, or nil.
+func sessionBucket(tx *bolt.Tx, name []byte, sessionID string) *bolt.Bucket {
+	root := tx.Bucket(name)
+	if root == nil {
+		return nil
+	}
+	return root.Bucket([]byte(sessionID))
+}
+
+// DeleteUndo removes undo records of a session, and the contents no
+// remaining record names; unknown ids are ignored.
 func (d *DB) DeleteUndo(sessionID string, ids ...string) error {
 	return d.bolt.Update(func(tx *bolt.Tx) error {
-		root := tx.Bucket(bucketUndos)
-		if root == nil {
-			return nil
-		}
-		b := root.Bucket([]byte(sessionID))
+		b := sessionBucket(tx, bucketUndos, sessionID)
 		if b == nil {
 			return nil
 		}
@@ -103,37 +171,109 @@ func (d *DB) DeleteUndo(sessionID string, ids ...string) error {
 				return err
 			}
 		}
+		c := sessionBucket(tx, bucketUndoContent, sessionID)
+		if c == nil {
+			return nil
+		}
+		named := map[string]bool{}
+		if err := b.ForEach(func(k, v []byte) error {
+			var u Undo
+			if err := json.Unmarshal(v, &u); err != nil {
+				// A record that does not decode names nothing it can
+				// be undone with; Undos reports it.
+				return nil
+			}
+			for _, f := range slices.Concat(u.Before, u.After) {
+				named[f.ContentKey] = true
+				if f.Index != nil {
+					named[f.Index.ContentKey] = true
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		var unnamed [][]byte
+		if err := c.ForEach(func(k, _ []byte) error {
+			if !named[string(k)] {
+				unnamed = append(unnamed, k)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range unnamed {
+			if err := c.Delete(k); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 }
 
-// DeleteUndos removes every undo record of a session.
+// DeleteUndos removes every undo record of a session, with its contents.
 func (d *DB) DeleteUndos(sessionID string) error {
-	return d.bolt.Update(func(tx *bolt.Tx) error {
-		root := tx.Bucket(bucketUndos)
-		if root == nil || root.Bucket([]byte(sessionID)) == nil {
-			return nil
-		}
-		return root.DeleteBucket([]byte(sessionID))
-	})
+	return d.bolt.Update(func(tx *bolt.Tx) error { return deleteUndos(tx, sessionID) })
 }
 
-// Undos lists a session's undo records, oldest first.
+func deleteUndos(tx *bolt.Tx, sessionID string) error {
+	for _, name := range [][]byte{bucketUndos, bucketUndoContent} {
+		root := tx.Bucket(name)
+		if root == nil || root.Bucket([]byte(sessionID)) == nil {
+			continue
+		}
+		if err := root.DeleteBucket([]byte(sessionID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Undos lists a session's undo records, oldest first, with their
+// contents.
 func (d *DB) Undos(sessionID string) ([]Undo, error) {
 	var out []Undo
 	err := d.bolt.View(func(tx *bolt.Tx) error {
-		root := tx.Bucket(bucketUndos)
-		if root == nil {
-			return nil
-		}
-		b := root.Bucket([]byte(sessionID))
+		b := sessionBucket(tx, bucketUndos, sessionID)
 		if b == nil {
 			return nil
+		}
+		c := sessionBucket(tx, bucketUndoContent, sessionID)
+		content := func(id string, key string) ([]byte, error) {
+			if key == "" {
+				return nil, nil
+			}
+			var v []byte
+			if c != nil {
+				v = c.Get([]byte(key))
+			}
+			if v == nil {
+				return nil, fmt.Errorf("store: undo %s of %s: content %s is missing", id, sessionID, key)
+			}
+			return append([]byte(nil), v...), nil
 		}
 		return b.ForEach(func(k, v []byte) error {
 			var u Undo
 			if err := json.Unmarshal(v, &u); err != nil {
 				return fmt.Errorf("store: undo %s of %s: %w", k, sessionID, err)
+			}
+			for _, fs := range [][]UndoFile{u.Before, u.After} {
+				for i := range fs {
+					f := &fs[i]
+					var err error
+					if f.ContentKey != "" {
+						if f.Content, err = content(u.ID, f.ContentKey); err != nil {
+							return err
+						}
+						f.ContentKey = ""
+					}
+					if x := f.Index; x != nil && x.ContentKey != "" {
+						if x.Content, err = content(u.ID, x.ContentKey); err != nil {
+							return err
+						}
+						x.ContentKey = ""
+					}
+				}
 			}
 			out = append(out, u)
 			return nil
