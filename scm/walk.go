@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -13,7 +14,7 @@ import (
 // dirListing is what a walker learnt about one directory: its files with
 // their lstat data and the subdirectories to descend into. Listing runs in
 // parallel; applying listings (index comparison, hashing, the stat cache)
-// runs on the scanning goroutine.
+// runs on the scanning goroutine, each listing as it comes.
 type dirListing struct {
 	rel    string
 	ok     bool // listed (false: vanished or unreadable)
@@ -34,44 +35,56 @@ type dirItem struct {
 const maxWalkers = 16
 
 // walk lists rel and every non-ignored directory below it, in parallel,
-// and applies the listings.
+// and applies each listing as it comes, on the calling goroutine. A
+// listing is garbage once applied: the walk never holds the whole tree's
+// listings at once (at 300,000 files they were some 35 MB, live until
+// the last directory was read), and the comparisons, hashing included,
+// run while the walkers still read.
 func (s *scan) walk(rel string) error {
 	workers := min(max(runtime.GOMAXPROCS(0), 1), maxWalkers)
 	var (
-		mu       sync.Mutex
-		listings []*dirListing
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, workers)
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, workers)
+		out    = make(chan *dirListing, 4*workers)
+		failed atomic.Bool // apply failed: list nothing more
 	)
 	var visit func(dir string)
 	visit = func(dir string) {
 		defer wg.Done()
-		if s.ctx.Err() != nil {
+		if failed.Load() || s.ctx.Err() != nil {
 			return
 		}
 		sem <- struct{}{}
 		l, subdirs := s.listDir(dir)
 		<-sem
-		mu.Lock()
-		listings = append(listings, l)
-		mu.Unlock()
+		// Counted before this one is done, so that the count reaches
+		// zero only when every directory is listed.
 		for _, sd := range subdirs {
 			wg.Add(1)
 			go visit(sd)
 		}
+		out <- l
 	}
 	wg.Add(1)
-	visit(rel)
-	wg.Wait()
-	if err := s.ctx.Err(); err != nil {
-		return err
-	}
-	for _, l := range listings {
-		if err := s.apply(l); err != nil {
-			return err
+	go visit(rel)
+	// Owned by walk, which returns only once out is closed.
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	var err error
+	for l := range out {
+		if err != nil {
+			continue // drained, so that every walker can end
+		}
+		if err = s.apply(l); err != nil {
+			failed.Store(true)
 		}
 	}
-	return nil
+	if cerr := s.ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // listDir reads one directory. It is called concurrently: it only reads
