@@ -497,3 +497,22 @@ func FuzzPackHeader(f *testing.F) {
 		}
 	})
 }
+
+// A pack larger than maxMappedPack is read with ReadAt, not mapped: the
+// same answers, the same errors on damage.
+func TestObjReaderUnmappedPacks(t *testing.T) {
+	saved := maxMappedPack
+	maxMappedPack = 0
+	t.Cleanup(func() { maxMappedPack = saved })
+	for name, test := range map[string]func(*testing.T){
+		"OfsDelta":             TestObjReaderOfsDelta,
+		"RefDelta":             TestObjReaderRefDelta,
+		"SeveralPacksAndLoose": TestObjReaderSeveralPacksAndLoose,
+		"RepackAfterOpen":      TestObjReaderRepackAfterOpen,
+		"Concurrent":           TestObjReaderConcurrent,
+		"TruncatedPack":        TestObjReaderTruncatedPack,
+		"PackBitFlips":         TestObjReaderPackBitFlips,
+	} {
+		t.Run(name, test)
+	}
+}
