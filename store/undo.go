@@ -136,7 +136,16 @@ func (d *DB) PutUndo(sessionID string, u Undo) error {
 				}
 			}
 		}
-		return b.Put([]byte(u.ID), v)
+		// A record rewritten (a pending one settled) may name other
+		// bytes than it did: those it alone named go.
+		replaced := b.Get([]byte(u.ID)) != nil
+		if err := b.Put([]byte(u.ID), v); err != nil {
+			return err
+		}
+		if replaced {
+			return sweepUndoContent(tx, sessionID)
+		}
+		return nil
 	}))
 }
 
@@ -171,16 +180,25 @@ func (d *DB) DeleteUndo(sessionID string, ids ...string) error {
 				return err
 			}
 		}
-		c := sessionBucket(tx, bucketUndoContent, sessionID)
-		if c == nil {
-			return nil
-		}
-		named := map[string]bool{}
+		return sweepUndoContent(tx, sessionID)
+	})
+}
+
+// sweepUndoContent deletes the contents of a session that none of its
+// records names. A record that does not decode may name any: then
+// nothing is deleted.
+func sweepUndoContent(tx *bolt.Tx, sessionID string) error {
+	b, c := sessionBucket(tx, bucketUndos, sessionID), sessionBucket(tx, bucketUndoContent, sessionID)
+	if c == nil {
+		return nil
+	}
+	named := map[string]bool{}
+	undecoded := false
+	if b != nil {
 		if err := b.ForEach(func(k, v []byte) error {
 			var u Undo
 			if err := json.Unmarshal(v, &u); err != nil {
-				// A record that does not decode names nothing it can
-				// be undone with; Undos reports it.
+				undecoded = true
 				return nil
 			}
 			for _, f := range slices.Concat(u.Before, u.After) {
@@ -193,22 +211,25 @@ func (d *DB) DeleteUndo(sessionID string, ids ...string) error {
 		}); err != nil {
 			return err
 		}
-		var unnamed [][]byte
-		if err := c.ForEach(func(k, _ []byte) error {
-			if !named[string(k)] {
-				unnamed = append(unnamed, k)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		for _, k := range unnamed {
-			if err := c.Delete(k); err != nil {
-				return err
-			}
+	}
+	if undecoded {
+		return nil
+	}
+	var unnamed [][]byte
+	if err := c.ForEach(func(k, _ []byte) error {
+		if !named[string(k)] {
+			unnamed = append(unnamed, k)
 		}
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	for _, k := range unnamed {
+		if err := c.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeleteUndos removes every undo record of a session, with its contents.

@@ -131,3 +131,42 @@ func TestUndoContentStoredOnceAndDeletedWithItsLastRecord(t *testing.T) {
 		t.Fatalf("another session's record after deleting s: %v", err)
 	}
 }
+
+// A pending record settled with other bytes than it named leaves none of
+// the old ones behind; a record that does not decode keeps every content
+// (it may name any).
+func TestUndoContentOfARewrittenRecordAndAnUndecodedOne(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rec := func(id, before, after string) Undo {
+		return Undo{ID: id, Changeset: "c", CreatedAt: time.Unix(1, 0).UTC(),
+			Before: []UndoFile{{Path: "f.txt", Exists: true, Content: []byte(before)}},
+			After:  []UndoFile{{Path: "f.txt", Exists: true, Content: []byte(after)}}}
+	}
+	if err := db.PutUndo("s", rec("1", "W\n", "about to write\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutUndo("s", rec("1", "W\n", "written\n")); err != nil {
+		t.Fatal(err)
+	}
+	if k := contentKeys(t, db, "s"); len(k) != 2 {
+		t.Fatalf("after the record was settled: %d contents, want 2 (W, written)", len(k))
+	}
+	if err := db.PutUndo("s", rec("2", "X\n", "Y\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+		return sessionBucket(tx, bucketUndos, "s").Put([]byte("3"), []byte("{not json"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteUndo("s", "2"); err != nil {
+		t.Fatal(err)
+	}
+	if k := contentKeys(t, db, "s"); len(k) != 4 {
+		t.Fatalf("with a record that does not decode: %d contents, want all 4 kept", len(k))
+	}
+}
