@@ -55,14 +55,17 @@ func (s *scan) walk(rel string) error {
 			return
 		}
 		sem <- struct{}{}
+		defer func() { <-sem }()
 		l, subdirs := s.listDir(dir)
-		<-sem
 		// Counted before this one is done, so that the count reaches
 		// zero only when every directory is listed.
 		for _, sd := range subdirs {
 			wg.Add(1)
 			go visit(sd)
 		}
+		// Handed over while holding the walker's slot: when the
+		// applying falls behind, the walkers wait, and at most
+		// workers+cap(out) listings are held.
 		out <- l
 	}
 	wg.Add(1)
