@@ -72,11 +72,7 @@ func TestBranchBaseRoundTripAndDelete(t *testing.T) {
 // Edit records written a file at a time replace that file's only, come
 // after the whole records of earlier versions, and go with their session.
 func TestFileEditsArePerFile(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTemp(t)
 	if err := db.PutEdits("s1", []byte(`[{"path":"old"}]`)); err != nil {
 		t.Fatal(err)
 	}

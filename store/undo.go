@@ -232,11 +232,8 @@ func sweepUndoContent(tx *bolt.Tx, sessionID string) error {
 	return nil
 }
 
-// DeleteUndos removes every undo record of a session, with its contents.
-func (d *DB) DeleteUndos(sessionID string) error {
-	return d.bolt.Update(func(tx *bolt.Tx) error { return deleteUndos(tx, sessionID) })
-}
-
+// deleteUndos removes every undo record of a session, with its contents
+// (DeleteSession).
 func deleteUndos(tx *bolt.Tx, sessionID string) error {
 	for _, name := range [][]byte{bucketUndos, bucketUndoContent} {
 		root := tx.Bucket(name)

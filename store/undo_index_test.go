@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,11 +12,7 @@ import (
 // An undo record keeps the index entries a revert replaced, and a record
 // written before it kept them still loads, with none.
 func TestUndoRecordKeepsTheIndexAndOldRecordsLoad(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTemp(t)
 	u := Undo{ID: "2", Changeset: "c", CreatedAt: time.Unix(1, 0).UTC(),
 		Before: []UndoFile{{Path: "f.txt", Exists: true, Content: []byte("W\n"), Mode: 0o100644, Index: &UndoIndex{Exists: true, OID: "abc", Mode: 0o100644, Content: []byte("S\n")}}},
 		After:  []UndoFile{{Path: "f.txt", Exists: true, Content: []byte("H\n"), Mode: 0o100644, Index: &UndoIndex{Exists: true, OID: "def", Mode: 0o100644}}}}
@@ -68,11 +63,7 @@ func contentKeys(t *testing.T, db *DB, sessionID string) []string {
 // and sides name them, outside the record's JSON; they go with the last
 // record that names them, and with the session.
 func TestUndoContentStoredOnceAndDeletedWithItsLastRecord(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTemp(t)
 	big := bytes.Repeat([]byte("a line of a large file\n"), 1<<16)
 	rec := func(id string, before, after []byte) Undo {
 		return Undo{ID: id, Changeset: "c", CreatedAt: time.Unix(1, 0).UTC(),
@@ -136,11 +127,7 @@ func TestUndoContentStoredOnceAndDeletedWithItsLastRecord(t *testing.T) {
 // the old ones behind; a record that does not decode keeps every content
 // (it may name any).
 func TestUndoContentOfARewrittenRecordAndAnUndecodedOne(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openTemp(t)
 	rec := func(id, before, after string) Undo {
 		return Undo{ID: id, Changeset: "c", CreatedAt: time.Unix(1, 0).UTC(),
 			Before: []UndoFile{{Path: "f.txt", Exists: true, Content: []byte(before)}},

@@ -78,11 +78,13 @@ func (o *odb) reader() *gitobj.Reader {
 // ErrNotFound when this directory does not have it.
 func (o *odb) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	t, b, err := readLoose(o.loosePath(h))
-	if err == nil && hashObject(t, b) != h {
-		// Another object's file under this one's name: shown as this
-		// one, it would be another file's content (packs are checked
-		// the same way by gitobj).
-		return 0, nil, fmt.Errorf("%s: the object's content hashes to %s", o.loosePath(h), hashObject(t, b))
+	if err == nil {
+		if got := hashObject(t, b); got != h {
+			// Another object's file under this one's name: shown as
+			// this one, it would be another file's content (packs are
+			// checked the same way by gitobj).
+			return 0, nil, fmt.Errorf("%s: the object's content hashes to %s", o.loosePath(h), got)
+		}
 	}
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return t, b, err

@@ -579,10 +579,10 @@ type pack struct {
 // read with ReadAt. A read from a mapping makes the system map what
 // surrounds it as well (a whole large folio of the page cache, up to
 // megabytes), so a first view reading a thousand blobs through their
-// delta chains, scattered over a pack of 69 MB (the bench's 300,000
-// files), left 60 MB of it mapped and counted in the daemon's resident
-// size: its peak was 232-240 MB mapped, 189-192 MB read (the same time to
-// ready). A small pack costs at most its size mapped, and saves a
+// delta chains, scattered over a pack of 65.7 MiB (the bench's 300,000
+// files), left 58.5 MiB of it mapped and counted in the daemon's
+// resident size: its peak was 227-234 MiB mapped, 185-187 MiB read (the
+// same time to ready). A small pack costs at most its size mapped, and saves a
 // system call per object.
 var maxMappedPack int64 = 32 << 20 // a variable for the tests of the other path
 
