@@ -18,7 +18,7 @@ import (
 // {draft: true, linesWritten, linesTotal?, percent?}. The real file
 // replaces it when the file is written (the watcher's refresh publishes
 // what is on disk), shortly after the final draft, or when no draft came
-// for draftTimeout. Only files inside the session's working directories,
+// for Options.DraftTimeout. Only files inside the session's working directories,
 // regular or not yet existing, up to maxDraftBytes, take drafts, and a
 // file's drafts are published at most every minDraftInterval (those
 // between are answered but not shown; the final one always is). A
@@ -31,7 +31,8 @@ const (
 	maxSessionDrafts     = 64
 	maxSessionDraftBytes = 16 << 20
 	minDraftInterval     = 50 * time.Millisecond
-	draftTimeout         = 30 * time.Second
+	// DefaultDraftTimeout is Options.DraftTimeout's default.
+	DefaultDraftTimeout = 30 * time.Second
 	// draftAfterFinal is how long a final draft stands in for the file
 	// its writer is about to write.
 	draftAfterFinal = 5 * time.Second
@@ -151,7 +152,10 @@ func (m *Manager) Draft(ctx context.Context, sessionURI, resource, text string, 
 		d.gen++
 		d.oid, d.text, d.published = changeset.BlobOID(prov), prov, time.Now()
 		gen, key := d.gen, plan.key
-		wait := draftTimeout
+		wait := s.m.opts.DraftTimeout
+		if wait <= 0 {
+			wait = DefaultDraftTimeout
+		}
 		if final {
 			wait = draftAfterFinal
 		}

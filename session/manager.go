@@ -70,6 +70,10 @@ type Options struct {
 	// the current state at once instead of a recomputing one. 0: it
 	// stops at once.
 	IdleLinger time.Duration
+	// DraftTimeout is how long a draft stands in for its file when no
+	// other draft of it comes and the file is not written; 0 =
+	// DefaultDraftTimeout.
+	DraftTimeout time.Duration
 }
 
 // Manager owns the root channel and every session.

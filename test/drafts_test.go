@@ -104,7 +104,9 @@ func TestDraftsAreCappedPerSession(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
-			d := startDaemon(t, repo)
+			// No draft may time out while the others are sent, however
+			// slow the machine: the first would free its room.
+			d := startDaemon(t, repo, "--draft-timeout", "1h")
 			c := d.client(t, "agent")
 			sum := onlySession(t, c)
 			cat := catalogue(t, c, sum.Resource)
@@ -135,4 +137,23 @@ func TestDraftsAreCappedPerSession(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDraftTimeout: a draft that no other draft follows and whose file is
+// never written gives way to the file as it is after --draft-timeout.
+func TestDraftTimeout(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\n"})
+	d := startDaemon(t, repo, "--draft-timeout", "300ms")
+	c := d.client(t, "agent")
+	sum := onlySession(t, c)
+	cat := catalogue(t, c, sum.Resource)
+	unc := mirrorChangeset(t, c, expand(t, cat["uncommitted"].URITemplate, nil))
+	unc.Wait("uncommitted ready", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 0 })
+	var res map[string]any
+	if err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": sum.Resource, "resource": "file://" + repo + "/a.txt", "text": "one\nTWO\n", "final": false}, &res); err != nil || res["published"] != true {
+		t.Fatalf("draft: %v %v", res, err)
+	}
+	unc.Wait("a.txt drafted", func(st protocol.ChangesetState) bool { return draftMeta(fileByPath(st, repo, "a.txt")) != nil })
+	unc.Wait("the draft gone, a.txt unchanged", func(st protocol.ChangesetState) bool { return fileByPath(st, repo, "a.txt") == nil })
 }

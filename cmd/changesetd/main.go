@@ -128,6 +128,7 @@ type serveArgs struct {
 	maxFrame     int64
 	sendQueue    int
 	idleLinger   time.Duration
+	draftTimeout time.Duration
 	maxConns     int
 	cpuProfile   string
 	heapProfile  string
@@ -157,6 +158,7 @@ func parseServe(args []string, stderr io.Writer) (*serveArgs, error) {
 	fs.Int64Var(&a.maxFrame, "max-frame", server.DefaultMaxFrameBytes, "largest accepted WebSocket message in bytes")
 	fs.IntVar(&a.sendQueue, "send-queue", server.DefaultSendQueue, "messages queued per connection before a slow reader's changeset backlog is replaced by a snapshot (frames no snapshot replaces close it at four times this)")
 	fs.DurationVar(&a.idleLinger, "idle-linger", 30*time.Second, "how long a changeset stays watched and current after its last subscriber left, so a reload or reconnect finds it ready (0: it stops at once)")
+	fs.DurationVar(&a.draftTimeout, "draft-timeout", session.DefaultDraftTimeout, "how long an agent's draft of a file stands in for the file when no further draft comes and the file is not written")
 	fs.IntVar(&a.maxConns, "max-conns", server.DefaultMaxConns, "concurrent WebSocket connections; more get HTTP 503")
 	fs.StringVar(&a.base, "base", "", "base of every session's branch changeset, e.g. origin/main (default: the current branch's upstream, else the remote's default branch, else main or master)")
 	fs.StringVar(&a.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (for go tool pprof)")
@@ -308,6 +310,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		SeqBase:       time.Now().UnixMicro(), // never reuse a serverSeq of an earlier run
 		DefaultBase:   a.base,
 		IdleLinger:    a.idleLinger,
+		DraftTimeout:  a.draftTimeout,
 	})
 	scfg := server.Config{
 		Token:          token,
