@@ -90,7 +90,7 @@ func (r *Repo) prestoreScopesLocked(ctx context.Context, scopes []string) map[st
 	}
 	for _, sc := range scopes {
 		for _, name := range under(s.idx.names, sc) {
-			ie, w := s.idx.get(name), s.work[name]
+			ie, w := s.idx.get(name), s.work.get(name)
 			if !big(w) || ie.e.SkipWorktree {
 				continue
 			}
@@ -101,7 +101,7 @@ func (r *Repo) prestoreScopesLocked(ctx context.Context, scopes []string) map[st
 		}
 	}
 	for _, name := range s.untracked {
-		if big(s.work[name]) {
+		if big(s.work.get(name)) {
 			cands = append(cands, name)
 		}
 	}

@@ -446,7 +446,7 @@ func (r *Repo) stageScopes(x *indexEdit, s *scan, scopes []string) error {
 			if ie.e.SkipWorktree {
 				continue
 			}
-			w := s.work[name]
+			w := s.work.get(name)
 			switch {
 			case w == nil:
 				x.remove(name)
@@ -476,7 +476,7 @@ func (r *Repo) stageScopes(x *indexEdit, s *scan, scopes []string) error {
 	}
 	sort.Strings(s.untracked)
 	for _, name := range s.untracked {
-		if w := s.work[name]; w == nil || w.submodule {
+		if w := s.work.get(name); w == nil || w.submodule {
 			continue
 		}
 		fi, err := os.Lstat(s.abs(name))

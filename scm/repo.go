@@ -1118,6 +1118,16 @@ type indexSnapshot struct {
 // is the "ancestor" stage of a conflict, so it is not used here.
 const stageMerged index.Stage = 0
 
+// find returns the position of path p's entry, -1 when the index has
+// none.
+func (x *indexSnapshot) find(p string) int {
+	i, ok := slices.BinarySearch(x.names, p)
+	if !ok {
+		return -1
+	}
+	return i
+}
+
 // get returns path p's entry, nil when the index has none.
 func (x *indexSnapshot) get(p string) *idxEntry {
 	i, ok := slices.BinarySearch(x.names, p)

@@ -184,7 +184,6 @@ func (r *Repo) statusLocked(ctx context.Context, hs headState, baseCommit plumbi
 	if err != nil {
 		return nil, err
 	}
-	s.work = make(map[string]*workFile, len(s.idx.names)+16) // every file of the tree
 	changes, err := s.run([]string{""}, base)
 	if err != nil {
 		return nil, err
@@ -287,7 +286,7 @@ type scan struct {
 	rules *rules
 	idx   *indexSnapshot
 
-	work      map[string]*workFile
+	work      workSet
 	untracked []string        // paths in work that are not in the index
 	visited   map[string]bool // directories fully listed by the walk
 	dirOK     map[string]bool // directories known to be real (not symlinks)
@@ -329,8 +328,8 @@ func (r *Repo) newScan(ctx context.Context) (*scan, error) {
 		idx:   idx,
 		// Sized for a few paths, as a save re-checks: a map sized for
 		// the whole index here cost each save an allocation the size of
-		// the tree. Status sizes it for the tree.
-		work:    make(map[string]*workFile, 64),
+		// the tree. Status adds a table for the tree.
+		work:    workSet{idx: idx, files: make(map[string]*workFile, 64)},
 		visited: make(map[string]bool),
 		dirOK:   map[string]bool{"": true},
 	}, nil
@@ -386,6 +385,10 @@ func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
 		return nil, err
 	}
 	sort.Strings(s.untracked)
+	s.untracked = slices.Compact(s.untracked)
+	if len(scopes) == 1 && scopes[0] == "" {
+		return s.runAll(base)
+	}
 	var cands []string
 	if len(scopes) <= 1 {
 		for _, sc := range scopes {
@@ -410,7 +413,63 @@ func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
 		if err := s.ctx.Err(); err != nil {
 			return nil, err
 		}
-		c, ok, err := s.compare(p, base)
+		he, inHead := base.get(p)
+		c, ok, err := s.compare(p, he, inHead, s.work.get(p))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// runAll is run over the whole tree: HEAD's paths, the index's and the
+// untracked ones, all sorted, are merged in one pass, so that no path is
+// looked up by name.
+func (s *scan) runAll(base *flatTree) ([]Change, error) {
+	names, untracked := s.idx.names, s.untracked
+	bi, ii, ui := 0, 0, 0
+	var out []Change
+	for n := 0; bi < len(base.paths) || ii < len(names) || ui < len(untracked); n++ {
+		if n%4096 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		// The least of the three heads.
+		var p string
+		has := false
+		if bi < len(base.paths) {
+			p, has = base.paths[bi], true
+		}
+		if ii < len(names) && (!has || names[ii] < p) {
+			p, has = names[ii], true
+		}
+		if ui < len(untracked) && (!has || untracked[ui] < p) {
+			p = untracked[ui]
+		}
+		var he treeEntry
+		inHead := bi < len(base.paths) && base.paths[bi] == p
+		if inHead {
+			he = base.ents[bi]
+			bi++
+		}
+		var w *workFile
+		if ii < len(names) && names[ii] == p {
+			if inHead && s.work.clean[ii] && he.mode == s.idx.ents[ii].e.Mode && he.hash == s.idx.ents[ii].e.Hash {
+				ii++
+				continue // the common case: as in HEAD, as in the index
+			}
+			w = s.work.at(ii, p)
+			ii++
+		}
+		if ui < len(untracked) && untracked[ui] == p {
+			w = s.work.files[p]
+			ui++
+		}
+		c, ok, err := s.compare(p, he, inHead, w)
 		if err != nil {
 			return nil, err
 		}
@@ -425,6 +484,9 @@ func (s *scan) run(scopes []string, base *flatTree) ([]Change, error) {
 // normalised scopes.
 func (s *scan) fill(scopes []string) ([]string, error) {
 	scopes = s.normScopes(scopes)
+	if len(scopes) == 1 && scopes[0] == "" && s.work.clean == nil {
+		s.work.table(len(s.idx.names)) // every file of the tree
+	}
 	if s.keepMax > 0 {
 		s.prefetch(scopes)
 	}
@@ -436,12 +498,22 @@ func (s *scan) fill(scopes []string) ([]string, error) {
 	// Index entries the walk did not meet: skip-worktree entries, files in
 	// ignored or nested-repository directories, and deletions.
 	for _, sc := range scopes {
-		for _, name := range under(s.idx.names, sc) {
-			if _, ok := s.work[name]; ok {
-				continue
+		if sc == "" {
+			for i, name := range s.idx.names {
+				if !s.work.seenAt(i, name) {
+					if err := s.checkUnseen(name, i); err != nil {
+						return nil, err
+					}
+				}
 			}
-			if err := s.checkUnseen(name, s.idx.get(name)); err != nil {
-				return nil, err
+			continue
+		}
+		for _, name := range under(s.idx.names, sc) {
+			i := s.idx.find(name)
+			if !s.work.seenAt(i, name) {
+				if err := s.checkUnseen(name, i); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -461,11 +533,15 @@ func (s *scan) scanScope(sc string) error {
 	if err != nil {
 		return nil
 	}
-	ie := s.idx.get(sc)
+	i := s.idx.find(sc)
+	var ie *idxEntry
+	if i >= 0 {
+		ie = &s.idx.ents[i]
+	}
 	switch {
 	case fi.IsDir():
 		if ie != nil && ie.e.Mode == filemode.Submodule {
-			return s.checkGitlink(sc, ie, true, fileStat{})
+			return s.checkGitlink(sc, i, true, fileStat{})
 		}
 		if s.rules.pathIgnored(sc, true) {
 			return nil
@@ -473,7 +549,7 @@ func (s *scan) scanScope(sc string) error {
 		return s.walk(sc)
 	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
 		if ie != nil {
-			return s.checkTracked(sc, ie, statOf(fi))
+			return s.checkTracked(sc, i, statOf(fi))
 		}
 		if !s.rules.pathIgnored(sc, false) {
 			s.addUntracked(sc, statOf(fi))
@@ -496,10 +572,12 @@ func (s *scan) realDir(rel string) bool {
 	return ok
 }
 
-// checkUnseen decides an index entry the walk did not reach.
-func (s *scan) checkUnseen(name string, ie *idxEntry) error {
+// checkUnseen decides the index's entry i, name, which the walk did not
+// reach.
+func (s *scan) checkUnseen(name string, i int) error {
+	ie := &s.idx.ents[i]
 	if ie.e.SkipWorktree || ie.assumed {
-		s.work[name] = &workFile{mode: ie.e.Mode, oid: ie.e.Hash, known: true, size: int64(ie.e.Size), submodule: ie.e.Mode == filemode.Submodule, stored: true}
+		s.work.put(name, i, workFile{mode: ie.e.Mode, oid: ie.e.Hash, known: true, size: int64(ie.e.Size), submodule: ie.e.Mode == filemode.Submodule, stored: true})
 		return nil
 	}
 	parent := parentDir(name)
@@ -513,10 +591,10 @@ func (s *scan) checkUnseen(name string, ie *idxEntry) error {
 	switch {
 	case fi.IsDir():
 		if ie.e.Mode == filemode.Submodule {
-			return s.checkGitlink(name, ie, true, fileStat{})
+			return s.checkGitlink(name, i, true, fileStat{})
 		}
 	case fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0:
-		return s.checkTracked(name, ie, statOf(fi))
+		return s.checkTracked(name, i, statOf(fi))
 	}
 	return nil
 }
@@ -607,9 +685,11 @@ func (s *scan) racy(ie *idxEntry) bool {
 	return mtime.UnixNano() >= s.idx.mtime
 }
 
-func (s *scan) checkTracked(p string, ie *idxEntry, st fileStat) error {
+// checkTracked decides the index's entry i, p, found with stat st.
+func (s *scan) checkTracked(p string, i int, st fileStat) error {
+	ie := &s.idx.ents[i]
 	if ie.e.SkipWorktree || ie.assumed {
-		return s.checkUnseen(p, ie)
+		return s.checkUnseen(p, i)
 	}
 	mode := workMode(&s.set, st, ie)
 	if mode == 0 {
@@ -618,31 +698,32 @@ func (s *scan) checkTracked(p string, ie *idxEntry, st fileStat) error {
 	size := st.size
 	if !ie.conflict && mode == ie.e.Mode && s.statMatches(ie, st) && !s.racy(ie) && !s.r.edited[p] &&
 		!(ie.e.Size == 0 && ie.e.Hash != emptyBlob) { // size 0 may be a smudged racy entry
-		s.work[p] = &workFile{mode: mode, oid: ie.e.Hash, known: true, size: size, st: st}
+		s.work.put(p, i, workFile{mode: mode, oid: ie.e.Hash, known: true, size: size, st: st})
 		return nil
 	}
 	h, ok, err := s.hash(p, st, mode, ie)
 	if err != nil {
 		return err
 	}
-	s.work[p] = &workFile{mode: mode, oid: h, known: ok, size: size, st: st}
+	s.work.put(p, i, workFile{mode: mode, oid: h, known: ok, size: size, st: st})
 	return nil
 }
 
 // checkGitlink decides a gitlink entry whose path is a directory (isDir)
 // or a file or symlink with stat st.
-func (s *scan) checkGitlink(p string, ie *idxEntry, isDir bool, st fileStat) error {
+func (s *scan) checkGitlink(p string, i int, isDir bool, st fileStat) error {
 	if !isDir {
-		return s.checkTracked(p, ie, st)
+		return s.checkTracked(p, i, st)
 	}
-	w := &workFile{mode: filemode.Submodule, known: true, submodule: true}
+	ie := &s.idx.ents[i]
+	w := workFile{mode: filemode.Submodule, known: true, submodule: true}
 	if h, ok := resolveNestedHead(s.abs(p)); ok {
 		w.oid = h
 	} else {
 		// Not initialised (empty directory): git reports no change.
 		w.oid = ie.e.Hash
 	}
-	s.work[p] = w
+	s.work.put(p, i, w)
 	return nil
 }
 
@@ -651,7 +732,7 @@ func (s *scan) addUntracked(p string, st fileStat) {
 	if mode == 0 {
 		return
 	}
-	s.work[p] = &workFile{mode: mode, size: st.size, untracked: true, st: st}
+	s.work.put(p, -1, workFile{mode: mode, size: st.size, untracked: true, st: st})
 	s.untracked = append(s.untracked, p)
 }
 
@@ -664,11 +745,11 @@ func (s *scan) addNested(rel string) {
 	if s.rules.pathIgnored(rel, true) {
 		return
 	}
-	w := &workFile{mode: filemode.Submodule, untracked: true, submodule: true}
+	w := workFile{mode: filemode.Submodule, untracked: true, submodule: true}
 	if h, ok := resolveNestedHead(s.abs(rel)); ok {
 		w.oid, w.known = h, true
 	}
-	s.work[rel] = w
+	s.work.put(rel, -1, w)
 	s.untracked = append(s.untracked, rel)
 }
 
@@ -846,11 +927,10 @@ func modeKind(m filemode.FileMode) int {
 	return 0
 }
 
-// compare builds the change at p, if any.
-func (s *scan) compare(p string, base *flatTree) (Change, bool, error) {
+// compare builds the change at p, if any, from its entry in the base
+// tree (he, when inHead) and what the scan found of it (w; nil: absent).
+func (s *scan) compare(p string, he treeEntry, inHead bool, w *workFile) (Change, bool, error) {
 	c := Change{Path: p}
-	he, inHead := base.get(p)
-	w := s.work[p]
 	if w != nil && w.untracked && inHead && !w.known && w.mode != filemode.Submodule {
 		// Removed from the index but still on disk: compare the content.
 		h, ok, err := s.hash(p, w.st, w.mode, nil)

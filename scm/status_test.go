@@ -539,9 +539,25 @@ func TestStatusPaths(t *testing.T) {
 			t.Errorf("StatusPaths(%q) (-want +got):\n%s", tc.paths, d)
 		}
 	}
+	// The whole tree as its top-level entries (a scan of several scopes,
+	// which looks each path up by name) says what the scan of the whole
+	// tree (one merge of HEAD, the index and the walk) says.
+	var tops []string
+	ents, err := os.ReadDir(dir)
+	must(t, err)
+	for _, e := range ents {
+		if e.Name() != ".git" {
+			tops = append(tops, e.Name())
+		}
+	}
+	got, err := r.StatusPaths(ctx, tops)
+	must(t, err)
+	if d := diffLines(ourView(full.Changes), ourView(got)); d != "" {
+		t.Errorf("StatusPaths(%q) (-whole tree +top-level entries):\n%s", tops, d)
+	}
 	// Re-checking after an edit that undoes a change.
 	writeFile(t, dir, "a.txt", "alpha\n")
-	got, err := r.StatusPaths(ctx, []string{"a.txt"})
+	got, err = r.StatusPaths(ctx, []string{"a.txt"})
 	must(t, err)
 	if len(got) != 0 {
 		t.Errorf("reverted file still changed: %v", ourView(got))

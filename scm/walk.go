@@ -24,7 +24,7 @@ type dirListing struct {
 
 type dirItem struct {
 	path   string
-	ie     *idxEntry // nil when untracked
+	ix     int // the index's entry; -1 when untracked
 	st     fileStat
 	gitDir bool // a directory recorded as a gitlink in the index
 }
@@ -135,11 +135,15 @@ func (s *scan) listDir(rel string) (*dirListing, []string) {
 			p = rel + "/" + name
 		}
 		t := e.Type()
-		ie := s.idx.get(p)
+		ix := s.idx.find(p)
+		var ie *idxEntry
+		if ix >= 0 {
+			ie = &s.idx.ents[ix]
+		}
 		switch {
 		case t.IsDir():
 			if ie != nil && ie.e.Mode == filemode.Submodule {
-				l.items = append(l.items, dirItem{path: p, ie: ie, gitDir: true})
+				l.items = append(l.items, dirItem{path: p, ix: ix, gitDir: true})
 				continue
 			}
 			if ignored(pats, p, true) {
@@ -159,7 +163,7 @@ func (s *scan) listDir(rel string) (*dirListing, []string) {
 				// to leave to the next scan rather than recurse here.
 				continue
 			}
-			l.items = append(l.items, dirItem{path: p, ie: ie, st: fst})
+			l.items = append(l.items, dirItem{path: p, ix: ix, st: fst})
 		}
 	}
 	return l, subdirs
@@ -180,9 +184,9 @@ func (s *scan) apply(l *dirListing) error {
 		var err error
 		switch {
 		case it.gitDir:
-			err = s.checkGitlink(it.path, it.ie, true, fileStat{})
-		case it.ie != nil:
-			err = s.checkTracked(it.path, it.ie, it.st)
+			err = s.checkGitlink(it.path, it.ix, true, fileStat{})
+		case it.ix >= 0:
+			err = s.checkTracked(it.path, it.ix, it.st)
 		default:
 			s.addUntracked(it.path, it.st)
 		}
