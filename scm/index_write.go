@@ -438,15 +438,20 @@ func (r *Repo) stageScopes(x *indexEdit, s *scan, scopes []string) error {
 		return err
 	}
 	for _, sc := range scopes {
-		for _, name := range under(s.idx.names, sc) {
+		lo, names := s.idx.under(sc)
+		for j, name := range names {
 			if err := s.ctx.Err(); err != nil {
 				return err
 			}
-			ie := s.idx.get(name)
+			i := lo + j
+			if lo < 0 {
+				i = s.idx.find(name)
+			}
+			ie := &s.idx.ents[i]
 			if ie.e.SkipWorktree {
 				continue
 			}
-			w := s.work.get(name)
+			w := s.work.at(i, name)
 			switch {
 			case w == nil:
 				x.remove(name)

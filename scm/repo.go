@@ -1137,6 +1137,16 @@ func (x *indexSnapshot) get(p string) *idxEntry {
 	return &x.ents[i]
 }
 
+// under returns the names at or below scope (under's), and their first
+// position in the index when they are one run of it (lo < 0: look each
+// up). The whole tree ("") is the index in order.
+func (x *indexSnapshot) under(scope string) (lo int, names []string) {
+	if scope == "" {
+		return 0, x.names
+	}
+	return -1, under(x.names, scope)
+}
+
 // below returns the range of names under directory dir ("" = all), dir
 // itself excluded.
 func (x *indexSnapshot) below(dir string) (lo, hi int) {
