@@ -1128,6 +1128,15 @@ func (x *indexSnapshot) find(p string) int {
 	return i
 }
 
+// findIn is find among the entries lo to hi.
+func (x *indexSnapshot) findIn(p string, lo, hi int) int {
+	i, ok := slices.BinarySearch(x.names[lo:hi], p)
+	if !ok {
+		return -1
+	}
+	return lo + i
+}
+
 // get returns path p's entry, nil when the index has none.
 func (x *indexSnapshot) get(p string) *idxEntry {
 	i, ok := slices.BinarySearch(x.names, p)

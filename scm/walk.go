@@ -22,6 +22,12 @@ type dirListing struct {
 	items  []dirItem
 }
 
+// dirent is a directory entry as readDirents gives it.
+type dirent struct {
+	name string
+	typ  fs.FileMode // fs.ModeDir, fs.ModeSymlink, 0 (regular) or fs.ModeIrregular
+}
+
 type dirItem struct {
 	path   string
 	ix     int // the index's entry; -1 when untracked
@@ -101,13 +107,13 @@ func (s *scan) listDir(rel string) (*dirListing, []string) {
 		return l, nil
 	}
 	defer f.Close()
-	ents, err := f.ReadDir(-1)
+	ents, err := readDirents(f)
 	if err != nil {
 		return l, nil
 	}
 	var hasIgnore, hasAttrs bool
 	for _, e := range ents {
-		switch e.Name() {
+		switch e.name {
 		case ".gitignore":
 			hasIgnore = true
 		case ".gitattributes":
@@ -124,9 +130,12 @@ func (s *scan) listDir(rel string) (*dirListing, []string) {
 	s.rules.attrPatterns(rel, &hasAttrs)
 	st := newStatter(f, abs)
 	l.items = make([]dirItem, 0, len(ents)) // one allocation, not one per doubling
+	// The index's entries below this directory: each name is looked up
+	// among them, not in the whole index.
+	lo, hi := s.idx.below(rel)
 	var subdirs []string
 	for _, e := range ents {
-		name := e.Name()
+		name := e.name
 		if name == ".git" {
 			continue
 		}
@@ -134,8 +143,8 @@ func (s *scan) listDir(rel string) (*dirListing, []string) {
 		if rel != "" {
 			p = rel + "/" + name
 		}
-		t := e.Type()
-		ix := s.idx.find(p)
+		t := e.typ
+		ix := s.idx.findIn(p, lo, hi)
 		var ie *idxEntry
 		if ix >= 0 {
 			ie = &s.idx.ents[ix]
