@@ -36,16 +36,19 @@ var layers = map[string]struct {
 	"agent":         {[]string{"protocol", "confine"}, false},
 	"metrics":       {nil, true},
 	"store":         {nil, true},
-	"scm":           {[]string{"scm/internal/gitobj"}, true},
-	"scm/fswatch":   {nil, true},
-	"scm/snapstore": {[]string{"scm", "scm/internal/gitobj"}, true},
+	"scm":           {[]string{"scm/internal/gitobj", "scm/internal/getdents"}, true},
+	"scm/fswatch":   {[]string{"scm/internal/getdents"}, true},
+	"scm/snapstore": {[]string{"scm", "scm/internal/gitobj", "scm/internal/getdents"}, true},
 	// git's object files read without go-git's pack maps: below scm.
 	"scm/internal/gitobj": {nil, true},
-	"hub":                 {[]string{"protocol"}, false},
-	"session/ops":         {[]string{"protocol"}, false},
-	"session/view":        {[]string{"protocol", "reducer"}, false},
-	"session":             {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/annotation", "session/attrib", "session/ops", "session/view"}, true},
-	"source":              {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/annotation", "session/attrib", "session/ops", "session/view", "scm", "scm/fswatch", "scm/snapstore", "scm/internal/gitobj"}, true},
+	// Directories listed without an allocation per entry: below scm and
+	// the watcher.
+	"scm/internal/getdents": {nil, true},
+	"hub":                   {[]string{"protocol"}, false},
+	"session/ops":           {[]string{"protocol"}, false},
+	"session/view":          {[]string{"protocol", "reducer"}, false},
+	"session":               {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "store", "hub", "session/annotation", "session/attrib", "session/ops", "session/view"}, true},
+	"source":                {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/annotation", "session/attrib", "session/ops", "session/view", "scm", "scm/fswatch", "scm/snapstore", "scm/internal/gitobj", "scm/internal/getdents"}, true},
 	// The page: esbuild bundles its modules (bundle.go).
 	"web":       {nil, true},
 	"server":    {[]string{"protocol", "reducer", "uritemplate", "changeset", "confine", "metrics", "store", "hub", "session", "session/annotation", "session/attrib", "session/ops", "session/view", "web"}, true},
