@@ -23,11 +23,21 @@
 //     has deadlocked historically (fsnotify #123, #195, #502).
 //   - the run goroutine owns all other state: it adds watches for new
 //     directories and walks them, coalesces paths with a quiet window and a
-//     maximum latency, polls when polling, serves [Watcher.Sync], and calls
-//     onBatch, serially.
+//     maximum latency, polls when polling, serves [Watcher.Sync] and
+//     [Watcher.Arm], and calls onBatch, serially.
 //
 // The queue between them is unbounded in type but capped in size; past the
 // cap individual events are dropped and the next Batch has Overflow set.
+//
+// # Arming with the caller's walk
+//
+// A consumer that reads every directory of the tree anyway (the first full
+// status) can arm the watches as it goes instead of the Watcher walking the
+// tree first: with [Options.DeferTree], New watches only the Extra paths,
+// and the consumer calls [Watcher.Arm] for each directory just before it
+// reads it and [Watcher.ArmTree] for a subtree it does not read. A change
+// in a directory is then either seen by the consumer's reading or reported
+// after it, as with a tree armed first, and no directory is read twice.
 //
 // # Barrier
 //

@@ -63,6 +63,15 @@ type Options struct {
 	// directory and nested repositories); use Extra for git's files.
 	Ignore func(rel string, isDir bool) bool
 
+	// DeferTree leaves the directories below Root to the caller at first:
+	// New watches Root's Extra paths only, and the tree is watched as the
+	// caller calls Arm (a directory, before it reads it) and ArmTree (a
+	// subtree it does not read), typically from a walk of its own that
+	// reads every directory anyway. No event comes from a directory until
+	// it is armed. A tree watched again later (an overflow, Root
+	// replaced) is walked by the Watcher as usual.
+	DeferTree bool
+
 	// Extra lists absolute paths watched outside the tree walk, typically
 	// .git/HEAD, .git/index, .git/packed-refs and .git/refs/heads. For each,
 	// the parent directory is watched and events are filtered by name,
@@ -161,6 +170,7 @@ type Watcher struct {
 	closeOnce sync.Once
 
 	syncCh chan chan<- error // Sync calls, received by the run goroutine
+	armCh  chan armRequest   // Arm and ArmTree calls, received by the run goroutine
 
 	q *queue
 
@@ -254,6 +264,7 @@ func New(opts Options, onBatch func(Batch)) (*Watcher, error) {
 		log:      log.With("component", "fswatch", "root", root),
 		stop:     make(chan struct{}),
 		syncCh:   make(chan chan<- error),
+		armCh:    make(chan armRequest),
 		q:        newQueue(opts.maxQueued),
 		rootInfo: fi,
 		pend:     newPending(opts.maxQueued),
@@ -272,7 +283,7 @@ func New(opts Options, onBatch func(Batch)) (*Watcher, error) {
 	case poll:
 		w.fallback(why, false)
 	default:
-		if reason := w.startNotify(); reason != "" {
+		if reason := w.startNotify(!opts.DeferTree); reason != "" {
 			w.fallback(reason, false)
 		} else if opts.ProbeDir != "" {
 			if reason := w.probe(); reason != "" {
@@ -388,6 +399,9 @@ func (w *Watcher) run() {
 			}
 		case done := <-w.syncCh:
 			w.syncRequest(done)
+		case r := <-w.armCh:
+			w.arm(r)
+			close(r.done)
 		case <-w.syncTimer.C:
 			w.syncExpired()
 		}
@@ -475,7 +489,7 @@ func (w *Watcher) reestablish() {
 		return
 	}
 	w.closeNotify()
-	if reason := w.startNotify(); reason != "" {
+	if reason := w.startNotify(true); reason != "" {
 		w.fallback(reason, true)
 	}
 }

@@ -139,7 +139,7 @@ func limitReason(err error) string {
 // startNotify creates an fsnotify watcher, watches the tree and the Extra
 // paths, and starts the drain goroutine. It returns a reason to poll instead,
 // or "" on success.
-func (w *Watcher) startNotify() string {
+func (w *Watcher) startNotify(tree bool) string {
 	newNotifier := w.opts.newNotifier
 	if newNotifier == nil {
 		newNotifier = newFsnotify
@@ -157,13 +157,17 @@ func (w *Watcher) startNotify() string {
 	w.pruned = map[string]struct{}{}
 	w.extraDirs = map[string]struct{}{}
 	w.snap, w.extraSnap = nil, nil
-	if err := w.addTree(w.root, false); err != nil {
-		w.closeNotify()
-		var lim *errLimit
-		if errors.As(err, &lim) {
-			return lim.reason
+	// Without tree (Options.DeferTree), Root and its directories come by
+	// Arm.
+	if tree {
+		if err := w.addTree(w.root, false); err != nil {
+			w.closeNotify()
+			var lim *errLimit
+			if errors.As(err, &lim) {
+				return lim.reason
+			}
+			return fmt.Sprintf("watching %s: %v", w.root, err)
 		}
-		return fmt.Sprintf("watching %s: %v", w.root, err)
 	}
 	for _, e := range w.opts.Extra {
 		if err := w.addExtra(e, false); err != nil {
