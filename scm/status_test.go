@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -991,5 +992,37 @@ func TestStatusPathsReadAhead(t *testing.T) {
 	}
 	if kept == 0 {
 		t.Errorf("no content kept of %d changes", len(got))
+	}
+}
+
+// TestStatusDirHook: a whole-tree status under WithDirHook arms every
+// directory it reads, the top included, and each nested repository as a
+// tree; an ignored directory, which it does not read, is not armed.
+func TestStatusDirHook(t *testing.T) {
+	dir := newGitRepo(t)
+	writeFile(t, dir, "a.txt", "a\n")
+	writeFile(t, dir, "d/x.txt", "x\n")
+	writeFile(t, dir, "d/e/y.txt", "y\n")
+	writeFile(t, dir, ".gitignore", "ign/\n")
+	writeFile(t, dir, "ign/z.txt", "z\n")
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-q", "-m", "init")
+	writeFile(t, dir, "nested/n.txt", "n\n")
+	gitRun(t, filepath.Join(dir, "nested"), "init", "-q")
+	r := openRepo(t, dir)
+	var mu sync.Mutex
+	var got []string
+	ctx := WithDirHook(context.Background(), func(rel string, tree bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, fmt.Sprintf("%q %v", rel, tree))
+	})
+	if _, err := r.Status(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{`"" false`, `"d" false`, `"d/e" false`, `"nested" false`, `"nested" true`}
+	if !slices.Equal(got, want) {
+		t.Errorf("armed %q, want %q", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package scm
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"runtime"
@@ -35,6 +36,26 @@ type dirItem struct {
 	gitDir bool // a directory recorded as a gitlink in the index
 }
 
+// dirHookKey is the context key of WithDirHook's function.
+type dirHookKey struct{}
+
+// WithDirHook returns a context under which the walk of a Status or a
+// StatusPaths calls arm(rel, false) for each directory of the working
+// tree (rel relative to the top, slash-separated; "" is the top) just
+// before it reads it, and arm(rel, true) for a directory it does not
+// read though what is below it is compared (a nested repository, a
+// submodule's work tree) before it looks there. A file watcher armed
+// this way, directory by directory as the walk goes, misses no change
+// the walk did not see, without reading the tree a second time.
+func WithDirHook(ctx context.Context, arm func(rel string, tree bool)) context.Context {
+	return context.WithValue(ctx, dirHookKey{}, arm)
+}
+
+func dirHookOf(ctx context.Context) func(string, bool) {
+	f, _ := ctx.Value(dirHookKey{}).(func(string, bool))
+	return f
+}
+
 // maxWalkers bounds parallel directory listing. lstat on a warm dentry
 // cache is CPU-bound kernel work, so more walkers than CPUs only adds
 // contention; git's preload-index uses up to 20 threads for the same job.
@@ -48,6 +69,7 @@ const maxWalkers = 16
 // run while the walkers still read.
 func (s *scan) walk(rel string) error {
 	workers := min(max(runtime.GOMAXPROCS(0), 1), maxWalkers)
+	arm := dirHookOf(s.ctx)
 	var (
 		wg     sync.WaitGroup
 		sem    = make(chan struct{}, workers)
@@ -62,6 +84,9 @@ func (s *scan) walk(rel string) error {
 		}
 		sem <- struct{}{}
 		defer func() { <-sem }()
+		if arm != nil {
+			arm(dir, false)
+		}
 		l, subdirs := s.listDir(dir)
 		// Counted before this one is done, so that the count reaches
 		// zero only when every directory is listed.
@@ -180,7 +205,11 @@ func (s *scan) listDir(rel string) (*dirListing, []string) {
 
 // apply folds a listing into the scan. It runs on the scanning goroutine.
 func (s *scan) apply(l *dirListing) error {
+	arm := dirHookOf(s.ctx)
 	if l.nested {
+		if arm != nil {
+			arm(l.rel, true)
+		}
 		s.addNested(l.rel)
 		return nil
 	}
@@ -193,6 +222,9 @@ func (s *scan) apply(l *dirListing) error {
 		var err error
 		switch {
 		case it.gitDir:
+			if arm != nil {
+				arm(it.path, true)
+			}
 			err = s.checkGitlink(it.path, it.ix, true, fileStat{})
 		case it.ix >= 0:
 			err = s.checkTracked(it.path, it.ix, it.st)
