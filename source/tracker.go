@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/changesetd/changesetd/metrics"
@@ -45,6 +46,11 @@ type tracker struct {
 	// boundary racing the session's dispose would otherwise start one
 	// nobody closes).
 	closed bool
+
+	// treePending: fw was armed without the tree (fswatch's DeferTree),
+	// which the next full status arms directory by directory as it reads
+	// them (armHook).
+	treePending bool
 
 	// Guarded by mu, filled by batches while tracking.
 	pending    map[string]bool
@@ -115,7 +121,20 @@ func pollInterval() time.Duration {
 }
 
 // ensureLocked starts the watcher. tr.mu must be held.
-func (w *gitWorkspace) ensureWatcherLocked() error {
+func (w *gitWorkspace) ensureWatcherLocked() error { return w.armWatcherLocked(false) }
+
+// watchRoot is the directory the watcher watches: the top of the
+// working tree, or the session's directory in it.
+func (w *gitWorkspace) watchRoot() string {
+	if w.scope == "" {
+		return w.repo.Root()
+	}
+	return filepath.Join(w.repo.Root(), filepath.FromSlash(w.scope))
+}
+
+// armWatcherLocked starts the watcher; with deferTree, its tree is left
+// to the next full status (tracker.treePending). tr.mu must be held.
+func (w *gitWorkspace) armWatcherLocked(deferTree bool) error {
 	tr := &w.tr
 	if tr.fw != nil {
 		return nil
@@ -129,12 +148,11 @@ func (w *gitWorkspace) ensureWatcherLocked() error {
 	// info/exclude or core.excludesFile applies at once.
 	ignoreSrc := w.repo.IgnoreSources()
 	extra = append(extra, ignoreSrc...)
-	root, ignore := w.repo.Root(), w.repo.IsIgnored
+	root, ignore := w.watchRoot(), w.repo.IsIgnored
 	if w.scope != "" {
 		// A session on a subdirectory watches only that directory, plus
 		// the .gitignore files above it, which decide what is ignored in
 		// it.
-		root = filepath.Join(root, filepath.FromSlash(w.scope))
 		ignore = func(rel string, isDir bool) bool { return w.repo.IsIgnored(w.fromWatch(rel), isDir) }
 		for d := path.Dir(w.scope); ; d = path.Dir(d) {
 			if d == "." {
@@ -147,10 +165,11 @@ func (w *gitWorkspace) ensureWatcherLocked() error {
 		}
 	}
 	fw, err := fswatch.New(fswatch.Options{
-		Root:    root,
-		Ignore:  ignore,
-		Extra:   extra,
-		SyncDir: gd,
+		Root:      root,
+		Ignore:    ignore,
+		Extra:     extra,
+		SyncDir:   gd,
+		DeferTree: deferTree,
 		// An editor's save is a burst of events within a few ms; 8 ms of
 		// quiet coalesces it while keeping a save's delivery well under
 		// the time of one git status on a large repository. Turn
@@ -164,6 +183,8 @@ func (w *gitWorkspace) ensureWatcherLocked() error {
 		return err
 	}
 	tr.fw, tr.mode, tr.ignoreSrc = fw, string(fw.Mode()), ignoreSrc
+	// Polling took its own look at the tree.
+	tr.treePending = deferTree && fw.Mode() == fswatch.ModeFsnotify
 	metrics.WatcherMode.WithLabelValues(tr.mode).Inc()
 	if fw.Mode() != fswatch.ModeFsnotify {
 		w.log.Warn("watching by polling", "reason", fw.ModeReason())
@@ -171,16 +192,36 @@ func (w *gitWorkspace) ensureWatcherLocked() error {
 	return nil
 }
 
-// armPreloadingLocked arms the watcher, which walks the directories,
-// while the index and HEAD's tree are read beside it: a full status
-// needs them first. A failure to read them comes again from the status.
-// tr.mu must be held.
+// armPreloadingLocked arms the watcher for a first full status, which
+// arms the tree's directories as it reads them (armHook), while the
+// index and HEAD's tree, which the status needs first, are read beside
+// it. A failure to read them comes again from the status. tr.mu must be
+// held.
 func (w *gitWorkspace) armPreloadingLocked(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = w.repo.Preload(ctx) })
-	err := w.ensureWatcherLocked()
+	err := w.armWatcherLocked(true)
 	wg.Wait()
 	return err
+}
+
+// armHook is the scm.WithDirHook function that arms fw's tree as a full
+// status walks it; armed reports whether it reached the watcher's root.
+func (w *gitWorkspace) armHook(fw *fswatch.Watcher) (hook func(rel string, tree bool), armed func() bool) {
+	root := w.watchRoot()
+	var reached atomic.Bool
+	hook = func(rel string, tree bool) {
+		abs := filepath.Join(w.repo.Root(), filepath.FromSlash(rel))
+		if abs == root {
+			reached.Store(true)
+		}
+		if tree {
+			fw.ArmTree(abs)
+		} else {
+			fw.Arm(abs)
+		}
+	}
+	return hook, reached.Load
 }
 
 // fromWatch turns a path relative to the watched directory into one
@@ -382,14 +423,36 @@ func (w *gitWorkspace) trackedChanges(ctx context.Context) ([]scm.Change, headSt
 	h, err := w.atOneHead(func(h headState) error {
 		tr.mu.Lock()
 		// The dirty set is kept only against the HEAD it was read with.
-		all := tr.dirty == nil || tr.head != h || tr.pendingAll
+		all := tr.dirty == nil || tr.head != h || tr.pendingAll || tr.treePending
+		armFW := tr.fw
+		if !tr.treePending {
+			armFW = nil
+		}
 		paths := slices.Sorted(maps.Keys(tr.pending))
 		tr.pending, tr.pendingAll = nil, false
 		tr.mu.Unlock()
 		if all {
-			st, err := w.status(ctx)
+			sctx, armed := ctx, func() bool { return true }
+			if armFW != nil {
+				var hook func(string, bool)
+				hook, armed = w.armHook(armFW)
+				sctx = scm.WithDirHook(ctx, hook)
+			}
+			st, err := w.status(sctx)
 			if err != nil {
 				return err
+			}
+			if armFW != nil {
+				if !armed() {
+					// The walk did not read the watched directory (it
+					// is ignored, say): the watcher walks it itself.
+					armFW.ArmTree(w.watchRoot())
+				}
+				tr.mu.Lock()
+				if tr.fw == armFW {
+					tr.treePending = false
+				}
+				tr.mu.Unlock()
 			}
 			dirty := make(map[string]scm.Change, len(st.Changes))
 			for _, c := range st.Changes {
