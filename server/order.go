@@ -56,6 +56,10 @@ type job struct {
 	// returned (subscribe). Guarded by inbox.mu.
 	held     int
 	awaiting bool
+	// opening: an initialize or reconnect counted in inbox.opening, until
+	// it is answered (its handshake is in effect by then) or leaves
+	// flight unanswered. Guarded by inbox.mu.
+	opening bool
 	// accepted is closed once the next request may start: held dropped
 	// to zero, or the handler's method took its place early.
 	accepted chan struct{}
@@ -118,6 +122,7 @@ func (c *conn) admit(req *jsonrpc2.Request) {
 	in.bytes += j.size
 	if opens(req) {
 		in.opening++
+		j.opening = true
 	}
 	if now {
 		in.mu.Unlock()
@@ -217,6 +222,10 @@ func (c *conn) answeredID(req *jsonrpc2.Request) {
 	if in.ids[j.id] == j {
 		delete(in.ids, j.id)
 	}
+	// The handshake is in effect once its answer is built: a request the
+	// client sends on reading it must not queue behind the handshake's
+	// own release (a read would then wait for the read before it).
+	in.stopOpening(j)
 	if j.held == 0 {
 		in.forget(j)
 	}
@@ -230,7 +239,13 @@ func (in *inbox) forget(j *job) {
 	}
 	in.n--
 	in.bytes -= j.size
-	if opens(j.req) {
+	in.stopOpening(j)
+}
+
+// stopOpening ends j's count in in.opening, if it has one. in.mu is held.
+func (in *inbox) stopOpening(j *job) {
+	if j.opening {
+		j.opening = false
 		in.opening--
 	}
 }

@@ -81,6 +81,21 @@ func (g *gatedReads) read(ctx context.Context, uri string, limit int64) ([]byte,
 	return []byte("x"), nil
 }
 
+// awaitRead waits for one more read to start, failing the test when
+// none does before ctx ends (reads served one after the other, say).
+func (g *gatedReads) awaitRead(ctx context.Context, t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.arrived:
+	case <-ctx.Done():
+		g.mu.Lock()
+		n := g.inFlight
+		g.mu.Unlock()
+		close(g.release) // let the reads in flight end, and the server stop
+		t.Fatalf("no further read started (%d in flight): %v", n, ctx.Err())
+	}
+}
+
 // pipelineReads sends n resourceReads without waiting and returns a
 // function that waits for every answer.
 func pipelineReads(t *testing.T, c *testClient, n int) func(ctx context.Context) error {
@@ -123,7 +138,7 @@ func TestResourceReadsInFlightAreBounded(t *testing.T) {
 	}
 	wait := pipelineReads(t, c, 12)
 	for range DefaultReadsPerConn {
-		<-g.arrived
+		g.awaitRead(ctx, t)
 	}
 	// Any read past the bound would now arrive too; a ping answered after
 	// the reads were sent shows they were all taken in.
@@ -160,7 +175,7 @@ func TestResourceReadsInFlightAreBounded(t *testing.T) {
 		waits = append(waits, pipelineReads(t, c, 3))
 	}
 	for range DefaultReadsTotal {
-		<-g.arrived
+		g.awaitRead(ctx, t)
 	}
 	for _, c := range clients {
 		if err := c.call(ctx, protocol.MethodPing, map[string]any{"channel": protocol.RootURI}, nil); err != nil {
