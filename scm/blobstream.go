@@ -89,12 +89,7 @@ func (r *Repo) prestoreScopesLocked(ctx context.Context, scopes []string) map[st
 		return w != nil && !w.submodule && w.mode != filemode.Symlink && w.size >= streamBlobMin
 	}
 	for _, sc := range scopes {
-		lo, names := s.idx.under(sc)
-		for j, name := range names {
-			i := lo + j
-			if lo < 0 {
-				i = s.idx.find(name)
-			}
+		for i, name := range s.idx.at(sc) {
 			ie, w := &s.idx.ents[i], s.work.at(i, name)
 			if !big(w) || ie.e.SkipWorktree {
 				continue

@@ -13,17 +13,15 @@ import (
 // file, fs.ModeIrregular for anything else). Where os.File.ReadDir
 // allocates an entry and a name per file, the names here share one
 // string, so a directory costs a few allocations however many files it
-// has; a scan of a million files lists them all. An entry of unknown
-// type (a file system that does not report it) is lstat'ed.
+// has; a scan of a million files lists them all.
 func readDirents(f *os.File) ([]dirent, error) {
-	fd := int(f.Fd())
 	var names []byte
 	type raw struct {
 		at, end int
 		typ     uint8
 	}
 	var raws []raw
-	err := getdents.Each(fd, func(name []byte, typ uint8) {
+	err := getdents.Each(int(f.Fd()), func(name []byte, typ uint8) {
 		raws = append(raws, raw{len(names), len(names) + len(name), typ})
 		names = append(names, name...)
 	})
@@ -41,21 +39,6 @@ func readDirents(f *os.File) ([]dirent, error) {
 			t = fs.ModeDir
 		case unix.DT_LNK:
 			t = fs.ModeSymlink
-		case unix.DT_UNKNOWN:
-			var st unix.Stat_t
-			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				t = fs.ModeIrregular // vanished: nothing to list
-				break
-			}
-			switch st.Mode & unix.S_IFMT {
-			case unix.S_IFREG:
-			case unix.S_IFDIR:
-				t = fs.ModeDir
-			case unix.S_IFLNK:
-				t = fs.ModeSymlink
-			default:
-				t = fs.ModeIrregular
-			}
 		default:
 			t = fs.ModeIrregular
 		}

@@ -438,14 +438,9 @@ func (r *Repo) stageScopes(x *indexEdit, s *scan, scopes []string) error {
 		return err
 	}
 	for _, sc := range scopes {
-		lo, names := s.idx.under(sc)
-		for j, name := range names {
+		for i, name := range s.idx.at(sc) {
 			if err := s.ctx.Err(); err != nil {
 				return err
-			}
-			i := lo + j
-			if lo < 0 {
-				i = s.idx.find(name)
 			}
 			ie := &s.idx.ents[i]
 			if ie.e.SkipWorktree {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"maps"
 	"os"
 	"path"
@@ -1146,14 +1147,23 @@ func (x *indexSnapshot) get(p string) *idxEntry {
 	return &x.ents[i]
 }
 
-// under returns the names at or below scope (under's), and their first
-// position in the index when they are one run of it (lo < 0: look each
-// up). The whole tree ("") is the index in order.
-func (x *indexSnapshot) under(scope string) (lo int, names []string) {
-	if scope == "" {
-		return 0, x.names
+// at yields the position and name of each entry at or below scope ("":
+// all), in order: the scope's own entry, then the run below it.
+func (x *indexSnapshot) at(scope string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		lo, hi := 0, len(x.names)
+		if scope != "" {
+			if i := x.find(scope); i >= 0 && !yield(i, scope) {
+				return
+			}
+			lo, hi = x.below(scope)
+		}
+		for i := lo; i < hi; i++ {
+			if !yield(i, x.names[i]) {
+				return
+			}
+		}
 	}
-	return -1, under(x.names, scope)
 }
 
 // below returns the range of names under directory dir ("" = all), dir

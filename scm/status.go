@@ -282,6 +282,7 @@ func (r *Repo) HashWorktree(ctx context.Context, p string) (string, error) {
 type scan struct {
 	r     *Repo
 	ctx   context.Context
+	arm   func(rel string, tree bool) // WithDirHook's, or nil
 	set   settings
 	rules *rules
 	idx   *indexSnapshot
@@ -323,6 +324,7 @@ func (r *Repo) newScan(ctx context.Context) (*scan, error) {
 	return &scan{
 		r:     r,
 		ctx:   ctx,
+		arm:   dirHookOf(ctx),
 		set:   set,
 		rules: newRules(r.root, r.commonDir, &set),
 		idx:   idx,
@@ -498,18 +500,7 @@ func (s *scan) fill(scopes []string) ([]string, error) {
 	// Index entries the walk did not meet: skip-worktree entries, files in
 	// ignored or nested-repository directories, and deletions.
 	for _, sc := range scopes {
-		if sc == "" {
-			for i, name := range s.idx.names {
-				if !s.work.seenAt(i, name) {
-					if err := s.checkUnseen(name, i); err != nil {
-						return nil, err
-					}
-				}
-			}
-			continue
-		}
-		for _, name := range under(s.idx.names, sc) {
-			i := s.idx.find(name)
+		for i, name := range s.idx.at(sc) {
 			if !s.work.seenAt(i, name) {
 				if err := s.checkUnseen(name, i); err != nil {
 					return nil, err

@@ -69,7 +69,6 @@ const maxWalkers = 16
 // run while the walkers still read.
 func (s *scan) walk(rel string) error {
 	workers := min(max(runtime.GOMAXPROCS(0), 1), maxWalkers)
-	arm := dirHookOf(s.ctx)
 	var (
 		wg     sync.WaitGroup
 		sem    = make(chan struct{}, workers)
@@ -84,8 +83,8 @@ func (s *scan) walk(rel string) error {
 		}
 		sem <- struct{}{}
 		defer func() { <-sem }()
-		if arm != nil {
-			arm(dir, false)
+		if s.arm != nil {
+			s.arm(dir, false)
 		}
 		l, subdirs := s.listDir(dir)
 		// Counted before this one is done, so that the count reaches
@@ -205,10 +204,9 @@ func (s *scan) listDir(rel string) (*dirListing, []string) {
 
 // apply folds a listing into the scan. It runs on the scanning goroutine.
 func (s *scan) apply(l *dirListing) error {
-	arm := dirHookOf(s.ctx)
 	if l.nested {
-		if arm != nil {
-			arm(l.rel, true)
+		if s.arm != nil {
+			s.arm(l.rel, true)
 		}
 		s.addNested(l.rel)
 		return nil
@@ -222,8 +220,8 @@ func (s *scan) apply(l *dirListing) error {
 		var err error
 		switch {
 		case it.gitDir:
-			if arm != nil {
-				arm(it.path, true)
+			if s.arm != nil {
+				s.arm(it.path, true)
 			}
 			err = s.checkGitlink(it.path, it.ix, true, fileStat{})
 		case it.ix >= 0:

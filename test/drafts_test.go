@@ -1,13 +1,16 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/changesetd/changesetd/protocol"
+	"github.com/changesetd/changesetd/test/fake"
 )
 
 func draftMeta(f *protocol.ChangesetFile) map[string]any {
@@ -24,6 +27,21 @@ func draftMeta(f *protocol.ChangesetFile) map[string]any {
 	return m.Changesetd.Draft
 }
 
+// draftRig starts a daemon (with args) on a repository of files and
+// returns an agent's client, the session's URI and a mirror of its
+// uncommitted changeset, ready and empty.
+func draftRig(t *testing.T, files map[string]string, args ...string) (repo string, c *fake.Client, session string, unc *changesetMirror) {
+	t.Helper()
+	repo = gitRepo(t, files)
+	d := startDaemon(t, append([]string{repo}, args...)...)
+	c = d.client(t, "agent")
+	sum := onlySession(t, c)
+	cat := catalogue(t, c, sum.Resource)
+	unc = mirrorChangeset(t, c, expand(t, cat["uncommitted"].URITemplate, nil))
+	unc.Wait("uncommitted ready", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 0 })
+	return repo, c, sum.Resource, unc
+}
+
 // A draft shows in the uncommitted changeset as the file's change, placed
 // by the cursor rule, with its progress and readable content; the file
 // written on disk replaces it; a final draft for a file never written
@@ -32,16 +50,10 @@ func draftMeta(f *protocol.ChangesetFile) map[string]any {
 func TestDrafts(t *testing.T) {
 	t.Parallel()
 	orig := "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n"
-	repo := gitRepo(t, map[string]string{"a.txt": orig, "b.txt": "b\n"})
-	d := startDaemon(t, repo)
-	c := d.client(t, "agent")
-	sum := onlySession(t, c)
-	cat := catalogue(t, c, sum.Resource)
-	unc := mirrorChangeset(t, c, expand(t, cat["uncommitted"].URITemplate, nil))
-	unc.Wait("uncommitted ready", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 0 })
+	repo, c, session, unc := draftRig(t, map[string]string{"a.txt": orig, "b.txt": "b\n"})
 	draft := func(resource, text string, final bool) (map[string]any, error) {
 		var res map[string]any
-		err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": sum.Resource, "resource": resource, "text": text, "final": final}, &res)
+		err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": session, "resource": resource, "text": text, "final": final}, &res)
 		return res, err
 	}
 	fileA := "file://" + repo + "/a.txt"
@@ -103,18 +115,12 @@ func TestDraftsAreCappedPerSession(t *testing.T) {
 		{"bytes", 16, strings.Repeat("0123456789abcde\n", 1<<16)}, // 1 MiB each
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := gitRepo(t, map[string]string{"a.txt": "a\n"})
 			// No draft may time out while the others are sent, however
 			// slow the machine: the first would free its room.
-			d := startDaemon(t, repo, "--draft-timeout", "1h")
-			c := d.client(t, "agent")
-			sum := onlySession(t, c)
-			cat := catalogue(t, c, sum.Resource)
-			unc := mirrorChangeset(t, c, expand(t, cat["uncommitted"].URITemplate, nil))
-			unc.Wait("uncommitted ready", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 0 })
+			repo, c, session, _ := draftRig(t, map[string]string{"a.txt": "a\n"}, "--draft-timeout", "1h")
 			draft := func(i int, text string) error {
 				var res map[string]any
-				err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": sum.Resource, "resource": fmt.Sprintf("file://%s/d%03d.txt", repo, i), "text": text, "final": false}, &res)
+				err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": session, "resource": fmt.Sprintf("file://%s/d%03d.txt", repo, i), "text": text, "final": false}, &res)
 				if err == nil && res["published"] != true {
 					return fmt.Errorf("draft %d not published: %v", i, res)
 				}
@@ -132,7 +138,7 @@ func TestDraftsAreCappedPerSession(t *testing.T) {
 			}
 			// A file already drafted takes a new draft (final: shown at once).
 			var res map[string]any
-			if err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": sum.Resource, "resource": fmt.Sprintf("file://%s/d%03d.txt", repo, 0), "text": tc.text, "final": true}, &res); err != nil || res["published"] != true {
+			if err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": session, "resource": fmt.Sprintf("file://%s/d%03d.txt", repo, 0), "text": tc.text, "final": true}, &res); err != nil || res["published"] != true {
 				t.Fatalf("a drafted file drafted again: %v %v", res, err)
 			}
 		})
@@ -143,17 +149,16 @@ func TestDraftsAreCappedPerSession(t *testing.T) {
 // never written gives way to the file as it is after --draft-timeout.
 func TestDraftTimeout(t *testing.T) {
 	t.Parallel()
-	repo := gitRepo(t, map[string]string{"a.txt": "one\ntwo\n"})
-	d := startDaemon(t, repo, "--draft-timeout", "300ms")
-	c := d.client(t, "agent")
-	sum := onlySession(t, c)
-	cat := catalogue(t, c, sum.Resource)
-	unc := mirrorChangeset(t, c, expand(t, cat["uncommitted"].URITemplate, nil))
-	unc.Wait("uncommitted ready", func(st protocol.ChangesetState) bool { return ready(st) && len(st.Files) == 0 })
+	repo, c, session, unc := draftRig(t, map[string]string{"a.txt": "one\ntwo\n"}, "--draft-timeout", "300ms")
 	var res map[string]any
-	if err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": sum.Resource, "resource": "file://" + repo + "/a.txt", "text": "one\nTWO\n", "final": false}, &res); err != nil || res["published"] != true {
+	if err := c.Call(ctx(t), protocol.MethodDraft, map[string]any{"channel": session, "resource": "file://" + repo + "/a.txt", "text": "one\nTWO\n", "final": false}, &res); err != nil || res["published"] != true {
 		t.Fatalf("draft: %v %v", res, err)
 	}
 	unc.Wait("a.txt drafted", func(st protocol.ChangesetState) bool { return draftMeta(fileByPath(st, repo, "a.txt")) != nil })
-	unc.Wait("the draft gone, a.txt unchanged", func(st protocol.ChangesetState) bool { return fileByPath(st, repo, "a.txt") == nil })
+	// Well before the default timeout (30 s), which would also end it.
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := unc.c.Wait(wctx, "the draft gone, a.txt unchanged", func() bool { return fileByPath(unc.State(), repo, "a.txt") == nil }); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -10,8 +10,7 @@ import (
 // subdirs returns the names of dir's subdirectories (not following
 // symbolic links), taken from each entry's type as getdents(2) gives it:
 // unlike os.ReadDir, nothing is allocated or sorted for the files, which
-// are most of a tree's entries. An entry of unknown type (a file system
-// that does not report it) is lstat'ed.
+// are most of a tree's entries.
 func subdirs(dir string) ([]string, error) {
 	fd, err := getdents.Open(dir)
 	if err != nil {
@@ -20,14 +19,8 @@ func subdirs(dir string) ([]string, error) {
 	defer unix.Close(fd)
 	var out []string
 	err = getdents.Each(fd, func(name []byte, typ uint8) {
-		switch typ {
-		case unix.DT_DIR:
+		if typ == unix.DT_DIR {
 			out = append(out, string(name))
-		case unix.DT_UNKNOWN:
-			var st unix.Stat_t
-			if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-				out = append(out, string(name))
-			}
 		}
 	})
 	if err == unix.EIO {

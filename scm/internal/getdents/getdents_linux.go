@@ -16,7 +16,9 @@ var bufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // Each calls fn with the name and the d_type (unix.DT_*) of every entry of
 // the directory open as fd, but "." and "..". The name is valid only
-// during the call. A malformed record ends the listing with EIO.
+// during the call. An entry whose type the file system does not report
+// (DT_UNKNOWN) is lstat'ed for it, and left out if it vanished meanwhile.
+// A malformed record ends the listing with EIO.
 func Each(fd int, fn func(name []byte, typ uint8)) error {
 	bp := bufs.Get().(*[]byte)
 	defer bufs.Put(bp)
@@ -50,6 +52,13 @@ func Each(fd int, fn func(name []byte, typ uint8)) error {
 			b = b[reclen:]
 			if len(name) == 0 || string(name) == "." || string(name) == ".." {
 				continue
+			}
+			if typ == unix.DT_UNKNOWN {
+				var st unix.Stat_t
+				if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+					continue
+				}
+				typ = uint8((st.Mode & unix.S_IFMT) >> 12) // S_IFxxx >> 12 is DT_xxx
 			}
 			fn(name, typ)
 		}
