@@ -330,7 +330,7 @@ func TestBrowserReview(t *testing.T) {
 			t.Errorf("%d files ticked after the reload, want 1", others)
 		}
 		// The reloaded page's subscription, made while it loaded (boot.js,
-		// the changeset's once the first reply was in), is a live one.
+		// the session and the changeset asked for at once), is a live one.
 		writeFile(t, repo, "b.txt", "bee\nsting\nagain\n")
 		b.waitFor("b.txt with +2 −0 after the reload", fmt.Sprintf(`(() => { const r = %s; return r && r.querySelector('.added').textContent === '+2'; })()`, fileRow("b.txt")))
 		writeFile(t, repo, "b.txt", "bee\nsting\n")

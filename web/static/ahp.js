@@ -106,10 +106,7 @@ export class Client extends EventTarget {
       ws.opened = true;
       this.handshake(ws, init);
     };
-    ws.onmessage = (ev) => {
-      boot.flush?.();
-      this.receive(ev.data);
-    };
+    ws.onmessage = (ev) => this.receive(ev.data);
     ws.onclose = (ev) => this.dropped(ws, ev);
     if (boot.opened) opened();
     else boot.then = opened; // after boot.js has sent its requests

@@ -44,19 +44,8 @@
     const boot = { url, protocols, ws, frames: [], opened: false, closed: null, init: 'boot-initialize', list: 'boot-listSessions', subscribed: [] };
     const channels = [sel.session, sel.cs?.uri].filter((c) => typeof c === 'string' && c !== '');
     channels.forEach((channel, i) => boot.subscribed.push([`boot-subscribe-${i}`, channel]));
-    // The changeset's snapshot, which may be megabytes, is asked for
-    // once the first reply is in: sent with the small requests, it
-    // reached the page only after the browser had taken all of it in,
-    // and held their replies back with it.
-    let later = null;
-    boot.flush = () => {
-      const f = later;
-      later = null;
-      if (f) f();
-    };
     ws.onmessage = (e) => {
       boot.frames.push(e.data);
-      boot.flush();
     };
     ws.onclose = (e) => { boot.closed = e; };
     ws.onopen = () => {
@@ -71,11 +60,12 @@
       // The list first: its reply comes before the snapshots, which may
       // be large, and the page needs it to show the session.
       send(boot.list, 'listSessions', { channel: 'ahp-root://' });
-      const [first, ...rest] = boot.subscribed;
-      if (first) send(first[0], 'subscribe', { channel: first[1] });
-      later = () => {
-        for (const [id, channel] of rest) send(id, 'subscribe', { channel });
-      };
+      // The session and the changeset are asked for at once, not the
+      // changeset once the first reply is read: that waited for this
+      // thread, busy loading the page, and the changeset's snapshot came
+      // some 7 ms later. Their replies come in the order asked, the
+      // small ones first.
+      for (const [id, channel] of boot.subscribed) send(id, 'subscribe', { channel });
       boot.opened = true;
       if (boot.then) boot.then(); // the client took the socket over meanwhile
     };
