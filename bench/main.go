@@ -59,6 +59,7 @@ func main() {
 	flag.IntVar(&pc.changed, "page-files", 1500, "with -page: changed files")
 	flag.IntVar(&pc.presses, "page-presses", 50, "with -page: j presses timed")
 	flag.IntVar(&pc.burst, "page-burst", 1000, "with -page: files saved at once in the burst")
+	flag.IntVar(&pc.bursts, "page-bursts", 3, "with -page: bursts timed on each page, in turn")
 	flag.IntVar(&pc.lines, "page-lines", 30000, "with -page: lines of the long diff")
 	flag.IntVar(&pc.runs, "page-runs", 5, "with -page: navigations timed")
 	flag.StringVar(&pc.chromium, "chromium", "", "with -page: the Chromium binary (default: chromium on PATH)")

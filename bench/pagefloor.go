@@ -32,10 +32,12 @@ const floorJS = `performance.mark('floor:script'); window.__floorListed = new Pr
   let id = 0;
   const waiting = new Map();
   // The lines added, kept up to date from the changeset's fileSets: what
-  // bench -page's burst waits for (window.__floorAdded).
+  // bench -page's burst reads, with when each total was reached
+  // (window.__floorAdded, window.__floorLog).
   let csUri = '';
   const added = new Map();
   window.__floorAdded = 0;
+  window.__floorLog = [];
   ws.onmessage = (e) => {
     const m = JSON.parse(e.data);
     if (waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); return; }
@@ -51,7 +53,7 @@ const floorJS = `performance.mark('floor:script'); window.__floorListed = new Pr
     if (a.type === 'changeset/fileSet') set(a.file);
     else if (a.type === 'changeset/contentChanged') { added.clear(); window.__floorAdded = 0; (a.files || []).forEach(set); }
     else return;
-    if (window.__floorAdded === window.__floorWant) window.__floorReceived(Date.now());
+    window.__floorLog.push([Date.now(), window.__floorAdded]);
   };
   ws.onerror = () => reject(new Error('floor: the socket failed'));
   const call = (method, params) => new Promise((r) => { waiting.set(++id, r); ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params })); });
