@@ -155,3 +155,33 @@ func TestBrowserAllDiffs(t *testing.T) {
 func offsetExpr(path string) string {
 	return `(document.querySelector('#alldiff section.allfile[data-path="' + ` + path + ` + '"]').getBoundingClientRect().top - document.getElementById('alldiff').getBoundingClientRect().top)`
 }
+
+// TestBrowserAllDiffsFirstScreenBesideALongFile: the all-diffs mode draws
+// its first screen as soon as the last patch it needs is in, also when a
+// file in view is too long to show among the others and reads no patch.
+// That file's patch was counted as awaited, so every such screen waited
+// for an animation frame more; here animation frames never come, and the
+// diffs must be drawn all the same.
+func TestBrowserAllDiffsFirstScreenBesideALongFile(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t, map[string]string{"a.txt": pageLines(40), "b.txt": pageLines(40)})
+	writeFile(t, repo, "0-long.txt", pageLines(6000)) // sorts first: at the top of the view
+	writeFile(t, repo, "a.txt", strings.Replace(pageLines(40), "line 20\n", "line twenty\n", 1))
+	writeFile(t, repo, "b.txt", strings.Replace(pageLines(40), "line 30\n", "line thirty\n", 1))
+	d := startDaemon(t, repo)
+
+	b := newBrowser(t)
+	b.do(chromedp.Navigate(d.Review))
+	b.waitFor("3 files listed", `document.getElementById('totals').textContent.includes('3 files')`)
+	b.do(chromedp.Evaluate[chromedp.Void](`localStorage.setItem('changesetd.all', 'on')`))
+	if _, err := chromedp.Call(b.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `window.requestAnimationFrame = () => 0;`}); err != nil {
+		t.Fatal(err)
+	}
+	b.do(chromedp.Reload())
+	b.waitFor("the long file's note and the two diffs, drawn with no animation frame", `(() => {
+		const p = document.getElementById('alldiff');
+		const long = p && p.querySelector('section.allfile[data-path="0-long.txt"]');
+		return !p.hidden && !!long && long.textContent.includes('open it alone') &&
+			p.querySelectorAll('section.allfile table.difftable').length === 2 && !p.querySelector('.loading');
+	})()`)
+}

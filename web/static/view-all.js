@@ -188,10 +188,18 @@ function lines(f) {
   return (d?.added || 0) + (d?.removed || 0);
 }
 
+// readsPatch reports whether f's section shows its diff, read from its
+// patchUri; otherwise it shows a note (folded, binary, too large, too
+// long to render among the others) and reads nothing.
+function readsPatch(f) {
+  const meta = f._meta?.changesetd || {};
+  return !folded(f) && meta.fileType !== 'binary' && !meta.tooLarge && !meta.patchOmitted && !!meta.patchUri && lines(f) <= BIG;
+}
+
 // estimate is the height a file's section will have, before it is read.
 function estimate(f) {
   const meta = f._meta?.changesetd || {};
-  if (folded(f) || meta.fileType === 'binary' || meta.tooLarge || meta.patchOmitted || !meta.patchUri || lines(f) > BIG) return HEAD_PX + NOTE_PX;
+  if (!readsPatch(f)) return HEAD_PX + NOTE_PX;
   const hunks = Array.isArray(meta.hunks) ? Math.max(1, meta.hunks.length) : 1;
   const d = f.edit?.diff;
   const rows = ui.view === 'split' ? Math.max(d?.added || 0, d?.removed || 0) : lines(f);
@@ -428,8 +436,10 @@ function allRead() {
   const top = all.top;
   const bottom = top + (all.height || innerHeight);
   for (let i = fileAt(top); i >= 0 && i < all.files.length && all.tops[i] < bottom; i++) {
-    const uri = all.files[i]._meta?.changesetd?.patchUri;
-    if (uri && !patches.get(uri)) return false;
+    const f = all.files[i];
+    // A file too long to show here has a patchUri that is never read:
+    // counted, it kept every first screen it was on waiting a frame.
+    if (readsPatch(f) && !patches.get(f._meta.changesetd.patchUri)) return false;
   }
   return true;
 }
