@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/changesetd/changesetd/protocol"
 	"github.com/changesetd/changesetd/test/fake"
@@ -530,10 +529,7 @@ func saveBurst(ctx context.Context, r *repo, m *mirror, files []string) (time.Ti
 			return time.Time{}, 0, 0, err
 		}
 		contents[i] = append(old, "// burst\n"...)
-		h := sha1.New()
-		fmt.Fprintf(h, "blob %d\x00", len(contents[i]))
-		h.Write(contents[i])
-		want["file://"+r.dir+"/"+rel] = hex.EncodeToString(h.Sum(nil))
+		want["file://"+r.dir+"/"+rel] = plumbing.ComputeHash(plumbing.BlobObject, contents[i]).String()
 	}
 	t0 := time.Now()
 	for i, rel := range files {
