@@ -68,9 +68,11 @@ func firstOnWire(d time.Duration, status string) string {
 
 // profileArgs are the daemon's extra arguments for a CPU profile of its
 // whole run and a heap profile of what it held when stopped, written to
-// $BENCH_DAEMON_PROFILES/<logName>.{cpu,heap}.prof when that variable
-// (or -cpu-profiles) names a directory (read with go tool pprof -top).
-func profileArgs(logName string) []string {
+// $BENCH_DAEMON_PROFILES/<work>-<logName>.{cpu,heap}.prof when that
+// variable (or -cpu-profiles) names a directory (read with go tool pprof
+// -top). work is the daemon's working directory, named after the tree's
+// size in a -scale run: the sizes' daemons share their logs' names.
+func profileArgs(work, logName string) []string {
 	dir := cpuProfiles
 	if dir == "" {
 		dir = os.Getenv("BENCH_DAEMON_PROFILES")
@@ -78,7 +80,7 @@ func profileArgs(logName string) []string {
 	if dir == "" {
 		return nil
 	}
-	name := filepath.Join(dir, strings.TrimSuffix(logName, ".stderr"))
+	name := filepath.Join(dir, filepath.Base(work)+"-"+strings.TrimSuffix(logName, ".stderr"))
 	return []string{"--cpu-profile", name + ".cpu.prof", "--heap-profile", name + ".heap.prof"}
 }
 

@@ -52,7 +52,7 @@ func main() {
 	flag.StringVar(&c.logLevel, "log-level", "info", "daemon --log-level")
 	flag.StringVar(&c.daemon, "daemon", "", "use this changesetd binary instead of building ./cmd/changesetd")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temp dir (repository, daemon logs)")
-	flag.StringVar(&c.profiles, "cpu-profiles", "", "write each daemon's CPU profile, named after its log, to this directory (go tool pprof)")
+	flag.StringVar(&c.profiles, "cpu-profiles", "", "write each daemon's CPU and heap profiles, named after its tree's size and its log (20000-restart0.cpu.prof), to this directory (go tool pprof)")
 	flag.StringVar(&burstProfiles, "burst-profiles", "", "with -scale: write the bench's own CPU profile over each burst, its subscribers' reading, to this directory")
 	page := flag.Bool("page", false, "measure the review page in headless Chromium instead (see page.go)")
 	var pc pageConfig

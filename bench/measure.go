@@ -166,7 +166,7 @@ func startDaemonWith(bin, repoDir, work, logLevel string, n int, logName string,
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", logLevel}, profileArgs(logName)...)
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--state-dir", state, "--log-level", logLevel}, profileArgs(work, logName)...)
 	args = append(args, extra...)
 	d.cmd = exec.Command(bin, append(args, repoDir)...)
 	d.cmd.Stderr = logf
